@@ -1,0 +1,212 @@
+//! The box keys `HAL0_ADMIN_KEY` and `HAL0_CLIENT_KEY` in `<config>/api.env` (mode 0600):
+//! reading, rotating (other lines of the file are kept), and a cache for the daemon that
+//! re-reads the file whenever it changes on disk.
+
+use super::token::{fingerprint, random_base62};
+use crate::error::{Error, Result};
+use crate::paths::{read_optional, write_atomic};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+pub const ADMIN_VAR: &str = "HAL0_ADMIN_KEY";
+pub const CLIENT_VAR: &str = "HAL0_CLIENT_KEY";
+
+/// Which box key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    Admin,
+    Client,
+}
+
+impl Tier {
+    pub fn var(self) -> &'static str {
+        match self {
+            Tier::Admin => ADMIN_VAR,
+            Tier::Client => CLIENT_VAR,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Admin => "admin",
+            Tier::Client => "client",
+        }
+    }
+}
+
+/// The two keys as found in `api.env`; an empty value counts as not configured.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BoxKeys {
+    pub admin: Option<String>,
+    pub client: Option<String>,
+}
+
+impl BoxKeys {
+    pub fn load(path: &Path) -> Result<BoxKeys> {
+        let text = read_optional(path)?.unwrap_or_default();
+        Ok(BoxKeys::parse(&text))
+    }
+
+    pub fn parse(text: &str) -> BoxKeys {
+        let mut keys = BoxKeys::default();
+        for (k, v) in env_lines(text) {
+            let v = (!v.is_empty()).then_some(v);
+            match k.as_str() {
+                ADMIN_VAR => keys.admin = v,
+                CLIENT_VAR => keys.client = v,
+                _ => {}
+            }
+        }
+        keys
+    }
+
+    /// Auth is armed once any box key exists.
+    pub fn armed(&self) -> bool {
+        self.admin.is_some() || self.client.is_some()
+    }
+
+    pub fn get(&self, tier: Tier) -> Option<&str> {
+        match tier {
+            Tier::Admin => self.admin.as_deref(),
+            Tier::Client => self.client.as_deref(),
+        }
+    }
+}
+
+/// `KEY=VALUE` pairs of an env file; comments, blank lines and `export ` prefixes allowed,
+/// one level of matching quotes stripped.
+pub fn env_lines(text: &str) -> impl Iterator<Item = (String, String)> + '_ {
+    text.lines().filter_map(|l| {
+        let l = l.trim();
+        if l.is_empty() || l.starts_with('#') {
+            return None;
+        }
+        let l = l.strip_prefix("export ").unwrap_or(l);
+        let (k, v) = l.split_once('=')?;
+        let v = v.trim();
+        let v = ['"', '\'']
+            .iter()
+            .find_map(|q| v.strip_prefix(*q).and_then(|x| x.strip_suffix(*q)))
+            .unwrap_or(v);
+        Some((k.trim().to_string(), v.to_string()))
+    })
+}
+
+/// Mint a new key for `tier`, write it into `api.env` (replacing the old line, keeping
+/// every other line), and return it. The old key stops working at once.
+pub fn rotate(path: &Path, tier: Tier) -> Result<String> {
+    let key = format!("hal0{}_{}", if tier == Tier::Admin { "ak" } else { "ck" }, random_base62(43)?);
+    let text = read_optional(path)?.unwrap_or_default();
+    let var = tier.var();
+    let mut out = String::new();
+    let mut replaced = false;
+    for line in text.lines() {
+        let t = line.trim_start();
+        let t = t.strip_prefix("export ").unwrap_or(t);
+        if t.split_once('=').map(|(k, _)| k.trim()) == Some(var) {
+            if !replaced {
+                out.push_str(&format!("{var}={key}\n"));
+                replaced = true;
+            }
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    if !replaced {
+        out.push_str(&format!("{var}={key}\n"));
+    }
+    write_atomic(path, out.as_bytes())?;
+    Ok(key)
+}
+
+/// The JSON view `hal0 auth status` prints: configured or not, and a fingerprint.
+pub fn status_json(keys: &BoxKeys) -> serde_json::Value {
+    let one = |k: Option<&str>| {
+        serde_json::json!({"configured": k.is_some(), "fingerprint": k.map(fingerprint)})
+    };
+    serde_json::json!({
+        "armed": keys.armed(),
+        "admin": one(keys.admin.as_deref()),
+        "client": one(keys.client.as_deref()),
+    })
+}
+
+/// Daemon-side cache of `api.env`, re-read whenever the file's identity or size or mtime
+/// changes, so a rotation at the shell applies to the very next request.
+pub struct BoxKeyCache {
+    path: PathBuf,
+    state: Mutex<(Option<Stamp>, BoxKeys)>,
+}
+
+type Stamp = (u64, i64, i64, u64);
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    std::fs::metadata(path).ok().map(|m| (m.ino(), m.mtime(), m.mtime_nsec(), m.size()))
+}
+
+impl BoxKeyCache {
+    pub fn new(path: PathBuf) -> BoxKeyCache {
+        BoxKeyCache { path, state: Mutex::new((None, BoxKeys::default())) }
+    }
+
+    /// The current keys; re-reads the file when it changed. A read failure keeps auth
+    /// armed in the safest way: no key matches, but `armed` stays as last known.
+    pub fn get(&self) -> Result<BoxKeys> {
+        let now = stamp(&self.path);
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if st.0 != now || now.is_none() {
+            let keys = BoxKeys::load(&self.path).map_err(|e| {
+                Error::unavailable("auth.keys_unreadable", format!("{}", e.message))
+            })?;
+            *st = (now, keys);
+        }
+        Ok(st.1.clone())
+    }
+
+    /// A value that changes whenever the file changes (for the revocation watcher).
+    pub fn stamp(&self) -> Option<(u64, i64, i64, u64)> {
+        stamp(&self.path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_and_rotate_keep_other_lines() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("api.env");
+        std::fs::write(&p, "# box keys\nHF_TOKEN=abc\nexport HAL0_ADMIN_KEY=\"old\"\n").unwrap();
+        let k = BoxKeys::load(&p).unwrap();
+        assert_eq!(k.admin.as_deref(), Some("old"));
+        assert!(k.armed());
+        let new = rotate(&p, Tier::Admin).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.starts_with("# box keys\nHF_TOKEN=abc\n"), "{text}");
+        assert_eq!(BoxKeys::load(&p).unwrap().admin.as_deref(), Some(new.as_str()));
+        assert!(!text.contains("old"));
+        let c = rotate(&p, Tier::Client).unwrap();
+        assert_eq!(BoxKeys::load(&p).unwrap().client.as_deref(), Some(c.as_str()));
+    }
+
+    #[test]
+    fn empty_value_is_not_configured() {
+        let k = BoxKeys::parse("HAL0_ADMIN_KEY=\nHAL0_CLIENT_KEY=''\n");
+        assert!(!k.armed());
+    }
+
+    #[test]
+    fn cache_sees_rotation() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("api.env");
+        let cache = BoxKeyCache::new(p.clone());
+        assert!(!cache.get().unwrap().armed());
+        let k = rotate(&p, Tier::Admin).unwrap();
+        assert_eq!(cache.get().unwrap().admin.as_deref(), Some(k.as_str()));
+        let k2 = rotate(&p, Tier::Admin).unwrap();
+        assert_eq!(cache.get().unwrap().admin.as_deref(), Some(k2.as_str()));
+    }
+}

@@ -1,0 +1,11 @@
+//! Authentication and authorization: box keys (`api.env`), bridge keys (per-client, hashed
+//! in the store), the principal a request resolves to, the route tiers, and the host and
+//! origin allowlists of the MCP mounts.
+
+pub mod boxkeys;
+pub mod bridge;
+pub mod hosts;
+pub mod principal;
+pub mod token;
+
+pub use principal::{Credential, Decision, RouteClass, decide};

@@ -1,0 +1,197 @@
+//! Who a request is (the credential it carries) and whether its route admits it: the tier
+//! table of the spec, decided in one place for REST and MCP alike.
+
+use super::boxkeys::BoxKeys;
+use super::bridge::{self, Client, Scope};
+use super::token::ct_eq;
+use crate::error::Result;
+use crate::store::Store;
+
+/// The credential a request carried, after checking it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Credential {
+    /// No `Authorization` header.
+    None,
+    /// A bearer that matches no live key (unknown, rotated away, revoked).
+    Invalid,
+    Admin,
+    Client,
+    Bridge(Client),
+}
+
+impl Credential {
+    /// Resolve an `Authorization` header value against the box keys and the bridge table.
+    pub fn resolve(header: Option<&str>, keys: &BoxKeys, store: &Store) -> Result<Credential> {
+        let Some(h) = header else { return Ok(Credential::None) };
+        let Some(token) = bearer(h) else { return Ok(Credential::Invalid) };
+        if token.starts_with(bridge::KEY_PREFIX) {
+            return Ok(bridge::lookup(store, token)?.map(Credential::Bridge).unwrap_or(Credential::Invalid));
+        }
+        if keys.admin.as_deref().is_some_and(|k| ct_eq(k, token)) {
+            return Ok(Credential::Admin);
+        }
+        if keys.client.as_deref().is_some_and(|k| ct_eq(k, token)) {
+            return Ok(Credential::Client);
+        }
+        Ok(Credential::Invalid)
+    }
+
+    /// Identity for audit and namespaces: the client name for a bridge key, else the
+    /// `X-hal0-Agent` header when well-formed, else `anonymous`.
+    pub fn identity(&self, agent_header: Option<&str>) -> String {
+        match self {
+            Credential::Bridge(c) => c.name.clone(),
+            _ => agent_header.filter(|a| valid_agent(a)).unwrap_or("anonymous").to_string(),
+        }
+    }
+
+    /// A short label for logs (never the key).
+    pub fn label(&self) -> String {
+        match self {
+            Credential::None => "none".into(),
+            Credential::Invalid => "invalid".into(),
+            Credential::Admin => "admin".into(),
+            Credential::Client => "client".into(),
+            Credential::Bridge(c) => format!("bridge:{}", c.name),
+        }
+    }
+}
+
+/// `X-hal0-Agent` must match `^[a-zA-Z0-9_-]{1,64}$`.
+pub fn valid_agent(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 64 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+fn bearer(h: &str) -> Option<&str> {
+    let (scheme, rest) = h.trim().split_once(' ')?;
+    let token = rest.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// The tier class of a route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RouteClass {
+    /// Answers anyone (`GET /api/health`).
+    Open,
+    /// `/api/bridge/me`: bridge keys only.
+    BridgeSelf,
+    /// `/mcp/agents/*`: a bridge key or the admin key, even when auth is off.
+    Agents,
+    /// `/mcp/memory/*`: CLIENT tier, or a bridge key with `memory`.
+    Memory,
+    /// `/mcp/admin/*`: ADMIN tier, or a bridge key with `admin`.
+    AdminMcp,
+    /// Every other route: ADMIN tier; bridge keys refused.
+    Admin,
+}
+
+impl RouteClass {
+    /// Classify a request path (deny by default: unknown paths are `Admin`).
+    pub fn of(path: &str) -> RouteClass {
+        let p = path.trim_end_matches('/');
+        match p {
+            "/api/health" => RouteClass::Open,
+            "/api/bridge/me" => RouteClass::BridgeSelf,
+            _ if under(p, "/mcp/agents") => RouteClass::Agents,
+            _ if under(p, "/mcp/memory") => RouteClass::Memory,
+            _ if under(p, "/mcp/admin") => RouteClass::AdminMcp,
+            _ => RouteClass::Admin,
+        }
+    }
+}
+
+fn under(p: &str, prefix: &str) -> bool {
+    p == prefix || p.strip_prefix(prefix).is_some_and(|r| r.starts_with('/'))
+}
+
+/// The outcome of the tier check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    Allow,
+    /// Bare 401: no credential where one is needed, or a bad one.
+    Unauthorized,
+    /// 403 `auth.forbidden` with a message saying what is missing.
+    Forbidden(String),
+}
+
+fn scope_check(c: &Client, scope: Scope) -> Decision {
+    if c.scopes.contains(&scope) {
+        Decision::Allow
+    } else {
+        Decision::Forbidden(format!(
+            "bridge client `{}` does not hold the `{}` scope (an operator can grant it: hal0 bridge scopes {} ...)",
+            c.name,
+            scope.as_str(),
+            c.name
+        ))
+    }
+}
+
+/// Decide whether `cred` may use a route of `class`, with auth `armed` or not.
+pub fn decide(class: RouteClass, cred: &Credential, armed: bool) -> Decision {
+    use Credential as C;
+    use Decision::*;
+    if class == RouteClass::Open {
+        return Allow;
+    }
+    if *cred == C::Invalid {
+        return Unauthorized;
+    }
+    match (class, cred) {
+        (RouteClass::Open, _) => Allow,
+        (RouteClass::BridgeSelf, C::Bridge(_)) => Allow,
+        (RouteClass::BridgeSelf, C::None) => Unauthorized,
+        (RouteClass::BridgeSelf, _) => Forbidden("this route answers bridge keys only".into()),
+        (RouteClass::Agents, C::Bridge(c)) => scope_check(c, Scope::Agents),
+        (RouteClass::Agents, C::Admin) => Allow,
+        (RouteClass::Agents, C::None) => Unauthorized,
+        (RouteClass::Agents, _) => Forbidden("hal0-agents needs a bridge key or the admin key".into()),
+        (RouteClass::Memory, C::Bridge(c)) => scope_check(c, Scope::Memory),
+        (RouteClass::Memory, C::Admin | C::Client) => Allow,
+        (RouteClass::AdminMcp, C::Bridge(c)) => scope_check(c, Scope::Admin),
+        (RouteClass::AdminMcp | RouteClass::Admin, C::Admin) => Allow,
+        (RouteClass::Admin, C::Bridge(_)) => {
+            Forbidden("a bridge key opens only its MCP servers and /api/bridge/me".into())
+        }
+        (RouteClass::Memory | RouteClass::AdminMcp | RouteClass::Admin, C::None) => {
+            if armed { Unauthorized } else { Allow }
+        }
+        (RouteClass::AdminMcp | RouteClass::Admin, C::Client) => {
+            if armed { Forbidden("this route needs the admin key".into()) } else { Allow }
+        }
+        (_, C::Invalid) => Unauthorized,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classify() {
+        assert_eq!(RouteClass::of("/api/health"), RouteClass::Open);
+        assert_eq!(RouteClass::of("/api/health/"), RouteClass::Open);
+        assert_eq!(RouteClass::of("/mcp/agents/mcp"), RouteClass::Agents);
+        assert_eq!(RouteClass::of("/mcp/agentsx/mcp"), RouteClass::Admin);
+        assert_eq!(RouteClass::of("/mcp/memory"), RouteClass::Memory);
+        assert_eq!(RouteClass::of("/api/anything"), RouteClass::Admin);
+    }
+
+    #[test]
+    fn bearer_parsing() {
+        assert_eq!(bearer("Bearer abc"), Some("abc"));
+        assert_eq!(bearer("bearer   abc "), Some("abc"));
+        assert_eq!(bearer("Basic abc"), None);
+        assert_eq!(bearer("Bearer"), None);
+    }
+
+    #[test]
+    fn agent_header() {
+        assert!(valid_agent("my-agent_1"));
+        assert!(!valid_agent(""));
+        assert!(!valid_agent("a b"));
+        assert!(!valid_agent(&"a".repeat(65)));
+        assert_eq!(Credential::Admin.identity(Some("bad agent")), "anonymous");
+        assert_eq!(Credential::None.identity(Some("ok")), "ok");
+    }
+}

@@ -1,0 +1,78 @@
+//! `hal0 auth status|rotate`: the box keys in `api.env`.
+
+use super::{Ctx, confirm, print_json, table};
+use crate::auth::boxkeys::{self, BoxKeys, Tier};
+use crate::auth::token::fingerprint;
+use crate::error::Result;
+use serde_json::json;
+
+#[derive(Debug, clap::Subcommand)]
+pub enum AuthCmd {
+    /// Whether auth is armed, and each box key as configured or not with a fingerprint.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Mint a new admin or client key and print it once; the old one stops at once.
+    Rotate {
+        /// Which key.
+        tier: Tier,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'y')]
+        yes: bool,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn run(ctx: &Ctx, cmd: AuthCmd) -> Result<()> {
+    let path = ctx.paths.api_env();
+    match cmd {
+        AuthCmd::Status { json } => {
+            let keys = BoxKeys::load(&path)?;
+            if json {
+                print_json(&boxkeys::status_json(&keys));
+                return Ok(());
+            }
+            println!(
+                "auth: {}",
+                if keys.armed() { "armed (a key is required on protected routes)" } else { "off (no box key yet; `hal0 auth rotate admin` arms it)" }
+            );
+            let rows = [Tier::Admin, Tier::Client]
+                .iter()
+                .map(|t| {
+                    let k = keys.get(*t);
+                    vec![
+                        t.var().to_string(),
+                        if k.is_some() { "yes" } else { "no" }.to_string(),
+                        k.map(fingerprint).unwrap_or_else(|| "-".into()),
+                    ]
+                })
+                .collect();
+            println!("{}", table(&["KEY", "CONFIGURED", "FINGERPRINT"], rows));
+            Ok(())
+        }
+        AuthCmd::Rotate { tier, yes, json } => {
+            let had = BoxKeys::load(&path)?.get(tier).is_some();
+            if had {
+                confirm(yes, &format!("Rotate the {} key? Every client using it stops working at once", tier.as_str()))?;
+            }
+            let key = boxkeys::rotate(&path, tier)?;
+            let fp = fingerprint(&key);
+            if json {
+                print_json(&json!({"tier": tier, "key": key, "fingerprint": fp, "rotated_at": crate::store::now()}));
+            } else {
+                println!("New {} key ({}), shown once; it is also in {}:", tier.as_str(), fp, path.display());
+                println!();
+                println!("  {key}");
+                println!();
+                if had {
+                    println!("The old key no longer works; update each client's Authorization header.");
+                } else {
+                    println!("Auth is now armed.");
+                }
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! `hal0 bridge add|list|scopes|rotate|revoke`: per-client bridge keys.
+
+use super::{Ctx, confirm, print_json, table};
+use crate::auth::bridge::{self, Client, parse_scopes};
+use crate::connect::{base_url, claude_lines};
+use crate::error::Result;
+use serde_json::json;
+
+#[derive(Debug, clap::Subcommand)]
+pub enum BridgeCmd {
+    /// Add a client and print its key once, with the `claude mcp add` lines to paste.
+    Add {
+        /// Client name: lower-case letters, digits, `_` and `-`, at most 32.
+        name: String,
+        /// A note for people (what and where this client is).
+        #[arg(long, default_value = "")]
+        note: String,
+        /// A scope to grant (repeatable): agents, memory, admin. Default: agents memory.
+        #[arg(long = "scope", value_name = "SCOPE")]
+        scopes: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List clients: name, scopes, note, created, last seen, revoked.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replace a client's scope set (agents is always held).
+    Scopes {
+        name: String,
+        /// The new scopes: agents, memory, admin.
+        #[arg(required = true)]
+        scopes: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Mint a new key for a client; the old one stops at once.
+    Rotate {
+        name: String,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'y')]
+        yes: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// End a client's key; its name stays reserved.
+    Revoke {
+        name: String,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'y')]
+        yes: bool,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn scopes_str(c: &Client) -> String {
+    c.scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ")
+}
+
+fn print_key(ctx: &Ctx, c: &Client, key: &str, json_out: bool, verb: &str) -> Result<()> {
+    let cfg = ctx.config()?;
+    let (base, warn) = base_url(&cfg);
+    let lines = claude_lines(&base, &cfg, &c.scopes, key);
+    if let Some(w) = warn {
+        eprintln!("warning: {w}");
+    }
+    if json_out {
+        print_json(&json!({"name": c.name, "key": key, "scopes": c.scopes, "claude_mcp_add": lines}));
+        return Ok(());
+    }
+    println!("{verb} bridge client `{}` (scopes: {}).", c.name, scopes_str(c));
+    println!("Key, shown once (hal0 keeps only its sha256; a lost key is replaced with `hal0 bridge rotate {}`):", c.name);
+    println!();
+    println!("  {key}");
+    println!();
+    println!("On the remote machine, paste:");
+    println!();
+    for l in &lines {
+        println!("{l}");
+    }
+    println!();
+    println!("Check it from there: curl -s {base}/api/bridge/me -H \"Authorization: Bearer {key}\"");
+    Ok(())
+}
+
+pub fn run(ctx: &Ctx, cmd: BridgeCmd) -> Result<()> {
+    match cmd {
+        BridgeCmd::Add { name, note, scopes, json } => {
+            let set = if scopes.is_empty() { parse_scopes(&["agents", "memory"])? } else { parse_scopes(&scopes)? };
+            bridge::validate_name(&name)?;
+            let cfg = ctx.config()?; // a malformed hal0.toml fails before anything is written
+            let (c, key) = bridge::add(&ctx.store()?, &name, &note, set)?;
+            drop(cfg);
+            print_key(ctx, &c, &key, json, "Added")
+        }
+        BridgeCmd::List { json } => {
+            let list = bridge::list(&ctx.store()?)?;
+            if json {
+                print_json(&json!(list));
+                return Ok(());
+            }
+            if list.is_empty() {
+                println!("No bridge clients. Add one with: hal0 bridge add NAME");
+                return Ok(());
+            }
+            let rows = list
+                .iter()
+                .map(|c| {
+                    vec![
+                        c.name.clone(),
+                        scopes_str(c),
+                        c.note.clone(),
+                        c.created_at.clone(),
+                        c.last_seen.clone().unwrap_or_else(|| "never".into()),
+                        c.revoked_at.clone().unwrap_or_else(|| "no".into()),
+                    ]
+                })
+                .collect();
+            println!("{}", table(&["NAME", "SCOPES", "NOTE", "CREATED", "LAST SEEN", "REVOKED"], rows));
+            Ok(())
+        }
+        BridgeCmd::Scopes { name, scopes, json } => {
+            let set = parse_scopes(&scopes)?;
+            let c = bridge::set_scopes(&ctx.store()?, &name, set)?;
+            if json {
+                print_json(&json!(c));
+            } else {
+                println!("Client `{}` now holds: {}.", c.name, scopes_str(&c));
+            }
+            Ok(())
+        }
+        BridgeCmd::Rotate { name, yes, json } => {
+            let store = ctx.store()?;
+            bridge::get(&store, &name)?;
+            ctx.config()?;
+            confirm(yes, &format!("Rotate the key of `{name}`? Its current key stops working at once"))?;
+            let (c, key) = bridge::rotate(&store, &name)?;
+            print_key(ctx, &c, &key, json, "Rotated the key of")
+        }
+        BridgeCmd::Revoke { name, yes, json } => {
+            let store = ctx.store()?;
+            bridge::get(&store, &name)?;
+            confirm(yes, &format!("Revoke `{name}`? Its key stops working at once and the name stays reserved"))?;
+            let c = bridge::revoke(&store, &name)?;
+            if json {
+                print_json(&json!(c));
+            } else {
+                println!("Revoked `{}`; its key no longer works. The name stays reserved.", c.name);
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! `hal0 config show|set|unset`: the effective hal0.toml and in-place edits.
+
+use super::{Ctx, print_json};
+use crate::config::{set_value, unset_value};
+use crate::error::Result;
+
+#[derive(Debug, clap::Subcommand)]
+pub enum ConfigCmd {
+    /// Print the effective configuration (file values over defaults).
+    Show {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Set SECTION.KEY to VALUE (a TOML literal, or a bare string), keeping comments.
+    Set { key: String, value: String },
+    /// Remove SECTION.KEY so its default applies again.
+    Unset { key: String },
+}
+
+pub fn run(ctx: &Ctx, cmd: ConfigCmd) -> Result<()> {
+    match cmd {
+        ConfigCmd::Show { json } => {
+            let cfg = ctx.config()?;
+            if json {
+                print_json(&serde_json::to_value(&cfg).unwrap_or_default());
+            } else {
+                println!("# {}", ctx.paths.hal0_toml().display());
+                print!("{}", toml_edit::ser::to_string_pretty(&cfg).unwrap_or_default());
+            }
+            Ok(())
+        }
+        ConfigCmd::Set { key, value } => {
+            set_value(&ctx.paths, &key, &value)?;
+            println!("Set {key} in {} (restart hal0 serve to apply).", ctx.paths.hal0_toml().display());
+            Ok(())
+        }
+        ConfigCmd::Unset { key } => {
+            unset_value(&ctx.paths, &key)?;
+            println!("Removed {key} from {}; its default applies.", ctx.paths.hal0_toml().display());
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! The `hal0` command line: the clap definition, the shared context every subcommand
+//! gets, output helpers (tables for people, `--json` for scripts), confirmation prompts and
+//! the mapping from errors to one `error:` line and an exit code.
+
+pub mod auth;
+pub mod bridge;
+pub mod config;
+pub mod docs;
+pub mod serve;
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::paths::Paths;
+use crate::store::Store;
+use clap::{CommandFactory, Parser, Subcommand};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+pub const EXIT_CODES: &str = "Exit codes: 0 ok, 1 failure, 2 usage or invalid input, 3 declined, 4 auth.";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "hal0",
+    version,
+    about = "The Model Context Protocol control point of an AI box",
+    long_about = "hal0 runs the box's MCP servers (hal0-agents, hal0-memory, hal0-admin), admits remote coding agents with per-client bridge keys, and keeps its state in /etc/hal0 and /var/lib/hal0. Every subcommand edits those files directly; `hal0 serve` runs the daemon.",
+    after_help = EXIT_CODES,
+)]
+pub struct Cli {
+    /// Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable).
+    #[arg(long, global = true, env = "HAL0_CONFIG_DIR", value_name = "DIR")]
+    pub config_dir: Option<PathBuf>,
+    /// State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable).
+    #[arg(long, global = true, env = "HAL0_STATE_DIR", value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the REST + MCP daemon.
+    Serve(serve::ServeArgs),
+    /// Admit remote coding agents with per-client bridge keys.
+    #[command(subcommand)]
+    Bridge(bridge::BridgeCmd),
+    /// The box keys (admin and client): status and rotation.
+    #[command(subcommand)]
+    Auth(auth::AuthCmd),
+    /// Read and edit hal0.toml (comments and ordering are kept).
+    #[command(subcommand)]
+    Config(config::ConfigCmd),
+    /// Print a shell completion script.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+}
+
+/// What every subcommand gets: where files live, and the config and store on demand.
+pub struct Ctx {
+    pub paths: Paths,
+}
+
+impl Ctx {
+    pub fn config(&self) -> Result<Config> {
+        Config::load(&self.paths)
+    }
+    pub fn store(&self) -> Result<Store> {
+        Store::open(&self.paths.db())
+    }
+}
+
+/// Print JSON to stdout.
+pub fn print_json(v: &serde_json::Value) {
+    println!("{}", serde_json::to_string_pretty(v).unwrap_or_default());
+}
+
+/// A table for people.
+pub fn table(header: &[&str], rows: Vec<Vec<String>>) -> comfy_table::Table {
+    let mut t = comfy_table::Table::new();
+    t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(comfy_table::ContentArrangement::Dynamic)
+        .set_header(header.to_vec());
+    for r in rows {
+        t.add_row(r);
+    }
+    t
+}
+
+/// Ask before something destructive. `--yes` skips the prompt; without a terminal and
+/// without `--yes` the command is declined at once (it never waits for input).
+pub fn confirm(yes: bool, prompt: &str) -> Result<()> {
+    if yes {
+        return Ok(());
+    }
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return Err(Error::declined(format!("{prompt} — not confirmed: no terminal to ask on; pass --yes to go ahead")));
+    }
+    match dialoguer::Confirm::new().with_prompt(prompt).default(false).interact() {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(Error::declined("cancelled")),
+        Err(e) => Err(Error::declined(format!("not confirmed: {e}; pass --yes to go ahead"))),
+    }
+}
+
+/// The clap command as users see it (help text that names the dirs in use).
+pub fn command_with_paths() -> clap::Command {
+    let paths = Paths::resolve(
+        std::env::var_os("HAL0_CONFIG_DIR").map(PathBuf::from),
+        std::env::var_os("HAL0_STATE_DIR").map(PathBuf::from),
+    );
+    Cli::command().after_help(format!("{}\n\n{EXIT_CODES}", paths.describe()))
+}
+
+/// Parse, run, and turn the outcome into an exit code.
+pub fn main() -> i32 {
+    let matches = match command_with_paths().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let cli = match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return 2;
+        }
+    };
+    let ctx = Ctx { paths: Paths::resolve(cli.config_dir.clone(), cli.state_dir.clone()) };
+    let result = match cli.command {
+        Command::Serve(a) => serve::run(&ctx, a),
+        Command::Bridge(c) => bridge::run(&ctx, c),
+        Command::Auth(c) => auth::run(&ctx, c),
+        Command::Config(c) => config::run(&ctx, c),
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "hal0", &mut std::io::stdout());
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: {} [{}]", e.message, e.code);
+            e.exit_code()
+        }
+    }
+}

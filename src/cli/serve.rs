@@ -1,0 +1,30 @@
+//! `hal0 serve`: load the config, set up logging to stderr, run the daemon.
+
+use super::Ctx;
+use crate::error::{Error, Result};
+use std::net::SocketAddr;
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Listen here instead of [network].bind (e.g. 127.0.0.1:0 for a free port).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub bind: Option<SocketAddr>,
+}
+
+pub fn run(ctx: &Ctx, a: ServeArgs) -> Result<()> {
+    let config = ctx.config()?;
+    let filter = tracing_subscriber::EnvFilter::try_from_env("HAL0_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+    if ctx.paths.config_source.starts_with("fallback") || ctx.paths.state_source.starts_with("fallback") {
+        tracing::warn!("{}", ctx.paths.describe().replace('\n', "; "));
+    }
+    let bind = a.bind.unwrap_or_else(|| config.bind_addr());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::internal(format!("cannot start the runtime: {e}")))?;
+    rt.block_on(crate::server::serve(ctx.paths.clone(), config, bind))
+}

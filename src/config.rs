@@ -1,0 +1,293 @@
+//! `hal0.toml`: the typed view (serde, defaults for everything, unknown keys refused) and
+//! in-place edits through toml_edit so an operator's comments and ordering survive.
+
+use crate::error::{Error, Result};
+use crate::paths::{Paths, read_optional, write_atomic};
+use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub network: Network,
+    pub bridge: Bridge,
+    pub memory: Memory,
+    pub hermes: Hermes,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Network {
+    /// Address `hal0 serve` listens on.
+    pub bind: String,
+    /// The URL remote clients use to reach this box (printed in `claude mcp add` lines).
+    pub public_url: Option<String>,
+}
+
+impl Default for Network {
+    fn default() -> Self {
+        Network { bind: "127.0.0.1:8080".into(), public_url: None }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Bridge {
+    pub enabled: bool,
+    pub max_concurrent_runs_per_client: u32,
+    pub run_retention_days: u32,
+}
+
+impl Default for Bridge {
+    fn default() -> Self {
+        Bridge { enabled: true, max_concurrent_runs_per_client: 4, run_retention_days: 30 }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Memory {
+    pub enabled: bool,
+}
+
+impl Default for Memory {
+    fn default() -> Self {
+        Memory { enabled: true }
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Hermes {
+    /// Hermes's home directory (`HAL0_HERMES_HOME` overrides).
+    pub home: Option<PathBuf>,
+}
+
+impl Config {
+    /// Load `hal0.toml`; a missing file means defaults.
+    pub fn load(paths: &Paths) -> Result<Config> {
+        let path = paths.hal0_toml();
+        match read_optional(&path)? {
+            None => Ok(Config::default()),
+            Some(text) => Config::parse(&path, &text),
+        }
+    }
+
+    /// Parse and validate; every error names the file, the line and the key.
+    pub fn parse(path: &Path, text: &str) -> Result<Config> {
+        let cfg: Config = toml_edit::de::from_str(text).map_err(|e| {
+            let line = e.span().map(|s| line_of_offset(text, s.start));
+            let key = line.and_then(|l| key_on_line(text, l));
+            let msg = e.message().trim().to_string();
+            config_error(path, line, key.as_deref(), &msg)
+        })?;
+        cfg.validate(path, text)?;
+        Ok(cfg)
+    }
+
+    fn validate(&self, path: &Path, text: &str) -> Result<()> {
+        if self.network.bind.parse::<SocketAddr>().is_err() {
+            return Err(config_error(
+                path,
+                find_key_line(text, "network", "bind"),
+                Some("network.bind"),
+                &format!("`{}` is not a HOST:PORT address such as 127.0.0.1:8080", self.network.bind),
+            ));
+        }
+        if let Some(u) = &self.network.public_url {
+            if !(u.starts_with("http://") || u.starts_with("https://")) || url_host(u).is_none() {
+                return Err(config_error(
+                    path,
+                    find_key_line(text, "network", "public_url"),
+                    Some("network.public_url"),
+                    &format!("`{u}` is not an http:// or https:// URL with a host"),
+                ));
+            }
+        }
+        if self.bridge.max_concurrent_runs_per_client == 0 {
+            return Err(config_error(
+                path,
+                find_key_line(text, "bridge", "max_concurrent_runs_per_client"),
+                Some("bridge.max_concurrent_runs_per_client"),
+                "must be at least 1",
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn bind_addr(&self) -> SocketAddr {
+        self.network.bind.parse().expect("validated at load")
+    }
+}
+
+/// The host part of an http(s) URL, without brackets or port.
+pub fn url_host(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let authority = authority.rsplit_once('@').map(|(_, h)| h).unwrap_or(authority);
+    let host = if let Some(r) = authority.strip_prefix('[') {
+        r.split_once(']')?.0.to_string()
+    } else {
+        authority.split(':').next()?.to_string()
+    };
+    (!host.is_empty()).then_some(host)
+}
+
+fn config_error(path: &Path, line: Option<usize>, key: Option<&str>, msg: &str) -> Error {
+    let at = match (line, key) {
+        (Some(l), Some(k)) => format!(" line {l}, key `{k}`"),
+        (Some(l), None) => format!(" line {l}"),
+        (None, Some(k)) => format!(" key `{k}`"),
+        (None, None) => String::new(),
+    };
+    Error::invalid(
+        "config.invalid",
+        format!("{}{at}: {msg} (fix the file, or remove it to use defaults)", path.display()),
+    )
+}
+
+fn line_of_offset(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// The dotted key defined on a line: `[section]` context plus the bare key before `=`.
+fn key_on_line(text: &str, line: usize) -> Option<String> {
+    let mut section = String::new();
+    for (i, l) in text.lines().enumerate() {
+        let t = l.trim();
+        if t.starts_with('[') {
+            section = t.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+        }
+        if i + 1 == line {
+            let (k, _) = t.split_once('=')?;
+            let k = k.trim().trim_matches('"');
+            return Some(if section.is_empty() { k.to_string() } else { format!("{section}.{k}") });
+        }
+    }
+    None
+}
+
+fn find_key_line(text: &str, section: &str, key: &str) -> Option<usize> {
+    let mut cur = String::new();
+    for (i, l) in text.lines().enumerate() {
+        let t = l.trim();
+        if t.starts_with('[') {
+            cur = t.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+        } else if cur == section
+            && t.split_once('=').map(|(k, _)| k.trim().trim_matches('"')) == Some(key)
+        {
+            return Some(i + 1);
+        }
+    }
+    None
+}
+
+/// Set `section.key` to `value` (a TOML literal, or a bare string) in `hal0.toml`, keeping
+/// every comment and the order of everything else. The result is validated before it is
+/// written; a bad value leaves the file as it was.
+pub fn set_value(paths: &Paths, dotted: &str, raw: &str) -> Result<Config> {
+    let path = paths.hal0_toml();
+    let text = read_optional(&path)?.unwrap_or_default();
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
+        let line = e.span().map(|s| line_of_offset(&text, s.start));
+        config_error(&path, line, None, e.message().trim())
+    })?;
+    let (section, key) = dotted.split_once('.').ok_or_else(|| {
+        Error::invalid("config.invalid_key", format!("`{dotted}` is not SECTION.KEY, e.g. network.public_url"))
+    })?;
+    let value: toml_edit::Value = raw
+        .parse::<toml_edit::Value>()
+        .ok()
+        .filter(|v| !matches!(v, toml_edit::Value::InlineTable(_)))
+        .unwrap_or_else(|| toml_edit::Value::from(raw));
+    let table = doc
+        .entry(section)
+        .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
+        .as_table_mut()
+        .ok_or_else(|| Error::invalid("config.invalid_key", format!("`{section}` is not a table in {}", path.display())))?;
+    match table.get_mut(key).and_then(|i| i.as_value_mut()) {
+        Some(old) => {
+            let decor = old.decor().clone();
+            *old = value;
+            *old.decor_mut() = decor;
+        }
+        None => {
+            table.insert(key, toml_edit::Item::Value(value));
+        }
+    }
+    let out = doc.to_string();
+    let cfg = Config::parse(&path, &out)?;
+    write_atomic(&path, out.as_bytes())?;
+    Ok(cfg)
+}
+
+/// Remove `section.key` from `hal0.toml` (back to its default), keeping everything else.
+pub fn unset_value(paths: &Paths, dotted: &str) -> Result<Config> {
+    let path = paths.hal0_toml();
+    let Some(text) = read_optional(&path)? else { return Ok(Config::default()) };
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| config_error(&path, None, None, e.message().trim()))?;
+    if let Some((section, key)) = dotted.split_once('.') {
+        if let Some(t) = doc.get_mut(section).and_then(|i| i.as_table_like_mut()) {
+            t.remove(key);
+        }
+    }
+    let out = doc.to_string();
+    let cfg = Config::parse(&path, &out)?;
+    write_atomic(&path, out.as_bytes())?;
+    Ok(cfg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p() -> PathBuf {
+        PathBuf::from("/etc/hal0/hal0.toml")
+    }
+
+    #[test]
+    fn empty_is_defaults() {
+        assert_eq!(Config::parse(&p(), "").unwrap(), Config::default());
+        let c = Config::default();
+        assert_eq!(c.network.bind, "127.0.0.1:8080");
+        assert!(c.bridge.enabled);
+        assert_eq!(c.bridge.max_concurrent_runs_per_client, 4);
+        assert_eq!(c.bridge.run_retention_days, 30);
+    }
+
+    #[test]
+    fn wrong_type_names_line_and_key() {
+        let e = Config::parse(&p(), "# c\n[bridge]\nenabled = \"yes\"\n").unwrap_err();
+        assert_eq!(e.code, "config.invalid");
+        assert!(e.message.contains("/etc/hal0/hal0.toml line 3, key `bridge.enabled`"), "{}", e.message);
+    }
+
+    #[test]
+    fn unknown_key_is_refused() {
+        let e = Config::parse(&p(), "[network]\nbnid = \"x\"\n").unwrap_err();
+        assert!(e.message.contains("bnid"), "{}", e.message);
+        assert!(e.message.contains("line 2"), "{}", e.message);
+    }
+
+    #[test]
+    fn bad_bind_names_key() {
+        let e = Config::parse(&p(), "[network]\nbind = \"localhost\"\n").unwrap_err();
+        assert!(e.message.contains("line 2, key `network.bind`"), "{}", e.message);
+    }
+
+    #[test]
+    fn syntax_error_names_line() {
+        let e = Config::parse(&p(), "[network]\nbind = \n").unwrap_err();
+        assert!(e.message.contains("line 2"), "{}", e.message);
+    }
+
+    #[test]
+    fn url_host_parses() {
+        assert_eq!(url_host("https://hal0.example.com:8443/x").as_deref(), Some("hal0.example.com"));
+        assert_eq!(url_host("http://[fe80::1]:80").as_deref(), Some("fe80::1"));
+        assert_eq!(url_host("http://").as_deref(), None);
+    }
+}

@@ -1,0 +1,117 @@
+//! What a remote client pastes: the base URL of this box (`[network].public_url`, else a
+//! LAN address and the bound port) and one `claude mcp add` line per server a key opens.
+
+use crate::auth::bridge::Scope;
+use crate::config::Config;
+use std::collections::BTreeSet;
+use std::net::{IpAddr, SocketAddr};
+
+/// The base URL remote clients use, and a warning when it will not work as printed.
+pub fn base_url(cfg: &Config) -> (String, Option<String>) {
+    if let Some(u) = &cfg.network.public_url {
+        return (u.trim_end_matches('/').to_string(), None);
+    }
+    let bind: SocketAddr = cfg.bind_addr();
+    let port = bind.port();
+    let ip = bind.ip();
+    if ip.is_unspecified() {
+        let lan = lan_ip().unwrap_or(IpAddr::from([127, 0, 0, 1]));
+        let warn = lan.is_loopback().then(|| {
+            "no LAN address found; the lines name 127.0.0.1: set [network].public_url".to_string()
+        });
+        return (format!("http://{}", host_port(lan, port)), warn);
+    }
+    if ip.is_loopback() {
+        let lan = lan_ip();
+        let shown = lan.unwrap_or(ip);
+        return (
+            format!("http://{}", host_port(shown, port)),
+            Some(format!(
+                "hal0 listens on {bind} only, so remote clients cannot reach it yet: set [network].bind to \"0.0.0.0:{port}\" (hal0 config set network.bind 0.0.0.0:{port}) or set [network].public_url"
+            )),
+        );
+    }
+    (format!("http://{}", host_port(ip, port)), None)
+}
+
+fn host_port(ip: IpAddr, port: u16) -> String {
+    match ip {
+        IpAddr::V6(v6) => format!("[{v6}]:{port}"),
+        IpAddr::V4(v4) => format!("{v4}:{port}"),
+    }
+}
+
+/// The first non-loopback IPv4 address of this machine (IPv6 as a second choice).
+pub fn lan_ip() -> Option<IpAddr> {
+    let addrs: Vec<IpAddr> = if_addrs::get_if_addrs().ok()?.into_iter().map(|i| i.ip()).collect();
+    addrs
+        .iter()
+        .find(|ip| ip.is_ipv4() && !ip.is_loopback())
+        .or_else(|| addrs.iter().find(|ip| !ip.is_loopback() && !is_link_local_v6(ip)))
+        .copied()
+}
+
+fn is_link_local_v6(ip: &IpAddr) -> bool {
+    matches!(ip, IpAddr::V6(v6) if (v6.segments()[0] & 0xffc0) == 0xfe80)
+}
+
+/// The servers a key with `scopes` opens on this box, as `(server name, mount)`.
+pub fn servers_for(cfg: &Config, scopes: &BTreeSet<Scope>) -> Vec<(&'static str, &'static str)> {
+    let mut out = Vec::new();
+    for s in scopes {
+        match s {
+            Scope::Agents if cfg.bridge.enabled => out.push(("hal0-agents", "agents")),
+            Scope::Memory if cfg.memory.enabled => out.push(("hal0-memory", "memory")),
+            Scope::Admin => out.push(("hal0-admin", "admin")),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// One `claude mcp add` line per server the key opens.
+pub fn claude_lines(base: &str, cfg: &Config, scopes: &BTreeSet<Scope>, key: &str) -> Vec<String> {
+    servers_for(cfg, scopes)
+        .into_iter()
+        .map(|(server, mount)| {
+            format!(
+                "claude mcp add --transport http {server} {base}/mcp/{mount}/mcp --header \"Authorization: Bearer {key}\""
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn public_url_wins() {
+        let mut c = Config::default();
+        c.network.public_url = Some("https://hal0.example.com/".into());
+        assert_eq!(base_url(&c), ("https://hal0.example.com".into(), None));
+        let scopes = BTreeSet::from([Scope::Agents, Scope::Memory]);
+        let lines = claude_lines("https://h", &c, &scopes, "hal0bk_x");
+        assert_eq!(lines, vec![
+            "claude mcp add --transport http hal0-agents https://h/mcp/agents/mcp --header \"Authorization: Bearer hal0bk_x\"",
+            "claude mcp add --transport http hal0-memory https://h/mcp/memory/mcp --header \"Authorization: Bearer hal0bk_x\"",
+        ]);
+    }
+
+    #[test]
+    fn loopback_bind_warns() {
+        let c = Config::default();
+        let (url, warn) = base_url(&c);
+        assert!(url.starts_with("http://") && url.ends_with(":8080"), "{url}");
+        assert!(warn.unwrap().contains("0.0.0.0:8080"));
+    }
+
+    #[test]
+    fn disabled_servers_get_no_line() {
+        let mut c = Config::default();
+        c.memory.enabled = false;
+        let s = BTreeSet::from([Scope::Agents, Scope::Memory, Scope::Admin]);
+        let names: Vec<_> = servers_for(&c, &s).into_iter().map(|x| x.0).collect();
+        assert_eq!(names, vec!["hal0-agents", "hal0-admin"]);
+    }
+}

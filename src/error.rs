@@ -1,0 +1,127 @@
+//! The one error type of hal0: a stable dotted code, a kind that maps onto an HTTP status
+//! and a CLI exit code, and a human message that says what to do next.
+
+use std::fmt;
+
+/// What sort of failure this is; decides the HTTP status and the CLI exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Bad input from the caller (400, exit 2).
+    Invalid,
+    /// No credential or a bad one (401, exit 4).
+    Unauthorized,
+    /// A valid credential without the tier or scope (403, exit 4).
+    Forbidden,
+    /// The thing named does not exist (404, exit 1).
+    NotFound,
+    /// The request conflicts with what exists (409, exit 1).
+    Conflict,
+    /// Too many of something (429, exit 1).
+    TooMany,
+    /// An operator declined a confirmation, or none could be asked (exit 3).
+    Declined,
+    /// A dependency (store, file system, upstream) is not available (503, exit 1).
+    Unavailable,
+    /// Something that should not happen (500, exit 1); details stay in the log.
+    Internal,
+    /// The request is not supported (501, exit 1).
+    Unsupported,
+}
+
+/// hal0's error: `code` is stable and spelled exactly as in the spec tables.
+#[derive(Debug, Clone)]
+pub struct Error {
+    pub code: &'static str,
+    pub kind: Kind,
+    pub message: String,
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn new(code: &'static str, kind: Kind, message: impl Into<String>) -> Self {
+        Error { code, kind, message: message.into() }
+    }
+    pub fn invalid(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(code, Kind::Invalid, message)
+    }
+    pub fn not_found(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(code, Kind::NotFound, message)
+    }
+    pub fn conflict(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(code, Kind::Conflict, message)
+    }
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self::new("auth.forbidden", Kind::Forbidden, message)
+    }
+    pub fn unavailable(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(code, Kind::Unavailable, message)
+    }
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new("internal", Kind::Internal, message)
+    }
+    pub fn declined(message: impl Into<String>) -> Self {
+        Self::new("cli.declined", Kind::Declined, message)
+    }
+
+    /// HTTP status for REST and MCP transport answers.
+    pub fn status(&self) -> u16 {
+        match self.kind {
+            Kind::Invalid => 400,
+            Kind::Unauthorized => 401,
+            Kind::Forbidden => 403,
+            Kind::NotFound => 404,
+            Kind::Conflict => 409,
+            Kind::TooMany => 429,
+            Kind::Declined => 409,
+            Kind::Unavailable => 503,
+            Kind::Internal => 500,
+            Kind::Unsupported => 501,
+        }
+    }
+
+    /// CLI exit code: 0 ok, 1 failure, 2 usage, 3 declined, 4 auth.
+    pub fn exit_code(&self) -> i32 {
+        match self.kind {
+            Kind::Invalid => 2,
+            Kind::Declined => 3,
+            Kind::Unauthorized | Kind::Forbidden => 4,
+            _ => 1,
+        }
+    }
+
+    /// `{"error":{"code","message"}}`, the REST body.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({"error": {"code": self.code, "message": self.message}})
+    }
+
+    /// Wrap an I/O failure on `path` with a message naming the file.
+    pub fn io(code: &'static str, what: &str, path: &std::path::Path, e: std::io::Error) -> Self {
+        let kind = match e.kind() {
+            std::io::ErrorKind::PermissionDenied => Kind::Forbidden,
+            _ => Kind::Unavailable,
+        };
+        let hint = match e.kind() {
+            std::io::ErrorKind::PermissionDenied => {
+                " (run as the user that owns it, or point --config-dir/--state-dir elsewhere)"
+            }
+            _ => "",
+        };
+        Error::new(code, kind, format!("cannot {what} {}: {e}{hint}", path.display()))
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Self {
+        tracing::error!(error = %e, "store error");
+        Error::unavailable("store.unavailable", format!("the store failed: {e}"))
+    }
+}

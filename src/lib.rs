@@ -1,0 +1,13 @@
+//! hal0: the Model Context Protocol control point of an AI box. Domain modules (`auth`,
+//! `config`, `store`, …) hold the rules; the CLI (`cli`), REST and MCP fronts (`server`,
+//! `mcp`) translate.
+
+pub mod auth;
+pub mod cli;
+pub mod config;
+pub mod connect;
+pub mod error;
+pub mod mcp;
+pub mod paths;
+pub mod server;
+pub mod store;

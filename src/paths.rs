@@ -1,0 +1,189 @@
+//! Where hal0's files live: the config dir (`/etc/hal0`) and the state dir (`/var/lib/hal0`),
+//! their overrides and the XDG fallback for non-root users, plus the one atomic,
+//! owner-only file writer every other module uses.
+
+use crate::error::{Error, Result};
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+pub const DEFAULT_CONFIG_DIR: &str = "/etc/hal0";
+pub const DEFAULT_STATE_DIR: &str = "/var/lib/hal0";
+
+/// Where this invocation reads and writes, and how each dir was chosen.
+#[derive(Debug, Clone)]
+pub struct Paths {
+    pub config_dir: PathBuf,
+    pub state_dir: PathBuf,
+    /// How each dir was chosen: "flag or env", "default", or "fallback (…)".
+    pub config_source: String,
+    pub state_source: String,
+}
+
+impl Paths {
+    /// Resolve from explicit values (flag or env, already merged by clap) or the defaults,
+    /// falling back to XDG dirs when not root and the defaults are not writable.
+    pub fn resolve(config: Option<PathBuf>, state: Option<PathBuf>) -> Paths {
+        let is_root = is_root();
+        let (config_dir, config_source) = pick(config, DEFAULT_CONFIG_DIR, is_root, || {
+            xdg("XDG_CONFIG_HOME", ".config")
+        });
+        let (state_dir, state_source) = pick(state, DEFAULT_STATE_DIR, is_root, || {
+            xdg("XDG_STATE_HOME", ".local/state")
+        });
+        Paths { config_dir, state_dir, config_source, state_source }
+    }
+
+    pub fn hal0_toml(&self) -> PathBuf {
+        self.config_dir.join("hal0.toml")
+    }
+    pub fn api_env(&self) -> PathBuf {
+        self.config_dir.join("api.env")
+    }
+    pub fn db(&self) -> PathBuf {
+        self.state_dir.join("hal0.db")
+    }
+
+    /// A one-line account of the dirs, for `--help` and doctor.
+    pub fn describe(&self) -> String {
+        format!(
+            "config dir: {} ({})\nstate dir:  {} ({})",
+            self.config_dir.display(),
+            self.config_source,
+            self.state_dir.display(),
+            self.state_source
+        )
+    }
+}
+
+fn is_root() -> bool {
+    // SAFETY-free: geteuid via /proc is not needed; the uid of the process owning /proc/self.
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false)
+}
+
+fn xdg(var: &str, home_rel: &str) -> PathBuf {
+    let base = std::env::var_os(var)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| "/tmp".into());
+            home.join(home_rel)
+        });
+    base.join("hal0")
+}
+
+fn pick(
+    explicit: Option<PathBuf>,
+    default: &str,
+    is_root: bool,
+    fallback: impl FnOnce() -> PathBuf,
+) -> (PathBuf, String) {
+    if let Some(p) = explicit {
+        return (p, "flag or env".into());
+    }
+    let d = PathBuf::from(default);
+    if is_root || writable_or_creatable(&d) {
+        return (d, "default".into());
+    }
+    (fallback(), format!("fallback: {default} is not writable by this user"))
+}
+
+fn writable_or_creatable(p: &Path) -> bool {
+    let probe = if p.exists() { p } else { p.parent().unwrap_or(Path::new("/")) };
+    fs::metadata(probe)
+        .map(|m| {
+            // Not root here: writable if the owner is us and the owner-write bit is set, or
+            // the other-write bit is set. A coarse check; the real write reports exactly.
+            use std::os::unix::fs::MetadataExt;
+            let me = fs::metadata("/proc/self").map(|s| s.uid()).unwrap_or(u32::MAX);
+            (m.uid() == me && m.mode() & 0o200 != 0) || m.mode() & 0o002 != 0
+        })
+        .unwrap_or(false)
+}
+
+/// Create `dir` (and parents) with mode 0700 when missing.
+pub fn ensure_dir(dir: &Path) -> Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| Error::io("fs.write_failed", "create directory", dir, e))?;
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+        .map_err(|e| Error::io("fs.write_failed", "set mode on", dir, e))
+}
+
+/// Write `contents` to `path` atomically (temp file in the same dir, fsync, rename) with
+/// mode 0600. A failure leaves the old file untouched and no temp file behind.
+pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    ensure_dir(dir)?;
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let mut rnd = [0u8; 6];
+    getrandom::fill(&mut rnd).map_err(|e| Error::internal(format!("no randomness: {e}")))?;
+    let tmp = dir.join(format!(".{name}.{}.tmp", hex::encode(rnd)));
+    let result = (|| -> std::io::Result<()> {
+        let mut f = fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+        f.write_all(contents)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)?;
+        if let Ok(d) = fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        let _ = fs::remove_file(&tmp);
+        return Err(Error::io("fs.write_failed", "write", path, e));
+    }
+    Ok(())
+}
+
+/// Read a file to a string; `Ok(None)` when it does not exist.
+pub fn read_optional(path: &Path) -> Result<Option<String>> {
+    match fs::read_to_string(path) {
+        Ok(s) => Ok(Some(s)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io("fs.read_failed", "read", path, e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_is_0600_and_leaves_no_temp() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("sub/x.toml");
+        write_atomic(&p, b"a = 1\n").unwrap();
+        write_atomic(&p, b"a = 2\n").unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "a = 2\n");
+        assert_eq!(fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(fs::metadata(p.parent().unwrap()).unwrap().permissions().mode() & 0o777, 0o700);
+        let names: Vec<_> = fs::read_dir(p.parent().unwrap()).unwrap().collect();
+        assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn failed_write_keeps_old_file() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("x");
+        write_atomic(&p, b"old").unwrap();
+        // A directory in the way of the rename makes the write fail.
+        let blocked = d.path().join("blocked");
+        fs::create_dir(&blocked).unwrap();
+        fs::write(blocked.join("child"), b"").unwrap();
+        assert!(write_atomic(&blocked, b"new").is_err());
+        assert_eq!(fs::read(&p).unwrap(), b"old");
+        let temps = fs::read_dir(d.path())
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".tmp"))
+            .count();
+        assert_eq!(temps, 0);
+    }
+}

@@ -1,0 +1,144 @@
+//! The one middleware every request passes: mount availability, the `/mcp/*` host and
+//! origin allowlists, credential resolution and the tier decision, the caller extension
+//! handlers read, and revocation of open SSE streams.
+
+use super::AppState;
+use crate::auth::{Credential, Decision, RouteClass, decide};
+use crate::error::Error;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
+
+/// Who is calling, as the guard resolved it; handlers and MCP tools read this.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub cred: Credential,
+    /// Client name for a bridge key, `X-hal0-Agent` (or `anonymous`) for box keys.
+    pub identity: String,
+    /// `X-hal0-Private: 1|true`.
+    pub private: bool,
+}
+
+pub fn json_error(e: &Error) -> Response {
+    let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (status, axum::Json(e.to_json())).into_response()
+}
+
+fn bare(status: StatusCode) -> Response {
+    let mut r = Response::new(Body::empty());
+    *r.status_mut() = status;
+    r
+}
+
+pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: Next) -> Response {
+    let path = req.uri().path().to_string();
+    let class = RouteClass::of(&path);
+    let is_mcp = path == "/mcp" || path.starts_with("/mcp/");
+
+    if is_mcp {
+        let host = req
+            .headers()
+            .get(header::HOST)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+            .or_else(|| req.uri().authority().map(|a| a.to_string()));
+        if !state.hosts.host_allowed(host.as_deref()) {
+            tracing::info!(path, host = host.as_deref().unwrap_or(""), "refused: host not allowed");
+            return (StatusCode::MISDIRECTED_REQUEST, "Invalid Host header").into_response();
+        }
+        let origin = req.headers().get(header::ORIGIN).map(|v| v.to_str().unwrap_or("\u{0}"));
+        if !state.hosts.origin_allowed(origin) {
+            tracing::info!(path, "refused: origin not allowed");
+            return json_error(&Error::forbidden("this Origin is not allowed (see HAL0_MCP_ALLOWED_ORIGINS)"));
+        }
+    }
+    if is_mcp && is_mount_root(&path) {
+        return super::rest::mount_root().await;
+    }
+    let disabled = match class {
+        RouteClass::Agents => !state.config.bridge.enabled,
+        RouteClass::Memory => !state.config.memory.enabled,
+        _ => false,
+    };
+    if disabled {
+        return super::rest::not_found().await.into_response();
+    }
+
+    let auth = req.headers().get(header::AUTHORIZATION).map(|v| v.to_str().unwrap_or("\u{0}").to_string());
+    let agent = req.headers().get("x-hal0-agent").and_then(|v| v.to_str().ok()).map(str::to_string);
+    let private = req
+        .headers()
+        .get("x-hal0-private")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
+
+    let (cred, armed) = if class == RouteClass::Open {
+        (Credential::None, false)
+    } else {
+        match resolve(&state, auth.clone()).await {
+            Ok(x) => x,
+            Err(e) => {
+                tracing::error!(code = e.code, "credential check failed: {}", e.message);
+                return json_error(&e);
+            }
+        }
+    };
+    match decide(class, &cred, armed) {
+        Decision::Allow => {}
+        Decision::Unauthorized => {
+            let mut r = bare(StatusCode::UNAUTHORIZED);
+            r.headers_mut().insert(header::WWW_AUTHENTICATE, "Bearer".parse().expect("static"));
+            return r;
+        }
+        Decision::Forbidden(msg) => {
+            tracing::info!(path, cred = cred.label(), "refused: {msg}");
+            return json_error(&Error::forbidden(msg));
+        }
+    }
+    if let Credential::Bridge(c) = &cred {
+        if state.should_touch(&c.name) {
+            // Off the request path: a slow store must not delay the call.
+            let (store, name) = (state.store.clone(), c.name.clone());
+            tokio::spawn(async move {
+                if let Err(e) = store.call(move |s| crate::auth::bridge::touch(s, &name)).await {
+                    tracing::warn!("cannot record last_seen: {}", e.message);
+                }
+            });
+        }
+    }
+    let identity = cred.identity(agent.as_deref());
+    let watch = !matches!(cred, Credential::None) && class != RouteClass::Open;
+    req.extensions_mut().insert(Caller { cred: cred.clone(), identity, private });
+    let resp = next.run(req).await;
+    let is_sse = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if watch && is_sse {
+        return super::revoke::wrap_stream(state, auth, cred, resp);
+    }
+    resp
+}
+
+/// `/mcp/<mount>` or `/mcp/<mount>/`: answered 405 before any credential check.
+fn is_mount_root(path: &str) -> bool {
+    let p = path.trim_end_matches('/');
+    matches!(p, "/mcp/agents" | "/mcp/memory" | "/mcp/admin")
+}
+
+/// Check the credential against the current keys (re-read when `api.env` changed) and
+/// the bridge table. Returns the credential and whether auth is armed.
+pub async fn resolve(state: &Arc<AppState>, auth: Option<String>) -> crate::error::Result<(Credential, bool)> {
+    let keys = state.keys.get()?;
+    let armed = keys.armed();
+    let cred = if auth.as_deref().is_some_and(|a| a.contains(crate::auth::bridge::KEY_PREFIX)) {
+        state.store.call(move |s| Credential::resolve(auth.as_deref(), &keys, s)).await?
+    } else {
+        Credential::resolve(auth.as_deref(), &keys, &state.store)?
+    };
+    Ok((cred, armed))
+}

@@ -1,0 +1,203 @@
+//! `hal0 serve`: the axum application — shared state, the router with the REST routes and
+//! the three MCP mounts, the listener (TCP_NODELAY), systemd readiness and graceful
+//! shutdown.
+
+pub mod guard;
+pub mod rest;
+pub mod revoke;
+
+use crate::auth::boxkeys::BoxKeyCache;
+use crate::auth::hosts::{BoxNames, HostPolicy};
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::paths::Paths;
+use crate::store::Store;
+use axum::Router;
+use axum::routing::{any, get};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// Everything a request handler may need; one per daemon, behind an `Arc`.
+pub struct AppState {
+    pub paths: Paths,
+    pub config: Config,
+    pub store: Store,
+    pub keys: BoxKeyCache,
+    pub hosts: HostPolicy,
+    pub started: Instant,
+    /// Bumped whenever keys may have changed (api.env or the store); streams re-check.
+    pub epoch: tokio::sync::watch::Receiver<u64>,
+    last_seen: Mutex<HashMap<String, Instant>>,
+}
+
+/// How often the same client's `last_seen` is written at most.
+const LAST_SEEN_EVERY: Duration = Duration::from_secs(30);
+
+impl AppState {
+    /// Whether `name`'s last_seen should be written now (throttled per client).
+    pub fn should_touch(&self, name: &str) -> bool {
+        let mut m = self.last_seen.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        match m.get(name) {
+            Some(t) if now.duration_since(*t) < LAST_SEEN_EVERY => false,
+            _ => {
+                m.insert(name.to_string(), now);
+                true
+            }
+        }
+    }
+}
+
+/// Build the state from disk: config, store (migrated), key cache, host policy.
+pub fn build_state(paths: Paths, config: Config, port: u16, cancel: &CancellationToken) -> Result<Arc<AppState>> {
+    let store = Store::open(&paths.db())?;
+    let keys = BoxKeyCache::new(paths.api_env());
+    keys.get()?;
+    let names = BoxNames::detect(port, config.network.public_url.as_deref());
+    let hosts = HostPolicy::new(
+        &names,
+        std::env::var("HAL0_MCP_ALLOWED_HOSTS").ok().as_deref(),
+        std::env::var("HAL0_MCP_ALLOWED_ORIGINS").ok().as_deref(),
+    );
+    let epoch = revoke::spawn_watcher(paths.api_env(), store.clone(), cancel.clone());
+    Ok(Arc::new(AppState {
+        paths,
+        config,
+        store,
+        keys,
+        hosts,
+        started: Instant::now(),
+        epoch,
+        last_seen: Mutex::new(HashMap::new()),
+    }))
+}
+
+fn mcp_config(state: &AppState, cancel: &CancellationToken) -> StreamableHttpServerConfig {
+    // Host checking is done by our own guard (bare 421, LAN names); rmcp's Origin check
+    // is configured with the same list as a second line of defence.
+    let cfg = StreamableHttpServerConfig::default()
+        .with_cancellation_token(cancel.child_token())
+        .disable_allowed_hosts();
+    match state.hosts.rmcp_origins() {
+        Some(o) => cfg.with_allowed_origins(o),
+        None => cfg.disable_allowed_origins(),
+    }
+}
+
+/// The whole application router.
+pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
+    let mut app = Router::new()
+        .route("/api/health", get(rest::health))
+        .route("/api/bridge/me", get(rest::bridge_me))
+        .route("/api/status", get(rest::status))
+        .route("/api/bridge/clients", get(rest::bridge_clients));
+
+    if state.config.bridge.enabled {
+        let st = state.clone();
+        let svc = StreamableHttpService::new(
+            move || Ok(crate::mcp::agents::AgentsServer::new(st.clone())),
+            LocalSessionManager::default().into(),
+            mcp_config(&state, cancel),
+        );
+        app = mount(app, "agents", svc);
+    }
+    if state.config.memory.enabled {
+        let st = state.clone();
+        let svc = StreamableHttpService::new(
+            move || Ok(crate::mcp::memory::MemoryServer::new(st.clone())),
+            LocalSessionManager::default().into(),
+            mcp_config(&state, cancel),
+        );
+        app = mount(app, "memory", svc);
+    }
+    let st = state.clone();
+    let svc = StreamableHttpService::new(
+        move || Ok(crate::mcp::admin::AdminServer::new(st.clone())),
+        LocalSessionManager::default().into(),
+        mcp_config(&state, cancel),
+    );
+    app = mount(app, "admin", svc);
+
+    app.fallback(rest::not_found)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), guard::guard))
+        .with_state(state)
+}
+
+/// Mount an MCP service at `/mcp/<name>/mcp`; the mount root answers 405.
+fn mount<S>(app: Router<Arc<AppState>>, name: &str, svc: S) -> Router<Arc<AppState>>
+where
+    S: tower_service::Service<axum::extract::Request, Error = std::convert::Infallible> + Clone + Send + Sync + 'static,
+    S::Response: axum::response::IntoResponse,
+    S::Future: Send + 'static,
+{
+    let root = format!("/mcp/{name}");
+    app.route(&root, any(rest::mount_root))
+        .route(&format!("{root}/"), any(rest::mount_root))
+        .nest_service(&format!("{root}/mcp"), svc)
+}
+
+/// Run the daemon until SIGTERM/SIGINT.
+pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()> {
+    use axum::serve::ListenerExt;
+    let cancel = CancellationToken::new();
+    let listener = tokio::net::TcpListener::bind(bind).await.map_err(|e| {
+        Error::unavailable(
+            "serve.bind_failed",
+            format!("cannot listen on {bind}: {e} (is another hal0 running? choose another address with --bind)"),
+        )
+    })?;
+    let local = listener.local_addr().map_err(|e| Error::internal(e.to_string()))?;
+    let state = build_state(paths, config, local.port(), &cancel)?;
+    let app = router(state.clone(), &cancel);
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::warn!("cannot set TCP_NODELAY: {e}");
+        }
+    });
+    tracing::info!(
+        addr = %local,
+        config_dir = %state.paths.config_dir.display(),
+        state_dir = %state.paths.state_dir.display(),
+        auth_armed = state.keys.get().map(|k| k.armed()).unwrap_or(true),
+        "hal0 serve listening"
+    );
+    // Machine-readable line for scripts and tests that bind port 0.
+    eprintln!("hal0: listening on http://{local}");
+    let status = format!("listening on {local}");
+    if let Err(e) = sd_notify::notify(&[sd_notify::NotifyState::Ready, sd_notify::NotifyState::Status(&status)]) {
+        tracing::warn!("cannot notify systemd: {e}");
+    }
+    let shutdown_cancel = cancel.clone();
+    let shutdown = async move {
+        wait_for_signal().await;
+        tracing::info!("shutting down");
+        let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
+        shutdown_cancel.cancel();
+    };
+    let server = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
+        .with_graceful_shutdown(shutdown);
+    let cancelled = cancel.clone();
+    tokio::select! {
+        r = server => r.map_err(|e| Error::internal(format!("server failed: {e}")))?,
+        // Long-lived streams may hold the graceful drain; give them a bounded grace period.
+        _ = async move { cancelled.cancelled().await; tokio::time::sleep(Duration::from_secs(5)).await } => {
+            tracing::warn!("open connections did not close within 5 s; exiting");
+        }
+    }
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}

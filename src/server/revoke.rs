@@ -1,0 +1,88 @@
+//! Ending open streams when their key stops working: a watcher bumps an epoch whenever
+//! `api.env` or the store changes (also from another process, such as the CLI), and each
+//! open SSE response re-checks its credential then, closing with `event: revoked`.
+
+use super::AppState;
+use crate::auth::Credential;
+use crate::store::Store;
+use axum::body::{Body, Bytes};
+use axum::response::Response;
+use futures::StreamExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+const POLL: Duration = Duration::from_millis(250);
+
+/// Start the change watcher; the receiver's value changes on every observed change.
+pub fn spawn_watcher(api_env: PathBuf, store: Store, cancel: CancellationToken) -> tokio::sync::watch::Receiver<u64> {
+    let (tx, rx) = tokio::sync::watch::channel(0u64);
+    std::thread::Builder::new()
+        .name("hal0-revoke-watch".into())
+        .spawn(move || {
+            let stamp = |p: &PathBuf| std::fs::metadata(p).ok().map(|m| (m.ino(), m.mtime_nsec(), m.mtime(), m.size()));
+            let conn = rusqlite::Connection::open(store.path()).ok();
+            let version = |c: &Option<rusqlite::Connection>| {
+                c.as_ref().and_then(|c| c.pragma_query_value(None, "data_version", |r| r.get::<_, i64>(0)).ok())
+            };
+            let mut last = (stamp(&api_env), version(&conn));
+            let mut n = 0u64;
+            while !cancel.is_cancelled() && !tx.is_closed() {
+                std::thread::sleep(POLL);
+                let cur = (stamp(&api_env), version(&conn));
+                if cur != last {
+                    last = cur;
+                    n += 1;
+                    let _ = tx.send(n);
+                }
+            }
+        })
+        .expect("spawn watcher thread");
+    rx
+}
+
+fn same(a: &Credential, b: &Credential) -> bool {
+    match (a, b) {
+        (Credential::Bridge(x), Credential::Bridge(y)) => x.name == y.name && x.scopes == y.scopes,
+        _ => a == b,
+    }
+}
+
+/// Wrap an SSE response so it ends with `event: revoked` once its credential stops
+/// resolving to the same principal.
+pub fn wrap_stream(state: Arc<AppState>, auth: Option<String>, cred: Credential, resp: Response) -> Response {
+    let (parts, body) = resp.into_parts();
+    let flag = Arc::new(AtomicBool::new(false));
+    let set = flag.clone();
+    let mut epoch = state.epoch.clone();
+    let revoked = async move {
+        loop {
+            if epoch.changed().await.is_err() {
+                futures::future::pending::<()>().await;
+            }
+            match super::guard::resolve(&state, auth.clone()).await {
+                Ok((now, _)) if same(&now, &cred) => continue,
+                Ok(_) => {
+                    set.store(true, Ordering::SeqCst);
+                    return;
+                }
+                Err(_) => continue,
+            }
+        }
+    };
+    let tail = futures::stream::once(async move {
+        if flag.load(Ordering::SeqCst) {
+            Some(Ok::<Bytes, axum::Error>(Bytes::from_static(
+                b"event: revoked\ndata: {\"error\":{\"code\":\"auth.revoked\",\"message\":\"the key of this stream was rotated or revoked; reconnect with the new key\"}}\n\n",
+            )))
+        } else {
+            None
+        }
+    })
+    .filter_map(futures::future::ready);
+    let stream = body.into_data_stream().take_until(Box::pin(revoked)).chain(tail);
+    Response::from_parts(parts, Body::from_stream(stream))
+}

@@ -1,0 +1,85 @@
+//! The SQLite store `hal0.db`: opening (WAL, busy timeout, foreign keys), versioned
+//! migrations, and a small connection pool shared by the CLI and the daemon.
+
+pub mod migrations;
+
+use crate::error::{Error, Result};
+use crate::paths::ensure_dir;
+use rusqlite::Connection;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// A handle on `hal0.db`. Cheap to clone; connections are pooled.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    path: PathBuf,
+    pool: Mutex<Vec<Connection>>,
+}
+
+const POOL_MAX: usize = 8;
+
+impl Store {
+    /// Open (creating when missing) and migrate to the current schema.
+    pub fn open(path: &Path) -> Result<Store> {
+        if let Some(dir) = path.parent() {
+            ensure_dir(dir)?;
+        }
+        let conn = open_conn(path)?;
+        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+        migrations::migrate(&conn)?;
+        Ok(Store { inner: Arc::new(Inner { path: path.to_path_buf(), pool: Mutex::new(vec![conn]) }) })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Run `f` on a pooled connection (blocking).
+    pub fn with<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
+        let taken = self.inner.pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let mut conn = match taken {
+            Some(c) => c,
+            None => open_conn(&self.inner.path)?,
+        };
+        let out = f(&mut conn);
+        let mut pool = self.inner.pool.lock().unwrap_or_else(|p| p.into_inner());
+        if pool.len() < POOL_MAX {
+            pool.push(conn);
+        }
+        out
+    }
+
+    /// Run `f` with this store off the async runtime (for domain calls from handlers).
+    pub async fn call<T: Send + 'static>(&self, f: impl FnOnce(&Store) -> Result<T> + Send + 'static) -> Result<T> {
+        let me = self.clone();
+        tokio::task::spawn_blocking(move || f(&me))
+            .await
+            .map_err(|e| Error::internal(format!("store task failed: {e}")))?
+    }
+}
+
+fn open_conn(path: &Path) -> Result<Connection> {
+    let conn = Connection::open(path).map_err(|e| {
+        Error::unavailable("store.unavailable", format!("cannot open the store {}: {e}", path.display()))
+    })?;
+    conn.busy_timeout(Duration::from_secs(5))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(conn)
+}
+
+/// Current time as RFC 3339 UTC with second precision.
+pub fn now() -> String {
+    time::OffsetDateTime::now_utc()
+        .replace_nanosecond(0)
+        .unwrap_or_else(|_| time::OffsetDateTime::now_utc())
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
