@@ -55,9 +55,6 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
             return json_error(&Error::forbidden("this Origin is not allowed (see HAL0_MCP_ALLOWED_ORIGINS)"));
         }
     }
-    if is_mcp && is_mount_root(&path) {
-        return super::rest::mount_root().await;
-    }
     let disabled = match class {
         RouteClass::Agents => !state.config.bridge.enabled,
         RouteClass::Memory => !state.config.memory.enabled,
@@ -65,6 +62,9 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
     };
     if disabled {
         return super::rest::not_found().await.into_response();
+    }
+    if is_mcp && is_mount_root(&path) {
+        return super::rest::mount_root().await;
     }
 
     let auth = req.headers().get(header::AUTHORIZATION).map(|v| v.to_str().unwrap_or("\u{0}").to_string());

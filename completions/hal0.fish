@@ -1,0 +1,137 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_hal0_global_optspecs
+    string join \n config-dir= state-dir= h/help V/version
+end
+
+function __fish_hal0_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_hal0_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_hal0_using_subcommand
+    set -l cmd (__fish_hal0_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c hal0 -n "__fish_hal0_needs_command" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_needs_command" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c hal0 -n "__fish_hal0_needs_command" -s V -l version -d 'Print version'
+complete -c hal0 -n "__fish_hal0_needs_command" -f -a "serve" -d 'Run the REST + MCP daemon'
+complete -c hal0 -n "__fish_hal0_needs_command" -f -a "bridge" -d 'Admit remote coding agents with per-client bridge keys'
+complete -c hal0 -n "__fish_hal0_needs_command" -f -a "auth" -d 'The box keys (admin and client): status and rotation'
+complete -c hal0 -n "__fish_hal0_needs_command" -f -a "config" -d 'Read and edit hal0.toml (comments and ordering are kept)'
+complete -c hal0 -n "__fish_hal0_needs_command" -f -a "completions" -d 'Print a shell completion script'
+complete -c hal0 -n "__fish_hal0_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand serve" -l bind -d 'Listen here instead of [network].bind (e.g. 127.0.0.1:0 for a free port)' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand serve" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand serve" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand serve" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and not __fish_seen_subcommand_from add list scopes rotate revoke help" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and not __fish_seen_subcommand_from add list scopes rotate revoke help" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and not __fish_seen_subcommand_from add list scopes rotate revoke help" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and not __fish_seen_subcommand_from add list scopes rotate revoke help" -f -a "add" -d 'Add a client and print its key once, with the `claude mcp add` lines to paste'
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and not __fish_seen_subcommand_from add list scopes rotate revoke help" -f -a "list" -d 'List clients: name, scopes, note, created, last seen, revoked'
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and not __fish_seen_subcommand_from add list scopes rotate revoke help" -f -a "scopes" -d 'Replace a client\'s scope set (agents is always held)'
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and not __fish_seen_subcommand_from add list scopes rotate revoke help" -f -a "rotate" -d 'Mint a new key for a client; the old one stops at once'
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and not __fish_seen_subcommand_from add list scopes rotate revoke help" -f -a "revoke" -d 'End a client\'s key; its name stays reserved'
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and not __fish_seen_subcommand_from add list scopes rotate revoke help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from add" -l note -d 'A note for people (what and where this client is)' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from add" -l scope -d 'A scope to grant (repeatable): agents, memory, admin. Default: agents memory' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from add" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from add" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from add" -l json
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from list" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from list" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from list" -l json
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from scopes" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from scopes" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from scopes" -l json
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from scopes" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from rotate" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from rotate" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from rotate" -s y -l yes -d 'Do not ask for confirmation'
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from rotate" -l json
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from rotate" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from revoke" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from revoke" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from revoke" -s y -l yes -d 'Do not ask for confirmation'
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from revoke" -l json
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from revoke" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from help" -f -a "add" -d 'Add a client and print its key once, with the `claude mcp add` lines to paste'
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from help" -f -a "list" -d 'List clients: name, scopes, note, created, last seen, revoked'
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from help" -f -a "scopes" -d 'Replace a client\'s scope set (agents is always held)'
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from help" -f -a "rotate" -d 'Mint a new key for a client; the old one stops at once'
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from help" -f -a "revoke" -d 'End a client\'s key; its name stays reserved'
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand auth; and not __fish_seen_subcommand_from status rotate help" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand auth; and not __fish_seen_subcommand_from status rotate help" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand auth; and not __fish_seen_subcommand_from status rotate help" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand auth; and not __fish_seen_subcommand_from status rotate help" -f -a "status" -d 'Whether auth is armed, and each box key as configured or not with a fingerprint'
+complete -c hal0 -n "__fish_hal0_using_subcommand auth; and not __fish_seen_subcommand_from status rotate help" -f -a "rotate" -d 'Mint a new admin or client key and print it once; the old one stops at once'
+complete -c hal0 -n "__fish_hal0_using_subcommand auth; and not __fish_seen_subcommand_from status rotate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand auth; and __fish_seen_subcommand_from status" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand auth; and __fish_seen_subcommand_from status" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand auth; and __fish_seen_subcommand_from status" -l json
+complete -c hal0 -n "__fish_hal0_using_subcommand auth; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand auth; and __fish_seen_subcommand_from rotate" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand auth; and __fish_seen_subcommand_from rotate" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand auth; and __fish_seen_subcommand_from rotate" -s y -l yes -d 'Do not ask for confirmation'
+complete -c hal0 -n "__fish_hal0_using_subcommand auth; and __fish_seen_subcommand_from rotate" -l json
+complete -c hal0 -n "__fish_hal0_using_subcommand auth; and __fish_seen_subcommand_from rotate" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand auth; and __fish_seen_subcommand_from help" -f -a "status" -d 'Whether auth is armed, and each box key as configured or not with a fingerprint'
+complete -c hal0 -n "__fish_hal0_using_subcommand auth; and __fish_seen_subcommand_from help" -f -a "rotate" -d 'Mint a new admin or client key and print it once; the old one stops at once'
+complete -c hal0 -n "__fish_hal0_using_subcommand auth; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand config; and not __fish_seen_subcommand_from show set unset help" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand config; and not __fish_seen_subcommand_from show set unset help" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand config; and not __fish_seen_subcommand_from show set unset help" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand config; and not __fish_seen_subcommand_from show set unset help" -f -a "show" -d 'Print the effective configuration (file values over defaults)'
+complete -c hal0 -n "__fish_hal0_using_subcommand config; and not __fish_seen_subcommand_from show set unset help" -f -a "set" -d 'Set SECTION.KEY to VALUE (a TOML literal, or a bare string), keeping comments'
+complete -c hal0 -n "__fish_hal0_using_subcommand config; and not __fish_seen_subcommand_from show set unset help" -f -a "unset" -d 'Remove SECTION.KEY so its default applies again'
+complete -c hal0 -n "__fish_hal0_using_subcommand config; and not __fish_seen_subcommand_from show set unset help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand config; and __fish_seen_subcommand_from show" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand config; and __fish_seen_subcommand_from show" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand config; and __fish_seen_subcommand_from show" -l json
+complete -c hal0 -n "__fish_hal0_using_subcommand config; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand config; and __fish_seen_subcommand_from set" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand config; and __fish_seen_subcommand_from set" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand config; and __fish_seen_subcommand_from set" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand config; and __fish_seen_subcommand_from unset" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand config; and __fish_seen_subcommand_from unset" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand config; and __fish_seen_subcommand_from unset" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print the effective configuration (file values over defaults)'
+complete -c hal0 -n "__fish_hal0_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "set" -d 'Set SECTION.KEY to VALUE (a TOML literal, or a bare string), keeping comments'
+complete -c hal0 -n "__fish_hal0_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "unset" -d 'Remove SECTION.KEY so its default applies again'
+complete -c hal0 -n "__fish_hal0_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand completions" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand completions" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth config completions help" -f -a "serve" -d 'Run the REST + MCP daemon'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth config completions help" -f -a "bridge" -d 'Admit remote coding agents with per-client bridge keys'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth config completions help" -f -a "auth" -d 'The box keys (admin and client): status and rotation'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth config completions help" -f -a "config" -d 'Read and edit hal0.toml (comments and ordering are kept)'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth config completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth config completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from bridge" -f -a "add" -d 'Add a client and print its key once, with the `claude mcp add` lines to paste'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from bridge" -f -a "list" -d 'List clients: name, scopes, note, created, last seen, revoked'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from bridge" -f -a "scopes" -d 'Replace a client\'s scope set (agents is always held)'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from bridge" -f -a "rotate" -d 'Mint a new key for a client; the old one stops at once'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from bridge" -f -a "revoke" -d 'End a client\'s key; its name stays reserved'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from auth" -f -a "status" -d 'Whether auth is armed, and each box key as configured or not with a fingerprint'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from auth" -f -a "rotate" -d 'Mint a new admin or client key and print it once; the old one stops at once'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "show" -d 'Print the effective configuration (file values over defaults)'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "set" -d 'Set SECTION.KEY to VALUE (a TOML literal, or a bare string), keeping comments'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "unset" -d 'Remove SECTION.KEY so its default applies again'

@@ -1,0 +1,171 @@
+//! The auth matrix: every route and mount × every kind of credential × auth off and
+//! armed, against a running `hal0 serve`. The expected table is written out by hand from
+//! the spec's tier tables, not computed by hal0's own code.
+
+mod support;
+use support::*;
+
+const ROUTES: &[(&str, &str)] = &[
+    ("health", "GET /api/health"),
+    ("me", "GET /api/bridge/me"),
+    ("status", "GET /api/status"),
+    ("clients", "GET /api/bridge/clients"),
+    ("unknown", "GET /api/nope"),
+    ("agents", "POST /mcp/agents/mcp"),
+    ("memory", "POST /mcp/memory/mcp"),
+    ("admin", "POST /mcp/admin/mcp"),
+];
+
+/// Credential columns; the names of bridge keys give their scopes.
+const CREDS: &[&str] = &["none", "bad", "badbridge", "client", "admin", "b_agents", "b_memory", "b_admin", "b_all", "revoked"];
+
+/// Expected status per route, in CREDS order. `-` marks a credential that cannot exist in
+/// that state (there are no box keys while auth is off).
+const OFF: &[(&str, &str)] = &[
+    ("health", "200 200 200 -   -   200 200 200 200 200"),
+    ("me", "401 401 401 -   -   200 200 200 200 401"),
+    ("status", "200 401 401 -   -   403 403 403 403 401"),
+    ("clients", "200 401 401 -   -   403 403 403 403 401"),
+    ("unknown", "404 401 401 -   -   403 403 403 403 401"),
+    ("agents", "401 401 401 -   -   200 200 200 200 401"),
+    ("memory", "200 401 401 -   -   403 200 403 200 401"),
+    ("admin", "200 401 401 -   -   403 403 200 200 401"),
+];
+
+const ARMED: &[(&str, &str)] = &[
+    ("health", "200 200 200 200 200 200 200 200 200 200"),
+    ("me", "401 401 401 403 403 200 200 200 200 401"),
+    ("status", "401 401 401 403 200 403 403 403 403 401"),
+    ("clients", "401 401 401 403 200 403 403 403 403 401"),
+    ("unknown", "401 401 401 403 404 403 403 403 403 401"),
+    ("agents", "401 401 401 403 200 200 200 200 200 401"),
+    ("memory", "401 401 401 200 200 403 200 403 200 401"),
+    ("admin", "401 401 401 403 200 403 403 200 200 401"),
+];
+
+fn keys(env: &Env, armed: bool) -> Vec<(&'static str, Option<String>)> {
+    let mut v: Vec<(&str, Option<String>)> = vec![
+        ("none", None),
+        ("bad", Some("not-a-key".into())),
+        ("badbridge", Some("hal0bk_0000000000000000000000000000000000000000000".into())),
+    ];
+    if armed {
+        let admin = env.json(&["auth", "rotate", "admin", "--yes", "--json"])["key"].as_str().unwrap().to_string();
+        let client = env.json(&["auth", "rotate", "client", "--yes", "--json"])["key"].as_str().unwrap().to_string();
+        v.push(("client", Some(client)));
+        v.push(("admin", Some(admin)));
+    }
+    v.push(("b_agents", Some(env.bridge_key("ba", &["agents"]))));
+    v.push(("b_memory", Some(env.bridge_key("bm", &["memory"]))));
+    v.push(("b_admin", Some(env.bridge_key("bd", &["admin"]))));
+    v.push(("b_all", Some(env.bridge_key("bl", &["memory", "admin"]))));
+    let revoked = env.bridge_key("br", &["memory", "admin"]);
+    env.ok(&["bridge", "revoke", "br", "--yes"]);
+    v.push(("revoked", Some(revoked)));
+    v
+}
+
+async fn check(armed: bool, table: &[(&str, &str)]) {
+    let env = Env::new();
+    let creds = keys(&env, armed);
+    let server = env.serve();
+    let http = reqwest::Client::new();
+    let mut failures = Vec::new();
+    for (route, spec) in ROUTES {
+        let expected: Vec<&str> = table.iter().find(|(r, _)| r == route).unwrap().1.split_whitespace().collect();
+        assert_eq!(expected.len(), CREDS.len());
+        let (method, path) = spec.split_once(' ').unwrap();
+        for (i, name) in CREDS.iter().enumerate() {
+            if expected[i] == "-" {
+                continue;
+            }
+            let key = creds.iter().find(|(n, _)| n == name).unwrap().1.clone();
+            let resp = if method == "GET" {
+                let mut r = http.get(server.url(path));
+                if let Some(k) = &key {
+                    r = r.header("authorization", format!("Bearer {k}"));
+                }
+                r.send().await.unwrap()
+            } else {
+                mcp_post(&http, &server.url(path), key.as_deref(), &initialize_body()).send().await.unwrap()
+            };
+            let status = resp.status().as_u16();
+            let body = resp.text().await.unwrap_or_default();
+            if status.to_string() != expected[i] {
+                failures.push(format!("{spec} with {name}: got {status}, want {} ({body})", expected[i]));
+                continue;
+            }
+            match status {
+                401 => {
+                    if !body.is_empty() {
+                        failures.push(format!("{spec} with {name}: 401 must be bare, got body {body}"));
+                    }
+                }
+                403 => {
+                    let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+                    if v["error"]["code"] != "auth.forbidden" {
+                        failures.push(format!("{spec} with {name}: 403 body {body}"));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(failures.is_empty(), "auth matrix (armed={armed}) mismatches:\n{}", failures.join("\n"));
+}
+
+#[tokio::test]
+async fn matrix_auth_off() {
+    check(false, OFF).await;
+}
+
+#[tokio::test]
+async fn matrix_auth_armed() {
+    check(true, ARMED).await;
+}
+
+#[tokio::test]
+async fn bridge_me_reports_the_client() {
+    let env = Env::new();
+    let key = env.bridge_key("ws", &["memory"]);
+    env.ok(&["bridge", "add", "other", "--note", "x"]);
+    let server = env.serve();
+    let me: serde_json::Value = reqwest::Client::new()
+        .get(server.url("/api/bridge/me"))
+        .header("authorization", format!("Bearer {key}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(me["client"], "ws");
+    assert_eq!(me["scopes"], serde_json::json!(["agents", "memory"]));
+    assert!(me["created_at"].as_str().unwrap().ends_with('Z'));
+    assert!(me.get("note").is_some() && me.get("last_seen").is_some());
+    // last_seen is recorded for the client that called.
+    let list = env.json(&["bridge", "list", "--json"]);
+    let ws = list.as_array().unwrap().iter().find(|c| c["name"] == "ws").unwrap().clone();
+    let other = list.as_array().unwrap().iter().find(|c| c["name"] == "other").unwrap().clone();
+    assert!(ws["last_seen"].is_string(), "{ws}");
+    assert!(other["last_seen"].is_null());
+}
+
+#[tokio::test]
+async fn mount_roots_answer_405_and_disabled_bridge_is_404() {
+    let env = Env::new();
+    let key = env.bridge_key("ws", &["memory", "admin"]);
+    let server = env.serve();
+    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    for root in ["/mcp/agents", "/mcp/memory/", "/mcp/admin"] {
+        let r = http.get(server.url(root)).header("authorization", format!("Bearer {key}")).send().await.unwrap();
+        assert_eq!(r.status().as_u16(), 405, "{root}");
+    }
+    drop(server);
+    env.ok(&["config", "set", "bridge.enabled", "false"]);
+    let server = env.serve();
+    let r = mcp_post(&http, &server.url("/mcp/agents/mcp"), Some(&key), &initialize_body()).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 404);
+    let r = mcp_post(&http, &server.url("/mcp/memory/mcp"), Some(&key), &initialize_body()).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+}

@@ -1,0 +1,206 @@
+//! CLI integration tests: every `bridge`, `auth` and `config` command in temporary dirs,
+//! including the bad inputs, and what each leaves on disk.
+
+mod support;
+use std::os::unix::fs::PermissionsExt;
+use support::*;
+
+fn mode(p: &std::path::Path) -> u32 {
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn bridge_add_prints_key_once_and_lines() {
+    let env = Env::new();
+    env.ok(&["config", "set", "network.public_url", "https://hal0.example.com:8443"]);
+    let out = env.json(&["bridge", "add", "workstation-claude", "--note", "Claude Code", "--json"]);
+    let key = out["key"].as_str().unwrap();
+    assert!(key.starts_with("hal0bk_") && key.len() >= 7 + 43, "{key}");
+    assert_eq!(out["name"], "workstation-claude");
+    assert_eq!(out["scopes"], serde_json::json!(["agents", "memory"]));
+    let lines: Vec<&str> = out["claude_mcp_add"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+    assert_eq!(
+        lines,
+        vec![
+            format!("claude mcp add --transport http hal0-agents https://hal0.example.com:8443/mcp/agents/mcp --header \"Authorization: Bearer {key}\""),
+            format!("claude mcp add --transport http hal0-memory https://hal0.example.com:8443/mcp/memory/mcp --header \"Authorization: Bearer {key}\""),
+        ]
+    );
+    // Only the hash is stored: the key appears nowhere under the state or config dir.
+    for dir in [env.state_dir(), env.config_dir()] {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let bytes = std::fs::read(e.unwrap().path()).unwrap_or_default();
+            assert!(!String::from_utf8_lossy(&bytes).contains(key));
+        }
+    }
+    assert_eq!(mode(&env.state_dir().join("hal0.db")), 0o600);
+    assert_eq!(mode(&env.state_dir()), 0o700);
+    assert_eq!(mode(&env.config_dir().join("hal0.toml")), 0o600);
+    // The human form prints the key and the lines too.
+    let text = env.ok(&["bridge", "add", "ci", "--scope", "admin"]);
+    assert!(text.contains("hal0bk_"), "{text}");
+    assert!(text.contains("hal0-admin https://hal0.example.com:8443/mcp/admin/mcp"), "{text}");
+    assert!(text.contains("hal0-agents"), "{text}");
+    assert!(!text.contains("hal0-memory"), "{text}");
+}
+
+#[test]
+fn bridge_add_bad_inputs() {
+    let env = Env::new();
+    for bad in ["Upper", "has space", "x".repeat(33).as_str(), "dot.ted", ""] {
+        let o = env.run(&["bridge", "add", bad]);
+        assert_eq!(o.code(), 2, "{bad}: {}", o.stderr());
+        assert!(o.stderr().starts_with("error: "), "{}", o.stderr());
+        assert!(o.stderr().contains("bridge.invalid_name"), "{}", o.stderr());
+        assert_eq!(o.stderr().lines().count(), 1, "one error line: {}", o.stderr());
+    }
+    let o = env.run(&["bridge", "add", "ok", "--scope", "root"]);
+    assert_eq!(o.code(), 2);
+    assert!(o.stderr().contains("unknown scope `root`"), "{}", o.stderr());
+    // Nothing was added by the refused calls.
+    assert_eq!(env.json(&["bridge", "list", "--json"]), serde_json::json!([]));
+    env.ok(&["bridge", "add", "ok"]);
+    let o = env.run(&["bridge", "add", "ok"]);
+    assert_eq!(o.code(), 1);
+    assert!(o.stderr().contains("bridge.name_taken"), "{}", o.stderr());
+}
+
+#[test]
+fn revoked_name_stays_reserved() {
+    let env = Env::new();
+    env.ok(&["bridge", "add", "old"]);
+    let o = env.run(&["bridge", "revoke", "old"]);
+    assert_eq!(o.code(), 3, "no TTY and no --yes declines: {}", o.stderr());
+    assert!(o.stderr().contains("--yes"), "{}", o.stderr());
+    env.ok(&["bridge", "revoke", "old", "--yes"]);
+    let o = env.run(&["bridge", "add", "old"]);
+    assert_eq!(o.code(), 1);
+    assert!(o.stderr().contains("revoked") && o.stderr().contains("reserved"), "{}", o.stderr());
+    for args in [&["bridge", "rotate", "old", "--yes"][..], &["bridge", "scopes", "old", "memory"], &["bridge", "revoke", "old", "--yes"]] {
+        let o = env.run(args);
+        assert_eq!(o.code(), 1, "{args:?}");
+        assert!(o.stderr().contains("bridge.client_revoked"), "{}", o.stderr());
+    }
+    let list = env.json(&["bridge", "list", "--json"]);
+    assert_eq!(list[0]["revoked"], true);
+    assert!(list[0]["revoked_at"].is_string());
+    let text = env.ok(&["bridge", "list"]);
+    assert!(text.contains("old") && text.contains("NAME"), "{text}");
+}
+
+#[test]
+fn scopes_rotate_and_unknown_clients() {
+    let env = Env::new();
+    let k1 = env.bridge_key("c", &[]);
+    let out = env.json(&["bridge", "scopes", "c", "admin", "--json"]);
+    assert_eq!(out["scopes"], serde_json::json!(["agents", "admin"]));
+    let o = env.run(&["bridge", "scopes", "c", "bogus"]);
+    assert_eq!(o.code(), 2);
+    assert_eq!(env.json(&["bridge", "list", "--json"])[0]["scopes"], serde_json::json!(["agents", "admin"]));
+    let rot = env.json(&["bridge", "rotate", "c", "--yes", "--json"]);
+    let k2 = rot["key"].as_str().unwrap();
+    assert_ne!(k1, k2);
+    assert!(rot["claude_mcp_add"][1].as_str().unwrap().contains("hal0-admin"));
+    for args in [&["bridge", "rotate", "nope", "--yes"][..], &["bridge", "revoke", "nope", "--yes"], &["bridge", "scopes", "nope", "memory"]] {
+        let o = env.run(args);
+        assert_eq!(o.code(), 1, "{args:?}");
+        assert!(o.stderr().contains("bridge.unknown_client"), "{}", o.stderr());
+    }
+    let o = env.run(&["bridge", "rotate", "c"]);
+    assert_eq!(o.code(), 3, "rotate without --yes and no TTY is declined");
+    let o = env.run(&["bridge", "scopes", "c"]);
+    assert_eq!(o.code(), 2, "scopes needs at least one scope");
+}
+
+#[test]
+fn auth_status_and_rotate() {
+    let env = Env::new();
+    let st = env.json(&["auth", "status", "--json"]);
+    assert_eq!(st["armed"], false);
+    assert_eq!(st["admin"]["configured"], false);
+    assert!(st["admin"]["fingerprint"].is_null());
+    let r = env.json(&["auth", "rotate", "admin", "--json"]); // first key: nothing to confirm
+    let key = r["key"].as_str().unwrap();
+    let st = env.json(&["auth", "status", "--json"]);
+    assert_eq!(st["armed"], true);
+    assert_eq!(st["admin"]["configured"], true);
+    assert_eq!(st["admin"]["fingerprint"], r["fingerprint"]);
+    let text = env.ok(&["auth", "status"]);
+    assert!(!text.contains(key), "status never shows a key");
+    assert!(text.contains("armed"));
+    let env_file = env.config_dir().join("api.env");
+    assert_eq!(mode(&env_file), 0o600);
+    assert_eq!(env.run(&["auth", "rotate", "admin"]).code(), 3, "replacing a key needs --yes without a TTY");
+    let r2 = env.json(&["auth", "rotate", "admin", "--yes", "--json"]);
+    assert_ne!(r2["key"], r["key"]);
+    let text = std::fs::read_to_string(&env_file).unwrap();
+    assert!(!text.contains(key));
+    assert_eq!(env.run(&["auth", "rotate", "root"]).code(), 2);
+}
+
+#[test]
+fn malformed_config_is_a_clear_error_and_writes_nothing() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.config_dir()).unwrap();
+    let toml = env.config_dir().join("hal0.toml");
+    std::fs::write(&toml, "# mine\n[bridge]\nmax_concurrent_runs_per_client = \"four\"\n").unwrap();
+    let o = env.run(&["bridge", "add", "ws"]);
+    assert_eq!(o.code(), 2, "{}", o.stderr());
+    let err = o.stderr();
+    assert!(err.contains("hal0.toml line 3, key `bridge.max_concurrent_runs_per_client`"), "{err}");
+    assert!(err.contains("config.invalid"), "{err}");
+    // The refused add left no row.
+    std::fs::write(&toml, "").unwrap();
+    assert_eq!(env.json(&["bridge", "list", "--json"]), serde_json::json!([]));
+    std::fs::write(&toml, "[network]\nbind = \"nowhere\"\n").unwrap();
+    let o = env.run(&["serve"]);
+    assert_eq!(o.code(), 2);
+    assert!(o.stderr().contains("key `network.bind`"), "{}", o.stderr());
+    std::fs::write(&toml, "[netwrk]\n").unwrap();
+    let o = env.run(&["config", "show"]);
+    assert!(o.stderr().contains("netwrk"), "{}", o.stderr());
+}
+
+#[test]
+fn config_set_keeps_comments_and_refuses_bad_values() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.config_dir()).unwrap();
+    let toml = env.config_dir().join("hal0.toml");
+    let original = "# operator notes\n[network]\nbind = \"127.0.0.1:8080\" # keep me\n\n[bridge] # runs\nrun_retention_days = 30\n";
+    std::fs::write(&toml, original).unwrap();
+    env.ok(&["config", "set", "network.bind", "0.0.0.0:9000"]);
+    let text = std::fs::read_to_string(&toml).unwrap();
+    assert_eq!(text, original.replace("\"127.0.0.1:8080\"", "\"0.0.0.0:9000\""));
+    let o = env.run(&["config", "set", "bridge.run_retention_days", "soon"]);
+    assert_eq!(o.code(), 2);
+    assert_eq!(std::fs::read_to_string(&toml).unwrap(), text, "a refused value leaves the file as it was");
+    let o = env.run(&["config", "set", "bridge.nonsense", "1"]);
+    assert_eq!(o.code(), 2);
+    env.ok(&["config", "unset", "network.bind"]);
+    let shown = env.json(&["config", "show", "--json"]);
+    assert_eq!(shown["network"]["bind"], "127.0.0.1:8080");
+    assert!(std::fs::read_to_string(&toml).unwrap().contains("# operator notes"));
+}
+
+#[test]
+fn usage_errors_exit_2_and_help_names_dirs() {
+    let env = Env::new();
+    assert_eq!(env.run(&["bogus"]).code(), 2);
+    assert_eq!(env.run(&["bridge", "add"]).code(), 2);
+    let help = env.ok(&["--help"]);
+    assert!(help.contains(&env.config_dir().display().to_string()), "{help}");
+    assert!(help.contains("Exit codes"), "{help}");
+    assert!(env.ok(&["completions", "bash"]).contains("hal0"));
+}
+
+#[test]
+fn unwritable_state_dir_is_a_clear_error() {
+    // Root writes everywhere, so the unwritable place is a path under a regular file.
+    let env = Env::new();
+    let file = env.dir.path().join("afile");
+    std::fs::write(&file, "").unwrap();
+    let o = env.cmd(&["bridge", "list"]).env("HAL0_STATE_DIR", file.join("sub")).output().unwrap();
+    let o = Out(o);
+    assert_eq!(o.code(), 1, "{}", o.stderr());
+    assert!(o.stderr().contains("cannot create directory"), "{}", o.stderr());
+}
