@@ -95,15 +95,15 @@ impl Config {
                 &format!("`{}` is not a HOST:PORT address such as 127.0.0.1:8080", self.network.bind),
             ));
         }
-        if let Some(u) = &self.network.public_url {
-            if !(u.starts_with("http://") || u.starts_with("https://")) || url_host(u).is_none() {
-                return Err(config_error(
-                    path,
-                    find_key_line(text, "network", "public_url"),
-                    Some("network.public_url"),
-                    &format!("`{u}` is not an http:// or https:// URL with a host"),
-                ));
-            }
+        if let Some(u) = &self.network.public_url
+            && (!(u.starts_with("http://") || u.starts_with("https://")) || url_host(u).is_none())
+        {
+            return Err(config_error(
+                path,
+                find_key_line(text, "network", "public_url"),
+                Some("network.public_url"),
+                &format!("`{u}` is not an http:// or https:// URL with a host"),
+            ));
         }
         if self.bridge.max_concurrent_runs_per_client == 0 {
             return Err(config_error(
@@ -174,9 +174,7 @@ fn find_key_line(text: &str, section: &str, key: &str) -> Option<usize> {
         let t = l.trim();
         if t.starts_with('[') {
             cur = t.trim_matches(|c| c == '[' || c == ']').trim().to_string();
-        } else if cur == section
-            && t.split_once('=').map(|(k, _)| k.trim().trim_matches('"')) == Some(key)
-        {
+        } else if cur == section && t.split_once('=').map(|(k, _)| k.trim().trim_matches('"')) == Some(key) {
             return Some(i + 1);
         }
     }
@@ -205,7 +203,9 @@ pub fn set_value(paths: &Paths, dotted: &str, raw: &str) -> Result<Config> {
         .entry(section)
         .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
         .as_table_mut()
-        .ok_or_else(|| Error::invalid("config.invalid_key", format!("`{section}` is not a table in {}", path.display())))?;
+        .ok_or_else(|| {
+            Error::invalid("config.invalid_key", format!("`{section}` is not a table in {}", path.display()))
+        })?;
     match table.get_mut(key).and_then(|i| i.as_value_mut()) {
         Some(old) => {
             let decor = old.decor().clone();
@@ -226,13 +226,12 @@ pub fn set_value(paths: &Paths, dotted: &str, raw: &str) -> Result<Config> {
 pub fn unset_value(paths: &Paths, dotted: &str) -> Result<Config> {
     let path = paths.hal0_toml();
     let Some(text) = read_optional(&path)? else { return Ok(Config::default()) };
-    let mut doc: toml_edit::DocumentMut = text
-        .parse()
-        .map_err(|e: toml_edit::TomlError| config_error(&path, None, None, e.message().trim()))?;
-    if let Some((section, key)) = dotted.split_once('.') {
-        if let Some(t) = doc.get_mut(section).and_then(|i| i.as_table_like_mut()) {
-            t.remove(key);
-        }
+    let mut doc: toml_edit::DocumentMut =
+        text.parse().map_err(|e: toml_edit::TomlError| config_error(&path, None, None, e.message().trim()))?;
+    if let Some((section, key)) = dotted.split_once('.')
+        && let Some(t) = doc.get_mut(section).and_then(|i| i.as_table_like_mut())
+    {
+        t.remove(key);
     }
     let out = doc.to_string();
     let cfg = Config::parse(&path, &out)?;

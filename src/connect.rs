@@ -16,9 +16,9 @@ pub fn base_url(cfg: &Config) -> (String, Option<String>) {
     let ip = bind.ip();
     if ip.is_unspecified() {
         let lan = lan_ip().unwrap_or(IpAddr::from([127, 0, 0, 1]));
-        let warn = lan.is_loopback().then(|| {
-            "no LAN address found; the lines name 127.0.0.1: set [network].public_url".to_string()
-        });
+        let warn = lan
+            .is_loopback()
+            .then(|| "no LAN address found; the lines name 127.0.0.1: set [network].public_url".to_string());
         return (format!("http://{}", host_port(lan, port)), warn);
     }
     if ip.is_loopback() {
@@ -92,10 +92,13 @@ mod tests {
         assert_eq!(base_url(&c), ("https://hal0.example.com".into(), None));
         let scopes = BTreeSet::from([Scope::Agents, Scope::Memory]);
         let lines = claude_lines("https://h", &c, &scopes, "hal0bk_x");
-        assert_eq!(lines, vec![
-            "claude mcp add --transport http hal0-agents https://h/mcp/agents/mcp --header \"Authorization: Bearer hal0bk_x\"",
-            "claude mcp add --transport http hal0-memory https://h/mcp/memory/mcp --header \"Authorization: Bearer hal0bk_x\"",
-        ]);
+        assert_eq!(
+            lines,
+            vec![
+                "claude mcp add --transport http hal0-agents https://h/mcp/agents/mcp --header \"Authorization: Bearer hal0bk_x\"",
+                "claude mcp add --transport http hal0-memory https://h/mcp/memory/mcp --header \"Authorization: Bearer hal0bk_x\"",
+            ]
+        );
     }
 
     #[test]

@@ -26,12 +26,10 @@ impl Paths {
     /// falling back to XDG dirs when not root and the defaults are not writable.
     pub fn resolve(config: Option<PathBuf>, state: Option<PathBuf>) -> Paths {
         let is_root = is_root();
-        let (config_dir, config_source) = pick(config, DEFAULT_CONFIG_DIR, is_root, || {
-            xdg("XDG_CONFIG_HOME", ".config")
-        });
-        let (state_dir, state_source) = pick(state, DEFAULT_STATE_DIR, is_root, || {
-            xdg("XDG_STATE_HOME", ".local/state")
-        });
+        let (config_dir, config_source) =
+            pick(config, DEFAULT_CONFIG_DIR, is_root, || xdg("XDG_CONFIG_HOME", ".config"));
+        let (state_dir, state_source) =
+            pick(state, DEFAULT_STATE_DIR, is_root, || xdg("XDG_STATE_HOME", ".local/state"));
         Paths { config_dir, state_dir, config_source, state_source }
     }
 
@@ -58,19 +56,16 @@ impl Paths {
 }
 
 fn is_root() -> bool {
-    // SAFETY-free: geteuid via /proc is not needed; the uid of the process owning /proc/self.
+    // The owner of /proc/self is this process's effective uid.
     use std::os::unix::fs::MetadataExt;
     fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false)
 }
 
 fn xdg(var: &str, home_rel: &str) -> PathBuf {
-    let base = std::env::var_os(var)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| "/tmp".into());
-            home.join(home_rel)
-        });
+    let base = std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from).unwrap_or_else(|| {
+        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| "/tmp".into());
+        home.join(home_rel)
+    });
     base.join("hal0")
 }
 

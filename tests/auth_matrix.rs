@@ -17,7 +17,8 @@ const ROUTES: &[(&str, &str)] = &[
 ];
 
 /// Credential columns; the names of bridge keys give their scopes.
-const CREDS: &[&str] = &["none", "bad", "badbridge", "client", "admin", "b_agents", "b_memory", "b_admin", "b_all", "revoked"];
+const CREDS: &[&str] =
+    &["none", "bad", "badbridge", "client", "admin", "b_agents", "b_memory", "b_admin", "b_all", "revoked"];
 
 /// Expected status per route, in CREDS order. `-` marks a credential that cannot exist in
 /// that state (there are no box keys while auth is off).
@@ -96,10 +97,8 @@ async fn check(armed: bool, table: &[(&str, &str)]) {
                 continue;
             }
             match status {
-                401 => {
-                    if !body.is_empty() {
-                        failures.push(format!("{spec} with {name}: 401 must be bare, got body {body}"));
-                    }
+                401 if !body.is_empty() => {
+                    failures.push(format!("{spec} with {name}: 401 must be bare, got body {body}"));
                 }
                 403 => {
                     let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();

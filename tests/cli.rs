@@ -22,8 +22,12 @@ fn bridge_add_prints_key_once_and_lines() {
     assert_eq!(
         lines,
         vec![
-            format!("claude mcp add --transport http hal0-agents https://hal0.example.com:8443/mcp/agents/mcp --header \"Authorization: Bearer {key}\""),
-            format!("claude mcp add --transport http hal0-memory https://hal0.example.com:8443/mcp/memory/mcp --header \"Authorization: Bearer {key}\""),
+            format!(
+                "claude mcp add --transport http hal0-agents https://hal0.example.com:8443/mcp/agents/mcp --header \"Authorization: Bearer {key}\""
+            ),
+            format!(
+                "claude mcp add --transport http hal0-memory https://hal0.example.com:8443/mcp/memory/mcp --header \"Authorization: Bearer {key}\""
+            ),
         ]
     );
     // Only the hash is stored: the key appears nowhere under the state or config dir.
@@ -76,7 +80,11 @@ fn revoked_name_stays_reserved() {
     let o = env.run(&["bridge", "add", "old"]);
     assert_eq!(o.code(), 1);
     assert!(o.stderr().contains("revoked") && o.stderr().contains("reserved"), "{}", o.stderr());
-    for args in [&["bridge", "rotate", "old", "--yes"][..], &["bridge", "scopes", "old", "memory"], &["bridge", "revoke", "old", "--yes"]] {
+    for args in [
+        &["bridge", "rotate", "old", "--yes"][..],
+        &["bridge", "scopes", "old", "memory"],
+        &["bridge", "revoke", "old", "--yes"],
+    ] {
         let o = env.run(args);
         assert_eq!(o.code(), 1, "{args:?}");
         assert!(o.stderr().contains("bridge.client_revoked"), "{}", o.stderr());
@@ -101,7 +109,11 @@ fn scopes_rotate_and_unknown_clients() {
     let k2 = rot["key"].as_str().unwrap();
     assert_ne!(k1, k2);
     assert!(rot["claude_mcp_add"][1].as_str().unwrap().contains("hal0-admin"));
-    for args in [&["bridge", "rotate", "nope", "--yes"][..], &["bridge", "revoke", "nope", "--yes"], &["bridge", "scopes", "nope", "memory"]] {
+    for args in [
+        &["bridge", "rotate", "nope", "--yes"][..],
+        &["bridge", "revoke", "nope", "--yes"],
+        &["bridge", "scopes", "nope", "memory"],
+    ] {
         let o = env.run(args);
         assert_eq!(o.code(), 1, "{args:?}");
         assert!(o.stderr().contains("bridge.unknown_client"), "{}", o.stderr());

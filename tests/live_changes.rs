@@ -6,7 +6,12 @@ use std::time::Duration;
 use support::*;
 
 async fn status_with(http: &reqwest::Client, server: &Server, key: &str) -> u16 {
-    mcp_post(http, &server.url("/mcp/agents/mcp"), Some(key), &initialize_body()).send().await.unwrap().status().as_u16()
+    mcp_post(http, &server.url("/mcp/agents/mcp"), Some(key), &initialize_body())
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
 }
 
 #[tokio::test]

@@ -85,10 +85,7 @@ pub fn env_lines(text: &str) -> impl Iterator<Item = (String, String)> + '_ {
         let l = l.strip_prefix("export ").unwrap_or(l);
         let (k, v) = l.split_once('=')?;
         let v = v.trim();
-        let v = ['"', '\'']
-            .iter()
-            .find_map(|q| v.strip_prefix(*q).and_then(|x| x.strip_suffix(*q)))
-            .unwrap_or(v);
+        let v = ['"', '\''].iter().find_map(|q| v.strip_prefix(*q).and_then(|x| x.strip_suffix(*q))).unwrap_or(v);
         Some((k.trim().to_string(), v.to_string()))
     })
 }
@@ -123,9 +120,7 @@ pub fn rotate(path: &Path, tier: Tier) -> Result<String> {
 
 /// The JSON view `hal0 auth status` prints: configured or not, and a fingerprint.
 pub fn status_json(keys: &BoxKeys) -> serde_json::Value {
-    let one = |k: Option<&str>| {
-        serde_json::json!({"configured": k.is_some(), "fingerprint": k.map(fingerprint)})
-    };
+    let one = |k: Option<&str>| serde_json::json!({"configured": k.is_some(), "fingerprint": k.map(fingerprint)});
     serde_json::json!({
         "armed": keys.armed(),
         "admin": one(keys.admin.as_deref()),
@@ -157,9 +152,8 @@ impl BoxKeyCache {
         let now = stamp(&self.path);
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if st.0 != now || now.is_none() {
-            let keys = BoxKeys::load(&self.path).map_err(|e| {
-                Error::unavailable("auth.keys_unreadable", format!("{}", e.message))
-            })?;
+            let keys = BoxKeys::load(&self.path)
+                .map_err(|e| Error::unavailable("auth.keys_unreadable", e.message.to_string()))?;
             *st = (now, keys);
         }
         Ok(st.1.clone())

@@ -41,10 +41,7 @@ impl Scope {
 
     pub fn parse(s: &str) -> Result<Scope> {
         Scope::ALL.into_iter().find(|x| x.as_str() == s.trim().to_ascii_lowercase()).ok_or_else(|| {
-            Error::invalid(
-                "bridge.unknown_scope",
-                format!("unknown scope `{s}`: choose from agents, memory, admin"),
-            )
+            Error::invalid("bridge.unknown_scope", format!("unknown scope `{s}`: choose from agents, memory, admin"))
         })
     }
 }
@@ -200,9 +197,8 @@ fn update_live(store: &Store, name: &str, sql: &str, p: &[&dyn rusqlite::ToSql])
     validate_name(name)?;
     store.with(|c| {
         let tx = c.transaction()?;
-        let state: Option<Option<String>> = tx
-            .query_row("SELECT revoked_at FROM bridge_clients WHERE name = ?1", [name], |r| r.get(0))
-            .optional()?;
+        let state: Option<Option<String>> =
+            tx.query_row("SELECT revoked_at FROM bridge_clients WHERE name = ?1", [name], |r| r.get(0)).optional()?;
         match state {
             None => return Err(not_found(name)),
             Some(Some(_)) => return Err(revoked(name)),
@@ -314,7 +310,8 @@ mod tests {
         assert_eq!(rotate(&s, "ci").unwrap_err().code, "bridge.client_revoked");
         assert_eq!(revoke(&s, "nope").unwrap_err().code, "bridge.unknown_client");
         // The stored row holds the hash, never the key.
-        let raw: String = s.with(|c| Ok(c.query_row("SELECT key_sha256 FROM bridge_clients", [], |r| r.get(0))?)).unwrap();
+        let raw: String =
+            s.with(|c| Ok(c.query_row("SELECT key_sha256 FROM bridge_clients", [], |r| r.get(0))?)).unwrap();
         assert_eq!(raw, sha256_hex(&key2));
     }
 }

@@ -198,8 +198,15 @@ mod tests {
     fn defaults() {
         let p = HostPolicy::new(&names(), None, None);
         for ok in [
-            "127.0.0.1:8080", "localhost", "LOCALHOST:8080", "[::1]:8080", "192.168.1.20:8080", "box",
-            "box.local:8080", "hal0.example.com", "hal0.example.com:443",
+            "127.0.0.1:8080",
+            "localhost",
+            "LOCALHOST:8080",
+            "[::1]:8080",
+            "192.168.1.20:8080",
+            "box",
+            "box.local:8080",
+            "hal0.example.com",
+            "hal0.example.com:443",
         ] {
             assert!(p.host_allowed(Some(ok)), "{ok}");
         }

@@ -154,10 +154,18 @@ pub fn decide(class: RouteClass, cred: &Credential, armed: bool) -> Decision {
             Forbidden("a bridge key opens only its MCP servers and /api/bridge/me".into())
         }
         (RouteClass::Memory | RouteClass::AdminMcp | RouteClass::Admin, C::None) => {
-            if armed { Unauthorized } else { Allow }
+            if armed {
+                Unauthorized
+            } else {
+                Allow
+            }
         }
         (RouteClass::AdminMcp | RouteClass::Admin, C::Client) => {
-            if armed { Forbidden("this route needs the admin key".into()) } else { Allow }
+            if armed {
+                Forbidden("this route needs the admin key".into())
+            } else {
+                Allow
+            }
         }
         (_, C::Invalid) => Unauthorized,
     }

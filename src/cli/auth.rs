@@ -36,7 +36,11 @@ pub fn run(ctx: &Ctx, cmd: AuthCmd) -> Result<()> {
             }
             println!(
                 "auth: {}",
-                if keys.armed() { "armed (a key is required on protected routes)" } else { "off (no box key yet; `hal0 auth rotate admin` arms it)" }
+                if keys.armed() {
+                    "armed (a key is required on protected routes)"
+                } else {
+                    "off (no box key yet; `hal0 auth rotate admin` arms it)"
+                }
             );
             let rows = [Tier::Admin, Tier::Client]
                 .iter()
@@ -55,7 +59,10 @@ pub fn run(ctx: &Ctx, cmd: AuthCmd) -> Result<()> {
         AuthCmd::Rotate { tier, yes, json } => {
             let had = BoxKeys::load(&path)?.get(tier).is_some();
             if had {
-                confirm(yes, &format!("Rotate the {} key? Every client using it stops working at once", tier.as_str()))?;
+                confirm(
+                    yes,
+                    &format!("Rotate the {} key? Every client using it stops working at once", tier.as_str()),
+                )?;
             }
             let key = boxkeys::rotate(&path, tier)?;
             let fp = fingerprint(&key);

@@ -71,7 +71,10 @@ fn print_key(ctx: &Ctx, c: &Client, key: &str, json_out: bool, verb: &str) -> Re
         return Ok(());
     }
     println!("{verb} bridge client `{}` (scopes: {}).", c.name, scopes_str(c));
-    println!("Key, shown once (hal0 keeps only its sha256; a lost key is replaced with `hal0 bridge rotate {}`):", c.name);
+    println!(
+        "Key, shown once (hal0 keeps only its sha256; a lost key is replaced with `hal0 bridge rotate {}`):",
+        c.name
+    );
     println!();
     println!("  {key}");
     println!();

@@ -95,7 +95,9 @@ pub fn confirm(yes: bool, prompt: &str) -> Result<()> {
         return Ok(());
     }
     if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
-        return Err(Error::declined(format!("{prompt} — not confirmed: no terminal to ask on; pass --yes to go ahead")));
+        return Err(Error::declined(format!(
+            "{prompt} — not confirmed: no terminal to ask on; pass --yes to go ahead"
+        )));
     }
     match dialoguer::Confirm::new().with_prompt(prompt).default(false).interact() {
         Ok(true) => Ok(()),

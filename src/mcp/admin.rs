@@ -33,13 +33,19 @@ impl AdminServer {
 
     /// `GET /api/status`.
     #[tool(description = "hal0's name, version, uptime and which MCP servers are mounted (GET /api/status).")]
-    async fn version_info(&self, Parameters(_a): Parameters<AdminArgs>, ctx: RequestContext<RoleServer>) -> CallToolResult {
+    async fn version_info(
+        &self,
+        Parameters(_a): Parameters<AdminArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         tracing::debug!(caller = ?caller(&ctx).map(|c| c.identity), "version_info");
         ok_json(crate::server::rest::status_json(&self.state))
     }
 
     /// `GET /api/bridge/clients`.
-    #[tool(description = "Bridge clients with their scopes, notes, created and last-seen times; never a key (GET /api/bridge/clients).")]
+    #[tool(
+        description = "Bridge clients with their scopes, notes, created and last-seen times; never a key (GET /api/bridge/clients)."
+    )]
     async fn bridge_client_list(&self, Parameters(_a): Parameters<AdminArgs>) -> CallToolResult {
         match self.state.store.call(crate::auth::bridge::list).await {
             Ok(list) => ok_json(json!({"count": list.len(), "clients": list})),

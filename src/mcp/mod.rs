@@ -14,10 +14,7 @@ use rmcp::service::RequestContext;
 
 /// The caller the guard attached to the HTTP request behind this MCP request.
 pub fn caller(ctx: &RequestContext<RoleServer>) -> Option<Caller> {
-    ctx.extensions
-        .get::<axum::http::request::Parts>()
-        .and_then(|p| p.extensions.get::<Caller>())
-        .cloned()
+    ctx.extensions.get::<axum::http::request::Parts>().and_then(|p| p.extensions.get::<Caller>()).cloned()
 }
 
 /// A successful tool result carrying JSON both as structured content and as text.

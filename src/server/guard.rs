@@ -98,16 +98,16 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
             return json_error(&Error::forbidden(msg));
         }
     }
-    if let Credential::Bridge(c) = &cred {
-        if state.should_touch(&c.name) {
-            // Off the request path: a slow store must not delay the call.
-            let (store, name) = (state.store.clone(), c.name.clone());
-            tokio::spawn(async move {
-                if let Err(e) = store.call(move |s| crate::auth::bridge::touch(s, &name)).await {
-                    tracing::warn!("cannot record last_seen: {}", e.message);
-                }
-            });
-        }
+    if let Credential::Bridge(c) = &cred
+        && state.should_touch(&c.name)
+    {
+        // Off the request path: a slow store must not delay the call.
+        let (store, name) = (state.store.clone(), c.name.clone());
+        tokio::spawn(async move {
+            if let Err(e) = store.call(move |s| crate::auth::bridge::touch(s, &name)).await {
+                tracing::warn!("cannot record last_seen: {}", e.message);
+            }
+        });
     }
     let identity = cred.identity(agent.as_deref());
     let watch = !matches!(cred, Credential::None) && class != RouteClass::Open;

@@ -80,9 +80,8 @@ pub fn build_state(paths: Paths, config: Config, port: u16, cancel: &Cancellatio
 fn mcp_config(state: &AppState, cancel: &CancellationToken) -> StreamableHttpServerConfig {
     // Host checking is done by our own guard (bare 421, LAN names); rmcp's Origin check
     // is configured with the same list as a second line of defence.
-    let cfg = StreamableHttpServerConfig::default()
-        .with_cancellation_token(cancel.child_token())
-        .disable_allowed_hosts();
+    let cfg =
+        StreamableHttpServerConfig::default().with_cancellation_token(cancel.child_token()).disable_allowed_hosts();
     match state.hosts.rmcp_origins() {
         Some(o) => cfg.with_allowed_origins(o),
         None => cfg.disable_allowed_origins(),
@@ -179,8 +178,8 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
         let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
         shutdown_cancel.cancel();
     };
-    let server = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown(shutdown);
+    let server =
+        axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).with_graceful_shutdown(shutdown);
     let cancelled = cancel.clone();
     tokio::select! {
         r = server => r.map_err(|e| Error::internal(format!("server failed: {e}")))?,

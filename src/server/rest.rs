@@ -71,7 +71,9 @@ pub async fn bridge_clients(State(state): State<Arc<AppState>>) -> Response {
 pub async fn mount_root() -> Response {
     (
         StatusCode::METHOD_NOT_ALLOWED,
-        axum::Json(json!({"error": {"code": "mcp.mount_root", "message": "the MCP endpoint is this path followed by /mcp"}})),
+        axum::Json(
+            json!({"error": {"code": "mcp.mount_root", "message": "the MCP endpoint is this path followed by /mcp"}}),
+        ),
     )
         .into_response()
 }
