@@ -31,6 +31,8 @@ complete -c hal0 -n "__fish_hal0_needs_command" -s V -l version -d 'Print versio
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "serve" -d 'Run the REST + MCP daemon'
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "bridge" -d 'Admit remote coding agents with per-client bridge keys'
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "auth" -d 'The box keys (admin and client): status and rotation'
+complete -c hal0 -n "__fish_hal0_needs_command" -f -a "runs" -d 'The bridge\'s run ledger: list, show, events, stop'
+complete -c hal0 -n "__fish_hal0_needs_command" -f -a "agent" -d 'Agents on this box: the approvals inbox'
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "config" -d 'Read and edit hal0.toml (comments and ordering are kept)'
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -95,6 +97,56 @@ complete -c hal0 -n "__fish_hal0_using_subcommand auth; and __fish_seen_subcomma
 complete -c hal0 -n "__fish_hal0_using_subcommand auth; and __fish_seen_subcommand_from help" -f -a "status" -d 'Whether auth is armed, and each box key as configured or not with a fingerprint'
 complete -c hal0 -n "__fish_hal0_using_subcommand auth; and __fish_seen_subcommand_from help" -f -a "rotate" -d 'Mint a new admin or client key and print it once; the old one stops at once'
 complete -c hal0 -n "__fish_hal0_using_subcommand auth; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and not __fish_seen_subcommand_from list show events stop help" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and not __fish_seen_subcommand_from list show events stop help" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and not __fish_seen_subcommand_from list show events stop help" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and not __fish_seen_subcommand_from list show events stop help" -f -a "list" -d 'Runs, newest first'
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and not __fish_seen_subcommand_from list show events stop help" -f -a "show" -d 'One run with its whole output (redacted unless --raw)'
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and not __fish_seen_subcommand_from list show events stop help" -f -a "events" -d 'A run\'s stored events, oldest first'
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and not __fish_seen_subcommand_from list show events stop help" -f -a "stop" -d 'Ask Hermes to stop a run'
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and not __fish_seen_subcommand_from list show events stop help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -l client -d 'Only this client\'s runs (`@admin` for runs started with the admin key)' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -l status -d 'Only runs with this status' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -l limit -d 'At most this many (default 50)' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -l json
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from show" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from show" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from show" -l raw -d 'Print stored text as it is, without the redactor'
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from show" -l json
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from events" -l since -d 'Events with seq above this' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from events" -l limit -d 'At most this many (at most 500)' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from events" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from events" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from events" -l json
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from events" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from stop" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from stop" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from stop" -s y -l yes -d 'Do not ask for confirmation'
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from stop" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "list" -d 'Runs, newest first'
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "show" -d 'One run with its whole output (redacted unless --raw)'
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "events" -d 'A run\'s stored events, oldest first'
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "stop" -d 'Ask Hermes to stop a run'
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and not __fish_seen_subcommand_from approvals help" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and not __fish_seen_subcommand_from approvals help" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and not __fish_seen_subcommand_from approvals help" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and not __fish_seen_subcommand_from approvals help" -f -a "approvals" -d 'The approvals inbox'
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and not __fish_seen_subcommand_from approvals help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from approvals" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from approvals" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from approvals" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from approvals" -f -a "list" -d 'Rows, newest first'
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from approvals" -f -a "show" -d 'One row: the whole card'
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from approvals" -f -a "approve" -d 'Approve a pending row (pick one on a terminal when ID is left out)'
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from approvals" -f -a "deny" -d 'Deny a pending row'
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from approvals" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from help" -f -a "approvals" -d 'The approvals inbox'
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c hal0 -n "__fish_hal0_using_subcommand config; and not __fish_seen_subcommand_from show set unset help" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand config; and not __fish_seen_subcommand_from show set unset help" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand config; and not __fish_seen_subcommand_from show set unset help" -s h -l help -d 'Print help'
@@ -119,12 +171,14 @@ complete -c hal0 -n "__fish_hal0_using_subcommand config; and __fish_seen_subcom
 complete -c hal0 -n "__fish_hal0_using_subcommand completions" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand completions" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth config completions help" -f -a "serve" -d 'Run the REST + MCP daemon'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth config completions help" -f -a "bridge" -d 'Admit remote coding agents with per-client bridge keys'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth config completions help" -f -a "auth" -d 'The box keys (admin and client): status and rotation'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth config completions help" -f -a "config" -d 'Read and edit hal0.toml (comments and ordering are kept)'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth config completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth config completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config completions help" -f -a "serve" -d 'Run the REST + MCP daemon'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config completions help" -f -a "bridge" -d 'Admit remote coding agents with per-client bridge keys'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config completions help" -f -a "auth" -d 'The box keys (admin and client): status and rotation'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config completions help" -f -a "runs" -d 'The bridge\'s run ledger: list, show, events, stop'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config completions help" -f -a "agent" -d 'Agents on this box: the approvals inbox'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config completions help" -f -a "config" -d 'Read and edit hal0.toml (comments and ordering are kept)'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from bridge" -f -a "add" -d 'Add a client and print its key once, with the `claude mcp add` lines to paste'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from bridge" -f -a "list" -d 'List clients: name, scopes, note, created, last seen, revoked'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from bridge" -f -a "scopes" -d 'Replace a client\'s scope set (agents is always held)'
@@ -132,6 +186,11 @@ complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcomma
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from bridge" -f -a "revoke" -d 'End a client\'s key; its name stays reserved'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from auth" -f -a "status" -d 'Whether auth is armed, and each box key as configured or not with a fingerprint'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from auth" -f -a "rotate" -d 'Mint a new admin or client key and print it once; the old one stops at once'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "list" -d 'Runs, newest first'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "show" -d 'One run with its whole output (redacted unless --raw)'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "events" -d 'A run\'s stored events, oldest first'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "stop" -d 'Ask Hermes to stop a run'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from agent" -f -a "approvals" -d 'The approvals inbox'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "show" -d 'Print the effective configuration (file values over defaults)'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "set" -d 'Set SECTION.KEY to VALUE (a TOML literal, or a bare string), keeping comments'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "unset" -d 'Remove SECTION.KEY so its default applies again'

@@ -26,6 +26,12 @@ pub enum Kind {
     Internal,
     /// The request is not supported (501, exit 1).
     Unsupported,
+    /// Well-formed but unacceptable input (422, exit 2).
+    Unprocessable,
+    /// An upstream refused or failed (502, exit 1).
+    BadGateway,
+    /// An upstream's own status passed through (exit 1).
+    Upstream(u16),
 }
 
 /// hal0's error: `code` is stable and spelled exactly as in the spec tables.
@@ -77,13 +83,16 @@ impl Error {
             Kind::Unavailable => 503,
             Kind::Internal => 500,
             Kind::Unsupported => 501,
+            Kind::Unprocessable => 422,
+            Kind::BadGateway => 502,
+            Kind::Upstream(s) => s,
         }
     }
 
     /// CLI exit code: 0 ok, 1 failure, 2 usage, 3 declined, 4 auth.
     pub fn exit_code(&self) -> i32 {
         match self.kind {
-            Kind::Invalid => 2,
+            Kind::Invalid | Kind::Unprocessable => 2,
             Kind::Declined => 3,
             Kind::Unauthorized | Kind::Forbidden => 4,
             _ => 1,

@@ -2,12 +2,16 @@
 //! `config`, `store`, …) hold the rules; the CLI (`cli`), REST and MCP fronts (`server`,
 //! `mcp`) translate.
 
+pub mod approvals;
 pub mod auth;
+pub mod bridge;
 pub mod cli;
 pub mod config;
 pub mod connect;
 pub mod error;
+pub mod hermes;
 pub mod mcp;
 pub mod paths;
+pub mod redact;
 pub mod server;
 pub mod store;

@@ -2,10 +2,12 @@
 //! gets, output helpers (tables for people, `--json` for scripts), confirmation prompts and
 //! the mapping from errors to one `error:` line and an exit code.
 
+pub mod agent;
 pub mod auth;
 pub mod bridge;
 pub mod config;
 pub mod docs;
+pub mod runs;
 pub mod serve;
 
 use crate::config::Config;
@@ -47,6 +49,12 @@ pub enum Command {
     /// The box keys (admin and client): status and rotation.
     #[command(subcommand)]
     Auth(auth::AuthCmd),
+    /// The bridge's run ledger: list, show, events, stop.
+    #[command(subcommand)]
+    Runs(runs::RunsCmd),
+    /// Agents on this box: the approvals inbox.
+    #[command(subcommand)]
+    Agent(agent::AgentCmd),
     /// Read and edit hal0.toml (comments and ordering are kept).
     #[command(subcommand)]
     Config(config::ConfigCmd),
@@ -138,6 +146,8 @@ pub fn main() -> i32 {
         Command::Bridge(c) => bridge::run(&ctx, c),
         Command::Auth(c) => auth::run(&ctx, c),
         Command::Config(c) => config::run(&ctx, c),
+        Command::Runs(c) => runs::run(&ctx, c),
+        Command::Agent(c) => agent::run(&ctx, c),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "hal0", &mut std::io::stdout());
             Ok(())

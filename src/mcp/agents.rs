@@ -1,25 +1,280 @@
 //! `hal0-agents` (`/mcp/agents/mcp`): the agent bridge for remote coding agents holding a
-//! bridge key. The run and teach tools arrive with the agent-bridge and teach issues; this
-//! server carries the handshake, identity and tool plumbing they build on.
+//! bridge key (or the admin key). The nine run tools with typed signatures; failures are
+//! raised as `isError` with `bridge.<code>: <message>`.
 
+use crate::bridge::{Asker, Bridge, StartRequest};
+use crate::error::{Error, Kind, Result};
 use crate::server::AppState;
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::{ServerHandler, tool_handler, tool_router};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler, schemars, tool, tool_handler, tool_router};
+use serde::Deserialize;
 use std::sync::Arc;
 
 #[derive(Clone)]
 pub struct AgentsServer {
-    #[allow(dead_code)]
     state: Arc<AppState>,
     tool_router: ToolRouter<AgentsServer>,
 }
 
-#[tool_router(allow_empty)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct AgentRunArgs {
+    /// `hermes` (the default profile) or `hermes/<profile>`.
+    pub agent: String,
+    /// The task for the agent.
+    pub input: String,
+    /// A stable key for the agent's long-term memory scope (private to you).
+    #[serde(default)]
+    pub session_key: Option<String>,
+    /// Extra system instructions layered on top of the profile's own.
+    #[serde(default)]
+    pub instructions: Option<String>,
+    /// Reasoning effort hint passed to the agent.
+    #[serde(default)]
+    pub reasoning_effort: Option<String>,
+    /// Repeat-safe start: the same key and request returns the same run.
+    #[serde(default)]
+    pub idempotency_key: Option<String>,
+    /// Wait up to this many seconds (0 to 600, default 0) like agent_run_wait.
+    #[serde(default)]
+    pub wait_s: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct RunIdArgs {
+    /// The run id from agent_run.
+    pub run_id: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct WaitArgs {
+    /// The run id from agent_run.
+    pub run_id: String,
+    /// Seconds to wait (default 120, at most 600).
+    #[serde(default)]
+    pub timeout_s: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct StatusArgs {
+    /// The run id from agent_run.
+    pub run_id: String,
+    /// Byte offset of the 16 KiB output window (default 0; use next_offset).
+    #[serde(default)]
+    pub offset: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct EventsArgs {
+    /// The run id from agent_run.
+    pub run_id: String,
+    /// Return events with seq above this (default 0).
+    #[serde(default)]
+    pub since_seq: Option<i64>,
+    /// At most this many events (default 100, at most 500).
+    #[serde(default)]
+    pub limit: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct AnswerArgs {
+    /// The run id from agent_run.
+    pub run_id: String,
+    /// The `request_id` of the run's pending question.
+    pub request_id: String,
+    /// Your answer.
+    pub answer: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct SteerArgs {
+    /// The run id from agent_run.
+    pub run_id: String,
+    /// Guidance to add to the running task.
+    pub input: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct RunsListArgs {
+    /// Only runs with this status (queued, running, waiting_for_approval, completed, …).
+    #[serde(default)]
+    pub status: Option<String>,
+    /// At most this many runs (default 20, at most 200).
+    #[serde(default)]
+    pub limit: Option<i64>,
+}
+
+/// Render a failure as the spec's `bridge.<code>: <message>`; anything that is not a
+/// bridge failure is `bridge.internal`, its detail only in the log.
+fn fail(e: Error) -> CallToolResult {
+    let e = if e.code.starts_with("bridge.") && e.kind != Kind::Internal {
+        e
+    } else {
+        tracing::error!(code = e.code, "bridge tool failed: {}", e.message);
+        Error::internal("internal error; see the hal0 log")
+    };
+    let code = if e.code.starts_with("bridge.") { e.code } else { "bridge.internal" };
+    CallToolResult::error(vec![ContentBlock::text(format!("{code}: {}", e.message))])
+}
+
+fn done(r: Result<serde_json::Value>) -> CallToolResult {
+    match r {
+        Ok(v) => super::ok_json(v),
+        Err(e) => fail(e),
+    }
+}
+
+fn seconds(v: Option<i64>, code: &'static str, what: &str) -> Result<Option<u64>> {
+    match v {
+        Some(n) if n < 0 => Err(Error::new(code, Kind::Unprocessable, format!("{what} must be 0 or more (got {n})"))),
+        Some(n) => Ok(Some(n as u64)),
+        None => Ok(None),
+    }
+}
+
+impl AgentsServer {
+    fn bridge(&self) -> Result<&Bridge> {
+        self.state
+            .bridge
+            .as_ref()
+            .ok_or_else(|| Error::unavailable("bridge.unavailable", "the run service is not running"))
+    }
+
+    fn asker(ctx: &RequestContext<RoleServer>) -> Result<Asker> {
+        use crate::auth::Credential;
+        match super::caller(ctx).map(|c| c.cred) {
+            Some(Credential::Bridge(c)) => Ok(Asker { client: c.name, admin: false }),
+            Some(Credential::Admin) => Ok(Asker::admin()),
+            _ => Err(Error::forbidden("hal0-agents needs a bridge key or the admin key")),
+        }
+    }
+}
+
+#[tool_router]
 impl AgentsServer {
     pub fn new(state: Arc<AppState>) -> Self {
         AgentsServer { state, tool_router: Self::tool_router() }
     }
+
+    #[tool(
+        description = "List the agents on this box: Hermes with each profile (name, agent_id, health, keyed, model_id), and Pi, which is not runnable."
+    )]
+    async fn agents_list(&self) -> CallToolResult {
+        match self.bridge() {
+            Ok(b) => super::ok_json(b.agents_list().await),
+            Err(e) => fail(e),
+        }
+    }
+
+    #[tool(
+        description = "Delegate a task to a Hermes profile. Returns the run view (run_id, status, output window, …). wait_s > 0 waits like agent_run_wait."
+    )]
+    async fn agent_run(
+        &self,
+        Parameters(a): Parameters<AgentRunArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let r = async {
+            let asker = Self::asker(&ctx)?;
+            let wait_s = seconds(a.wait_s, "bridge.invalid_wait", "wait_s")?;
+            let req = StartRequest {
+                agent: a.agent,
+                input: a.input,
+                instructions: a.instructions,
+                session_key: a.session_key,
+                reasoning_effort: a.reasoning_effort,
+                idempotency_key: a.idempotency_key,
+                wait_s,
+            };
+            self.bridge()?.start(&asker, req).await
+        };
+        done(r.await)
+    }
+
+    #[tool(
+        description = "Wait until the run ends, asks a question, or timeout_s passes (default 120, at most 600). Returns the run view, events_tail (last 20 events) and timed_out. An approval request does not end the wait."
+    )]
+    async fn agent_run_wait(
+        &self,
+        Parameters(a): Parameters<WaitArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let r = async {
+            let asker = Self::asker(&ctx)?;
+            let t = seconds(a.timeout_s, "bridge.invalid_timeout", "timeout_s")?;
+            self.bridge()?.wait(&asker, &a.run_id, t).await
+        };
+        done(r.await)
+    }
+
+    #[tool(
+        description = "The run view. output comes in 16 KiB windows: pass offset (bytes) = next_offset to read the next one."
+    )]
+    async fn agent_run_status(
+        &self,
+        Parameters(a): Parameters<StatusArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let r = async { self.bridge()?.status(&Self::asker(&ctx)?, &a.run_id, a.offset).await };
+        done(r.await)
+    }
+
+    #[tool(
+        description = "Stored events with seq above since_seq (default 0), oldest first, at most limit (default 100, at most 500). Returns {run_id, events, last_seq}; call again with since_seq=last_seq to follow."
+    )]
+    async fn agent_run_events(
+        &self,
+        Parameters(a): Parameters<EventsArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let r = async { self.bridge()?.events(&Self::asker(&ctx)?, &a.run_id, a.since_seq, a.limit).await };
+        done(r.await)
+    }
+
+    #[tool(description = "Answer the clarification in the run's pending field; the run resumes.")]
+    async fn agent_run_answer(
+        &self,
+        Parameters(a): Parameters<AnswerArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let r = async { self.bridge()?.answer(&Self::asker(&ctx)?, &a.run_id, &a.request_id, &a.answer).await };
+        done(r.await)
+    }
+
+    #[tool(description = "Add guidance to a run that is running (when the profile's Hermes supports steering).")]
+    async fn agent_run_steer(
+        &self,
+        Parameters(a): Parameters<SteerArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let r = async { self.bridge()?.steer(&Self::asker(&ctx)?, &a.run_id, &a.input).await };
+        done(r.await)
+    }
+
+    #[tool(description = "Stop a run. Returns the run view, `stopping` until the run ends.")]
+    async fn agent_run_stop(
+        &self,
+        Parameters(a): Parameters<RunIdArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let r = async { self.bridge()?.stop(&Self::asker(&ctx)?, &a.run_id).await };
+        done(r.await)
+    }
+
+    #[tool(
+        description = "Your runs, newest first, each with output_preview (first 200 characters). Optional status filter and limit (default 20, at most 200)."
+    )]
+    async fn agent_runs_list(
+        &self,
+        Parameters(a): Parameters<RunsListArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let r = async { self.bridge()?.list(&Self::asker(&ctx)?, a.status, a.limit).await };
+        done(r.await)
+    }
 }
 
-#[tool_handler(router = self.tool_router, name = "hal0-agents", instructions = "hal0 agent bridge: delegate runs to the Hermes agent on this box and follow them.")]
+#[tool_handler(router = self.tool_router, name = "hal0-agents", instructions = "hal0 agent bridge: delegate runs to the Hermes agent on this box and follow them (wait, events, paged output, steer, answer, stop).")]
 impl ServerHandler for AgentsServer {}

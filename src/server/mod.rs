@@ -32,6 +32,8 @@ pub struct AppState {
     pub started: Instant,
     /// Bumped whenever keys may have changed (api.env or the store); streams re-check.
     pub epoch: tokio::sync::watch::Receiver<u64>,
+    /// The agent bridge (`None` while `[bridge].enabled` is false).
+    pub bridge: Option<crate::bridge::Bridge>,
     last_seen: Mutex<HashMap<String, Instant>>,
 }
 
@@ -65,7 +67,9 @@ pub fn build_state(paths: Paths, config: Config, port: u16, cancel: &Cancellatio
         std::env::var("HAL0_MCP_ALLOWED_ORIGINS").ok().as_deref(),
     );
     let epoch = revoke::spawn_watcher(paths.api_env(), store.clone(), cancel.clone());
+    let bridge = config.bridge.enabled.then(|| crate::bridge::Bridge::new(store.clone(), &config));
     Ok(Arc::new(AppState {
+        bridge,
         paths,
         config,
         store,
@@ -153,6 +157,25 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     let local = listener.local_addr().map_err(|e| Error::internal(e.to_string()))?;
     let state = build_state(paths, config, local.port(), &cancel)?;
     let app = router(state.clone(), &cancel);
+    if let Some(b) = &state.bridge {
+        let b = b.clone();
+        let days = state.config.bridge.run_retention_days;
+        tokio::spawn(async move {
+            match b.recover().await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!("following {n} unfinished run(s) again after the restart"),
+                Err(e) => tracing::error!("cannot recover unfinished runs: {}", e.message),
+            }
+            loop {
+                match b.store().call(move |s| crate::bridge::ledger::prune(s, days)).await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!("pruned {n} run(s) older than {days} days"),
+                    Err(e) => tracing::warn!("cannot prune old runs: {}", e.message),
+                }
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+            }
+        });
+    }
     let listener = listener.tap_io(|tcp| {
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::warn!("cannot set TCP_NODELAY: {e}");

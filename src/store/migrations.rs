@@ -17,6 +17,52 @@ pub const MIGRATIONS: &[&str] = &[
         last_seen   TEXT,
         revoked_at  TEXT
     );",
+    // 2: the agent bridge's run ledger, its stored events, and the approvals inbox.
+    "CREATE TABLE runs (
+        run_id          TEXT PRIMARY KEY,
+        agent           TEXT NOT NULL,
+        profile         TEXT NOT NULL,
+        client          TEXT NOT NULL,
+        status          TEXT NOT NULL,
+        created_at      TEXT NOT NULL,
+        updated_at      TEXT NOT NULL,
+        input_preview   TEXT NOT NULL DEFAULT '',
+        fingerprint     TEXT NOT NULL,
+        idempotency_key TEXT,
+        session_key     TEXT,
+        output          TEXT NOT NULL DEFAULT '',
+        error           TEXT,
+        usage           TEXT,
+        pending         TEXT,
+        last_seq        INTEGER NOT NULL DEFAULT 0,
+        finished        INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE UNIQUE INDEX runs_idempotency ON runs(agent, idempotency_key) WHERE idempotency_key IS NOT NULL;
+    CREATE INDEX runs_client ON runs(client, created_at);
+    CREATE INDEX runs_unfinished ON runs(finished);
+    CREATE TABLE run_events (
+        run_id  TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+        seq     INTEGER NOT NULL,
+        event   TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    ) WITHOUT ROWID;
+    CREATE TABLE approvals (
+        id          TEXT PRIMARY KEY,
+        kind        TEXT NOT NULL,
+        client      TEXT NOT NULL,
+        tool        TEXT NOT NULL,
+        arguments   TEXT NOT NULL,
+        preview     TEXT NOT NULL DEFAULT '',
+        created_at  TEXT NOT NULL,
+        status      TEXT NOT NULL,
+        decided_at  TEXT,
+        decided_by  TEXT,
+        reason      TEXT,
+        result      TEXT,
+        run_id      TEXT
+    );
+    CREATE INDEX approvals_status ON approvals(status, created_at);",
 ];
 
 pub fn current_version(conn: &Connection) -> Result<i64> {

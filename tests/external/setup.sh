@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
 # Idempotent installer for the external MCP clients used by
-# tests/external_clients.rs:
-#   - <repo>/.venv        Python venv with the official `mcp` SDK (pinned)
-#   - <repo>/.tools/node  the MCP Inspector CLI (pinned), installed locally
+# tests/external_clients.rs and the real-Hermes tests (tests/hermes/):
+#   - <repo>/.venv         Python venv with the official `mcp` SDK (pinned)
+#   - <repo>/.tools/node   the MCP Inspector CLI (pinned), installed locally
+#   - <repo>/.hermes-venv  a separate venv with the Hermes agent (pinned) plus
+#                          aiohttp, which its API server needs but does not pull in
 # Safe to run repeatedly; it only installs what is missing or at the wrong
 # version. Works from any clone: paths are derived from this file's location.
 set -euo pipefail
 
 MCP_PY_VERSION="2.3.0"
 INSPECTOR_VERSION="2.12.0"
+HERMES_VERSION="0.19.0"
+HERMES_AIOHTTP_VERSION="3.14.1"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 VENV="$ROOT/.venv"
 NODE_PREFIX="$ROOT/.tools/node"
+HERMES_VENV="$ROOT/.hermes-venv"
 PYTHON="${PYTHON:-python3}"
 
 log() { printf 'setup.sh: %s\n' "$*" >&2; }
@@ -42,4 +47,38 @@ else
     log "inspector $installed already installed"
 fi
 
-log "ok: python=$VENV/bin/python inspector=$NODE_PREFIX/node_modules/.bin/mcp-inspector"
+# --- Hermes agent (real-Hermes end-to-end tests) ----------------------------
+# Its own venv: hermes-agent pins mcp 1.x, the SDK venv above uses mcp 2.x.
+# Hermes 0.19.0 needs Python >=3.11,<3.14: take the first of $HERMES_PYTHON,
+# $PYTHON, python3.13, python3.12, python3.11 that fits.
+hermes_python_ok() {
+    "$1" -c 'import sys; sys.exit(0 if (3, 11) <= sys.version_info[:2] < (3, 14) else 1)' >/dev/null 2>&1
+}
+if [ -z "${HERMES_PYTHON:-}" ]; then
+    for candidate in "$PYTHON" python3.13 python3.12 python3.11; do
+        if hermes_python_ok "$candidate"; then
+            HERMES_PYTHON="$candidate"
+            break
+        fi
+    done
+fi
+# The version comes from the package metadata: `hermes --version` would also
+# query PyPI for updates and write ~/.hermes/.update_check.
+installed="$("$HERMES_VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("hermes-agent"))' 2>/dev/null || true)"
+if [ -x "$HERMES_VENV/bin/hermes" ] && [ "$installed" = "$HERMES_VERSION" ]; then
+    log "hermes-agent $installed already installed"
+else
+    if [ ! -x "$HERMES_VENV/bin/python" ]; then
+        if [ -z "${HERMES_PYTHON:-}" ]; then
+            log "no Python >=3.11,<3.14 found for hermes-agent $HERMES_VERSION; set HERMES_PYTHON"
+            exit 1
+        fi
+        log "creating venv at $HERMES_VENV with $HERMES_PYTHON"
+        "$HERMES_PYTHON" -m venv "$HERMES_VENV"
+    fi
+    log "installing hermes-agent[mcp]==$HERMES_VERSION into $HERMES_VENV (found: ${installed:-none})"
+    "$HERMES_VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+        "hermes-agent[mcp]==$HERMES_VERSION" "aiohttp==$HERMES_AIOHTTP_VERSION"
+fi
+
+log "ok: python=$VENV/bin/python inspector=$NODE_PREFIX/node_modules/.bin/mcp-inspector hermes=$HERMES_VENV/bin/hermes"

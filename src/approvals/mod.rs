@@ -1,0 +1,200 @@
+//! The approvals inbox: one persistent table of calls that wait for a person (Hermes
+//! dangerous-command approvals, skill changes, gated admin and MCP calls, …). A row moves
+//! `pending` → `approved`/`denied` exactly once (an atomic claim), then `executed` or
+//! `failed` with its result; `withdrawn` when it no longer applies.
+
+use crate::error::{Error, Result};
+use crate::store::{Store, now};
+use rusqlite::{OptionalExtension, params};
+use serde::Serialize;
+use serde_json::Value;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Approval {
+    pub id: String,
+    pub kind: String,
+    pub client: String,
+    pub tool: String,
+    pub arguments: Value,
+    pub preview: String,
+    pub created_at: String,
+    pub status: String,
+    pub decided_at: Option<String>,
+    pub decided_by: Option<String>,
+    pub reason: Option<String>,
+    pub result: Option<Value>,
+    pub run_id: Option<String>,
+}
+
+/// A row to queue.
+pub struct NewApproval<'a> {
+    pub kind: &'a str,
+    pub client: &'a str,
+    pub tool: &'a str,
+    pub arguments: Value,
+    pub preview: String,
+    pub run_id: Option<&'a str>,
+}
+
+pub const STATUSES: &[&str] = &["pending", "approved", "denied", "withdrawn", "executed", "failed"];
+
+const COLS: &str =
+    "id, kind, client, tool, arguments, preview, created_at, status, decided_at, decided_by, reason, result, run_id";
+
+fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Approval> {
+    let args: String = r.get(4)?;
+    let result: Option<String> = r.get(11)?;
+    Ok(Approval {
+        id: r.get(0)?,
+        kind: r.get(1)?,
+        client: r.get(2)?,
+        tool: r.get(3)?,
+        arguments: serde_json::from_str(&args).unwrap_or(Value::Null),
+        preview: r.get(5)?,
+        created_at: r.get(6)?,
+        status: r.get(7)?,
+        decided_at: r.get(8)?,
+        decided_by: r.get(9)?,
+        reason: r.get(10)?,
+        result: result.and_then(|s| serde_json::from_str(&s).ok()),
+        run_id: r.get(12)?,
+    })
+}
+
+fn new_id() -> Result<String> {
+    let mut b = [0u8; 8];
+    getrandom::fill(&mut b).map_err(|e| Error::internal(format!("no randomness: {e}")))?;
+    Ok(format!("ap_{}", hex::encode(b)))
+}
+
+pub fn create(store: &Store, n: NewApproval<'_>) -> Result<Approval> {
+    let id = new_id()?;
+    store.with(|c| {
+        c.execute(
+            "INSERT INTO approvals (id, kind, client, tool, arguments, preview, created_at, status, run_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8)",
+            params![id, n.kind, n.client, n.tool, n.arguments.to_string(), n.preview, now(), n.run_id],
+        )?;
+        Ok(())
+    })?;
+    get(store, &id)
+}
+
+pub fn get(store: &Store, id: &str) -> Result<Approval> {
+    store
+        .with(|c| Ok(c.query_row(&format!("SELECT {COLS} FROM approvals WHERE id = ?1"), [id], row).optional()?))?
+        .ok_or_else(|| {
+            Error::not_found("approvals.not_found", format!("no approval `{id}` (see `hal0 agent approvals list`)"))
+        })
+}
+
+/// Rows, newest first; `status` filters.
+pub fn list(store: &Store, status: Option<&str>) -> Result<Vec<Approval>> {
+    if let Some(s) = status
+        && !STATUSES.contains(&s)
+    {
+        return Err(Error::invalid(
+            "approvals.invalid_status",
+            format!("unknown status `{s}`: choose from {}", STATUSES.join(", ")),
+        ));
+    }
+    store.with(|c| {
+        let mut st = c.prepare(&format!(
+            "SELECT {COLS} FROM approvals WHERE (?1 IS NULL OR status = ?1) ORDER BY created_at DESC, rowid DESC"
+        ))?;
+        let rows = st.query_map([status], row)?.collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    })
+}
+
+/// The pending row for a run (Hermes approvals), if any.
+pub fn pending_for_run(store: &Store, run_id: &str) -> Result<Option<Approval>> {
+    store.with(|c| {
+        Ok(c.query_row(
+            &format!(
+                "SELECT {COLS} FROM approvals WHERE run_id = ?1 AND status = 'pending' ORDER BY created_at DESC LIMIT 1"
+            ),
+            [run_id],
+            row,
+        )
+        .optional()?)
+    })
+}
+
+/// Decide a pending row: `pending` → `approved`/`denied`, exactly once. A second decision
+/// (from another shell or the daemon) is refused with the row's current state.
+pub fn claim(store: &Store, id: &str, approve: bool, by: &str, reason: Option<&str>) -> Result<Approval> {
+    let to = if approve { "approved" } else { "denied" };
+    let changed = store.with(|c| {
+        Ok(c.execute(
+            "UPDATE approvals SET status = ?1, decided_at = ?2, decided_by = ?3, reason = ?4 WHERE id = ?5 AND status = 'pending'",
+            params![to, now(), by, reason, id],
+        )?)
+    })?;
+    let row = get(store, id)?;
+    if changed == 0 {
+        return Err(Error::conflict(
+            "approvals.not_pending",
+            format!("approval `{id}` is already {}; nothing was done", row.status),
+        ));
+    }
+    Ok(row)
+}
+
+/// Record the outcome of an approved (or denied) row.
+pub fn finish(store: &Store, id: &str, status: &str, result: &Value) -> Result<()> {
+    store.with(|c| {
+        c.execute(
+            "UPDATE approvals SET status = ?1, result = ?2 WHERE id = ?3",
+            params![status, result.to_string(), id],
+        )?;
+        Ok(())
+    })
+}
+
+/// Withdraw a pending row that no longer applies.
+pub fn withdraw(store: &Store, id: &str, why: &str) -> Result<bool> {
+    let n = store.with(|c| {
+        Ok(c.execute(
+            "UPDATE approvals SET status = 'withdrawn', decided_at = ?1, reason = ?2 WHERE id = ?3 AND status = 'pending'",
+            params![now(), why, id],
+        )?)
+    })?;
+    Ok(n == 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claim_is_exactly_once() {
+        let d = tempfile::tempdir().unwrap();
+        let s = Store::open(&d.path().join("h.db")).unwrap();
+        let a = create(
+            &s,
+            NewApproval {
+                kind: "hermes_command",
+                client: "ws",
+                tool: "approval",
+                arguments: serde_json::json!({"command": "rm -r x"}),
+                preview: "rm -r x".into(),
+                run_id: Some("run_1"),
+            },
+        )
+        .unwrap();
+        assert_eq!(a.status, "pending");
+        assert_eq!(pending_for_run(&s, "run_1").unwrap().unwrap().id, a.id);
+        let c = claim(&s, &a.id, true, "root", None).unwrap();
+        assert_eq!(c.status, "approved");
+        assert_eq!(claim(&s, &a.id, false, "root", None).unwrap_err().code, "approvals.not_pending");
+        finish(&s, &a.id, "executed", &serde_json::json!({"ok": true})).unwrap();
+        let g = get(&s, &a.id).unwrap();
+        assert_eq!(g.status, "executed");
+        assert_eq!(g.result.unwrap()["ok"], true);
+        assert_eq!(list(&s, Some("executed")).unwrap().len(), 1);
+        assert_eq!(list(&s, Some("bogus")).unwrap_err().code, "approvals.invalid_status");
+        assert_eq!(get(&s, "ap_nope").unwrap_err().code, "approvals.not_found");
+        assert!(!withdraw(&s, &a.id, "x").unwrap());
+    }
+}

@@ -1,0 +1,355 @@
+//! The run ledger in SQLite: one row per delegated run (who, what, status, the full
+//! output, usage, error, pending request) and its stored events (newest 500 per run),
+//! written by the follower in one transaction per flush.
+
+use crate::error::Result;
+use crate::store::{Store, now};
+use rusqlite::{OptionalExtension, params};
+use serde_json::Value;
+
+/// Events kept per run.
+pub const EVENTS_KEPT: i64 = 500;
+
+pub const TERMINAL: &[&str] = &["completed", "failed", "cancelled", "interrupted"];
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    pub run_id: String,
+    pub agent: String,
+    pub profile: String,
+    pub client: String,
+    pub status: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub input_preview: String,
+    pub fingerprint: String,
+    pub idempotency_key: Option<String>,
+    pub session_key: Option<String>,
+    pub output: String,
+    pub error: Option<String>,
+    pub usage: Option<Value>,
+    pub pending: Option<Value>,
+    pub last_seq: i64,
+    pub finished: bool,
+}
+
+/// A stored event: `seq`, name, and the payload (Hermes's JSON without `run_id`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredEvent {
+    pub seq: i64,
+    pub event: String,
+    pub payload: Value,
+}
+
+const COLS: &str = "run_id, agent, profile, client, status, created_at, updated_at, input_preview, fingerprint, \
+    idempotency_key, session_key, output, error, usage, pending, last_seq, finished";
+
+fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Run> {
+    let json = |s: Option<String>| s.and_then(|s| serde_json::from_str(&s).ok());
+    Ok(Run {
+        run_id: r.get(0)?,
+        agent: r.get(1)?,
+        profile: r.get(2)?,
+        client: r.get(3)?,
+        status: r.get(4)?,
+        created_at: r.get(5)?,
+        updated_at: r.get(6)?,
+        input_preview: r.get(7)?,
+        fingerprint: r.get(8)?,
+        idempotency_key: r.get(9)?,
+        session_key: r.get(10)?,
+        output: r.get(11)?,
+        error: r.get(12)?,
+        usage: json(r.get(13)?),
+        pending: json(r.get(14)?),
+        last_seq: r.get(15)?,
+        finished: r.get::<_, i64>(16)? != 0,
+    })
+}
+
+pub fn insert(store: &Store, run: &Run) -> Result<()> {
+    store.with(|c| {
+        c.execute(
+            &format!("INSERT INTO runs ({COLS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)"),
+            params![
+                run.run_id,
+                run.agent,
+                run.profile,
+                run.client,
+                run.status,
+                run.created_at,
+                run.updated_at,
+                run.input_preview,
+                run.fingerprint,
+                run.idempotency_key,
+                run.session_key,
+                run.output,
+                run.error,
+                run.usage.as_ref().map(|v| v.to_string()),
+                run.pending.as_ref().map(|v| v.to_string()),
+                run.last_seq,
+                run.finished as i64
+            ],
+        )?;
+        Ok(())
+    })
+}
+
+/// A run, seen by `client` (`None` = every client, for the admin key and operators).
+pub fn get(store: &Store, run_id: &str, client: Option<&str>) -> Result<Option<Run>> {
+    store.with(|c| {
+        Ok(c.query_row(
+            &format!("SELECT {COLS} FROM runs WHERE run_id = ?1 AND (?2 IS NULL OR client = ?2)"),
+            params![run_id, client],
+            row,
+        )
+        .optional()?)
+    })
+}
+
+pub fn by_idempotency(store: &Store, agent: &str, key: &str) -> Result<Option<Run>> {
+    store.with(|c| {
+        Ok(c.query_row(
+            &format!("SELECT {COLS} FROM runs WHERE agent = ?1 AND idempotency_key = ?2"),
+            params![agent, key],
+            row,
+        )
+        .optional()?)
+    })
+}
+
+/// Runs of `client` that have not finished.
+pub fn count_active(store: &Store, client: &str) -> Result<i64> {
+    store.with(|c| {
+        Ok(c.query_row("SELECT COUNT(*) FROM runs WHERE client = ?1 AND finished = 0", [client], |r| r.get(0))?)
+    })
+}
+
+/// Newest first.
+pub fn list(store: &Store, client: Option<&str>, status: Option<&str>, limit: i64) -> Result<Vec<Run>> {
+    store.with(|c| {
+        let mut st = c.prepare(&format!(
+            "SELECT {COLS} FROM runs WHERE (?1 IS NULL OR client = ?1) AND (?2 IS NULL OR status = ?2)
+             ORDER BY created_at DESC, rowid DESC LIMIT ?3"
+        ))?;
+        let rows = st.query_map(params![client, status, limit], row)?.collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    })
+}
+
+pub fn unfinished(store: &Store) -> Result<Vec<Run>> {
+    store.with(|c| {
+        let mut st = c.prepare(&format!("SELECT {COLS} FROM runs WHERE finished = 0 ORDER BY created_at"))?;
+        let rows = st.query_map([], row)?.collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    })
+}
+
+/// One batch of changes to a run, applied in one transaction.
+#[derive(Debug, Default)]
+pub struct Update {
+    pub append_output: String,
+    pub set_output: Option<String>,
+    pub status: Option<String>,
+    pub error: Option<String>,
+    pub usage: Option<Value>,
+    /// `Some(None)` clears the pending request.
+    pub pending: Option<Option<Value>>,
+    pub events: Vec<(String, Value)>,
+}
+
+impl Update {
+    pub fn is_empty(&self) -> bool {
+        self.append_output.is_empty()
+            && self.set_output.is_none()
+            && self.status.is_none()
+            && self.error.is_none()
+            && self.usage.is_none()
+            && self.pending.is_none()
+            && self.events.is_empty()
+    }
+}
+
+/// Apply `u` to `run_id`; returns the run as stored afterwards.
+pub fn apply(store: &Store, run_id: &str, u: &Update) -> Result<Option<Run>> {
+    store.with(|c| {
+        let tx = c.transaction()?;
+        let last: Option<i64> =
+            tx.query_row("SELECT last_seq FROM runs WHERE run_id = ?1", [run_id], |r| r.get(0)).optional()?;
+        let Some(mut seq) = last else { return Ok(None) };
+        for (name, payload) in &u.events {
+            seq += 1;
+            tx.execute(
+                "INSERT INTO run_events (run_id, seq, event, payload) VALUES (?1, ?2, ?3, ?4)",
+                params![run_id, seq, name, payload.to_string()],
+            )?;
+        }
+        if !u.events.is_empty() {
+            tx.execute("DELETE FROM run_events WHERE run_id = ?1 AND seq <= ?2", params![run_id, seq - EVENTS_KEPT])?;
+        }
+        let finished = u.status.as_deref().map(|s| TERMINAL.contains(&s));
+        tx.execute(
+            "UPDATE runs SET
+                output = CASE WHEN ?2 IS NOT NULL THEN ?2 ELSE output || ?3 END,
+                status = COALESCE(?4, status),
+                error = COALESCE(?5, error),
+                usage = COALESCE(?6, usage),
+                pending = CASE WHEN ?7 THEN ?8 ELSE pending END,
+                last_seq = ?9,
+                finished = CASE WHEN ?10 IS NULL THEN finished ELSE ?10 END,
+                updated_at = ?11
+             WHERE run_id = ?1",
+            params![
+                run_id,
+                u.set_output,
+                u.append_output,
+                u.status,
+                u.error,
+                u.usage.as_ref().map(|v| v.to_string()),
+                u.pending.is_some(),
+                u.pending.as_ref().and_then(|p| p.as_ref().map(|v| v.to_string())),
+                seq,
+                finished.map(|f| f as i64),
+                now()
+            ],
+        )?;
+        let run = tx.query_row(&format!("SELECT {COLS} FROM runs WHERE run_id = ?1"), [run_id], row)?;
+        tx.commit()?;
+        Ok(Some(run))
+    })
+}
+
+fn event_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredEvent> {
+    let p: String = r.get(2)?;
+    Ok(StoredEvent { seq: r.get(0)?, event: r.get(1)?, payload: serde_json::from_str(&p).unwrap_or(Value::Null) })
+}
+
+/// Events with `seq > since`, oldest first.
+pub fn events(store: &Store, run_id: &str, since: i64, limit: i64) -> Result<Vec<StoredEvent>> {
+    store.with(|c| {
+        let mut st = c.prepare(
+            "SELECT seq, event, payload FROM run_events WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+        )?;
+        let rows = st.query_map(params![run_id, since, limit], event_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    })
+}
+
+/// The newest `n` events, oldest first.
+pub fn tail(store: &Store, run_id: &str, n: i64) -> Result<Vec<StoredEvent>> {
+    store.with(|c| {
+        let mut st = c.prepare(
+            "SELECT seq, event, payload FROM (SELECT * FROM run_events WHERE run_id = ?1 ORDER BY seq DESC LIMIT ?2) ORDER BY seq",
+        )?;
+        let rows = st.query_map(params![run_id, n], event_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    })
+}
+
+/// Stored `message.text` just before `seq` (contiguous, newest last), up to `max` chars.
+pub fn text_before(store: &Store, run_id: &str, seq: i64, max: usize) -> Result<String> {
+    store.with(|c| {
+        let mut st = c.prepare(
+            "SELECT seq, event, payload FROM run_events WHERE run_id = ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 64",
+        )?;
+        let mut parts: Vec<String> = Vec::new();
+        let mut have = 0usize;
+        for e in st.query_map(params![run_id, seq], event_row)? {
+            let e = e?;
+            if e.event != "message.text" || have >= max {
+                break;
+            }
+            let t = e.payload["text"].as_str().unwrap_or("").to_string();
+            have += t.chars().count();
+            parts.push(t);
+        }
+        parts.reverse();
+        let joined = parts.concat();
+        let n = joined.chars().count();
+        Ok(if n > max { joined.chars().skip(n - max).collect() } else { joined })
+    })
+}
+
+/// Stored `message.text` just after `seq` (contiguous), up to `max` chars, and whether it
+/// runs to the newest stored event.
+pub fn text_after(store: &Store, run_id: &str, seq: i64, max: usize) -> Result<(String, bool)> {
+    store.with(|c| {
+        let mut st = c.prepare(
+            "SELECT seq, event, payload FROM run_events WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT 64",
+        )?;
+        let mut out = String::new();
+        let mut to_end = true;
+        for e in st.query_map(params![run_id, seq], event_row)? {
+            let e = e?;
+            if e.event != "message.text" || out.chars().count() >= max {
+                to_end = false;
+                break;
+            }
+            out.push_str(e.payload["text"].as_str().unwrap_or(""));
+        }
+        let n = out.chars().count();
+        Ok((if n > max { out.chars().take(max).collect() } else { out }, to_end))
+    })
+}
+
+/// Delete finished runs (and their events) older than `days`.
+pub fn prune(store: &Store, days: u32) -> Result<usize> {
+    let cutoff = time::OffsetDateTime::now_utc() - time::Duration::days(days as i64);
+    let cutoff = cutoff.format(&time::format_description::well_known::Rfc3339).unwrap_or_default();
+    store.with(|c| Ok(c.execute("DELETE FROM runs WHERE finished = 1 AND created_at < ?1", [cutoff])?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(id: &str, client: &str) -> Run {
+        Run {
+            run_id: id.into(),
+            agent: "hermes".into(),
+            profile: "default".into(),
+            client: client.into(),
+            status: "queued".into(),
+            created_at: now(),
+            updated_at: now(),
+            input_preview: "hi".into(),
+            fingerprint: "f".into(),
+            idempotency_key: None,
+            session_key: None,
+            output: String::new(),
+            error: None,
+            usage: None,
+            pending: None,
+            last_seq: 0,
+            finished: false,
+        }
+    }
+
+    #[test]
+    fn apply_keeps_newest_500_and_contexts() {
+        let d = tempfile::tempdir().unwrap();
+        let s = Store::open(&d.path().join("h.db")).unwrap();
+        insert(&s, &run("r1", "a")).unwrap();
+        for i in 0..60 {
+            let events = (0..10)
+                .map(|j| ("message.text".to_string(), serde_json::json!({"text": format!("{}", i * 10 + j % 10)})))
+                .collect();
+            apply(&s, "r1", &Update { append_output: "x".repeat(10), events, ..Default::default() }).unwrap();
+        }
+        let r = get(&s, "r1", Some("a")).unwrap().unwrap();
+        assert_eq!(r.last_seq, 600);
+        assert_eq!(r.output.len(), 600);
+        let all = events(&s, "r1", 0, 1000).unwrap();
+        assert_eq!(all.len(), 500);
+        assert_eq!(all[0].seq, 101);
+        assert!(get(&s, "r1", Some("b")).unwrap().is_none(), "another client sees nothing");
+        let (after, to_end) = text_after(&s, "r1", 598, 100).unwrap();
+        assert!(to_end);
+        assert_eq!(after, "598599");
+        assert_eq!(text_before(&s, "r1", 103, 100).unwrap(), "100101", "context stops at the oldest kept event");
+        let u = Update { status: Some("completed".into()), pending: Some(None), ..Default::default() };
+        let r = apply(&s, "r1", &u).unwrap().unwrap();
+        assert!(r.finished);
+        assert_eq!(count_active(&s, "a").unwrap(), 0);
+    }
+}

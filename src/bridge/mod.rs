@@ -1,0 +1,621 @@
+//! The agent bridge: delegate runs to Hermes profiles and follow them. Owns the rules of
+//! the nine run tools (limits, idempotency before the cap, isolation between clients,
+//! waits, windows, answers, steering, stopping) over the ledger and the Hermes client;
+//! the MCP tools and the CLI only translate.
+
+pub mod follow;
+pub mod ledger;
+pub mod view;
+
+use crate::approvals;
+use crate::config::Config;
+use crate::error::{Error, Kind, Result};
+use crate::hermes::{HermesClient, Profile, Profiles};
+use crate::store::{Store, now};
+use ledger::Run;
+use serde_json::{Value, json};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Limits from the spec.
+pub const WAIT_DEFAULT_S: u64 = 120;
+pub const WAIT_MAX_S: u64 = 600;
+pub const KEY_MAX: usize = 256;
+pub const EVENTS_DEFAULT: i64 = 100;
+pub const EVENTS_MAX: i64 = 500;
+pub const RUNS_DEFAULT: i64 = 20;
+pub const RUNS_MAX: i64 = 200;
+pub const TAIL: i64 = 20;
+
+/// Who is asking: a bridge client by name, or the admin key (sees every run).
+#[derive(Debug, Clone)]
+pub struct Asker {
+    pub client: String,
+    pub admin: bool,
+}
+
+impl Asker {
+    pub fn admin() -> Asker {
+        Asker { client: "@admin".into(), admin: true }
+    }
+    fn filter(&self) -> Option<&str> {
+        (!self.admin).then_some(self.client.as_str())
+    }
+}
+
+/// A request to start a run.
+#[derive(Debug, Clone, Default)]
+pub struct StartRequest {
+    pub agent: String,
+    pub input: String,
+    pub instructions: Option<String>,
+    pub session_key: Option<String>,
+    pub reasoning_effort: Option<String>,
+    pub idempotency_key: Option<String>,
+    pub wait_s: Option<u64>,
+}
+
+#[derive(Clone)]
+pub struct Bridge {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Store,
+    profiles: Profiles,
+    max_runs: i64,
+    http: reqwest::Client,
+    watchers: Mutex<HashMap<String, tokio::sync::watch::Sender<u64>>>,
+    followed: Mutex<HashSet<String>>,
+    start_lock: tokio::sync::Mutex<()>,
+    health: Mutex<HashMap<String, (Instant, Value)>>,
+    caps: Mutex<HashMap<String, (Instant, Value)>>,
+}
+
+const HEALTH_TTL: Duration = Duration::from_secs(5);
+const CAPS_TTL: Duration = Duration::from_secs(30);
+
+fn run_not_found() -> Error {
+    Error::not_found("bridge.run_not_found", "no such run (it may belong to another client, or was pruned)")
+}
+
+fn not_running(why: String) -> Error {
+    Error::new("bridge.run_not_running", Kind::Conflict, why)
+}
+
+/// `session_key` / `idempotency_key`: visible ASCII without spaces, non-empty, and at most
+/// 256 characters including the `<client>:` prefix.
+fn check_key(code: &'static str, what: &str, client: &str, key: &str) -> Result<String> {
+    let prefixed = format!("{client}:{key}");
+    let ok = !key.is_empty() && key.bytes().all(|b| (0x21..=0x7e).contains(&b)) && prefixed.len() <= KEY_MAX;
+    if !ok {
+        return Err(Error::new(
+            code,
+            Kind::Unprocessable,
+            format!(
+                "{what} must be 1 to {} visible ASCII characters without spaces (the header holds {KEY_MAX}, including hal0's `{client}:` prefix)",
+                KEY_MAX.saturating_sub(client.len() + 1)
+            ),
+        ));
+    }
+    Ok(prefixed)
+}
+
+fn fingerprint(r: &StartRequest) -> String {
+    let canon = json!({
+        "agent": r.agent, "input": r.input, "instructions": r.instructions,
+        "session_key": r.session_key, "reasoning_effort": r.reasoning_effort,
+    });
+    crate::auth::token::sha256_hex(&canon.to_string())
+}
+
+impl Bridge {
+    pub fn new(store: Store, config: &Config) -> Bridge {
+        Bridge {
+            inner: Arc::new(Inner {
+                store,
+                profiles: Profiles::from_config(config),
+                max_runs: config.bridge.max_concurrent_runs_per_client as i64,
+                http: crate::hermes::client::http_client(),
+                watchers: Mutex::new(HashMap::new()),
+                followed: Mutex::new(HashSet::new()),
+                start_lock: tokio::sync::Mutex::new(()),
+                health: Mutex::new(HashMap::new()),
+                caps: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    pub fn profiles(&self) -> &Profiles {
+        &self.inner.profiles
+    }
+
+    pub fn client_for(&self, p: &Profile) -> HermesClient {
+        HermesClient::new(self.inner.http.clone(), p)
+    }
+
+    /// Wake everyone waiting on `run_id`.
+    pub(crate) fn notify(&self, run_id: &str) {
+        let w = self.inner.watchers.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(tx) = w.get(run_id) {
+            tx.send_modify(|n| *n += 1);
+        }
+    }
+
+    fn subscribe(&self, run_id: &str) -> tokio::sync::watch::Receiver<u64> {
+        let mut w = self.inner.watchers.lock().unwrap_or_else(|p| p.into_inner());
+        w.entry(run_id.to_string()).or_insert_with(|| tokio::sync::watch::channel(0).0).subscribe()
+    }
+
+    async fn db<T: Send + 'static>(&self, f: impl FnOnce(&Store) -> Result<T> + Send + 'static) -> Result<T> {
+        self.inner.store.call(f).await
+    }
+
+    async fn load(&self, asker: &Asker, run_id: &str) -> Result<Run> {
+        let (id, filter) = (run_id.to_string(), asker.filter().map(str::to_string));
+        self.db(move |s| ledger::get(s, &id, filter.as_deref())).await?.ok_or_else(run_not_found)
+    }
+
+    /// `/health` of a profile, cached briefly: `"ok"`, `"down"` or `"error"`, and the version.
+    async fn health(&self, p: &Profile) -> (String, Option<String>) {
+        if let Some((t, v)) = self.inner.health.lock().unwrap_or_else(|e| e.into_inner()).get(&p.agent_id)
+            && t.elapsed() < HEALTH_TTL
+        {
+            return (v["health"].as_str().unwrap_or("down").into(), v["version"].as_str().map(str::to_string));
+        }
+        let r = self.client_for(p).health(Duration::from_secs(2)).await;
+        let (h, ver) = match r {
+            Ok(v) => ("ok".to_string(), v["version"].as_str().map(str::to_string)),
+            Err(e) if e.code == "bridge.agent_unavailable" => ("down".to_string(), None),
+            Err(_) => ("error".to_string(), None),
+        };
+        self.inner
+            .health
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(p.agent_id.clone(), (Instant::now(), json!({"health": h, "version": ver})));
+        (h, ver)
+    }
+
+    /// `/v1/capabilities` of a profile, cached; `Null` when unreadable.
+    pub(crate) async fn capabilities(&self, p: &Profile) -> Value {
+        if let Some((t, v)) = self.inner.caps.lock().unwrap_or_else(|e| e.into_inner()).get(&p.agent_id)
+            && t.elapsed() < CAPS_TTL
+        {
+            return v.clone();
+        }
+        let v = self.client_for(p).capabilities().await.unwrap_or(Value::Null);
+        if !v.is_null() {
+            self.inner
+                .caps
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(p.agent_id.clone(), (Instant::now(), v.clone()));
+        }
+        v
+    }
+
+    /// `agents_list`.
+    pub async fn agents_list(&self) -> Value {
+        let profiles = self.inner.profiles.list();
+        let mut agents = Vec::new();
+        for p in &profiles {
+            let (health, version) = self.health(p).await;
+            agents.push(json!({
+                "name": if p.name == "default" { "hermes".to_string() } else { p.name.clone() },
+                "agent_id": p.agent_id,
+                "kind": "hermes",
+                "profile": p.name,
+                "runnable": true,
+                "health": health,
+                "version": version,
+                "keyed": p.keyed(),
+                "model_id": p.model_id,
+            }));
+        }
+        agents.push(json!({
+            "name": "pi", "agent_id": "pi", "kind": "pi", "profile": null, "runnable": false,
+            "health": null, "version": null, "keyed": false, "model_id": null,
+            "note": "Pi is not runnable through the bridge",
+        }));
+        json!({"agents": agents})
+    }
+
+    /// `agent_run`.
+    pub async fn start(&self, asker: &Asker, req: StartRequest) -> Result<Value> {
+        if req.input.trim().is_empty() {
+            return Err(Error::new("bridge.invalid_input", Kind::Unprocessable, "input must not be empty"));
+        }
+        let wait = req.wait_s.unwrap_or(0);
+        if wait > WAIT_MAX_S {
+            return Err(Error::new(
+                "bridge.invalid_wait",
+                Kind::Unprocessable,
+                format!("wait_s is at most {WAIT_MAX_S} (got {wait})"),
+            ));
+        }
+        let profile = self.inner.profiles.get(&req.agent)?;
+        let client = asker.client.clone();
+        let session = req
+            .session_key
+            .as_deref()
+            .map(|k| check_key("bridge.invalid_session_key", "session_key", &client, k))
+            .transpose()?;
+        let idem = req
+            .idempotency_key
+            .as_deref()
+            .map(|k| check_key("bridge.invalid_idempotency_key", "idempotency_key", &client, k))
+            .transpose()?;
+        let fp = fingerprint(&req);
+        // One start at a time: the ledger check, the cap and the Hermes call stay consistent.
+        let _guard = self.inner.start_lock.lock().await;
+        if let Some(key) = idem.clone() {
+            let agent = req.agent.clone();
+            if let Some(existing) = self.db(move |s| ledger::by_idempotency(s, &agent, &key)).await? {
+                if existing.fingerprint != fp || existing.client != client {
+                    return Err(Error::conflict(
+                        "bridge.idempotency_conflict",
+                        "this idempotency_key was already used for a different request on this agent",
+                    ));
+                }
+                drop(_guard);
+                return self.finish_start(asker, existing.run_id, wait).await;
+            }
+        }
+        let c2 = client.clone();
+        let active = self.db(move |s| ledger::count_active(s, &c2)).await?;
+        if active >= self.inner.max_runs {
+            return Err(Error::new(
+                "bridge.too_many_runs",
+                Kind::TooMany,
+                format!(
+                    "{active} of your runs are still going ([bridge].max_concurrent_runs_per_client is {}); wait for one to end or stop one",
+                    self.inner.max_runs
+                ),
+            ));
+        }
+        if !profile.keyed() {
+            return Err(Error::new(
+                "bridge.agent_unkeyed",
+                Kind::Unavailable,
+                format!("hal0 holds no API key for `{}`", profile.agent_id),
+            ));
+        }
+        let mut body = json!({"input": req.input});
+        if let Some(i) = &req.instructions {
+            body["instructions"] = json!(i);
+        }
+        if let Some(s) = &session {
+            body["session_id"] = json!(format!("hal0-{}", &crate::auth::token::sha256_hex(s)[..24]));
+        }
+        if let Some(e) = &req.reasoning_effort {
+            body["reasoning_effort"] = json!(e);
+        }
+        let hermes = self.client_for(&profile);
+        let run_id = hermes.start_run(&body, session.as_deref(), idem.as_deref()).await?;
+        let t = now();
+        let run = Run {
+            run_id: run_id.clone(),
+            agent: profile.agent_id.clone(),
+            profile: profile.name.clone(),
+            client: client.clone(),
+            status: "queued".into(),
+            created_at: t.clone(),
+            updated_at: t,
+            input_preview: req.input.chars().take(view::PREVIEW_CHARS).collect(),
+            fingerprint: fp,
+            idempotency_key: idem,
+            session_key: session,
+            output: String::new(),
+            error: None,
+            usage: None,
+            pending: None,
+            last_seq: 0,
+            finished: false,
+        };
+        let r2 = run.clone();
+        if let Err(e) = self.db(move |s| ledger::insert(s, &r2)).await {
+            tracing::error!(run_id, "cannot record a run Hermes accepted ({}); stopping it at Hermes", e.message);
+            let _ = hermes.stop(&run_id).await;
+            return Err(Error::unavailable(
+                "bridge.store_unavailable",
+                "the run ledger could not record the run; hal0 asked Hermes to stop it",
+            ));
+        }
+        drop(_guard);
+        self.follow(run_id.clone());
+        self.finish_start(asker, run_id, wait).await
+    }
+
+    async fn finish_start(&self, asker: &Asker, run_id: String, wait: u64) -> Result<Value> {
+        if wait > 0 {
+            return self.wait(asker, &run_id, Some(wait)).await;
+        }
+        let run = self.load(asker, &run_id).await?;
+        view::run_view(&run, 0)
+    }
+
+    /// Start following `run_id` unless a follower already does.
+    pub fn follow(&self, run_id: String) {
+        {
+            let mut f = self.inner.followed.lock().unwrap_or_else(|p| p.into_inner());
+            if !f.insert(run_id.clone()) {
+                return;
+            }
+        }
+        let me = self.clone();
+        tokio::spawn(async move {
+            follow::follow(me.clone(), run_id.clone()).await;
+            me.inner.followed.lock().unwrap_or_else(|p| p.into_inner()).remove(&run_id);
+            me.notify(&run_id);
+        });
+    }
+
+    /// After a restart: follow every unfinished run again (or settle it).
+    pub async fn recover(&self) -> Result<usize> {
+        let runs = self.db(ledger::unfinished).await?;
+        let n = runs.len();
+        for r in runs {
+            self.follow(r.run_id);
+        }
+        Ok(n)
+    }
+
+    /// `agent_run_wait`: until the run ends, asks a question, or `timeout_s` passes.
+    pub async fn wait(&self, asker: &Asker, run_id: &str, timeout_s: Option<u64>) -> Result<Value> {
+        let t = timeout_s.unwrap_or(WAIT_DEFAULT_S);
+        if t > WAIT_MAX_S {
+            return Err(Error::new(
+                "bridge.invalid_timeout",
+                Kind::Unprocessable,
+                format!("timeout_s is at most {WAIT_MAX_S} (got {t})"),
+            ));
+        }
+        let deadline = Instant::now() + Duration::from_secs(t);
+        let mut rx = self.subscribe(run_id);
+        let mut run = self.load(asker, run_id).await?;
+        let timed_out = loop {
+            let asks = run.pending.as_ref().is_some_and(|p| p["kind"] == "clarify");
+            if run.finished || asks {
+                break false;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                break true;
+            }
+            // Also poll: a change made by another process (the CLI) does not notify us.
+            let step = (deadline - now).min(Duration::from_millis(500));
+            let _ = tokio::time::timeout(step, rx.changed()).await;
+            run = self.load(asker, run_id).await?;
+        };
+        let mut v = view::run_view(&run, 0)?;
+        let id = run.run_id.clone();
+        let tail = self.db(move |s| ledger::tail(s, &id, TAIL)).await?;
+        let store = self.inner.store.clone();
+        let r2 = run.clone();
+        let tail = tokio::task::spawn_blocking(move || view::events_view(&store, &r2, &tail))
+            .await
+            .map_err(|e| Error::internal(e.to_string()))??;
+        v["events_tail"] = json!(tail);
+        v["timed_out"] = json!(timed_out);
+        Ok(v)
+    }
+
+    /// `agent_run_status`.
+    pub async fn status(&self, asker: &Asker, run_id: &str, offset: Option<i64>) -> Result<Value> {
+        let run = self.load(asker, run_id).await?;
+        view::run_view(&run, offset.unwrap_or(0))
+    }
+
+    /// `agent_run_events`.
+    pub async fn events(&self, asker: &Asker, run_id: &str, since: Option<i64>, limit: Option<i64>) -> Result<Value> {
+        let since = since.unwrap_or(0);
+        let limit = limit.unwrap_or(EVENTS_DEFAULT);
+        if since < 0 {
+            return Err(Error::new("bridge.invalid_since", Kind::Unprocessable, "since_seq must be 0 or more"));
+        }
+        if !(1..=EVENTS_MAX).contains(&limit) {
+            return Err(Error::new(
+                "bridge.invalid_limit",
+                Kind::Unprocessable,
+                format!("limit must be 1 to {EVENTS_MAX} (got {limit})"),
+            ));
+        }
+        let run = self.load(asker, run_id).await?;
+        let store = self.inner.store.clone();
+        let r2 = run.clone();
+        let events = tokio::task::spawn_blocking(move || -> Result<Vec<Value>> {
+            let evs = ledger::events(&store, &r2.run_id, since, limit)?;
+            view::events_view(&store, &r2, &evs)
+        })
+        .await
+        .map_err(|e| Error::internal(e.to_string()))??;
+        let last = events.last().and_then(|e| e["seq"].as_i64()).unwrap_or(since);
+        Ok(json!({"run_id": run.run_id, "events": events, "last_seq": last}))
+    }
+
+    /// `agent_runs_list`.
+    pub async fn list(&self, asker: &Asker, status: Option<String>, limit: Option<i64>) -> Result<Value> {
+        let limit = limit.unwrap_or(RUNS_DEFAULT);
+        if !(1..=RUNS_MAX).contains(&limit) {
+            return Err(Error::new(
+                "bridge.invalid_limit",
+                Kind::Unprocessable,
+                format!("limit must be 1 to {RUNS_MAX} (got {limit})"),
+            ));
+        }
+        let filter = asker.filter().map(str::to_string);
+        let runs = self.db(move |s| ledger::list(s, filter.as_deref(), status.as_deref(), limit)).await?;
+        Ok(json!({"runs": runs.iter().map(view::list_view).collect::<Vec<_>>()}))
+    }
+
+    fn hermes_for(&self, run: &Run) -> Result<(Profile, HermesClient)> {
+        let p = self.inner.profiles.get(&run.agent)?;
+        let c = self.client_for(&p);
+        Ok((p, c))
+    }
+
+    /// `agent_run_stop`.
+    pub async fn stop(&self, asker: &Asker, run_id: &str) -> Result<Value> {
+        let run = self.load(asker, run_id).await?;
+        if !run.finished {
+            let (_, hermes) = self.hermes_for(&run)?;
+            match hermes.stop(run_id).await? {
+                Some(_) => {
+                    let id = run_id.to_string();
+                    let u = ledger::Update { status: Some("stopping".into()), ..Default::default() };
+                    // A follower may have settled the run meanwhile; never move a finished run back.
+                    self.db(move |s| {
+                        if ledger::get(s, &id, None)?.is_some_and(|r| !r.finished) {
+                            ledger::apply(s, &id, &u)?;
+                        }
+                        Ok(())
+                    })
+                    .await?;
+                    self.notify(run_id);
+                }
+                None => {
+                    // 404 after the run finished: it is finished, not an error.
+                    tracing::debug!(run_id, "stop: Hermes no longer knows the run; it has finished");
+                    self.follow(run_id.to_string());
+                }
+            }
+        }
+        let run = self.load(asker, run_id).await?;
+        view::run_view(&run, 0)
+    }
+
+    /// `agent_run_steer`.
+    pub async fn steer(&self, asker: &Asker, run_id: &str, input: &str) -> Result<Value> {
+        if input.trim().is_empty() {
+            return Err(Error::new("bridge.invalid_input", Kind::Unprocessable, "input must not be empty"));
+        }
+        let run = self.load(asker, run_id).await?;
+        let (p, hermes) = self.hermes_for(&run)?;
+        let caps = self.capabilities(&p).await;
+        let supported =
+            caps["features"]["run_steer"].as_bool() == Some(true) || caps["endpoints"]["run_steer"].is_object();
+        if !supported {
+            return Err(not_running(format!(
+                "`{}` cannot be steered: this Hermes does not offer steering (no run_steer in /v1/capabilities)",
+                run.agent
+            )));
+        }
+        if run.status != "running" {
+            return Err(not_running(format!("the run is {}; only a running run can be steered", run.status)));
+        }
+        match hermes.steer(run_id, input).await {
+            Ok(Some(_)) => {}
+            Ok(None) => return Err(not_running("Hermes no longer has this run".into())),
+            Err(e) if matches!(e.kind, Kind::Upstream(409)) => {
+                return Err(not_running(format!("Hermes is not accepting steering for this run now ({})", e.message)));
+            }
+            Err(e) => return Err(e),
+        }
+        let run = self.load(asker, run_id).await?;
+        view::run_view(&run, 0)
+    }
+
+    /// `agent_run_answer`: answer the pending clarification.
+    pub async fn answer(&self, asker: &Asker, run_id: &str, request_id: &str, answer: &str) -> Result<Value> {
+        let run = self.load(asker, run_id).await?;
+        let no_pending = |why: &str| Error::new("bridge.no_pending_request", Kind::Conflict, why.to_string());
+        let pending = run.pending.clone().unwrap_or(Value::Null);
+        match pending["kind"].as_str() {
+            Some("clarify") => {}
+            Some("approval") => {
+                return Err(no_pending(
+                    "the run waits for an approval, which a person decides in the hal0 inbox; there is no question to answer",
+                ));
+            }
+            _ => return Err(no_pending("the run has no pending question")),
+        }
+        if pending["request_id"].as_str() != Some(request_id) {
+            return Err(no_pending("that request_id is not the pending question (see the run's pending field)"));
+        }
+        let (p, hermes) = self.hermes_for(&run)?;
+        let caps = self.capabilities(&p).await;
+        let path =
+            caps["endpoints"]["run_clarify"]["path"].as_str().map(|t| t.replace("{run_id}", run_id)).or_else(|| {
+                (caps["features"]["run_clarify"].as_bool() == Some(true)).then(|| format!("/v1/runs/{run_id}/clarify"))
+            });
+        let Some(path) = path else {
+            return Err(no_pending("this Hermes does not offer answering clarifications (no run_clarify capability)"));
+        };
+        match hermes.clarify(&path, request_id, answer).await {
+            Ok(Some(_)) => {}
+            Ok(None) => return Err(no_pending("Hermes no longer has a pending question for this run")),
+            Err(e) if matches!(e.kind, Kind::Upstream(409)) => {
+                return Err(no_pending("the question is no longer pending"));
+            }
+            Err(e) => return Err(e),
+        }
+        let id = run_id.to_string();
+        let u = ledger::Update { pending: Some(None), status: Some("running".into()), ..Default::default() };
+        self.db(move |s| {
+            if ledger::get(s, &id, None)?.is_some_and(|r| !r.finished) {
+                ledger::apply(s, &id, &u)?;
+            }
+            Ok(())
+        })
+        .await?;
+        self.notify(run_id);
+        let run = self.load(asker, run_id).await?;
+        view::run_view(&run, 0)
+    }
+}
+
+/// Decide a Hermes dangerous-command approval row: answer Hermes with `once` or `deny`
+/// (never `always`) and record the outcome. Used by the CLI and the REST inbox alike.
+pub async fn decide_hermes_approval(
+    store: &Store,
+    config: &Config,
+    id: &str,
+    approve: bool,
+    by: &str,
+    reason: Option<&str>,
+) -> Result<approvals::Approval> {
+    let row = approvals::get(store, id)?;
+    if row.kind != "hermes_command" {
+        return Err(Error::invalid("approvals.wrong_kind", format!("approval `{id}` is a {} row", row.kind)));
+    }
+    let row = approvals::claim(store, id, approve, by, reason)?;
+    let run_id = row.run_id.clone().unwrap_or_default();
+    let agent = row.arguments["agent"].as_str().unwrap_or("hermes").to_string();
+    let outcome = async {
+        let p = Profiles::from_config(config).get(&agent)?;
+        HermesClient::new(crate::hermes::client::http_client(), &p).approval(&run_id, approve).await
+    }
+    .await;
+    let (status, result) = match outcome {
+        Ok(Some(v)) => (if approve { "executed" } else { "denied" }, json!({"ok": true, "hermes": v})),
+        Ok(None) => ("failed", json!({"ok": false, "error": "Hermes no longer has this run"})),
+        Err(e) => ("failed", json!({"ok": false, "error": e.to_string()})),
+    };
+    approvals::finish(store, id, status, &result)?;
+    approvals::get(store, id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_rules() {
+        assert_eq!(check_key("c", "k", "ws", "abc").unwrap(), "ws:abc");
+        for bad in ["", "has space", "tab\t", "é", &"x".repeat(254)] {
+            assert!(check_key("c", "k", "ws", bad).is_err(), "{bad:?}");
+        }
+        // 256 including the prefix "ws:" (3 chars) → 253 is the longest accepted.
+        assert!(check_key("c", "k", "ws", &"x".repeat(253)).is_ok());
+        assert_eq!(
+            check_key("bridge.invalid_session_key", "k", "ws", "").unwrap_err().code,
+            "bridge.invalid_session_key"
+        );
+    }
+}

@@ -1,0 +1,180 @@
+//! `hal0 agent approvals list|show|approve|deny`: the approvals inbox at the shell. A
+//! decision here reaches Hermes (or the waiting daemon) directly; no API key decides.
+
+use super::{Ctx, confirm, print_json, table};
+use crate::approvals::{self, Approval};
+use crate::error::{Error, Result};
+use std::io::IsTerminal;
+
+#[derive(Debug, clap::Subcommand)]
+pub enum AgentCmd {
+    /// The approvals inbox.
+    #[command(subcommand)]
+    Approvals(ApprovalsCmd),
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum ApprovalsCmd {
+    /// Rows, newest first.
+    List {
+        /// pending, approved, denied, withdrawn, executed or failed.
+        #[arg(long)]
+        status: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// One row: the whole card.
+    Show {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve a pending row (pick one on a terminal when ID is left out).
+    Approve {
+        id: Option<String>,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'y')]
+        yes: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Deny a pending row.
+    Deny {
+        id: Option<String>,
+        /// Why (kept on the row).
+        #[arg(long)]
+        reason: Option<String>,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'y')]
+        yes: bool,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn who() -> String {
+    let user = std::env::var("SUDO_USER").or_else(|_| std::env::var("USER")).unwrap_or_else(|_| "operator".into());
+    format!("cli:{user}")
+}
+
+fn pick(ctx: &Ctx, id: Option<String>) -> Result<String> {
+    if let Some(id) = id {
+        return Ok(id);
+    }
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return Err(Error::invalid("cli.missing_id", "name the approval ID (see `hal0 agent approvals list`)"));
+    }
+    let rows = approvals::list(&ctx.store()?, Some("pending"))?;
+    if rows.is_empty() {
+        return Err(Error::not_found("approvals.none_pending", "nothing is pending"));
+    }
+    let items: Vec<String> = rows.iter().map(|r| format!("{}  {}  {}", r.id, r.client, r.preview)).collect();
+    let i = dialoguer::Select::new()
+        .with_prompt("Which request?")
+        .items(&items)
+        .default(0)
+        .interact()
+        .map_err(|e| Error::declined(format!("nothing chosen: {e}")))?;
+    Ok(rows[i].id.clone())
+}
+
+fn print_card(a: &Approval) {
+    println!("{:>11}: {}", "id", a.id);
+    println!("{:>11}: {}", "kind", a.kind);
+    println!("{:>11}: {}", "client", a.client);
+    println!("{:>11}: {}", "tool", a.tool);
+    println!("{:>11}: {}", "status", a.status);
+    println!("{:>11}: {}", "created", a.created_at);
+    if let Some(d) = &a.decided_at {
+        println!("{:>11}: {} by {}", "decided", d, a.decided_by.as_deref().unwrap_or("?"));
+    }
+    if let Some(r) = &a.reason {
+        println!("{:>11}: {r}", "reason");
+    }
+    println!("{:>11}: {}", "preview", a.preview);
+    println!("{:>11}: {}", "arguments", serde_json::to_string_pretty(&a.arguments).unwrap_or_default());
+    if let Some(r) = &a.result {
+        println!("{:>11}: {r}", "result");
+    }
+}
+
+fn decide(ctx: &Ctx, id: Option<String>, approve: bool, reason: Option<String>, yes: bool, json: bool) -> Result<()> {
+    let id = pick(ctx, id)?;
+    let store = ctx.store()?;
+    let row = approvals::get(&store, &id)?;
+    if row.status != "pending" {
+        return Err(Error::conflict("approvals.not_pending", format!("approval `{id}` is already {}", row.status)));
+    }
+    if !yes && std::io::stdout().is_terminal() {
+        print_card(&row);
+    }
+    confirm(yes, &format!("{} {id}?", if approve { "Approve" } else { "Deny" }))?;
+    let cfg = ctx.config()?;
+    let done = match row.kind.as_str() {
+        "hermes_command" => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::internal(e.to_string()))?
+            .block_on(crate::bridge::decide_hermes_approval(&store, &cfg, &id, approve, &who(), reason.as_deref()))?,
+        other => {
+            return Err(Error::new(
+                "approvals.unsupported_kind",
+                crate::error::Kind::Unsupported,
+                format!("rows of kind `{other}` cannot be decided by this hal0 yet"),
+            ));
+        }
+    };
+    if json {
+        print_json(&serde_json::json!(done));
+    } else {
+        println!("{} {id}: {}.", if approve { "Approved" } else { "Denied" }, done.status);
+    }
+    if done.status == "failed" {
+        return Err(Error::new(
+            "approvals.execution_failed",
+            crate::error::Kind::BadGateway,
+            format!(
+                "the decision was recorded but could not be delivered: {}",
+                done.result.map(|r| r.to_string()).unwrap_or_default()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+pub fn run(ctx: &Ctx, cmd: AgentCmd) -> Result<()> {
+    let AgentCmd::Approvals(cmd) = cmd;
+    match cmd {
+        ApprovalsCmd::List { status, json } => {
+            let rows = approvals::list(&ctx.store()?, status.as_deref())?;
+            if json {
+                print_json(&serde_json::json!(rows));
+                return Ok(());
+            }
+            if rows.is_empty() {
+                println!("The inbox is empty.");
+                return Ok(());
+            }
+            let t = rows
+                .iter()
+                .map(|r| {
+                    let p: String = r.preview.chars().take(70).collect();
+                    vec![r.id.clone(), r.kind.clone(), r.client.clone(), r.status.clone(), r.created_at.clone(), p]
+                })
+                .collect();
+            println!("{}", table(&["ID", "KIND", "CLIENT", "STATUS", "CREATED", "PREVIEW"], t));
+            Ok(())
+        }
+        ApprovalsCmd::Show { id, json } => {
+            let a = approvals::get(&ctx.store()?, &id)?;
+            if json {
+                print_json(&serde_json::json!(a));
+            } else {
+                print_card(&a);
+            }
+            Ok(())
+        }
+        ApprovalsCmd::Approve { id, yes, json } => decide(ctx, id, true, None, yes, json),
+        ApprovalsCmd::Deny { id, reason, yes, json } => decide(ctx, id, false, reason, yes, json),
+    }
+}

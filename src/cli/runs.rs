@@ -1,0 +1,190 @@
+//! `hal0 runs list|show|events|stop`: the bridge's run ledger read and acted on directly.
+
+use super::{Ctx, confirm, print_json, table};
+use crate::bridge::ledger;
+use crate::error::{Error, Result};
+use crate::hermes::{HermesClient, Profiles};
+use serde_json::json;
+
+#[derive(Debug, clap::Subcommand)]
+pub enum RunsCmd {
+    /// Runs, newest first.
+    List {
+        /// Only this client's runs (`@admin` for runs started with the admin key).
+        #[arg(long)]
+        client: Option<String>,
+        /// Only runs with this status.
+        #[arg(long)]
+        status: Option<String>,
+        /// At most this many (default 50).
+        #[arg(long, default_value_t = 50)]
+        limit: i64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// One run with its whole output (redacted unless --raw).
+    Show {
+        run_id: String,
+        /// Print stored text as it is, without the redactor.
+        #[arg(long)]
+        raw: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// A run's stored events, oldest first.
+    Events {
+        run_id: String,
+        /// Events with seq above this.
+        #[arg(long, default_value_t = 0)]
+        since: i64,
+        /// At most this many (at most 500).
+        #[arg(long, default_value_t = 100)]
+        limit: i64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Ask Hermes to stop a run.
+    Stop {
+        run_id: String,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::internal(format!("cannot start the runtime: {e}")))
+}
+
+fn load(ctx: &Ctx, run_id: &str) -> Result<ledger::Run> {
+    ledger::get(&ctx.store()?, run_id, None)?
+        .ok_or_else(|| Error::not_found("bridge.run_not_found", format!("no run `{run_id}` (see `hal0 runs list`)")))
+}
+
+pub fn run(ctx: &Ctx, cmd: RunsCmd) -> Result<()> {
+    match cmd {
+        RunsCmd::List { client, status, limit, json } => {
+            if !(1..=10_000).contains(&limit) {
+                return Err(Error::invalid("cli.invalid_limit", "--limit must be 1 to 10000"));
+            }
+            let runs = ledger::list(&ctx.store()?, client.as_deref(), status.as_deref(), limit)?;
+            if json {
+                print_json(&json!(runs.iter().map(crate::bridge::view::list_view).collect::<Vec<_>>()));
+                return Ok(());
+            }
+            if runs.is_empty() {
+                println!("No runs.");
+                return Ok(());
+            }
+            let rows = runs
+                .iter()
+                .map(|r| {
+                    let v = crate::bridge::view::list_view(r);
+                    let preview: String = v["output_preview"].as_str().unwrap_or("").chars().take(60).collect();
+                    vec![
+                        r.run_id.clone(),
+                        r.client.clone(),
+                        r.agent.clone(),
+                        r.status.clone(),
+                        r.created_at.clone(),
+                        preview.replace('\n', " "),
+                    ]
+                })
+                .collect();
+            println!("{}", table(&["RUN", "CLIENT", "AGENT", "STATUS", "CREATED", "OUTPUT"], rows));
+            Ok(())
+        }
+        RunsCmd::Show { run_id, raw, json } => {
+            let r = load(ctx, &run_id)?;
+            let mut v = crate::bridge::view::list_view(&r);
+            let output = if raw {
+                r.output.clone()
+            } else if r.finished {
+                crate::redact::redact(&r.output).into_owned()
+            } else {
+                crate::redact::redact_live(&r.output)
+            };
+            if let Some(m) = v.as_object_mut() {
+                m.remove("output_preview");
+                m.insert("output".into(), json!(output));
+                if raw {
+                    m.insert("input_preview".into(), json!(r.input_preview));
+                    m.insert("error".into(), json!(r.error));
+                    m.insert("pending".into(), r.pending.clone().unwrap_or_default());
+                }
+            }
+            if json {
+                print_json(&v);
+            } else {
+                for k in [
+                    "run_id",
+                    "client",
+                    "agent",
+                    "status",
+                    "created_at",
+                    "updated_at",
+                    "input_preview",
+                    "error",
+                    "usage",
+                    "pending",
+                    "last_seq",
+                ] {
+                    let val = &v[k];
+                    if !val.is_null() {
+                        println!("{k:>14}: {}", val.as_str().map(str::to_string).unwrap_or_else(|| val.to_string()));
+                    }
+                }
+                println!("{:>14}:\n{output}", "output");
+            }
+            Ok(())
+        }
+        RunsCmd::Events { run_id, since, limit, json } => {
+            if !(1..=500).contains(&limit) || since < 0 {
+                return Err(Error::invalid("cli.invalid_limit", "--limit must be 1 to 500 and --since 0 or more"));
+            }
+            let r = load(ctx, &run_id)?;
+            let store = ctx.store()?;
+            let evs = ledger::events(&store, &run_id, since, limit)?;
+            let views = crate::bridge::view::events_view(&store, &r, &evs)?;
+            if json {
+                let last = views.last().and_then(|e| e["seq"].as_i64()).unwrap_or(since);
+                print_json(&json!({"run_id": run_id, "events": views, "last_seq": last}));
+            } else {
+                for e in views {
+                    let seq = e["seq"].as_i64().unwrap_or(0);
+                    let name = e["event"].as_str().unwrap_or("").to_string();
+                    let mut rest = e.clone();
+                    if let Some(m) = rest.as_object_mut() {
+                        m.remove("seq");
+                        m.remove("event");
+                        m.remove("timestamp");
+                    }
+                    println!("{seq:>5} {name:<20} {rest}");
+                }
+            }
+            Ok(())
+        }
+        RunsCmd::Stop { run_id, yes } => {
+            let r = load(ctx, &run_id)?;
+            if r.finished {
+                println!("Run {run_id} has already ended ({}).", r.status);
+                return Ok(());
+            }
+            confirm(yes, &format!("Stop run {run_id} of {} on {}?", r.client, r.agent))?;
+            let p = Profiles::from_config(&ctx.config()?).get(&r.agent)?;
+            let out = runtime()?.block_on(HermesClient::new(crate::hermes::client::http_client(), &p).stop(&run_id))?;
+            match out {
+                Some(_) => {
+                    let u = ledger::Update { status: Some("stopping".into()), ..Default::default() };
+                    ledger::apply(&ctx.store()?, &run_id, &u)?;
+                    println!("Asked Hermes to stop {run_id}; it is stopping.");
+                }
+                None => println!("Hermes no longer runs {run_id}: it has finished."),
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,259 @@
+//! HTTP client for one Hermes profile's API server (0.19.0 and newer): health,
+//! capabilities, runs (start, status, the one-reader SSE event stream, approval, stop,
+//! steer, clarify), with Hermes's answers mapped onto hal0's bridge error codes.
+
+use super::Profile;
+use crate::error::{Error, Kind, Result};
+use futures::{Stream, StreamExt};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// One event of a run's SSE stream: the `event` name and the whole JSON payload.
+#[derive(Debug, Clone)]
+pub struct HermesEvent {
+    pub event: String,
+    pub payload: Value,
+}
+
+#[derive(Clone)]
+pub struct HermesClient {
+    http: reqwest::Client,
+    base: String,
+    key: Option<String>,
+    agent: String,
+}
+
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The shared HTTP client (connection pool) for every profile.
+pub fn http_client() -> reqwest::Client {
+    reqwest::Client::builder().connect_timeout(Duration::from_secs(3)).tcp_nodelay(true).build().expect("HTTP client")
+}
+
+impl HermesClient {
+    pub fn new(http: reqwest::Client, profile: &Profile) -> HermesClient {
+        HermesClient { http, base: profile.base_url.clone(), key: profile.key.clone(), agent: profile.agent_id.clone() }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    fn authed(&self, r: reqwest::RequestBuilder) -> Result<reqwest::RequestBuilder> {
+        let key = self.key.as_deref().ok_or_else(|| {
+            Error::new(
+                "bridge.agent_unkeyed",
+                Kind::Unavailable,
+                format!("hal0 holds no API key for `{}` (set API_SERVER_KEY in the profile's .env)", self.agent),
+            )
+        })?;
+        Ok(r.bearer_auth(key))
+    }
+
+    fn unavailable(&self, e: reqwest::Error) -> Error {
+        tracing::warn!(agent = %self.agent, error = %e, "Hermes does not answer");
+        Error::new("bridge.agent_unavailable", Kind::BadGateway, format!("Hermes (`{}`) does not answer", self.agent))
+    }
+
+    /// Map a non-success Hermes answer: 401/403 and 5xx are 502, other 4xx pass through.
+    async fn refused(&self, resp: reqwest::Response) -> Error {
+        let status = resp.status();
+        let body: Value = resp.json().await.unwrap_or(Value::Null);
+        let msg = body["error"]["message"].as_str().or(body["error"].as_str()).unwrap_or("").to_string();
+        let code = body["error"]["code"].as_str().unwrap_or("").to_string();
+        let detail = crate::redact::redact(&msg).into_owned();
+        let kind = match status.as_u16() {
+            401 | 403 => Kind::BadGateway,
+            s if s >= 500 => Kind::BadGateway,
+            s => Kind::Upstream(s),
+        };
+        let what = if matches!(status.as_u16(), 401 | 403) { " (hal0's key for this profile was refused)" } else { "" };
+        let code_part = if code.is_empty() { String::new() } else { format!(" {code}") };
+        Error::new(
+            "bridge.agent_refused",
+            kind,
+            format!(
+                "Hermes (`{}`) refused the request: HTTP {}{code_part}{what}{}",
+                self.agent,
+                status.as_u16(),
+                if detail.is_empty() { String::new() } else { format!(": {detail}") }
+            ),
+        )
+    }
+
+    async fn send(&self, r: reqwest::RequestBuilder) -> Result<reqwest::Response> {
+        r.send().await.map_err(|e| self.unavailable(e))
+    }
+
+    /// `GET /health` (no auth) with a short timeout.
+    pub async fn health(&self, timeout: Duration) -> Result<Value> {
+        let resp = self.send(self.http.get(self.url("/health")).timeout(timeout)).await?;
+        if !resp.status().is_success() {
+            return Err(self.refused(resp).await);
+        }
+        resp.json().await.map_err(|e| self.unavailable(e))
+    }
+
+    /// `GET /v1/capabilities`.
+    pub async fn capabilities(&self) -> Result<Value> {
+        let resp =
+            self.send(self.authed(self.http.get(self.url("/v1/capabilities")).timeout(REQUEST_TIMEOUT))?).await?;
+        if !resp.status().is_success() {
+            return Err(self.refused(resp).await);
+        }
+        resp.json().await.map_err(|e| self.unavailable(e))
+    }
+
+    /// `POST /v1/runs`; returns Hermes's run id.
+    pub async fn start_run(
+        &self,
+        body: &Value,
+        session_key: Option<&str>,
+        idempotency_key: Option<&str>,
+    ) -> Result<String> {
+        let mut r = self.authed(self.http.post(self.url("/v1/runs")).json(body).timeout(REQUEST_TIMEOUT))?;
+        if let Some(k) = session_key {
+            r = r.header("X-Hermes-Session-Key", k);
+        }
+        if let Some(k) = idempotency_key {
+            r = r.header("Idempotency-Key", k);
+        }
+        let resp = self.send(r).await?;
+        if !resp.status().is_success() {
+            return Err(self.refused(resp).await);
+        }
+        let v: Value = resp.json().await.map_err(|e| self.unavailable(e))?;
+        v["run_id"]
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| Error::new("bridge.agent_refused", Kind::BadGateway, "Hermes answered without a run_id"))
+    }
+
+    /// `GET /v1/runs/{id}`; `None` when Hermes does not know the run.
+    pub async fn run(&self, id: &str) -> Result<Option<Value>> {
+        let resp = self
+            .send(self.authed(self.http.get(self.url(&format!("/v1/runs/{id}"))).timeout(REQUEST_TIMEOUT))?)
+            .await?;
+        if resp.status() == StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        if !resp.status().is_success() {
+            return Err(self.refused(resp).await);
+        }
+        resp.json().await.map(Some).map_err(|e| self.unavailable(e))
+    }
+
+    /// `GET /v1/runs/{id}/events`: the run's one SSE stream; `None` on 404 (already read,
+    /// expired, or unknown).
+    pub async fn events(&self, id: &str) -> Result<Option<impl Stream<Item = Result<HermesEvent>> + Send + use<>>> {
+        let resp = self.send(self.authed(self.http.get(self.url(&format!("/v1/runs/{id}/events"))))?).await?;
+        if resp.status() == StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        if !resp.status().is_success() {
+            return Err(self.refused(resp).await);
+        }
+        let agent = self.agent.clone();
+        let bytes = resp.bytes_stream();
+        let parsed =
+            futures::stream::unfold((bytes, Vec::<u8>::new(), agent), |(mut bytes, mut buf, agent)| async move {
+                loop {
+                    if let Some(frame) = take_frame(&mut buf) {
+                        if let Some(ev) = parse_frame(&frame) {
+                            return Some((Ok(ev), (bytes, buf, agent)));
+                        }
+                        continue;
+                    }
+                    match bytes.next().await {
+                        Some(Ok(chunk)) => buf.extend_from_slice(&chunk),
+                        Some(Err(e)) => {
+                            tracing::warn!(agent = %agent, error = %e, "Hermes event stream broke");
+                            let err =
+                                Error::new("bridge.agent_unavailable", Kind::BadGateway, "the event stream broke");
+                            return Some((Err(err), (bytes, Vec::new(), agent)));
+                        }
+                        None => return None,
+                    }
+                }
+            });
+        Ok(Some(parsed))
+    }
+
+    async fn post_json(&self, path: &str, body: Value) -> Result<Option<Value>> {
+        let resp = self.send(self.authed(self.http.post(self.url(path)).json(&body).timeout(REQUEST_TIMEOUT))?).await?;
+        if resp.status() == StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        if !resp.status().is_success() {
+            return Err(self.refused(resp).await);
+        }
+        Ok(Some(resp.json().await.unwrap_or(Value::Null)))
+    }
+
+    /// `POST /v1/runs/{id}/approval` with `once` or `deny` (hal0 never sends `always`).
+    pub async fn approval(&self, id: &str, approve: bool) -> Result<Option<Value>> {
+        let choice = if approve { "once" } else { "deny" };
+        self.post_json(&format!("/v1/runs/{id}/approval"), json!({"choice": choice})).await
+    }
+
+    /// `POST /v1/runs/{id}/stop`; `None` when Hermes answers 404 (the run finished).
+    pub async fn stop(&self, id: &str) -> Result<Option<Value>> {
+        self.post_json(&format!("/v1/runs/{id}/stop"), json!({})).await
+    }
+
+    /// `POST /v1/runs/{id}/steer` (newer Hermes).
+    pub async fn steer(&self, id: &str, input: &str) -> Result<Option<Value>> {
+        self.post_json(&format!("/v1/runs/{id}/steer"), json!({"input": input})).await
+    }
+
+    /// Answer a pending clarification through the path the profile advertises.
+    pub async fn clarify(&self, path: &str, clarify_id: &str, answer: &str) -> Result<Option<Value>> {
+        self.post_json(path, json!({"clarify_id": clarify_id, "response": answer})).await
+    }
+}
+
+/// Take one complete SSE frame (up to a blank line) off the front of `buf`.
+fn take_frame(buf: &mut Vec<u8>) -> Option<Vec<u8>> {
+    let pos = buf
+        .windows(2)
+        .position(|w| w == b"\n\n")
+        .map(|p| (p, 2))
+        .or_else(|| buf.windows(4).position(|w| w == b"\r\n\r\n").map(|p| (p, 4)))?;
+    let frame = buf[..pos.0].to_vec();
+    buf.drain(..pos.0 + pos.1);
+    Some(frame)
+}
+
+/// The JSON of a frame's `data:` lines; comments (`: keepalive`) and empty frames give `None`.
+fn parse_frame(frame: &[u8]) -> Option<HermesEvent> {
+    let text = String::from_utf8_lossy(frame);
+    let data: Vec<&str> =
+        text.lines().filter_map(|l| l.strip_prefix("data:").map(|d| d.strip_prefix(' ').unwrap_or(d))).collect();
+    if data.is_empty() {
+        return None;
+    }
+    let payload: Value = serde_json::from_str(&data.join("\n")).ok()?;
+    let event = payload["event"].as_str()?.to_string();
+    Some(HermesEvent { event, payload })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames() {
+        let mut buf = b": keepalive\n\ndata: {\"event\":\"message.delta\",\"delta\":\"hi\"}\n\ndata: {\"ev".to_vec();
+        let f1 = take_frame(&mut buf).unwrap();
+        assert!(parse_frame(&f1).is_none());
+        let f2 = take_frame(&mut buf).unwrap();
+        let ev = parse_frame(&f2).unwrap();
+        assert_eq!(ev.event, "message.delta");
+        assert_eq!(ev.payload["delta"], "hi");
+        assert!(take_frame(&mut buf).is_none());
+        assert_eq!(buf, b"data: {\"ev");
+        let mut crlf = b"data: {\"event\":\"run.completed\"}\r\n\r\n".to_vec();
+        assert_eq!(parse_frame(&take_frame(&mut crlf).unwrap()).unwrap().event, "run.completed");
+    }
+}
