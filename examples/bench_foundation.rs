@@ -5,67 +5,15 @@
 //!
 //! Run: `cargo build --release && cargo run --release --example bench_foundation -- target/release/hal0`
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+#[path = "support/mod.rs"]
+mod support;
+
+use std::process::Command;
 use std::time::{Duration, Instant};
+use support::{Session, pct, rss_kib};
 
-fn pct(v: &mut [f64], p: f64) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[((v.len() as f64 - 1.0) * p).round() as usize]
-}
-
-fn rss_kib(pid: u32) -> u64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    s.lines().find(|l| l.starts_with("VmRSS:")).unwrap().split_whitespace().nth(1).unwrap().parse().unwrap()
-}
-
-struct Session {
-    http: reqwest::Client,
-    url: String,
-    key: String,
-    sid: String,
-}
-
-fn post(
-    http: &reqwest::Client,
-    url: &str,
-    key: &str,
-    sid: Option<&str>,
-    body: serde_json::Value,
-) -> reqwest::RequestBuilder {
-    let mut r = http
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("authorization", format!("Bearer {key}"))
-        .json(&body);
-    if let Some(s) = sid {
-        r = r.header("mcp-session-id", s);
-    }
-    r
-}
-
-impl Session {
-    async fn open(url: &str, key: &str) -> Session {
-        let http = reqwest::Client::new();
-        let init = serde_json::json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}});
-        let r = post(&http, url, key, None, init).send().await.unwrap();
-        let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
-        let _ = r.text().await.unwrap();
-        let n = serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"});
-        post(&http, url, key, Some(&sid), n).send().await.unwrap();
-        Session { http, url: url.into(), key: key.into(), sid }
-    }
-
-    async fn call(&self, id: u64) -> f64 {
-        let body = serde_json::json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"version_info","arguments":{"args":{}}}});
-        let t = Instant::now();
-        let text =
-            post(&self.http, &self.url, &self.key, Some(&self.sid), body).send().await.unwrap().text().await.unwrap();
-        let ms = t.elapsed().as_secs_f64() * 1000.0;
-        assert!(text.contains("\"uptime_s\""), "unexpected reply: {text}");
-        ms
-    }
+async fn version_info(s: &Session, id: u64) -> f64 {
+    s.call(id, "version_info", serde_json::json!({"args": {}}), "\"uptime_s\"").await.0
 }
 
 #[tokio::main]
@@ -99,22 +47,8 @@ async fn main() {
         pct(&mut walls, 0.99)
     );
 
-    let mut child = Command::new(&bin)
-        .args(["serve", "--bind", "127.0.0.1:0"])
-        .envs(envs.iter().map(|(k, v)| (k, v)))
-        .env("HAL0_LOG", "warn")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (mut child, base) = support::serve(&bin, &envs[0].1, &envs[1].1, &[]);
     let pid = child.id();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = loop {
-        let l = lines.next().unwrap().unwrap();
-        if let Some(b) = l.strip_prefix("hal0: listening on ") {
-            break b.to_string();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
     tokio::time::sleep(Duration::from_millis(500)).await;
     println!("idle RSS of hal0 serve: {:.1} MiB", rss_kib(pid) as f64 / 1024.0);
     let url = format!("{base}/mcp/admin/mcp");
@@ -122,13 +56,13 @@ async fn main() {
     // Sequential tools/call on one session.
     let s = Session::open(&url, &key).await;
     for i in 0..200 {
-        s.call(i).await;
+        version_info(&s, i).await;
     }
     let n = 5000;
     let t = Instant::now();
     let mut lat = Vec::with_capacity(n);
     for i in 0..n as u64 {
-        lat.push(s.call(1000 + i).await);
+        lat.push(version_info(&s, 1000 + i).await);
     }
     let secs = t.elapsed().as_secs_f64();
     println!(
@@ -152,7 +86,7 @@ async fn main() {
             tokio::spawn(async move {
                 let mut v = Vec::with_capacity(per);
                 for i in 0..per as u64 {
-                    v.push(s.call(i).await);
+                    v.push(version_info(&s, i).await);
                 }
                 v
             })
@@ -186,7 +120,7 @@ async fn main() {
         (after - before) as f64 / 1000.0
     );
     // Every session is still usable.
-    assert!(open[0].call(1).await > 0.0 && open[999].call(1).await > 0.0);
+    assert!(version_info(&open[0], 1).await > 0.0 && version_info(&open[999], 1).await > 0.0);
     let _ = child.kill();
     let _ = child.wait();
 }

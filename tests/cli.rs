@@ -216,3 +216,28 @@ fn unwritable_state_dir_is_a_clear_error() {
     assert_eq!(o.code(), 1, "{}", o.stderr());
     assert!(o.stderr().contains("cannot create directory"), "{}", o.stderr());
 }
+
+#[test]
+fn runs_and_approvals_commands_on_an_empty_store() {
+    let env = Env::new();
+    assert_eq!(env.json(&["runs", "list", "--json"]), serde_json::json!([]));
+    assert!(env.ok(&["runs", "list"]).contains("No runs"));
+    for args in [&["runs", "show", "run_nope"][..], &["runs", "events", "run_nope"], &["runs", "stop", "run_nope", "--yes"]] {
+        let o = env.run(args);
+        assert_eq!(o.code(), 1, "{args:?}: {}", o.stderr());
+        assert!(o.stderr().contains("bridge.run_not_found"), "{}", o.stderr());
+    }
+    assert_eq!(env.run(&["runs", "list", "--limit", "0"]).code(), 2);
+    assert_eq!(env.run(&["runs", "events", "x", "--limit", "501"]).code(), 2);
+    assert_eq!(env.json(&["agent", "approvals", "list", "--json"]), serde_json::json!([]));
+    assert!(env.ok(&["agent", "approvals", "list"]).contains("empty"));
+    let o = env.run(&["agent", "approvals", "list", "--status", "bogus"]);
+    assert_eq!(o.code(), 2);
+    assert!(o.stderr().contains("approvals.invalid_status"), "{}", o.stderr());
+    let o = env.run(&["agent", "approvals", "approve", "ap_nope", "--yes"]);
+    assert_eq!(o.code(), 1);
+    assert!(o.stderr().contains("approvals.not_found"), "{}", o.stderr());
+    let o = env.run(&["agent", "approvals", "approve"]);
+    assert_eq!(o.code(), 2, "no ID and no terminal: {}", o.stderr());
+    assert!(o.stderr().contains("cli.missing_id"), "{}", o.stderr());
+}

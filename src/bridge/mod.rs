@@ -203,9 +203,10 @@ impl Bridge {
     /// `agents_list`.
     pub async fn agents_list(&self) -> Value {
         let profiles = self.inner.profiles.list();
+        // Health checks run side by side: a profile that is down costs its timeout once.
+        let healths = futures::future::join_all(profiles.iter().map(|p| self.health(p))).await;
         let mut agents = Vec::new();
-        for p in &profiles {
-            let (health, version) = self.health(p).await;
+        for (p, (health, version)) in profiles.iter().zip(healths) {
             agents.push(json!({
                 "name": if p.name == "default" { "hermes".to_string() } else { p.name.clone() },
                 "agent_id": p.agent_id,

@@ -1,0 +1,84 @@
+//! Shared pieces of the benchmark harnesses: percentiles, RSS, a raw MCP session over
+//! reqwest, and starting `hal0 serve` from a given binary.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Instant;
+
+pub fn pct(v: &mut [f64], p: f64) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[((v.len() as f64 - 1.0) * p).round() as usize]
+}
+
+pub fn rss_kib(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    s.lines().find(|l| l.starts_with("VmRSS:")).unwrap().split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// `hal0 serve --bind 127.0.0.1:0` with the given dirs; returns the child and base URL.
+pub fn serve(bin: &str, cfg: &Path, state: &Path, envs: &[(&str, &str)]) -> (Child, String) {
+    let mut child = Command::new(bin)
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .env("HAL0_CONFIG_DIR", cfg)
+        .env("HAL0_STATE_DIR", state)
+        .env("HAL0_LOG", "warn")
+        .envs(envs.iter().copied())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let base = loop {
+        let l = lines.next().unwrap().unwrap();
+        if let Some(b) = l.strip_prefix("hal0: listening on ") {
+            break b.to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    (child, base)
+}
+
+pub fn post(http: &reqwest::Client, url: &str, key: &str, sid: Option<&str>, body: serde_json::Value) -> reqwest::RequestBuilder {
+    let mut r = http
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("authorization", format!("Bearer {key}"))
+        .json(&body);
+    if let Some(s) = sid {
+        r = r.header("mcp-session-id", s);
+    }
+    r
+}
+
+/// One initialized MCP session on its own connection.
+pub struct Session {
+    pub http: reqwest::Client,
+    pub url: String,
+    pub key: String,
+    pub sid: String,
+}
+
+impl Session {
+    pub async fn open(url: &str, key: &str) -> Session {
+        let http = reqwest::Client::new();
+        let init = serde_json::json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}});
+        let r = post(&http, url, key, None, init).send().await.unwrap();
+        let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+        let _ = r.text().await.unwrap();
+        let n = serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"});
+        post(&http, url, key, Some(&sid), n).send().await.unwrap();
+        Session { http, url: url.into(), key: key.into(), sid }
+    }
+
+    /// `tools/call`; returns (milliseconds, reply text). Panics unless `expect` is in the reply.
+    pub async fn call(&self, id: u64, tool: &str, args: serde_json::Value, expect: &str) -> (f64, String) {
+        let body = serde_json::json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":tool,"arguments":args}});
+        let t = Instant::now();
+        let text = post(&self.http, &self.url, &self.key, Some(&self.sid), body).send().await.unwrap().text().await.unwrap();
+        let ms = t.elapsed().as_secs_f64() * 1000.0;
+        assert!(text.contains(expect), "unexpected reply to {tool}: {}", &text[..text.len().min(400)]);
+        (ms, text)
+    }
+}
