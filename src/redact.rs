@@ -25,15 +25,25 @@
 //!    wherever else it occurs in the same text.
 //! 8. Idempotent: a range that is only [`MASK`] text is never reported, and a range touching
 //!    a `MASK` grows to cover all of it, so `***REDACTED***` is never re-masked or mangled.
+//!    A mask stands for masked word characters: a match right after one is treated as glued
+//!    to a word, a value that starts with one is that mask only, and a URL userinfo holding
+//!    one is left alone, so a second pass finds nothing the first one did not.
 //!
 //! With `live`, a known token prefix whose characters run to the very end of the text is
 //! masked through the end, and so is a bare `Bearer <v>` whose value reaches the end.
 //!
 //! The mask replaces exactly the secret's bytes, with no padding: `HF_TOKEN=...` becomes
-//! `HF_TOKEN=***REDACTED***`, `"pw": "a b"` becomes `"pw": "***REDACTED***"`.
+//! `HF_TOKEN=***REDACTED***`, `"pw": "a b"` becomes `"pw": "***REDACTED***"`, and adjacent
+//! or overlapping secrets become one mask. Rule 2 masks placeholders in place too (the value
+//! is whatever follows a secret name); only rule 7 skips them.
+//!
+//! Callers that page through consecutive `message.text` events pass up to [`CONTEXT_CHARS`]
+//! characters of the stored run on each side ([`context_before`], [`context_after`]) to
+//! [`redact_segments`].
 
 use regex::Regex;
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::LazyLock;
 
@@ -72,11 +82,9 @@ const JWT_PART_MIN: usize = 10;
 const URL_TOKEN_MIN: usize = 16;
 /// Characters of a value masked elsewhere too (rule 7).
 const CROSS_MIN: usize = 8;
-/// Above this many value-bytes × text-bytes, cross-occurrence search uses one regex per chunk
-/// of values instead of one substring search per value.
-const CROSS_NAIVE_LIMIT: usize = 1 << 22;
-/// Values per cross-occurrence regex.
-const CROSS_CHUNK: usize = 256;
+/// Up to this many distinct values, rule 7 runs one substring search per value; above, one
+/// pass over the text for all of them.
+const CROSS_NAIVE_MAX: usize = 2;
 
 fn re(pattern: &str) -> Regex {
     Regex::new(pattern).expect("redact: built-in regex")
@@ -304,10 +312,12 @@ fn quoted(b: &[u8], from: usize, q: u8, escaped: bool) -> Range<usize> {
 /// (and any masks right after it) only: it was redacted already, so a second pass must not
 /// grow it over the text that follows.
 fn bare_end(text: &str, from: usize) -> usize {
-    let rest = &text[from..];
-    let masks = rest.len() - rest.trim_start_matches(MASK).len();
-    if masks > 0 {
-        return from + masks;
+    let mut rest = &text[from..];
+    while let Some(r) = rest.strip_prefix(MASK) {
+        rest = r;
+    }
+    if rest.len() < text.len() - from {
+        return text.len() - rest.len();
     }
     let mut depth = 0usize;
     for (k, c) in text[from..].char_indices() {
@@ -504,14 +514,11 @@ fn live_edge(text: &str) -> Option<usize> {
 
 /// Rule 7: mask every other occurrence of the plausible keyed values, longest first.
 fn scan_cross(text: &str, f: &mut Found) {
-    let mut values: Vec<&str> = f.keyed.iter().map(|r| &text[r.clone()]).filter(|v| plausible_secret(v)).collect();
-    if values.is_empty() {
-        return;
-    }
+    let mut values: Vec<&str> = f.keyed.iter().map(|r| &text[r.clone()]).collect();
     values.sort_unstable_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
     values.dedup();
-    let total: usize = values.iter().map(|v| v.len()).sum();
-    if total.saturating_mul(text.len()) <= CROSS_NAIVE_LIMIT || values.len() == 1 {
+    values.retain(|v| plausible_secret(v));
+    if values.len() <= CROSS_NAIVE_MAX {
         for v in values {
             let step = v.chars().next().map_or(1, char::len_utf8);
             let mut pos = 0;
@@ -522,23 +529,26 @@ fn scan_cross(text: &str, f: &mut Found) {
         }
         return;
     }
-    for chunk in values.chunks(CROSS_CHUNK) {
-        let pattern = chunk.iter().map(|v| regex::escape(v)).collect::<Vec<_>>().join("|");
-        let Ok(re) = Regex::new(&pattern) else {
-            // Too big for one regex: fall back to one search per value.
-            for v in chunk {
-                let mut pos = 0;
-                while let Some(i) = text[pos..].find(v) {
-                    f.ranges.push(pos + i..pos + i + v.len());
-                    pos += i + v.chars().next().map_or(1, char::len_utf8);
-                }
-            }
+    // One pass for many values: a bit per leading byte pair, then the values sharing the
+    // first 8 bytes (every value has at least 8), longest first.
+    let mut pairs = vec![0u64; 1 << 10];
+    let mut by_head: HashMap<[u8; 8], Vec<&[u8]>> = HashMap::new();
+    for v in &values {
+        let b = v.as_bytes();
+        let pair = usize::from(u16::from_le_bytes([b[0], b[1]]));
+        pairs[pair >> 6] |= 1 << (pair & 63);
+        by_head.entry(b[..8].try_into().expect("8 bytes")).or_default().push(b);
+    }
+    let bytes = text.as_bytes();
+    for (i, w) in bytes.windows(8).enumerate() {
+        let pair = usize::from(u16::from_le_bytes([w[0], w[1]]));
+        if pairs[pair >> 6] & (1 << (pair & 63)) == 0 {
             continue;
-        };
-        let mut pos = 0;
-        while let Some(m) = re.find_at(text, pos) {
-            f.ranges.push(m.range());
-            pos = m.start() + text[m.start()..].chars().next().map_or(1, char::len_utf8);
+        }
+        let head: [u8; 8] = w.try_into().expect("8 bytes");
+        if let Some(v) = by_head.get(&head).and_then(|vs| vs.iter().find(|v| bytes[i..].starts_with(v))) {
+            // A match of valid UTF-8 in valid UTF-8 starts and ends on char boundaries.
+            f.ranges.push(i..i + v.len());
         }
     }
 }
@@ -951,6 +961,11 @@ mod tests {
             red("A_TOKEN=abcdefgh1 B_TOKEN=abcdefgh12 text abcdefgh12 and abcdefgh1x"),
             format!("A_TOKEN={m} B_TOKEN={m} text {m} and {m}x")
         );
+        // The same with enough values for the one-pass search, multi-byte ones included.
+        assert_eq!(
+            red("A_TOKEN=abcdefgh1 B_TOKEN=abcdefgh12 C_TOKEN=pässwört99 text abcdefgh12 abcdefgh1x pässwört99é"),
+            format!("A_TOKEN={m} B_TOKEN={m} C_TOKEN={m} text {m} {m}x {m}é")
+        );
         // Values from flags, URLs and Authorization headers count too.
         assert_eq!(red("--password hunter2hunter2 then hunter2hunter2"), format!("--password {m} then {m}"));
         // A value defined in context masks its occurrence in a segment.
@@ -959,7 +974,7 @@ mod tests {
     }
 
     #[test]
-    fn cross_occurrence_many_values_uses_regex_path() {
+    fn cross_occurrence_many_values() {
         let mut text = String::new();
         for i in 0..300 {
             text.push_str(&format!("K{i}_TOKEN=val{i:04}Secret\n"));

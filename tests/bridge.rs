@@ -163,6 +163,15 @@ async fn agents_list_shows_profiles_and_pi() {
     assert!(!v.to_string().contains(b.hermes.key()), "no key leaves hal0");
     let e = err(&c, "agent_run", json!({"agent": "hermes/worker1", "input": "x"})).await;
     assert!(e.starts_with("bridge.agent_unkeyed: "), "{e}");
+    let cap = ok(&c, "agent_capabilities", json!({"agent": "hermes"})).await;
+    assert_eq!(cap["api_server_version"], "0.19.0");
+    assert_eq!(cap["platforms_enabled"], json!(["api_server"]));
+    assert!(!cap.to_string().contains(b.hermes.key()));
+    let cap = ok(&c, "agent_capabilities", json!({"agent": "hermes/worker1"})).await;
+    assert_eq!(cap["api_server_version"], Value::Null, "no key → no version");
+    assert_eq!(cap["toolsets_enabled"], Value::Null);
+    let e = err(&c, "agent_capabilities", json!({"agent": "hermes/ghost"})).await;
+    assert!(e.starts_with("bridge.unknown_agent: "), "{e}");
     let e = err(&c, "agent_run", json!({"agent": "pi", "input": "x"})).await;
     assert!(e.starts_with("bridge.unknown_agent: "), "{e}");
     let e = err(&c, "agent_run", json!({"agent": "hermes/nope", "input": "x"})).await;

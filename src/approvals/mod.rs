@@ -3,11 +3,25 @@
 //! `pending` → `approved`/`denied` exactly once (an atomic claim), then `executed` or
 //! `failed` with its result; `withdrawn` when it no longer applies.
 
+pub mod decide;
+
+pub use decide::decide;
+
+use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::store::{Store, now};
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use serde_json::Value;
+
+/// Carries out an approved row of one kind with exactly its stored arguments.
+pub type Executor = fn(&Store, &Config, &Approval) -> Result<Value>;
+
+/// The executor for a row kind (skills and memory register theirs here).
+pub fn executor(kind: &str) -> Option<Executor> {
+    let _ = kind;
+    None
+}
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Approval {

@@ -156,6 +156,9 @@ pub struct Update {
     /// `Some(None)` clears the pending request.
     pub pending: Option<Option<Value>>,
     pub events: Vec<(String, Value)>,
+    /// Apply only while the run has not finished (checked inside the transaction), so a
+    /// caller-side change never moves a settled run back.
+    pub only_if_unfinished: bool,
 }
 
 impl Update {
@@ -174,9 +177,15 @@ impl Update {
 pub fn apply(store: &Store, run_id: &str, u: &Update) -> Result<Option<Run>> {
     store.with(|c| {
         let tx = c.transaction()?;
-        let last: Option<i64> =
-            tx.query_row("SELECT last_seq FROM runs WHERE run_id = ?1", [run_id], |r| r.get(0)).optional()?;
-        let Some(mut seq) = last else { return Ok(None) };
+        let last: Option<(i64, i64)> = tx
+            .query_row("SELECT last_seq, finished FROM runs WHERE run_id = ?1", [run_id], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()?;
+        let Some((mut seq, finished_now)) = last else { return Ok(None) };
+        if u.only_if_unfinished && finished_now != 0 {
+            return Ok(None);
+        }
         for (name, payload) in &u.events {
             seq += 1;
             tx.execute(

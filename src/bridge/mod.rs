@@ -3,6 +3,7 @@
 //! waits, windows, answers, steering, stopping) over the ledger and the Hermes client;
 //! the MCP tools and the CLI only translate.
 
+pub mod capabilities;
 pub mod follow;
 pub mod ledger;
 pub mod view;
@@ -225,6 +226,13 @@ impl Bridge {
             "note": "Pi is not runnable through the bridge",
         }));
         json!({"agents": agents})
+    }
+
+    /// `agent_capabilities`: the allow-listed view of a profile's own config.yaml.
+    pub async fn capabilities_view(&self, agent: &str) -> Result<Value> {
+        let p = self.inner.profiles.get(agent)?;
+        let version = if p.keyed() { self.health(&p).await.1 } else { None };
+        Ok(capabilities::view(&p, version.as_deref()))
     }
 
     /// `agent_run`.
@@ -469,15 +477,13 @@ impl Bridge {
             match hermes.stop(run_id).await? {
                 Some(_) => {
                     let id = run_id.to_string();
-                    let u = ledger::Update { status: Some("stopping".into()), ..Default::default() };
                     // A follower may have settled the run meanwhile; never move a finished run back.
-                    self.db(move |s| {
-                        if ledger::get(s, &id, None)?.is_some_and(|r| !r.finished) {
-                            ledger::apply(s, &id, &u)?;
-                        }
-                        Ok(())
-                    })
-                    .await?;
+                    let u = ledger::Update {
+                        status: Some("stopping".into()),
+                        only_if_unfinished: true,
+                        ..Default::default()
+                    };
+                    self.db(move |s| ledger::apply(s, &id, &u).map(|_| ())).await?;
                     self.notify(run_id);
                 }
                 None => {
@@ -557,14 +563,13 @@ impl Bridge {
             Err(e) => return Err(e),
         }
         let id = run_id.to_string();
-        let u = ledger::Update { pending: Some(None), status: Some("running".into()), ..Default::default() };
-        self.db(move |s| {
-            if ledger::get(s, &id, None)?.is_some_and(|r| !r.finished) {
-                ledger::apply(s, &id, &u)?;
-            }
-            Ok(())
-        })
-        .await?;
+        let u = ledger::Update {
+            pending: Some(None),
+            status: Some("running".into()),
+            only_if_unfinished: true,
+            ..Default::default()
+        };
+        self.db(move |s| ledger::apply(s, &id, &u).map(|_| ())).await?;
         self.notify(run_id);
         let run = self.load(asker, run_id).await?;
         view::run_view(&run, 0)

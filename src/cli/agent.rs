@@ -110,20 +110,11 @@ fn decide(ctx: &Ctx, id: Option<String>, approve: bool, reason: Option<String>, 
     }
     confirm(yes, &format!("{} {id}?", if approve { "Approve" } else { "Deny" }))?;
     let cfg = ctx.config()?;
-    let done = match row.kind.as_str() {
-        "hermes_command" => tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| Error::internal(e.to_string()))?
-            .block_on(crate::bridge::decide_hermes_approval(&store, &cfg, &id, approve, &who(), reason.as_deref()))?,
-        other => {
-            return Err(Error::new(
-                "approvals.unsupported_kind",
-                crate::error::Kind::Unsupported,
-                format!("rows of kind `{other}` cannot be decided by this hal0 yet"),
-            ));
-        }
-    };
+    let done = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::internal(e.to_string()))?
+        .block_on(approvals::decide(&store, &cfg, &id, approve, &who(), reason.as_deref()))?;
     if json {
         print_json(&serde_json::json!(done));
     } else {

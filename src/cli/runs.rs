@@ -178,7 +178,11 @@ pub fn run(ctx: &Ctx, cmd: RunsCmd) -> Result<()> {
             let out = runtime()?.block_on(HermesClient::new(crate::hermes::client::http_client(), &p).stop(&run_id))?;
             match out {
                 Some(_) => {
-                    let u = ledger::Update { status: Some("stopping".into()), ..Default::default() };
+                    let u = ledger::Update {
+                        status: Some("stopping".into()),
+                        only_if_unfinished: true,
+                        ..Default::default()
+                    };
                     ledger::apply(&ctx.store()?, &run_id, &u)?;
                     println!("Asked Hermes to stop {run_id}; it is stopping.");
                 }

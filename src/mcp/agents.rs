@@ -43,6 +43,12 @@ pub struct AgentRunArgs {
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct AgentArgs {
+    /// `hermes` (the default profile) or `hermes/<profile>`.
+    pub agent: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct RunIdArgs {
     /// The run id from agent_run.
     pub run_id: String,
@@ -166,6 +172,14 @@ impl AgentsServer {
             Ok(b) => super::ok_json(b.agents_list().await),
             Err(e) => fail(e),
         }
+    }
+
+    #[tool(
+        description = "What a Hermes profile can do now (model aliases, toolsets, MCP server names, skills dirs, platforms, approvals mode, API server version), from an allow-list of its own config.yaml; never a URL, header, key or secret."
+    )]
+    async fn agent_capabilities(&self, Parameters(a): Parameters<AgentArgs>) -> CallToolResult {
+        let r = async { self.bridge()?.capabilities_view(&a.agent).await };
+        done(r.await)
     }
 
     #[tool(
