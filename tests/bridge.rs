@@ -462,3 +462,51 @@ fn unsafe_kill9(s: &mut Server) {
     let _ = std::process::Command::new("kill").args(["-9", &s.child.id().to_string()]).status();
     let _ = s.child.wait();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_over_rest_at_the_admin_tier() {
+    let b = setup(FakeHermesOptions::default(), "").await;
+    let bridge_key = b.env.bridge_key("ws", &["admin", "memory"]);
+    let c = connect(&b.server, &bridge_key).await;
+    let admin = b.env.json(&["auth", "rotate", "admin", "--json"])["key"].as_str().unwrap().to_string();
+    let v = ok(&c, "agent_run", json!({"agent": "hermes", "input": "APPROVE it"})).await;
+    let id = v["run_id"].as_str().unwrap().to_string();
+    let http = reqwest::Client::new();
+    let get = |key: String| {
+        let (http, url) = (http.clone(), b.server.url("/api/agent/approvals?status=pending"));
+        async move { http.get(url).bearer_auth(key).send().await.unwrap() }
+    };
+    assert_eq!(get(bridge_key.clone()).await.status().as_u16(), 403, "a bridge key never reaches the inbox");
+    let row = loop {
+        let list: Value = get(admin.clone()).await.json().await.unwrap();
+        if let Some(r) = list["approvals"].as_array().unwrap().iter().find(|r| r["run_id"] == id.as_str()) {
+            break r.clone();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    let rid = row["id"].as_str().unwrap();
+    let post = |path: String, key: String| {
+        let (http, url) = (http.clone(), b.server.url(&path));
+        async move { http.post(url).bearer_auth(key).send().await.unwrap() }
+    };
+    let r = post(format!("/api/agent/approvals/{rid}/approve"), bridge_key.clone()).await;
+    assert_eq!(r.status().as_u16(), 403);
+    let r = post(format!("/api/agent/approvals/{rid}/approve"), admin.clone()).await;
+    assert_eq!(r.status().as_u16(), 200);
+    let done: Value = r.json().await.unwrap();
+    assert_eq!(done["status"], "executed", "{done}");
+    assert!(done["decided_by"].as_str().unwrap().starts_with("api:"));
+    let r = post(format!("/api/agent/approvals/{rid}/deny"), admin.clone()).await;
+    assert_eq!(r.status().as_u16(), 409, "decided once");
+    let r = post("/api/agent/approvals/ap_nope/approve".into(), admin.clone()).await;
+    assert_eq!(r.status().as_u16(), 404);
+    let w = ok(&c, "agent_run_wait", json!({"run_id": id, "timeout_s": 30})).await;
+    assert_eq!(w["status"], "completed");
+    let tools: Vec<String> = {
+        let key = bridge_key.clone();
+        let cfg = StreamableHttpClientTransportConfig::with_uri(b.server.url("/mcp/admin/mcp")).auth_header(key);
+        let admin_mcp: Client = ().serve(StreamableHttpClientTransport::from_config(cfg)).await.unwrap();
+        admin_mcp.list_all_tools().await.unwrap().iter().map(|t| t.name.to_string()).collect()
+    };
+    assert!(!tools.iter().any(|t| t.contains("approve") || t.contains("deny")), "no MCP tool decides: {tools:?}");
+}

@@ -98,7 +98,11 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
         .route("/api/health", get(rest::health))
         .route("/api/bridge/me", get(rest::bridge_me))
         .route("/api/status", get(rest::status))
-        .route("/api/bridge/clients", get(rest::bridge_clients));
+        .route("/api/bridge/clients", get(rest::bridge_clients))
+        .route("/api/agent/approvals", get(rest::approvals_list))
+        .route("/api/agent/approvals/{id}", get(rest::approvals_get))
+        .route("/api/agent/approvals/{id}/approve", axum::routing::post(rest::approvals_approve))
+        .route("/api/agent/approvals/{id}/deny", axum::routing::post(rest::approvals_deny));
 
     if state.config.bridge.enabled {
         let st = state.clone();

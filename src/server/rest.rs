@@ -81,3 +81,69 @@ pub async fn mount_root() -> Response {
 pub async fn not_found() -> Response {
     json_error(&Error::not_found("not_found", "no such route"))
 }
+
+#[derive(Debug, serde::Deserialize)]
+pub struct ApprovalsQuery {
+    pub status: Option<String>,
+}
+
+/// `GET /api/agent/approvals[?status=S]`.
+pub async fn approvals_list(
+    State(state): State<Arc<AppState>>,
+    axum::extract::Query(q): axum::extract::Query<ApprovalsQuery>,
+) -> Response {
+    match state.store.call(move |s| crate::approvals::list(s, q.status.as_deref())).await {
+        Ok(rows) => axum::Json(json!({"count": rows.len(), "approvals": rows})).into_response(),
+        Err(e) => json_error(&e),
+    }
+}
+
+/// `GET /api/agent/approvals/{id}`: the whole card.
+pub async fn approvals_get(
+    State(state): State<Arc<AppState>>,
+    axum::extract::Path(id): axum::extract::Path<String>,
+) -> Response {
+    match state.store.call(move |s| crate::approvals::get(s, &id)).await {
+        Ok(row) => axum::Json(json!(row)).into_response(),
+        Err(e) => json_error(&e),
+    }
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct DecisionBody {
+    pub reason: Option<String>,
+}
+
+async fn decide(
+    state: Arc<AppState>,
+    caller: Caller,
+    id: String,
+    approve: bool,
+    body: Option<DecisionBody>,
+) -> Response {
+    let by = format!("api:{}", caller.identity);
+    let reason = body.and_then(|b| b.reason);
+    match crate::approvals::decide(&state.store, &state.config, &id, approve, &by, reason.as_deref()).await {
+        Ok(row) => axum::Json(json!(row)).into_response(),
+        Err(e) => json_error(&e),
+    }
+}
+
+/// `POST /api/agent/approvals/{id}/approve`.
+pub async fn approvals_approve(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    axum::extract::Path(id): axum::extract::Path<String>,
+) -> Response {
+    decide(state, caller, id, true, None).await
+}
+
+/// `POST /api/agent/approvals/{id}/deny` with an optional `{"reason"}`.
+pub async fn approvals_deny(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    axum::extract::Path(id): axum::extract::Path<String>,
+    body: Option<axum::Json<DecisionBody>>,
+) -> Response {
+    decide(state, caller, id, false, body.map(|b| b.0)).await
+}
