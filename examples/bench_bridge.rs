@@ -75,7 +75,8 @@ async fn main() {
             }
         })
         .collect();
-    hal0::bridge::ledger::apply(&store, "run_bench500", &hal0::bridge::ledger::Update { events, ..Default::default() }).unwrap();
+    hal0::bridge::ledger::apply(&store, "run_bench500", &hal0::bridge::ledger::Update { events, ..Default::default() })
+        .unwrap();
     drop(store);
 
     let (mut child, base) = support::serve(&bin, &cfg, &state, &[]);
@@ -83,7 +84,8 @@ async fn main() {
     let s = Session::open(&url, &key).await;
 
     // A finished run to read.
-    let (_, text) = s.call(1, "agent_run", json!({"agent": "hermes", "input": "BIG:40000", "wait_s": 60}), "run_").await;
+    let (_, text) =
+        s.call(1, "agent_run", json!({"agent": "hermes", "input": "BIG:40000", "wait_s": 60}), "run_").await;
     let run_id = text.split("\\\"run_id\\\":\\\"").nth(1).or_else(|| text.split("\"run_id\":\"").nth(1)).unwrap();
     let run_id: String = run_id.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
 
@@ -144,7 +146,13 @@ async fn main() {
     let (mut direct, mut via) = (Vec::new(), Vec::new());
     for i in 0..300u64 {
         let t = Instant::now();
-        let r = http.post(hermes.url("/v1/runs")).bearer_auth(hermes.key()).json(&json!({"input": "x"})).send().await.unwrap();
+        let r = http
+            .post(hermes.url("/v1/runs"))
+            .bearer_auth(hermes.key())
+            .json(&json!({"input": "x"}))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status().as_u16(), 202);
         let _ = r.text().await;
         direct.push(t.elapsed().as_secs_f64() * 1000.0);
@@ -159,12 +167,17 @@ async fn main() {
     // A 500-event page.
     let mut page = Vec::new();
     for i in 0..50u64 {
-        let (ms, text) = s.call(9000 + i, "agent_run_events", json!({"run_id": "run_bench500", "limit": 500}), "last_seq").await;
+        let (ms, text) =
+            s.call(9000 + i, "agent_run_events", json!({"run_id": "run_bench500", "limit": 500}), "last_seq").await;
         assert!(text.contains("\\\"seq\\\":500") || text.contains("\"seq\":500"), "a full page");
         assert!(!text.contains("hf_abcdefghijklmnopqrstuv0001"), "masked");
         page.push(ms);
     }
-    println!("agent_run_events page of 500 events (50 reads): p50 {:.2} ms, p99 {:.2} ms", pct(&mut page, 0.5), pct(&mut page, 0.99));
+    println!(
+        "agent_run_events page of 500 events (50 reads): p50 {:.2} ms, p99 {:.2} ms",
+        pct(&mut page, 0.5),
+        pct(&mut page, 0.99)
+    );
     let _ = child.kill();
     let _ = child.wait();
 }

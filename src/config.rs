@@ -121,6 +121,20 @@ impl Config {
     }
 }
 
+/// The keys of hal0.toml with their types, defaults and meaning (`GET /api/settings/schema`).
+pub fn schema() -> serde_json::Value {
+    let d = Config::default();
+    serde_json::json!({
+        "network.bind": {"type": "string", "default": d.network.bind, "description": "HOST:PORT hal0 serve listens on (restart to apply)"},
+        "network.public_url": {"type": ["string", "null"], "default": null, "description": "the URL remote clients use; printed in claude mcp add lines"},
+        "bridge.enabled": {"type": "boolean", "default": d.bridge.enabled, "description": "serve hal0-agents at /mcp/agents/mcp"},
+        "bridge.max_concurrent_runs_per_client": {"type": "integer", "minimum": 1, "default": d.bridge.max_concurrent_runs_per_client, "description": "unfinished runs one client may have"},
+        "bridge.run_retention_days": {"type": "integer", "default": d.bridge.run_retention_days, "description": "finished runs older than this are pruned"},
+        "memory.enabled": {"type": "boolean", "default": d.memory.enabled, "description": "serve hal0-memory at /mcp/memory/mcp"},
+        "hermes.home": {"type": ["string", "null"], "default": null, "description": "Hermes's home (HAL0_HERMES_HOME overrides; default $HOME/.hermes)"},
+    })
+}
+
 /// The host part of an http(s) URL, without brackets or port.
 pub fn url_host(url: &str) -> Option<String> {
     let rest = url.split_once("://")?.1;

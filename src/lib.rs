@@ -2,6 +2,7 @@
 //! `config`, `store`, …) hold the rules; the CLI (`cli`), REST and MCP fronts (`server`,
 //! `mcp`) translate.
 
+pub mod admin;
 pub mod approvals;
 pub mod auth;
 pub mod bridge;
@@ -10,6 +11,7 @@ pub mod config;
 pub mod connect;
 pub mod error;
 pub mod hermes;
+pub mod logbuf;
 pub mod mcp;
 pub mod paths;
 pub mod redact;

@@ -39,7 +39,13 @@ pub fn serve(bin: &str, cfg: &Path, state: &Path, envs: &[(&str, &str)]) -> (Chi
     (child, base)
 }
 
-pub fn post(http: &reqwest::Client, url: &str, key: &str, sid: Option<&str>, body: serde_json::Value) -> reqwest::RequestBuilder {
+pub fn post(
+    http: &reqwest::Client,
+    url: &str,
+    key: &str,
+    sid: Option<&str>,
+    body: serde_json::Value,
+) -> reqwest::RequestBuilder {
     let mut r = http
         .post(url)
         .header("content-type", "application/json")
@@ -74,9 +80,11 @@ impl Session {
 
     /// `tools/call`; returns (milliseconds, reply text). Panics unless `expect` is in the reply.
     pub async fn call(&self, id: u64, tool: &str, args: serde_json::Value, expect: &str) -> (f64, String) {
-        let body = serde_json::json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":tool,"arguments":args}});
+        let body =
+            serde_json::json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":tool,"arguments":args}});
         let t = Instant::now();
-        let text = post(&self.http, &self.url, &self.key, Some(&self.sid), body).send().await.unwrap().text().await.unwrap();
+        let text =
+            post(&self.http, &self.url, &self.key, Some(&self.sid), body).send().await.unwrap().text().await.unwrap();
         let ms = t.elapsed().as_secs_f64() * 1000.0;
         assert!(text.contains(expect), "unexpected reply to {tool}: {}", &text[..text.len().min(400)]);
         (ms, text)

@@ -8,31 +8,57 @@ use crate::error::{Error, Kind, Result};
 use crate::store::Store;
 use serde_json::json;
 
-/// Approve or deny row `id` as `by` (e.g. `cli:root`, `api:ops`).
+/// A decided row and, for calls that produce one, the live result (unredacted, shown once
+/// to the person who approved; the row keeps a redacted copy).
+pub struct Decided {
+    pub row: Approval,
+    pub output: Option<serde_json::Value>,
+}
+
+/// Approve or deny row `id` as `by` (e.g. `cli:root`, `api:ops`). `admin` runs approved
+/// admin calls in-process.
 pub async fn decide(
     store: &Store,
     config: &Config,
+    admin: Option<&crate::admin::Dispatcher>,
     id: &str,
     approve: bool,
     by: &str,
     reason: Option<&str>,
-) -> Result<Approval> {
+) -> Result<Decided> {
     let row = get(store, id)?;
+    let done = |row| Ok(Decided { row, output: None });
     match row.kind.as_str() {
-        "hermes_command" => crate::bridge::decide_hermes_approval(store, config, id, approve, by, reason).await,
+        "hermes_command" => done(crate::bridge::decide_hermes_approval(store, config, id, approve, by, reason).await?),
+        "admin_call" => {
+            let admin = admin.ok_or_else(|| Error::internal("admin calls need the route table"))?;
+            let row = claim(store, id, approve, by, reason)?;
+            if !approve {
+                finish(store, id, "denied", &json!({"ok": true, "executed": false}))?;
+                return done(get(store, id)?);
+            }
+            let out = crate::admin::execute_approved(admin, &row).await;
+            let (status, mut stored, live) = match out {
+                Ok(v) => ("executed", json!({"ok": true, "result": v.clone()}), Some(v)),
+                Err(e) => ("failed", json!({"ok": false, "error": {"code": e.code, "message": e.message}}), None),
+            };
+            crate::redact::redact_json(&mut stored);
+            finish(store, id, status, &stored)?;
+            Ok(Decided { row: get(store, id)?, output: live })
+        }
         kind if super::executor(kind).is_some() => {
             let exec = super::executor(kind).expect("checked");
             let row = claim(store, id, approve, by, reason)?;
             if !approve {
                 finish(store, id, "denied", &json!({"ok": true, "executed": false}))?;
-                return get(store, id);
+                return done(get(store, id)?);
             }
             let (status, result) = match exec(store, config, &row) {
                 Ok(v) => ("executed", json!({"ok": true, "result": v})),
                 Err(e) => ("failed", json!({"ok": false, "error": {"code": e.code, "message": e.message}})),
             };
             finish(store, id, status, &result)?;
-            get(store, id)
+            done(get(store, id)?)
         }
         other => Err(Error::new(
             "approvals.unsupported_kind",

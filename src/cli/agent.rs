@@ -110,11 +110,30 @@ fn decide(ctx: &Ctx, id: Option<String>, approve: bool, reason: Option<String>, 
     }
     confirm(yes, &format!("{} {id}?", if approve { "Approve" } else { "Deny" }))?;
     let cfg = ctx.config()?;
-    let done = tokio::runtime::Builder::new_current_thread()
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
         .enable_all()
         .build()
-        .map_err(|e| Error::internal(e.to_string()))?
-        .block_on(approvals::decide(&store, &cfg, &id, approve, &who(), reason.as_deref()))?;
+        .map_err(|e| Error::internal(e.to_string()))?;
+    let decided = rt.block_on(async {
+        // An approved admin call runs its route in-process, as the daemon would.
+        let admin = if row.kind == "admin_call" {
+            Some(crate::server::in_process(ctx.paths.clone(), cfg.clone())?.1)
+        } else {
+            None
+        };
+        approvals::decide(&store, &cfg, admin.as_ref(), &id, approve, &who(), reason.as_deref()).await
+    })?;
+    let done = decided.row;
+    if let Some(out) = &decided.output {
+        if json {
+            print_json(&serde_json::json!({"row": done, "output": out}));
+        } else {
+            println!("{} {id}: {}. Result (shown once):", if approve { "Approved" } else { "Denied" }, done.status);
+            print_json(out);
+        }
+        return Ok(());
+    }
     if json {
         print_json(&serde_json::json!(done));
     } else {

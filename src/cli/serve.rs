@@ -17,7 +17,7 @@ pub fn run(ctx: &Ctx, a: ServeArgs) -> Result<()> {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(crate::logbuf::Tee)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
     if ctx.paths.config_source.starts_with("fallback") || ctx.paths.state_source.starts_with("fallback") {

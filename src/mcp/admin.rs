@@ -1,58 +1,85 @@
-//! `hal0-admin` (`/mcp/admin/mcp`): operate hal0. Every tool takes `{"args": {...}}` and
-//! answers with the REST JSON of its route; lists are wrapped `{"<key>": [...], "count"}`.
+//! `hal0-admin` (`/mcp/admin/mcp`): operate hal0. Its tools are generated from hal0's REST
+//! route table (see `crate::admin`); every tool takes `{"args": {...}}` and answers with the
+//! route's JSON, `{"status":"pending_approval",…}` when gated, or the error envelope.
 
 use super::{admin_error, caller, ok_json};
+use crate::admin::{self, Outcome};
+use crate::auth::Credential;
+use crate::error::Error;
 use crate::server::AppState;
-use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::CallToolResult;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig,
+};
 use rmcp::service::RequestContext;
-use rmcp::{RoleServer, ServerHandler, schemars, tool, tool_handler, tool_router};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::json;
 use std::sync::Arc;
-
-/// The admin call signature: route arguments under `args` (none for these tools).
-#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
-pub struct AdminArgs {
-    /// Arguments of the REST route this tool passes through.
-    #[serde(default)]
-    pub args: serde_json::Map<String, serde_json::Value>,
-}
 
 #[derive(Clone)]
 pub struct AdminServer {
     state: Arc<AppState>,
-    tool_router: ToolRouter<AdminServer>,
+    tools: Arc<Vec<rmcp::model::Tool>>,
 }
 
-#[tool_router]
 impl AdminServer {
     pub fn new(state: Arc<AppState>) -> Self {
-        AdminServer { state, tool_router: Self::tool_router() }
+        static TOOLS: std::sync::OnceLock<Arc<Vec<rmcp::model::Tool>>> = std::sync::OnceLock::new();
+        AdminServer { state, tools: TOOLS.get_or_init(|| Arc::new(admin::tools())).clone() }
     }
 
-    /// `GET /api/status`.
-    #[tool(description = "hal0's name, version, uptime and which MCP servers are mounted (GET /api/status).")]
-    async fn version_info(
-        &self,
-        Parameters(_a): Parameters<AdminArgs>,
-        ctx: RequestContext<RoleServer>,
-    ) -> CallToolResult {
-        tracing::debug!(caller = ?caller(&ctx).map(|c| c.identity), "version_info");
-        ok_json(crate::server::rest::status_json(&self.state))
-    }
-
-    /// `GET /api/bridge/clients`.
-    #[tool(
-        description = "Bridge clients with their scopes, notes, created and last-seen times; never a key (GET /api/bridge/clients)."
-    )]
-    async fn bridge_client_list(&self, Parameters(_a): Parameters<AdminArgs>) -> CallToolResult {
-        match self.state.store.call(crate::auth::bridge::list).await {
-            Ok(list) => ok_json(json!({"count": list.len(), "clients": list})),
-            Err(e) => admin_error(&e),
+    /// Audit identity: `bridge:<client>` for a bridge key, else the agent header's identity.
+    fn identity(ctx: &RequestContext<RoleServer>) -> String {
+        match caller(ctx) {
+            Some(c) => match c.cred {
+                Credential::Bridge(b) => format!("bridge:{}", b.name),
+                _ => c.identity,
+            },
+            None => "anonymous".into(),
         }
     }
 }
 
-#[tool_handler(router = self.tool_router, name = "hal0-admin", instructions = "Operate hal0. Gated tools wait in the approvals inbox for a person.")]
-impl ServerHandler for AdminServer {}
+impl ServerHandler for AdminServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("hal0-admin", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Operate hal0. Each tool takes {\"args\": {...}}. Gated tools wait in the approvals inbox for a person."
+                    .to_string(),
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let identity = Self::identity(&context);
+        let Some(dispatcher) = self.state.admin.get() else {
+            return Ok(admin_error(&Error::unavailable("mcp.unavailable", "the route table is not ready")).into());
+        };
+        let name = request.name.to_string();
+        let result: CallToolResult =
+            match admin::call(&self.state.store, dispatcher, &name, request.arguments.as_ref(), &identity).await {
+                Ok(Outcome::Done(v)) => ok_json(v),
+                Ok(Outcome::Pending { approval_id, detail }) => {
+                    ok_json(json!({"status": "pending_approval", "approval_id": approval_id, "detail": detail}))
+                }
+                Err(e) => admin_error(&e),
+            };
+        Ok(result.into())
+    }
+}

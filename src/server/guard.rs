@@ -34,6 +34,11 @@ fn bare(status: StatusCode) -> Response {
 }
 
 pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: Next) -> Response {
+    // An in-process call from the admin tools runs as hal0's own service identity.
+    if let Some(internal) = req.extensions().get::<crate::admin::InternalCall>().cloned() {
+        req.extensions_mut().insert(Caller { cred: Credential::Admin, identity: internal.identity, private: false });
+        return next.run(req).await;
+    }
     let path = req.uri().path().to_string();
     let class = RouteClass::of(&path);
     let is_mcp = path == "/mcp" || path.starts_with("/mcp/");

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::paths::Paths;
 use crate::store::Store;
 use axum::Router;
-use axum::routing::{any, get};
+use axum::routing::any;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::collections::HashMap;
@@ -34,6 +34,8 @@ pub struct AppState {
     pub epoch: tokio::sync::watch::Receiver<u64>,
     /// The agent bridge (`None` while `[bridge].enabled` is false).
     pub bridge: Option<crate::bridge::Bridge>,
+    /// In-process access to the REST routes, for the admin tools (set once the router exists).
+    pub admin: std::sync::OnceLock<crate::admin::Dispatcher>,
     last_seen: Mutex<HashMap<String, Instant>>,
 }
 
@@ -70,6 +72,7 @@ pub fn build_state(paths: Paths, config: Config, port: u16, cancel: &Cancellatio
     let bridge = config.bridge.enabled.then(|| crate::bridge::Bridge::new(store.clone(), &config));
     Ok(Arc::new(AppState {
         bridge,
+        admin: std::sync::OnceLock::new(),
         paths,
         config,
         store,
@@ -94,15 +97,21 @@ fn mcp_config(state: &AppState, cancel: &CancellationToken) -> StreamableHttpSer
 
 /// The whole application router.
 pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
-    let mut app = Router::new()
-        .route("/api/health", get(rest::health))
-        .route("/api/bridge/me", get(rest::bridge_me))
-        .route("/api/status", get(rest::status))
-        .route("/api/bridge/clients", get(rest::bridge_clients))
-        .route("/api/agent/approvals", get(rest::approvals_list))
-        .route("/api/agent/approvals/{id}", get(rest::approvals_get))
-        .route("/api/agent/approvals/{id}/approve", axum::routing::post(rest::approvals_approve))
-        .route("/api/agent/approvals/{id}/deny", axum::routing::post(rest::approvals_deny));
+    // Every REST route comes from the admin route table, so each one is a tool or a
+    // documented exclusion.
+    let mut by_path: std::collections::BTreeMap<&str, axum::routing::MethodRouter<Arc<AppState>>> = Default::default();
+    for r in crate::admin::routes::ROUTES {
+        let h = rest::handler(r.method, r.path);
+        let merged = match by_path.remove(r.path) {
+            Some(existing) => existing.merge(h),
+            None => h,
+        };
+        by_path.insert(r.path, merged);
+    }
+    let mut app = Router::new();
+    for (path, mr) in by_path {
+        app = app.route(path, mr);
+    }
 
     if state.config.bridge.enabled {
         let st = state.clone();
@@ -130,9 +139,22 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
     );
     app = mount(app, "admin", svc);
 
-    app.fallback(rest::not_found)
+    let app: Router = app
+        .fallback(rest::not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard::guard))
-        .with_state(state)
+        .with_state(state.clone());
+    let _ = state.admin.set(crate::admin::Dispatcher::new(app.clone()));
+    app
+}
+
+/// The application without a listener, for running routes in-process from the CLI (an
+/// approved admin call decided at the shell).
+pub fn in_process(paths: Paths, config: Config) -> Result<(Arc<AppState>, crate::admin::Dispatcher)> {
+    let cancel = CancellationToken::new();
+    let port = config.bind_addr().port();
+    let state = build_state(paths, config, port, &cancel)?;
+    let app = router(state.clone(), &cancel);
+    Ok((state, crate::admin::Dispatcher::new(app)))
 }
 
 /// Mount an MCP service at `/mcp/<name>/mcp`; the mount root answers 405.

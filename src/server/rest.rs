@@ -123,8 +123,16 @@ async fn decide(
 ) -> Response {
     let by = format!("api:{}", caller.identity);
     let reason = body.and_then(|b| b.reason);
-    match crate::approvals::decide(&state.store, &state.config, &id, approve, &by, reason.as_deref()).await {
-        Ok(row) => axum::Json(json!(row)).into_response(),
+    match crate::approvals::decide(&state.store, &state.config, state.admin.get(), &id, approve, &by, reason.as_deref())
+        .await
+    {
+        Ok(d) => {
+            let mut v = json!(d.row);
+            if let Some(out) = d.output {
+                v["output"] = out;
+            }
+            axum::Json(v).into_response()
+        }
         Err(e) => json_error(&e),
     }
 }
@@ -146,4 +154,186 @@ pub async fn approvals_deny(
     body: Option<axum::Json<DecisionBody>>,
 ) -> Response {
     decide(state, caller, id, false, body.map(|b| b.0)).await
+}
+
+/// The handler of a route in the admin route table. Every table entry must be served here.
+pub fn handler(method: &str, path: &str) -> axum::routing::MethodRouter<Arc<AppState>> {
+    use axum::routing::{delete, get, post, put};
+    match (method, path) {
+        ("GET", "/api/health") => get(health),
+        ("GET", "/api/status") => get(status),
+        ("GET", "/api/bridge/me") => get(bridge_me),
+        ("GET", "/api/bridge/clients") => get(bridge_clients),
+        ("POST", "/api/bridge/clients") => post(bridge_add),
+        ("PUT", "/api/bridge/clients/{name}/scopes") => put(bridge_scopes),
+        ("POST", "/api/bridge/clients/{name}/rotate") => post(bridge_rotate),
+        ("DELETE", "/api/bridge/clients/{name}") => delete(bridge_revoke),
+        ("GET", "/api/agent/approvals") => get(approvals_list),
+        ("GET", "/api/agent/approvals/{id}") => get(approvals_get),
+        ("POST", "/api/agent/approvals/{id}/approve") => post(approvals_approve),
+        ("POST", "/api/agent/approvals/{id}/deny") => post(approvals_deny),
+        ("GET", "/api/settings") => get(settings_get),
+        ("GET", "/api/settings/schema") => get(settings_schema),
+        ("PUT", "/api/settings") => put(settings_put),
+        ("GET", "/api/logs") => get(logs),
+        ("GET", "/api/runs") => get(runs_list),
+        _ => panic!("no handler for {method} {path}: add one in server/rest.rs"),
+    }
+}
+
+fn reply<T: serde::Serialize>(r: crate::error::Result<T>) -> Response {
+    match r {
+        Ok(v) => axum::Json(json!(v)).into_response(),
+        Err(e) => json_error(&e),
+    }
+}
+
+#[derive(Debug, serde::Deserialize)]
+pub struct AddClient {
+    pub name: String,
+    #[serde(default)]
+    pub note: String,
+    #[serde(default)]
+    pub scopes: Vec<String>,
+}
+
+/// `POST /api/bridge/clients`: the key is in this answer only.
+pub async fn bridge_add(State(state): State<Arc<AppState>>, axum::Json(b): axum::Json<AddClient>) -> Response {
+    let cfg = state.config.clone();
+    reply(
+        state
+            .store
+            .call(move |s| {
+                let scopes = if b.scopes.is_empty() {
+                    crate::auth::bridge::parse_scopes(&["agents", "memory"])?
+                } else {
+                    crate::auth::bridge::parse_scopes(&b.scopes)?
+                };
+                let (c, key) = crate::auth::bridge::add(s, &b.name, &b.note, scopes)?;
+                let (base, _) = crate::connect::base_url(&cfg);
+                let lines = crate::connect::claude_lines(&base, &cfg, &c.scopes, &key);
+                Ok(json!({"name": c.name, "key": key, "scopes": c.scopes, "claude_mcp_add": lines}))
+            })
+            .await,
+    )
+}
+
+#[derive(Debug, serde::Deserialize)]
+pub struct Scopes {
+    pub scopes: Vec<String>,
+}
+
+pub async fn bridge_scopes(
+    State(state): State<Arc<AppState>>,
+    axum::extract::Path(name): axum::extract::Path<String>,
+    axum::Json(b): axum::Json<Scopes>,
+) -> Response {
+    reply(
+        state
+            .store
+            .call(move |s| crate::auth::bridge::set_scopes(s, &name, crate::auth::bridge::parse_scopes(&b.scopes)?))
+            .await,
+    )
+}
+
+pub async fn bridge_rotate(
+    State(state): State<Arc<AppState>>,
+    axum::extract::Path(name): axum::extract::Path<String>,
+) -> Response {
+    reply(
+        state
+            .store
+            .call(move |s| {
+                let (c, key) = crate::auth::bridge::rotate(s, &name)?;
+                Ok(json!({"name": c.name, "key": key, "scopes": c.scopes}))
+            })
+            .await,
+    )
+}
+
+pub async fn bridge_revoke(
+    State(state): State<Arc<AppState>>,
+    axum::extract::Path(name): axum::extract::Path<String>,
+) -> Response {
+    reply(state.store.call(move |s| crate::auth::bridge::revoke(s, &name)).await)
+}
+
+/// `GET /api/settings`: the effective configuration as it is on disk now.
+pub async fn settings_get(State(state): State<Arc<AppState>>) -> Response {
+    let mut v = match crate::config::Config::load(&state.paths) {
+        Ok(c) => json!(c),
+        Err(e) => return json_error(&e),
+    };
+    crate::redact::redact_json(&mut v);
+    axum::Json(json!({"path": state.paths.hal0_toml(), "settings": v, "running": json!(state.config)})).into_response()
+}
+
+/// `GET /api/settings/schema`.
+pub async fn settings_schema() -> Response {
+    axum::Json(crate::config::schema()).into_response()
+}
+
+#[derive(Debug, serde::Deserialize)]
+pub struct SettingWrite {
+    pub key: String,
+    pub value: Option<serde_json::Value>,
+}
+
+/// `PUT /api/settings {key, value}` (null removes the key).
+pub async fn settings_put(State(state): State<Arc<AppState>>, axum::Json(b): axum::Json<SettingWrite>) -> Response {
+    let paths = state.paths.clone();
+    reply(
+        tokio::task::spawn_blocking(move || {
+            let cfg = match b.value {
+                None | Some(serde_json::Value::Null) => crate::config::unset_value(&paths, &b.key)?,
+                Some(serde_json::Value::String(s)) => crate::config::set_value(&paths, &b.key, &s)?,
+                Some(other) => crate::config::set_value(&paths, &b.key, &other.to_string())?,
+            };
+            Ok(json!({"key": b.key, "settings": cfg, "note": "takes effect when hal0 serve restarts"}))
+        })
+        .await
+        .unwrap_or_else(|e| Err(Error::internal(e.to_string()))),
+    )
+}
+
+#[derive(Debug, serde::Deserialize)]
+pub struct LogsQuery {
+    pub lines: Option<usize>,
+}
+
+/// `GET /api/logs?lines=N`: hal0's newest log lines, redacted.
+pub async fn logs(axum::extract::Query(q): axum::extract::Query<LogsQuery>) -> Response {
+    let n = q.lines.unwrap_or(200);
+    if !(1..=1000).contains(&n) {
+        return json_error(&Error::invalid("logs.invalid_lines", "lines must be 1 to 1000"));
+    }
+    let lines = crate::logbuf::tail(n);
+    axum::Json(json!({"count": lines.len(), "lines": lines})).into_response()
+}
+
+#[derive(Debug, serde::Deserialize)]
+pub struct RunsQuery {
+    pub client: Option<String>,
+    pub status: Option<String>,
+    pub limit: Option<i64>,
+}
+
+/// `GET /api/runs`: every client's runs (list view, redacted).
+pub async fn runs_list(
+    State(state): State<Arc<AppState>>,
+    axum::extract::Query(q): axum::extract::Query<RunsQuery>,
+) -> Response {
+    let limit = q.limit.unwrap_or(50);
+    if !(1..=1000).contains(&limit) {
+        return json_error(&Error::invalid("runs.invalid_limit", "limit must be 1 to 1000"));
+    }
+    reply(
+        state
+            .store
+            .call(move |s| {
+                let runs = crate::bridge::ledger::list(s, q.client.as_deref(), q.status.as_deref(), limit)?;
+                Ok(runs.iter().map(crate::bridge::view::list_view).collect::<Vec<_>>())
+            })
+            .await,
+    )
 }
