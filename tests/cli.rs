@@ -222,7 +222,9 @@ fn runs_and_approvals_commands_on_an_empty_store() {
     let env = Env::new();
     assert_eq!(env.json(&["runs", "list", "--json"]), serde_json::json!([]));
     assert!(env.ok(&["runs", "list"]).contains("No runs"));
-    for args in [&["runs", "show", "run_nope"][..], &["runs", "events", "run_nope"], &["runs", "stop", "run_nope", "--yes"]] {
+    for args in
+        [&["runs", "show", "run_nope"][..], &["runs", "events", "run_nope"], &["runs", "stop", "run_nope", "--yes"]]
+    {
         let o = env.run(args);
         assert_eq!(o.code(), 1, "{args:?}: {}", o.stderr());
         assert!(o.stderr().contains("bridge.run_not_found"), "{}", o.stderr());
