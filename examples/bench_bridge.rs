@@ -7,7 +7,6 @@
 //! Run: `cargo build --release && cargo run --release --example bench_bridge -- target/release/hal0`
 
 #[path = "../tests/support/fake_hermes.rs"]
-#[allow(dead_code)]
 mod fake_hermes;
 #[path = "support/mod.rs"]
 mod support;

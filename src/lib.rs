@@ -17,3 +17,4 @@ pub mod paths;
 pub mod redact;
 pub mod server;
 pub mod store;
+pub mod yamledit;
