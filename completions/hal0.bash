@@ -16,6 +16,9 @@ _hal0() {
             ",$1")
                 cmd="hal0"
                 ;;
+            hal0,activity)
+                cmd="hal0__subcmd__activity"
+                ;;
             hal0,agent)
                 cmd="hal0__subcmd__agent"
                 ;;
@@ -31,6 +34,9 @@ _hal0() {
             hal0,config)
                 cmd="hal0__subcmd__config"
                 ;;
+            hal0,doctor)
+                cmd="hal0__subcmd__doctor"
+                ;;
             hal0,help)
                 cmd="hal0__subcmd__help"
                 ;;
@@ -40,11 +46,32 @@ _hal0() {
             hal0,serve)
                 cmd="hal0__subcmd__serve"
                 ;;
+            hal0__subcmd__activity,export)
+                cmd="hal0__subcmd__activity__subcmd__export"
+                ;;
+            hal0__subcmd__activity,help)
+                cmd="hal0__subcmd__activity__subcmd__help"
+                ;;
+            hal0__subcmd__activity,list)
+                cmd="hal0__subcmd__activity__subcmd__list"
+                ;;
+            hal0__subcmd__activity__subcmd__help,export)
+                cmd="hal0__subcmd__activity__subcmd__help__subcmd__export"
+                ;;
+            hal0__subcmd__activity__subcmd__help,help)
+                cmd="hal0__subcmd__activity__subcmd__help__subcmd__help"
+                ;;
+            hal0__subcmd__activity__subcmd__help,list)
+                cmd="hal0__subcmd__activity__subcmd__help__subcmd__list"
+                ;;
             hal0__subcmd__agent,approvals)
                 cmd="hal0__subcmd__agent__subcmd__approvals"
                 ;;
             hal0__subcmd__agent,help)
                 cmd="hal0__subcmd__agent__subcmd__help"
+                ;;
+            hal0__subcmd__agent,reprovision)
+                cmd="hal0__subcmd__agent__subcmd__reprovision"
                 ;;
             hal0__subcmd__agent__subcmd__approvals,approve)
                 cmd="hal0__subcmd__agent__subcmd__approvals__subcmd__approve"
@@ -81,6 +108,9 @@ _hal0() {
                 ;;
             hal0__subcmd__agent__subcmd__help,help)
                 cmd="hal0__subcmd__agent__subcmd__help__subcmd__help"
+                ;;
+            hal0__subcmd__agent__subcmd__help,reprovision)
+                cmd="hal0__subcmd__agent__subcmd__help__subcmd__reprovision"
                 ;;
             hal0__subcmd__agent__subcmd__help__subcmd__approvals,approve)
                 cmd="hal0__subcmd__agent__subcmd__help__subcmd__approvals__subcmd__approve"
@@ -172,6 +202,9 @@ _hal0() {
             hal0__subcmd__config__subcmd__help,unset)
                 cmd="hal0__subcmd__config__subcmd__help__subcmd__unset"
                 ;;
+            hal0__subcmd__help,activity)
+                cmd="hal0__subcmd__help__subcmd__activity"
+                ;;
             hal0__subcmd__help,agent)
                 cmd="hal0__subcmd__help__subcmd__agent"
                 ;;
@@ -187,6 +220,9 @@ _hal0() {
             hal0__subcmd__help,config)
                 cmd="hal0__subcmd__help__subcmd__config"
                 ;;
+            hal0__subcmd__help,doctor)
+                cmd="hal0__subcmd__help__subcmd__doctor"
+                ;;
             hal0__subcmd__help,help)
                 cmd="hal0__subcmd__help__subcmd__help"
                 ;;
@@ -196,8 +232,17 @@ _hal0() {
             hal0__subcmd__help,serve)
                 cmd="hal0__subcmd__help__subcmd__serve"
                 ;;
+            hal0__subcmd__help__subcmd__activity,export)
+                cmd="hal0__subcmd__help__subcmd__activity__subcmd__export"
+                ;;
+            hal0__subcmd__help__subcmd__activity,list)
+                cmd="hal0__subcmd__help__subcmd__activity__subcmd__list"
+                ;;
             hal0__subcmd__help__subcmd__agent,approvals)
                 cmd="hal0__subcmd__help__subcmd__agent__subcmd__approvals"
+                ;;
+            hal0__subcmd__help__subcmd__agent,reprovision)
+                cmd="hal0__subcmd__help__subcmd__agent__subcmd__reprovision"
                 ;;
             hal0__subcmd__help__subcmd__agent__subcmd__approvals,approve)
                 cmd="hal0__subcmd__help__subcmd__agent__subcmd__approvals__subcmd__approve"
@@ -290,7 +335,7 @@ _hal0() {
 
     case "${cmd}" in
         hal0)
-            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent config completions help"
+            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent config activity doctor completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -311,8 +356,158 @@ _hal0() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        hal0__subcmd__activity)
+            opts="-h --config-dir --state-dir --help list export help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__activity__subcmd__export)
+            opts="-h --since --client --tool --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --client)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tool)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__activity__subcmd__help)
+            opts="list export help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__activity__subcmd__help__subcmd__export)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__activity__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__activity__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__activity__subcmd__list)
+            opts="-h --since --client --tool --limit --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --client)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tool)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         hal0__subcmd__agent)
-            opts="-h --config-dir --state-dir --help approvals help"
+            opts="-h --config-dir --state-dir --help approvals reprovision help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -536,7 +731,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__agent__subcmd__help)
-            opts="approvals help"
+            opts="approvals reprovision help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -626,6 +821,42 @@ _hal0() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__agent__subcmd__help__subcmd__reprovision)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__agent__subcmd__reprovision)
+            opts="-h --repair --json --config-dir --state-dir --help hermes"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1173,8 +1404,30 @@ _hal0() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        hal0__subcmd__doctor)
+            opts="-h --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         hal0__subcmd__help)
-            opts="serve bridge auth runs agent config completions help"
+            opts="serve bridge auth runs agent config activity doctor completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1187,8 +1440,50 @@ _hal0() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        hal0__subcmd__help__subcmd__activity)
+            opts="list export"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__activity__subcmd__export)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__activity__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         hal0__subcmd__help__subcmd__agent)
-            opts="approvals"
+            opts="approvals reprovision"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1260,6 +1555,20 @@ _hal0() {
         hal0__subcmd__help__subcmd__agent__subcmd__approvals__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__agent__subcmd__reprovision)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1456,6 +1765,20 @@ _hal0() {
         hal0__subcmd__help__subcmd__config__subcmd__unset)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__doctor)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

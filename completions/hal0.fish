@@ -34,6 +34,8 @@ complete -c hal0 -n "__fish_hal0_needs_command" -f -a "auth" -d 'The box keys (a
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "runs" -d 'The bridge\'s run ledger: list, show, events, stop'
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "agent" -d 'Agents on this box: the approvals inbox'
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "config" -d 'Read and edit hal0.toml (comments and ordering are kept)'
+complete -c hal0 -n "__fish_hal0_needs_command" -f -a "activity" -d 'The audit log of MCP tool calls and decisions: list and export'
+complete -c hal0 -n "__fish_hal0_needs_command" -f -a "doctor" -d 'Check the installation: config, modes, store, auth, Hermes wiring, registry, listener'
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c hal0 -n "__fish_hal0_using_subcommand serve" -l bind -d 'Listen here instead of [network].bind (e.g. 127.0.0.1:0 for a free port)' -r
@@ -132,11 +134,12 @@ complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcomma
 complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "events" -d 'A run\'s stored events, oldest first'
 complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "stop" -d 'Ask Hermes to stop a run'
 complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c hal0 -n "__fish_hal0_using_subcommand agent; and not __fish_seen_subcommand_from approvals help" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
-complete -c hal0 -n "__fish_hal0_using_subcommand agent; and not __fish_seen_subcommand_from approvals help" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
-complete -c hal0 -n "__fish_hal0_using_subcommand agent; and not __fish_seen_subcommand_from approvals help" -s h -l help -d 'Print help'
-complete -c hal0 -n "__fish_hal0_using_subcommand agent; and not __fish_seen_subcommand_from approvals help" -f -a "approvals" -d 'The approvals inbox'
-complete -c hal0 -n "__fish_hal0_using_subcommand agent; and not __fish_seen_subcommand_from approvals help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and not __fish_seen_subcommand_from approvals reprovision help" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and not __fish_seen_subcommand_from approvals reprovision help" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and not __fish_seen_subcommand_from approvals reprovision help" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and not __fish_seen_subcommand_from approvals reprovision help" -f -a "approvals" -d 'The approvals inbox'
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and not __fish_seen_subcommand_from approvals reprovision help" -f -a "reprovision" -d 'Wire Hermes profiles to hal0-admin and hal0-memory (config.yaml and .env)'
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and not __fish_seen_subcommand_from approvals reprovision help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from approvals" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from approvals" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from approvals" -s h -l help -d 'Print help'
@@ -145,7 +148,13 @@ complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcomm
 complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from approvals" -f -a "approve" -d 'Approve a pending row (pick one on a terminal when ID is left out)'
 complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from approvals" -f -a "deny" -d 'Deny a pending row'
 complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from approvals" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from reprovision" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from reprovision" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from reprovision" -l repair -d 'Re-mint each profile\'s hal0 key even when it still works'
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from reprovision" -l json
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from reprovision" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from help" -f -a "approvals" -d 'The approvals inbox'
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from help" -f -a "reprovision" -d 'Wire Hermes profiles to hal0-admin and hal0-memory (config.yaml and .env)'
 complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c hal0 -n "__fish_hal0_using_subcommand config; and not __fish_seen_subcommand_from show set unset help" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand config; and not __fish_seen_subcommand_from show set unset help" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
@@ -168,17 +177,46 @@ complete -c hal0 -n "__fish_hal0_using_subcommand config; and __fish_seen_subcom
 complete -c hal0 -n "__fish_hal0_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "set" -d 'Set SECTION.KEY to VALUE (a TOML literal, or a bare string), keeping comments'
 complete -c hal0 -n "__fish_hal0_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "unset" -d 'Remove SECTION.KEY so its default applies again'
 complete -c hal0 -n "__fish_hal0_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and not __fish_seen_subcommand_from list export help" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and not __fish_seen_subcommand_from list export help" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and not __fish_seen_subcommand_from list export help" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and not __fish_seen_subcommand_from list export help" -f -a "list" -d 'Audit rows, newest first'
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and not __fish_seen_subcommand_from list export help" -f -a "export" -d 'Every matching row as JSON lines to stdout, oldest first'
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and not __fish_seen_subcommand_from list export help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l since -d 'Only rows at or after this: RFC 3339 (2025-01-31T09:00:00Z) or a duration back from now (30m, 1h, 7d)' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l client -d 'Only this caller: an identity (bridge:ci, admin, cli:alice) or a bridge client\'s name (ci)' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l tool -d 'Only this tool' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l limit -d 'At most this many (default 50)' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l json
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from export" -l since -d 'Only rows at or after this: RFC 3339 or a duration back from now (30m, 1h, 7d)' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from export" -l client -d 'Only this caller: an identity or a bridge client\'s name' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from export" -l tool -d 'Only this tool' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from export" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from export" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from help" -f -a "list" -d 'Audit rows, newest first'
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from help" -f -a "export" -d 'Every matching row as JSON lines to stdout, oldest first'
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand doctor" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand doctor" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand doctor" -l json -d 'Print `{"rows":[{"name","status","detail"}]}`'
+complete -c hal0 -n "__fish_hal0_using_subcommand doctor" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand completions" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand completions" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config completions help" -f -a "serve" -d 'Run the REST + MCP daemon'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config completions help" -f -a "bridge" -d 'Admit remote coding agents with per-client bridge keys'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config completions help" -f -a "auth" -d 'The box keys (admin and client): status and rotation'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config completions help" -f -a "runs" -d 'The bridge\'s run ledger: list, show, events, stop'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config completions help" -f -a "agent" -d 'Agents on this box: the approvals inbox'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config completions help" -f -a "config" -d 'Read and edit hal0.toml (comments and ordering are kept)'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity doctor completions help" -f -a "serve" -d 'Run the REST + MCP daemon'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity doctor completions help" -f -a "bridge" -d 'Admit remote coding agents with per-client bridge keys'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity doctor completions help" -f -a "auth" -d 'The box keys (admin and client): status and rotation'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity doctor completions help" -f -a "runs" -d 'The bridge\'s run ledger: list, show, events, stop'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity doctor completions help" -f -a "agent" -d 'Agents on this box: the approvals inbox'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity doctor completions help" -f -a "config" -d 'Read and edit hal0.toml (comments and ordering are kept)'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity doctor completions help" -f -a "activity" -d 'The audit log of MCP tool calls and decisions: list and export'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity doctor completions help" -f -a "doctor" -d 'Check the installation: config, modes, store, auth, Hermes wiring, registry, listener'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity doctor completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity doctor completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from bridge" -f -a "add" -d 'Add a client and print its key once, with the `claude mcp add` lines to paste'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from bridge" -f -a "list" -d 'List clients: name, scopes, note, created, last seen, revoked'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from bridge" -f -a "scopes" -d 'Replace a client\'s scope set (agents is always held)'
@@ -191,6 +229,9 @@ complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcomma
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "events" -d 'A run\'s stored events, oldest first'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from runs" -f -a "stop" -d 'Ask Hermes to stop a run'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from agent" -f -a "approvals" -d 'The approvals inbox'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from agent" -f -a "reprovision" -d 'Wire Hermes profiles to hal0-admin and hal0-memory (config.yaml and .env)'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "show" -d 'Print the effective configuration (file values over defaults)'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "set" -d 'Set SECTION.KEY to VALUE (a TOML literal, or a bare string), keeping comments'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "unset" -d 'Remove SECTION.KEY so its default applies again'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from activity" -f -a "list" -d 'Audit rows, newest first'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from activity" -f -a "export" -d 'Every matching row as JSON lines to stdout, oldest first'

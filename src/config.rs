@@ -14,6 +14,16 @@ pub struct Config {
     pub bridge: Bridge,
     pub memory: Memory,
     pub hermes: Hermes,
+    pub skills: Skills,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Skills {
+    /// hal0's shipped skills, read-only (default /usr/share/hal0/skills).
+    pub shipped_dir: Option<PathBuf>,
+    /// The operator's drop-in skills, where approved pushes are written (default <state>/skills).
+    pub dropin_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
@@ -131,6 +141,8 @@ pub fn schema() -> serde_json::Value {
         "bridge.max_concurrent_runs_per_client": {"type": "integer", "minimum": 1, "default": d.bridge.max_concurrent_runs_per_client, "description": "unfinished runs one client may have"},
         "bridge.run_retention_days": {"type": "integer", "default": d.bridge.run_retention_days, "description": "finished runs older than this are pruned"},
         "memory.enabled": {"type": "boolean", "default": d.memory.enabled, "description": "serve hal0-memory at /mcp/memory/mcp"},
+        "skills.shipped_dir": {"type": ["string", "null"], "default": "/usr/share/hal0/skills", "description": "shipped skills (read-only)"},
+        "skills.dropin_dir": {"type": ["string", "null"], "default": "<state>/skills", "description": "drop-in skills; approved pushes land here"},
         "hermes.home": {"type": ["string", "null"], "default": null, "description": "Hermes's home (HAL0_HERMES_HOME overrides; default $HOME/.hermes)"},
     })
 }

@@ -4,17 +4,22 @@
 
 pub mod admin;
 pub mod approvals;
+pub mod audit;
 pub mod auth;
 pub mod bridge;
 pub mod cli;
 pub mod config;
 pub mod connect;
+pub mod doctor;
+pub mod envfile;
 pub mod error;
 pub mod hermes;
 pub mod logbuf;
 pub mod mcp;
+pub mod memory;
 pub mod paths;
 pub mod redact;
 pub mod server;
+pub mod skills;
 pub mod store;
 pub mod yamledit;

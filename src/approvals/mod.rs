@@ -19,8 +19,11 @@ pub type Executor = fn(&Store, &Config, &Approval) -> Result<Value>;
 
 /// The executor for a row kind (skills and memory register theirs here).
 pub fn executor(kind: &str) -> Option<Executor> {
-    let _ = kind;
-    None
+    match kind {
+        "skill_put" | "skill_delete" => Some(crate::bridge::skills::execute_approved),
+        "memory_delete" | "directive_delete" => Some(crate::memory::gate::execute_approved_row),
+        _ => None,
+    }
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

@@ -4,7 +4,7 @@
 
 use super::token::{fingerprint, random_base62};
 use crate::error::{Error, Result};
-use crate::paths::{read_optional, write_atomic};
+use crate::paths::read_optional;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -94,27 +94,7 @@ pub fn env_lines(text: &str) -> impl Iterator<Item = (String, String)> + '_ {
 /// every other line), and return it. The old key stops working at once.
 pub fn rotate(path: &Path, tier: Tier) -> Result<String> {
     let key = format!("hal0{}_{}", if tier == Tier::Admin { "ak" } else { "ck" }, random_base62(43)?);
-    let text = read_optional(path)?.unwrap_or_default();
-    let var = tier.var();
-    let mut out = String::new();
-    let mut replaced = false;
-    for line in text.lines() {
-        let t = line.trim_start();
-        let t = t.strip_prefix("export ").unwrap_or(t);
-        if t.split_once('=').map(|(k, _)| k.trim()) == Some(var) {
-            if !replaced {
-                out.push_str(&format!("{var}={key}\n"));
-                replaced = true;
-            }
-            continue;
-        }
-        out.push_str(line);
-        out.push('\n');
-    }
-    if !replaced {
-        out.push_str(&format!("{var}={key}\n"));
-    }
-    write_atomic(path, out.as_bytes())?;
+    crate::envfile::set_vars(path, &[(tier.var(), &key)])?;
     Ok(key)
 }
 

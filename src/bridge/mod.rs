@@ -6,6 +6,8 @@
 pub mod capabilities;
 pub mod follow;
 pub mod ledger;
+pub mod skills;
+pub mod teach;
 pub mod view;
 
 use crate::approvals;

@@ -11,6 +11,17 @@ pub enum AgentCmd {
     /// The approvals inbox.
     #[command(subcommand)]
     Approvals(ApprovalsCmd),
+    /// Wire Hermes profiles to hal0-admin and hal0-memory (config.yaml and .env).
+    Reprovision {
+        /// Which agent runtime (only `hermes`).
+        #[arg(value_parser = ["hermes"])]
+        agent: String,
+        /// Re-mint each profile's hal0 key even when it still works.
+        #[arg(long)]
+        repair: bool,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -153,7 +164,29 @@ fn decide(ctx: &Ctx, id: Option<String>, approve: bool, reason: Option<String>, 
 }
 
 pub fn run(ctx: &Ctx, cmd: AgentCmd) -> Result<()> {
-    let AgentCmd::Approvals(cmd) = cmd;
+    let cmd = match cmd {
+        AgentCmd::Approvals(c) => c,
+        AgentCmd::Reprovision { agent: _, repair, json } => {
+            let cfg = ctx.config()?;
+            let rows = crate::hermes::wiring::converge(&ctx.store()?, &cfg, true, repair);
+            if json {
+                print_json(&serde_json::json!({"profiles": rows}));
+            } else if rows.is_empty() {
+                println!("No Hermes profiles under {}.", crate::hermes::Profiles::from_config(&cfg).home.display());
+            } else {
+                let t = rows.iter().map(|r| vec![r.agent.clone(), r.outcome.clone(), r.detail.clone()]).collect();
+                println!("{}", table(&["AGENT", "OUTCOME", "DETAIL"], t));
+            }
+            if rows.iter().any(|r| r.outcome == "failed") {
+                return Err(Error::new(
+                    "hermes.reprovision_failed",
+                    crate::error::Kind::Unavailable,
+                    "some profiles could not be wired (see the table)",
+                ));
+            }
+            return Ok(());
+        }
+    };
     match cmd {
         ApprovalsCmd::List { status, json } => {
             let rows = approvals::list(&ctx.store()?, status.as_deref())?;

@@ -2,11 +2,13 @@
 //! gets, output helpers (tables for people, `--json` for scripts), confirmation prompts and
 //! the mapping from errors to one `error:` line and an exit code.
 
+pub mod activity;
 pub mod agent;
 pub mod auth;
 pub mod bridge;
 pub mod config;
 pub mod docs;
+pub mod doctor;
 pub mod runs;
 pub mod serve;
 
@@ -58,6 +60,11 @@ pub enum Command {
     /// Read and edit hal0.toml (comments and ordering are kept).
     #[command(subcommand)]
     Config(config::ConfigCmd),
+    /// The audit log of MCP tool calls and decisions: list and export.
+    #[command(subcommand)]
+    Activity(activity::ActivityCmd),
+    /// Check the installation: config, modes, store, auth, Hermes wiring, registry, listener.
+    Doctor(doctor::DoctorArgs),
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -148,6 +155,11 @@ pub fn main() -> i32 {
         Command::Config(c) => config::run(&ctx, c),
         Command::Runs(c) => runs::run(&ctx, c),
         Command::Agent(c) => agent::run(&ctx, c),
+        Command::Activity(c) => activity::run(&ctx, c),
+        Command::Doctor(a) => match doctor::run(&ctx, a) {
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "hal0", &mut std::io::stdout());
             Ok(())

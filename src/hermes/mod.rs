@@ -4,6 +4,7 @@
 
 pub mod client;
 pub mod profiles;
+pub mod wiring;
 
 pub use client::{HermesClient, HermesEvent};
 pub use profiles::{Profile, Profiles};

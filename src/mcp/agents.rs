@@ -49,6 +49,45 @@ pub struct AgentArgs {
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct MemoryAddArgs {
+    /// `hermes`, `hermes/<profile>` (that profile's private memory) or `shared`.
+    pub agent: String,
+    /// What to remember.
+    pub text: String,
+    /// Tags (tags starting with agent:, visibility:, project: or source:bridge: are dropped).
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct MemorySearchArgs {
+    /// `hermes`, `hermes/<profile>` (its private memory and shared) or `shared` (shared and your own private notes).
+    pub agent: String,
+    /// What to look for.
+    pub query: String,
+    /// At most this many results (1 to 50, default 10).
+    #[serde(default)]
+    pub limit: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct SkillNameArgs {
+    /// The skill's name (1 to 64 lowercase letters, digits and hyphens).
+    pub name: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct SkillPutArgs {
+    /// The skill's name (1 to 64 lowercase letters, digits and hyphens).
+    pub name: String,
+    /// The whole SKILL.md, starting with YAML frontmatter holding the same name and a description.
+    pub skill_md: String,
+    /// Supporting files: plain file name → text (at most 16). A replacement is complete.
+    #[serde(default)]
+    pub files: std::collections::BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct RunIdArgs {
     /// The run id from agent_run.
     pub run_id: String,
@@ -148,6 +187,26 @@ impl AgentsServer {
             .ok_or_else(|| Error::unavailable("bridge.unavailable", "the run service is not running"))
     }
 
+    /// The memory engine, or `bridge.memory_disabled`.
+    fn memory(&self) -> Result<crate::memory::MemoryEngine> {
+        if !self.state.config.memory.enabled {
+            return Err(Error::unavailable(
+                "bridge.memory_disabled",
+                "this box runs no memory ([memory].enabled is false)",
+            ));
+        }
+        Ok(crate::memory::MemoryEngine::new(self.state.store.clone()))
+    }
+
+    async fn teach<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&crate::memory::MemoryEngine, &crate::hermes::Profiles) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let engine = self.memory()?;
+        let profiles = self.bridge()?.profiles().clone();
+        tokio::task::spawn_blocking(move || f(&engine, &profiles)).await.map_err(|e| Error::internal(e.to_string()))?
+    }
+
     fn asker(ctx: &RequestContext<RoleServer>) -> Result<Asker> {
         use crate::auth::Credential;
         match super::caller(ctx).map(|c| c.cred) {
@@ -162,6 +221,86 @@ impl AgentsServer {
 impl AgentsServer {
     pub fn new(state: Arc<AppState>) -> Self {
         AgentsServer { state, tool_router: Self::tool_router() }
+    }
+
+    #[tool(
+        description = "The skills Hermes loads: name, source (shipped or dropin), category, description, mtime, files, broken."
+    )]
+    async fn agent_skills_list(&self) -> CallToolResult {
+        let (store, cfg) = (self.state.store.clone(), self.state.config.clone());
+        done(store.call(move |s| Ok(crate::bridge::skills::list(s, &cfg))).await)
+    }
+
+    #[tool(
+        description = "A skill's SKILL.md (through the redactor, cut at 16 KiB) and the names of its files. Not an exact copy: do not prepare a replacement from it as it stands."
+    )]
+    async fn agent_skill_get(&self, Parameters(a): Parameters<SkillNameArgs>) -> CallToolResult {
+        let (store, cfg) = (self.state.store.clone(), self.state.config.clone());
+        done(store.call(move |s| crate::bridge::skills::get(s, &cfg, &a.name)).await)
+    }
+
+    #[tool(
+        description = "Propose creating or replacing the drop-in skill `name`. Nothing is written until a person approves it in the hal0 inbox. Returns {status: pending_approval, approval_id, name}."
+    )]
+    async fn agent_skill_put(
+        &self,
+        Parameters(a): Parameters<SkillPutArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let r = async {
+            let client = Self::asker(&ctx)?.client;
+            let (store, cfg) = (self.state.store.clone(), self.state.config.clone());
+            store
+                .call(move |s| crate::bridge::skills::propose_put(s, &cfg, &client, &a.name, &a.skill_md, &a.files))
+                .await
+        };
+        done(r.await)
+    }
+
+    #[tool(
+        description = "Propose removing the drop-in skill `name`. Nothing is deleted until a person approves it. Returns {status: pending_approval, approval_id, name}."
+    )]
+    async fn agent_skill_delete(
+        &self,
+        Parameters(a): Parameters<SkillNameArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let r = async {
+            let client = Self::asker(&ctx)?.client;
+            let (store, cfg) = (self.state.store.clone(), self.state.config.clone());
+            store.call(move |s| crate::bridge::skills::propose_delete(s, &cfg, &client, &a.name)).await
+        };
+        done(r.await)
+    }
+
+    #[tool(
+        description = "Remember text for a Hermes profile (its private memory) or in shared memory. Tagged source:bridge:<you>."
+    )]
+    async fn agent_memory_add(
+        &self,
+        Parameters(a): Parameters<MemoryAddArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let r = async {
+            let client = Self::asker(&ctx)?.client;
+            self.teach(move |e, p| crate::bridge::teach::add(e, p, &client, &a.agent, &a.text, &a.tags)).await
+        };
+        done(r.await)
+    }
+
+    #[tool(
+        description = "Search a Hermes profile's memory (its private memory and shared) or shared memory (and your own private notes)."
+    )]
+    async fn agent_memory_search(
+        &self,
+        Parameters(a): Parameters<MemorySearchArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let r = async {
+            let client = Self::asker(&ctx)?.client;
+            self.teach(move |e, p| crate::bridge::teach::search(e, p, &client, &a.agent, &a.query, a.limit)).await
+        };
+        done(r.await)
     }
 
     #[tool(

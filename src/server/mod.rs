@@ -183,6 +183,24 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     let local = listener.local_addr().map_err(|e| Error::internal(e.to_string()))?;
     let state = build_state(paths, config, local.port(), &cancel)?;
     let app = router(state.clone(), &cancel);
+    // Named Hermes profiles are re-converged to hal0's servers every 120 s (the default
+    // profile only on `hal0 agent reprovision hermes`).
+    {
+        let (store, cfg) = (state.store.clone(), state.config.clone());
+        tokio::spawn(async move {
+            loop {
+                let (s, c) = (store.clone(), cfg.clone());
+                if let Ok(rows) =
+                    tokio::task::spawn_blocking(move || crate::hermes::wiring::converge(&s, &c, false, false)).await
+                {
+                    for r in rows.iter().filter(|r| r.outcome != "unchanged" && r.outcome != "skipped") {
+                        tracing::info!(agent = %r.agent, outcome = %r.outcome, "hermes wiring: {}", r.detail);
+                    }
+                }
+                tokio::time::sleep(Duration::from_secs(120)).await;
+            }
+        });
+    }
     if let Some(b) = &state.bridge {
         let b = b.clone();
         let days = state.config.bridge.run_retention_days;

@@ -63,6 +63,109 @@ pub const MIGRATIONS: &[&str] = &[
         run_id      TEXT
     );
     CREATE INDEX approvals_status ON approvals(status, created_at);",
+    // 3: the memory engine: notes with an FTS5 index (external content, kept in sync by
+    // triggers), their tags and curation history, directives and the operations log.
+    "CREATE TABLE memory_notes (
+        seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+        id             TEXT NOT NULL UNIQUE,
+        dataset        TEXT NOT NULL,
+        text           TEXT NOT NULL,
+        text_sha       TEXT NOT NULL,
+        context        TEXT,
+        tags           TEXT NOT NULL DEFAULT '[]',
+        metadata       TEXT NOT NULL DEFAULT '{}',
+        source         TEXT NOT NULL,
+        created_by     TEXT NOT NULL,
+        document_id    TEXT,
+        occurred_start TEXT,
+        occurred_end   TEXT,
+        fact_type      TEXT NOT NULL DEFAULT 'world',
+        entities       TEXT NOT NULL DEFAULT '[]',
+        state          TEXT NOT NULL DEFAULT 'active',
+        timestamp      TEXT NOT NULL,
+        created_at     TEXT NOT NULL,
+        updated_at     TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX memory_notes_document ON memory_notes(dataset, document_id) WHERE document_id IS NOT NULL;
+    CREATE INDEX memory_notes_text ON memory_notes(dataset, text_sha);
+    CREATE INDEX memory_notes_list ON memory_notes(dataset, state, seq);
+    CREATE VIRTUAL TABLE memory_fts USING fts5(
+        text, context, content = 'memory_notes', content_rowid = 'seq', tokenize = 'porter unicode61'
+    );
+    CREATE TRIGGER memory_notes_fts_insert AFTER INSERT ON memory_notes BEGIN
+        INSERT INTO memory_fts(rowid, text, context) VALUES (new.seq, new.text, new.context);
+    END;
+    CREATE TRIGGER memory_notes_fts_delete AFTER DELETE ON memory_notes BEGIN
+        INSERT INTO memory_fts(memory_fts, rowid, text, context) VALUES ('delete', old.seq, old.text, old.context);
+    END;
+    CREATE TRIGGER memory_notes_fts_update AFTER UPDATE OF text, context ON memory_notes BEGIN
+        INSERT INTO memory_fts(memory_fts, rowid, text, context) VALUES ('delete', old.seq, old.text, old.context);
+        INSERT INTO memory_fts(rowid, text, context) VALUES (new.seq, new.text, new.context);
+    END;
+    CREATE TABLE memory_note_tags (
+        tag TEXT NOT NULL,
+        seq INTEGER NOT NULL REFERENCES memory_notes(seq) ON DELETE CASCADE,
+        PRIMARY KEY (tag, seq)
+    ) WITHOUT ROWID;
+    CREATE INDEX memory_note_tags_seq ON memory_note_tags(seq);
+    CREATE TABLE memory_history (
+        hid     INTEGER PRIMARY KEY,
+        seq     INTEGER NOT NULL REFERENCES memory_notes(seq) ON DELETE CASCADE,
+        at      TEXT NOT NULL,
+        actor   TEXT NOT NULL,
+        action  TEXT NOT NULL,
+        changes TEXT NOT NULL
+    );
+    CREATE INDEX memory_history_seq ON memory_history(seq, hid);
+    CREATE TABLE memory_directives (
+        id         TEXT PRIMARY KEY,
+        name       TEXT NOT NULL,
+        content    TEXT NOT NULL,
+        priority   INTEGER NOT NULL DEFAULT 0,
+        is_active  INTEGER NOT NULL DEFAULT 1,
+        tags       TEXT NOT NULL DEFAULT '[]',
+        created_by TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE TABLE memory_operations (
+        id         TEXT PRIMARY KEY,
+        kind       TEXT NOT NULL,
+        status     TEXT NOT NULL,
+        client     TEXT NOT NULL,
+        dataset    TEXT,
+        note_id    TEXT,
+        request    TEXT NOT NULL DEFAULT '{}',
+        result     TEXT,
+        error      TEXT,
+        attempts   INTEGER NOT NULL DEFAULT 1,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX memory_operations_created ON memory_operations(created_at);",
+    // 4: the audit log: every MCP tool call and every decision, append-only (triggers abort
+    // any UPDATE or DELETE).
+    "CREATE TABLE audit_log (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        at          TEXT NOT NULL,
+        surface     TEXT NOT NULL,
+        tool        TEXT NOT NULL,
+        identity    TEXT NOT NULL,
+        arguments   TEXT NOT NULL,
+        verdict     TEXT NOT NULL,
+        result_code TEXT,
+        approval_id TEXT,
+        detail      TEXT
+    );
+    CREATE INDEX audit_log_at ON audit_log(at);
+    CREATE INDEX audit_log_tool ON audit_log(tool, id);
+    CREATE INDEX audit_log_identity ON audit_log(identity, id);
+    CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN
+        SELECT RAISE(ABORT, 'audit_log is append-only');
+    END;
+    CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN
+        SELECT RAISE(ABORT, 'audit_log is append-only');
+    END;",
 ];
 
 pub fn current_version(conn: &Connection) -> Result<i64> {

@@ -1,0 +1,152 @@
+//! Benchmark of the embedded memory engine (figures go into the closing note): 100 000
+//! notes of deterministic generated text added through `MemoryEngine::add` into a temp
+//! store (each its own transaction, as `memory_add` does), then 1000 `search` queries
+//! (limit 10, p50/p99) and 1000 `recall` queries (4096 tokens) over them.
+//!
+//! Run: `cargo run --release --example bench_memory [-- <notes>]`
+
+use hal0::memory::{Filter, MemoryEngine, NewNote};
+use hal0::store::Store;
+use std::time::Instant;
+
+/// xorshift64*: deterministic, no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    /// Skewed towards small indices (a rough Zipf): common words are common.
+    fn skewed(&mut self, n: usize) -> usize {
+        let x = (self.next() % 1_000_000) as f64 / 1_000_000.0;
+        ((x * x * x) * n as f64) as usize
+    }
+}
+
+fn vocabulary(n: usize) -> Vec<String> {
+    const SYL: &[&str] = &[
+        "ka", "lo", "mi", "ra", "tes", "vo", "nu", "pel", "dor", "si", "fen", "gar", "hu", "jin", "qua", "zel", "bri",
+        "cto", "wen", "yx",
+    ];
+    let mut r = Rng(0x5eed);
+    (0..n)
+        .map(|i| {
+            let len = 2 + r.below(3);
+            let mut w: String = (0..len).map(|_| SYL[r.below(SYL.len())]).collect();
+            w.push_str(&format!("{}", i % 7));
+            w
+        })
+        .collect()
+}
+
+fn pct(v: &mut [f64], p: f64) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[((v.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn main() {
+    let n: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(100_000);
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("hal0.db")).unwrap();
+    let engine = MemoryEngine::new(store);
+    let vocab = vocabulary(5000);
+    let tags: Vec<String> = (0..50).map(|i| format!("topic-{i}")).collect();
+    let mut r = Rng(42);
+
+    let start = Instant::now();
+    for i in 0..n {
+        let words = 8 + r.below(17);
+        let text: Vec<&str> = (0..words).map(|_| vocab[r.skewed(vocab.len())].as_str()).collect();
+        let note = NewNote {
+            text: text.join(" "),
+            dataset: if i % 10 == 0 { "agents".into() } else { "shared".into() },
+            tags: vec![tags[r.below(tags.len())].clone()],
+            metadata: None,
+            document_id: None,
+        };
+        engine.add("bench", note).unwrap();
+    }
+    let secs = start.elapsed().as_secs_f64();
+    println!("memory_add: {n} notes in {secs:.1} s = {:.0} notes/s", n as f64 / secs);
+    let db = std::fs::metadata(dir.path().join("hal0.db")).map(|m| m.len()).unwrap_or(0);
+    let wal = std::fs::metadata(dir.path().join("hal0.db-wal")).map(|m| m.len()).unwrap_or(0);
+    println!("store size: {:.1} MiB (+ {:.1} MiB WAL)", db as f64 / 1048576.0, wal as f64 / 1048576.0);
+
+    let filter = Filter { datasets: vec!["shared".into()], ..Filter::default() };
+    let queries: Vec<String> = (0..1000)
+        .map(|_| {
+            let k = 1 + r.below(3);
+            (0..k).map(|_| vocab[r.skewed(vocab.len())].as_str()).collect::<Vec<_>>().join(" ")
+        })
+        .collect();
+    // Warm the page cache once, as a running daemon would be.
+    for q in queries.iter().take(50) {
+        engine.search(q, &filter, 10).unwrap();
+    }
+    if std::env::var("EXPERIMENT").is_ok() {
+        experiment(&engine, &queries);
+    }
+    let mut lat = Vec::with_capacity(queries.len());
+    let mut hits = 0usize;
+    for q in &queries {
+        let t = Instant::now();
+        hits += engine.search(q, &filter, 10).unwrap().len();
+        lat.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    println!(
+        "search (limit 10, 1000 queries of 1-3 words): p50 {:.2} ms, p99 {:.2} ms, mean hits {:.1}",
+        pct(&mut lat, 0.5),
+        pct(&mut lat, 0.99),
+        hits as f64 / queries.len() as f64
+    );
+    let mut lat = Vec::with_capacity(queries.len());
+    for q in &queries {
+        let t = Instant::now();
+        engine.recall(q, &filter, 4096).unwrap();
+        lat.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    println!("recall (4096 tokens, same queries): p50 {:.2} ms, p99 {:.2} ms", pct(&mut lat, 0.5), pct(&mut lat, 0.99));
+    let t = Instant::now();
+    let page = engine.list(&["shared".to_string()], None, 50).unwrap();
+    println!("list (first page of 50): {:.2} ms", t.elapsed().as_secs_f64() * 1000.0);
+    assert_eq!(page.items.len(), 50);
+}
+
+#[allow(dead_code)]
+fn experiment(engine: &MemoryEngine, queries: &[String]) {
+    for (name, sql) in [
+        ("fts-only rank", "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?1 ORDER BY rank LIMIT 10"),
+        (
+            "fts-only bm25w",
+            "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?1 ORDER BY bm25(memory_fts, 1.0, 0.5) LIMIT 10",
+        ),
+        ("fts count", "SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?1"),
+        (
+            "join",
+            "SELECT n.id FROM memory_fts JOIN memory_notes n ON n.seq = memory_fts.rowid WHERE memory_fts MATCH ?1 AND n.state = 'active' AND n.dataset IN ('shared') ORDER BY bm25(memory_fts, 1.0, 0.5) LIMIT 10",
+        ),
+    ] {
+        let mut lat = Vec::new();
+        for q in queries {
+            let m = hal0::memory::fts::match_expr(q).unwrap();
+            let t = Instant::now();
+            engine
+                .store
+                .with(|c| {
+                    let mut st = c.prepare_cached(sql)?;
+                    let mut rows = st.query([&m])?;
+                    while rows.next()?.is_some() {}
+                    Ok(())
+                })
+                .unwrap();
+            lat.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+        println!("{name}: p50 {:.2} p99 {:.2}", pct(&mut lat, 0.5), pct(&mut lat, 0.99));
+    }
+}

@@ -1,0 +1,369 @@
+//! The audit log: an append-only SQLite table (`audit_log`) holding every MCP tool call and
+//! every decision: when, on which surface, which tool, who asked, the arguments (redacted
+//! before they are stored), the verdict, a result code and the approval it belongs to.
+//!
+//! Rows are never changed or removed: the table carries triggers that abort any `UPDATE` or
+//! `DELETE`. `hal0 activity list|export` reads it.
+
+use crate::error::{Error, Result};
+use crate::store::{Store, now};
+use rusqlite::params_from_iter;
+use rusqlite::types::Value as Sql;
+use serde::Serialize;
+use serde_json::Value;
+use std::io::Write;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+/// The verdicts an entry may carry.
+pub const VERDICTS: [&str; 10] =
+    ["allow", "gated", "blocked", "approved", "denied", "executed", "failed", "refused", "error", "ok"];
+
+/// The surfaces an entry may come from (`mcp:proxy/<id>` takes any registry id).
+pub const SURFACES: [&str; 5] = ["mcp:agents", "mcp:memory", "mcp:admin", "cli", "api"];
+
+/// Stored arguments larger than this (serialized, after redaction) have their long strings cut.
+pub const ARGS_MAX: usize = 16 * 1024;
+/// What a long string is cut to when the arguments are over [`ARGS_MAX`].
+const STRING_CUT: usize = 512;
+/// Marks a string cut by [`ARGS_MAX`].
+const CUT_MARK: &str = "…[cut]";
+
+/// One thing to record. `arguments` and `detail` pass through the redactor before storage.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry<'a> {
+    /// `mcp:agents`, `mcp:memory`, `mcp:admin`, `mcp:proxy/<id>`, `cli` or `api`.
+    pub surface: &'a str,
+    pub tool: &'a str,
+    /// Who asked: `bridge:<client>`, `admin`, `client`, `anonymous`, `cli:<user>`, …
+    pub identity: &'a str,
+    pub arguments: &'a Value,
+    /// One of [`VERDICTS`].
+    pub verdict: &'a str,
+    pub result_code: Option<&'a str>,
+    pub approval_id: Option<&'a str>,
+    pub detail: Option<&'a str>,
+}
+
+/// One stored row.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Row {
+    pub id: i64,
+    /// RFC 3339 UTC, second precision.
+    pub at: String,
+    pub surface: String,
+    pub tool: String,
+    pub identity: String,
+    pub arguments: Value,
+    pub verdict: String,
+    pub result_code: Option<String>,
+    pub approval_id: Option<String>,
+    pub detail: Option<String>,
+}
+
+/// Which rows to read. Every set field must match.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// RFC 3339 (any offset) or a duration back from now: `90s`, `30m`, `1h`, `7d`, `2w`, `1h30m`.
+    pub since: Option<String>,
+    /// An identity (`bridge:ci`), or the part after its first `:` (`ci`), or a bare identity
+    /// without a colon (`admin`).
+    pub client: Option<String>,
+    /// A tool name, exactly.
+    pub tool: Option<String>,
+    /// At most this many rows from [`list`]; `0` or less means no limit. [`export`] ignores it.
+    pub limit: i64,
+}
+
+fn surface_ok(s: &str) -> bool {
+    SURFACES.contains(&s)
+        || s.strip_prefix("mcp:proxy/").is_some_and(|id| {
+            !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        })
+}
+
+fn check(e: &Entry<'_>) -> Result<()> {
+    if !surface_ok(e.surface) {
+        return Err(Error::invalid(
+            "audit.invalid_entry",
+            format!("unknown audit surface `{}`: use {} or mcp:proxy/<id>", e.surface, SURFACES.join(", ")),
+        ));
+    }
+    if !VERDICTS.contains(&e.verdict) {
+        return Err(Error::invalid(
+            "audit.invalid_entry",
+            format!("unknown audit verdict `{}`: use one of {}", e.verdict, VERDICTS.join(", ")),
+        ));
+    }
+    if e.tool.is_empty() || e.identity.is_empty() {
+        return Err(Error::invalid("audit.invalid_entry", "an audit entry needs a tool and an identity"));
+    }
+    Ok(())
+}
+
+/// Cut every string longer than `STRING_CUT` bytes (on a character boundary).
+fn cut_strings(v: &mut Value) {
+    match v {
+        Value::String(s) if s.len() > STRING_CUT => {
+            let (head, _) = crate::redact::cut(s, STRING_CUT);
+            *s = format!("{head}{CUT_MARK}");
+        }
+        Value::Array(items) => items.iter_mut().for_each(cut_strings),
+        Value::Object(map) => map.values_mut().for_each(cut_strings),
+        _ => {}
+    }
+}
+
+/// The arguments as stored: redacted first, then (when still too big) cut. Cutting after
+/// redaction means a cut never splits a secret out of the redactor's view.
+fn stored_arguments(arguments: &Value) -> String {
+    let mut v = arguments.clone();
+    crate::redact::redact_json(&mut v);
+    let text = v.to_string();
+    if text.len() <= ARGS_MAX {
+        return text;
+    }
+    cut_strings(&mut v);
+    let text = v.to_string();
+    if text.len() <= ARGS_MAX {
+        return text;
+    }
+    serde_json::json!({"_truncated": true, "bytes": text.len()}).to_string()
+}
+
+/// Append one entry; returns its id.
+pub fn record(store: &Store, e: &Entry<'_>) -> Result<i64> {
+    check(e)?;
+    let args = stored_arguments(e.arguments);
+    let detail = e.detail.map(|d| crate::redact::redact(d).into_owned());
+    let at = now();
+    store.with(|c| {
+        c.execute(
+            "INSERT INTO audit_log (at, surface, tool, identity, arguments, verdict, result_code, approval_id, detail)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            rusqlite::params![at, e.surface, e.tool, e.identity, args, e.verdict, e.result_code, e.approval_id, detail],
+        )?;
+        Ok(c.last_insert_rowid())
+    })
+}
+
+fn bad_since(s: &str) -> Error {
+    Error::invalid(
+        "audit.invalid_since",
+        format!(
+            "`{s}` is neither an RFC 3339 time (2025-01-31T09:00:00Z) nor a duration such as 90s, 30m, 1h, 7d, 2w or 1h30m"
+        ),
+    )
+}
+
+/// A duration such as `30m`, `1h30m`, `7d` in seconds.
+fn parse_duration(s: &str) -> Option<i64> {
+    let mut total: i64 = 0;
+    let mut num = String::new();
+    let mut any = false;
+    for c in s.chars() {
+        if c.is_ascii_digit() {
+            num.push(c);
+            continue;
+        }
+        let unit: i64 = match c {
+            's' => 1,
+            'm' => 60,
+            'h' => 3600,
+            'd' => 86_400,
+            'w' => 604_800,
+            _ => return None,
+        };
+        let n: i64 = num.parse().ok()?;
+        total = total.checked_add(n.checked_mul(unit)?)?;
+        num.clear();
+        any = true;
+    }
+    (any && num.is_empty()).then_some(total)
+}
+
+fn format_utc(t: OffsetDateTime) -> Option<String> {
+    let t = t.to_offset(time::UtcOffset::UTC);
+    t.replace_nanosecond(0).ok()?.format(&Rfc3339).ok()
+}
+
+/// `--since` as the RFC 3339 UTC second-precision time stored rows are compared with.
+pub fn parse_since(s: &str) -> Result<String> {
+    let s = s.trim();
+    if let Ok(t) = OffsetDateTime::parse(s, &Rfc3339) {
+        return format_utc(t).ok_or_else(|| bad_since(s));
+    }
+    let secs = parse_duration(s).ok_or_else(|| bad_since(s))?;
+    let back = time::Duration::seconds(secs);
+    OffsetDateTime::now_utc().checked_sub(back).and_then(format_utc).ok_or_else(|| bad_since(s))
+}
+
+fn where_clause(f: &Filter) -> Result<(String, Vec<Sql>)> {
+    let mut conds = Vec::new();
+    let mut params = Vec::new();
+    if let Some(s) = &f.since {
+        params.push(Sql::Text(parse_since(s)?));
+        conds.push(format!("at >= ?{}", params.len()));
+    }
+    if let Some(c) = &f.client {
+        params.push(Sql::Text(c.clone()));
+        let n = params.len();
+        conds.push(format!("(identity = ?{n} OR substr(identity, instr(identity, ':') + 1) = ?{n})"));
+    }
+    if let Some(t) = &f.tool {
+        params.push(Sql::Text(t.clone()));
+        conds.push(format!("tool = ?{}", params.len()));
+    }
+    let sql = if conds.is_empty() { String::new() } else { format!(" WHERE {}", conds.join(" AND ")) };
+    Ok((sql, params))
+}
+
+const COLS: &str = "id, at, surface, tool, identity, arguments, verdict, result_code, approval_id, detail";
+
+fn to_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
+    let args: String = r.get(5)?;
+    Ok(Row {
+        id: r.get(0)?,
+        at: r.get(1)?,
+        surface: r.get(2)?,
+        tool: r.get(3)?,
+        identity: r.get(4)?,
+        arguments: serde_json::from_str(&args).unwrap_or(Value::String(args)),
+        verdict: r.get(6)?,
+        result_code: r.get(7)?,
+        approval_id: r.get(8)?,
+        detail: r.get(9)?,
+    })
+}
+
+/// Matching rows, newest first.
+pub fn list(store: &Store, f: &Filter) -> Result<Vec<Row>> {
+    let (cond, mut params) = where_clause(f)?;
+    let mut sql = format!("SELECT {COLS} FROM audit_log{cond} ORDER BY id DESC");
+    if f.limit > 0 {
+        params.push(Sql::Integer(f.limit));
+        sql.push_str(&format!(" LIMIT ?{}", params.len()));
+    }
+    store.with(|c| {
+        let mut st = c.prepare(&sql)?;
+        let rows = st.query_map(params_from_iter(params), to_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    })
+}
+
+/// Every matching row as one JSON object per line, oldest first; returns how many.
+pub fn export(store: &Store, f: &Filter, out: &mut impl Write) -> Result<u64> {
+    let (cond, params) = where_clause(f)?;
+    let sql = format!("SELECT {COLS} FROM audit_log{cond} ORDER BY id ASC");
+    let write_err = |e: std::io::Error| Error::unavailable("audit.export_failed", format!("cannot write: {e}"));
+    store.with(|c| {
+        let mut st = c.prepare(&sql)?;
+        let mut rows = st.query(params_from_iter(params))?;
+        let mut n = 0u64;
+        while let Some(r) = rows.next()? {
+            let row = to_row(r)?;
+            let line = serde_json::to_string(&row).map_err(|e| Error::internal(e.to_string()))?;
+            out.write_all(line.as_bytes()).map_err(write_err)?;
+            out.write_all(b"\n").map_err(write_err)?;
+            n += 1;
+        }
+        out.flush().map_err(write_err)?;
+        Ok(n)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let d = tempfile::tempdir().unwrap();
+        let s = Store::open(&d.path().join("hal0.db")).unwrap();
+        (d, s)
+    }
+
+    fn entry<'a>(tool: &'a str, identity: &'a str, args: &'a Value) -> Entry<'a> {
+        Entry {
+            surface: "mcp:admin",
+            tool,
+            identity,
+            arguments: args,
+            verdict: "allow",
+            result_code: None,
+            approval_id: None,
+            detail: None,
+        }
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("90s"), Some(90));
+        assert_eq!(parse_duration("1h30m"), Some(5400));
+        assert_eq!(parse_duration("7d"), Some(604_800));
+        for bad in ["", "h", "1", "1x", "-1h", "1.5h", "1h 2m"] {
+            assert_eq!(parse_duration(bad), None, "{bad}");
+        }
+        assert_eq!(parse_since("2025-01-31T10:00:00+01:00").unwrap(), "2025-01-31T09:00:00Z");
+        assert_eq!(parse_since("yesterday").unwrap_err().code, "audit.invalid_since");
+        assert!(parse_since("1h").unwrap() < now());
+    }
+
+    #[test]
+    fn checks_entries() {
+        let (_d, s) = store();
+        let a = json!({});
+        let mut e = entry("t", "admin", &a);
+        e.verdict = "maybe";
+        assert_eq!(record(&s, &e).unwrap_err().code, "audit.invalid_entry");
+        let mut e = entry("t", "admin", &a);
+        e.surface = "mcp:proxy/../x";
+        assert_eq!(record(&s, &e).unwrap_err().code, "audit.invalid_entry");
+        e.surface = "mcp:proxy/github";
+        assert!(record(&s, &e).unwrap() > 0);
+    }
+
+    #[test]
+    fn big_arguments_are_cut_after_redaction() {
+        let (_d, s) = store();
+        let long = format!("{} Authorization: Bearer abcdefghijklmnopqrstuvwxyz0123456789", "x".repeat(40_000));
+        let a = json!({"text": long, "small": "ok"});
+        record(&s, &entry("memory_retain", "bridge:ci", &a)).unwrap();
+        let rows = list(&s, &Filter::default()).unwrap();
+        let text = rows[0].arguments["text"].as_str().unwrap();
+        assert!(text.ends_with(CUT_MARK) && text.len() < 1024, "{}", text.len());
+        assert_eq!(rows[0].arguments["small"], "ok");
+        let huge = json!((0..2000).map(|i| format!("item-{i:05}")).collect::<Vec<_>>());
+        record(&s, &entry("x", "admin", &huge)).unwrap();
+        assert_eq!(list(&s, &Filter { limit: 1, ..Filter::default() }).unwrap()[0].arguments["_truncated"], true);
+    }
+
+    #[test]
+    fn filters_and_order() {
+        let (_d, s) = store();
+        let a = json!({"q": 1});
+        record(&s, &entry("memory_recall", "bridge:ci", &a)).unwrap();
+        record(&s, &entry("agent_run", "bridge:laptop", &a)).unwrap();
+        record(&s, &entry("memory_recall", "admin", &a)).unwrap();
+        let all = list(&s, &Filter::default()).unwrap();
+        assert_eq!(all.iter().map(|r| r.id).collect::<Vec<_>>(), [3, 2, 1]);
+        let f = |client: Option<&str>, tool: Option<&str>| Filter {
+            client: client.map(str::to_string),
+            tool: tool.map(str::to_string),
+            ..Filter::default()
+        };
+        assert_eq!(list(&s, &f(Some("ci"), None)).unwrap().len(), 1);
+        assert_eq!(list(&s, &f(Some("bridge:ci"), None)).unwrap().len(), 1);
+        assert_eq!(list(&s, &f(Some("admin"), None)).unwrap().len(), 1);
+        assert_eq!(list(&s, &f(None, Some("memory_recall"))).unwrap().len(), 2);
+        assert_eq!(list(&s, &f(Some("laptop"), Some("memory_recall"))).unwrap().len(), 0);
+        let mut out = Vec::new();
+        assert_eq!(export(&s, &f(None, Some("memory_recall")), &mut out).unwrap(), 2);
+        let ids: Vec<i64> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].as_i64().unwrap())
+            .collect();
+        assert_eq!(ids, [1, 3]);
+    }
+}

@@ -1,0 +1,105 @@
+//! `hal0 activity list|export`: the audit log of MCP tool calls and decisions.
+
+use super::{Ctx, print_json, table};
+use crate::audit::{self, Filter};
+use crate::error::{Error, Result};
+use serde_json::json;
+
+#[derive(Debug, clap::Subcommand)]
+pub enum ActivityCmd {
+    /// Audit rows, newest first.
+    List {
+        /// Only rows at or after this: RFC 3339 (2025-01-31T09:00:00Z) or a duration back from now (30m, 1h, 7d).
+        #[arg(long, value_name = "WHEN")]
+        since: Option<String>,
+        /// Only this caller: an identity (bridge:ci, admin, cli:alice) or a bridge client's name (ci).
+        #[arg(long)]
+        client: Option<String>,
+        /// Only this tool.
+        #[arg(long)]
+        tool: Option<String>,
+        /// At most this many (default 50).
+        #[arg(long, default_value_t = 50)]
+        limit: i64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every matching row as JSON lines to stdout, oldest first.
+    Export {
+        /// Only rows at or after this: RFC 3339 or a duration back from now (30m, 1h, 7d).
+        #[arg(long, value_name = "WHEN")]
+        since: Option<String>,
+        /// Only this caller: an identity or a bridge client's name.
+        #[arg(long)]
+        client: Option<String>,
+        /// Only this tool.
+        #[arg(long)]
+        tool: Option<String>,
+    },
+}
+
+/// Check `--since` before the store is touched, so a typo is a usage error (exit 2).
+fn filter(since: Option<String>, client: Option<String>, tool: Option<String>, limit: i64) -> Result<Filter> {
+    if let Some(s) = &since {
+        audit::parse_since(s)?;
+    }
+    Ok(Filter { since, client, tool, limit })
+}
+
+fn one_line(v: &serde_json::Value, max: usize) -> String {
+    let s = v.to_string();
+    let (head, cut) = crate::redact::cut(&s, max);
+    if cut { format!("{head}…") } else { head.to_string() }
+}
+
+pub fn run(ctx: &Ctx, cmd: ActivityCmd) -> Result<()> {
+    match cmd {
+        ActivityCmd::List { since, client, tool, limit, json } => {
+            if !(1..=10_000).contains(&limit) {
+                return Err(Error::invalid("cli.invalid_limit", "--limit must be 1 to 10000"));
+            }
+            let f = filter(since, client, tool, limit)?;
+            let rows = audit::list(&ctx.store()?, &f)?;
+            if json {
+                print_json(&json!(rows));
+                return Ok(());
+            }
+            if rows.is_empty() {
+                println!("No activity.");
+                return Ok(());
+            }
+            let body = rows
+                .iter()
+                .map(|r| {
+                    vec![
+                        r.id.to_string(),
+                        r.at.clone(),
+                        r.surface.clone(),
+                        r.tool.clone(),
+                        r.identity.clone(),
+                        r.verdict.clone(),
+                        r.result_code.clone().unwrap_or_else(|| "-".into()),
+                        r.approval_id.clone().unwrap_or_else(|| "-".into()),
+                        one_line(&r.arguments, 80),
+                    ]
+                })
+                .collect();
+            println!(
+                "{}",
+                table(
+                    &["ID", "TIME", "SURFACE", "TOOL", "IDENTITY", "VERDICT", "RESULT", "APPROVAL", "ARGUMENTS"],
+                    body
+                )
+            );
+            Ok(())
+        }
+        ActivityCmd::Export { since, client, tool } => {
+            let f = filter(since, client, tool, 0)?;
+            let store = ctx.store()?;
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            audit::export(&store, &f, &mut out)?;
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! `KEY=VALUE` env files (`api.env`, a Hermes profile's `.env`): set variables in place,
+//! keeping every other line, written atomically with mode 0600.
+
+use crate::error::Result;
+use crate::paths::{read_optional, write_atomic};
+use std::path::Path;
+
+/// Set each `(name, value)` in the env file at `path` (creating it), replacing the first
+/// line that defines it and dropping later duplicates. Returns whether the file changed.
+pub fn set_vars(path: &Path, vars: &[(&str, &str)]) -> Result<bool> {
+    let text = read_optional(path)?.unwrap_or_default();
+    let mut out = String::new();
+    let mut done = vec![false; vars.len()];
+    for line in text.lines() {
+        let t = line.trim_start();
+        let t = t.strip_prefix("export ").unwrap_or(t);
+        let name = t.split_once('=').map(|(k, _)| k.trim());
+        if let Some(i) = vars.iter().position(|(k, _)| Some(*k) == name) {
+            if !done[i] {
+                out.push_str(&format!("{}={}\n", vars[i].0, vars[i].1));
+                done[i] = true;
+            }
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    for (i, (k, v)) in vars.iter().enumerate() {
+        if !done[i] {
+            out.push_str(&format!("{k}={v}\n"));
+        }
+    }
+    if out == text {
+        return Ok(false);
+    }
+    write_atomic(path, out.as_bytes())?;
+    Ok(true)
+}
+
+/// The value of `name` in the env file at `path`, if set and non-empty.
+pub fn get_var(path: &Path, name: &str) -> Result<Option<String>> {
+    let text = read_optional(path)?.unwrap_or_default();
+    Ok(crate::auth::boxkeys::env_lines(&text)
+        .filter(|(k, _)| k == name)
+        .map(|(_, v)| v)
+        .filter(|v| !v.is_empty())
+        .last())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sets_in_place_and_keeps_the_rest() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join(".env");
+        std::fs::write(&p, "# keys\nA=1\nexport B=2\nC=3\nB=dup\n").unwrap();
+        assert!(set_vars(&p, &[("B", "new"), ("D", "4")]).unwrap());
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "# keys\nA=1\nB=new\nC=3\nD=4\n");
+        assert!(!set_vars(&p, &[("B", "new")]).unwrap(), "no change, no write");
+        assert_eq!(get_var(&p, "D").unwrap().as_deref(), Some("4"));
+        assert_eq!(get_var(&p, "Z").unwrap(), None);
+    }
+}

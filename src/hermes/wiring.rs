@@ -1,0 +1,139 @@
+//! Wiring Hermes profiles to hal0's own MCP servers: `hal0-admin` and `hal0-memory` entries
+//! in each profile's config.yaml (edited round-trip; nothing else in the file changes), a
+//! per-profile bridge key (`hermes` / `hermes__<profile>`, stored hashed) whose value lives
+//! only in the profile's `.env` and is referenced as `${HAL0_MCP_KEY}`, shared memory by
+//! default and private with `hal0: {memory_private: true}`, skipped with
+//! `hal0: {wire_mcp: false}`.
+
+use super::{Profile, Profiles};
+use crate::auth::bridge::{self, Scope};
+use crate::config::Config;
+use crate::error::Result;
+use crate::store::Store;
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+
+/// The env variable holding the profile's hal0 key.
+pub const KEY_VAR: &str = "HAL0_MCP_KEY";
+
+/// What happened to one profile.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ProfileReport {
+    pub agent: String,
+    /// `wired`, `unchanged`, `skipped` or `failed`.
+    pub outcome: String,
+    pub detail: String,
+}
+
+/// The bridge client name of a profile's key.
+pub fn client_name(p: &Profile) -> String {
+    if p.name == "default" { "hermes".into() } else { format!("hermes__{}", p.name) }
+}
+
+/// hal0's loopback base URL from `[network].bind`.
+pub fn local_base(cfg: &Config) -> String {
+    let bind = cfg.bind_addr();
+    let ip = if bind.ip().is_unspecified() { "127.0.0.1".to_string() } else { bind.ip().to_string() };
+    let host = if ip.contains(':') { format!("[{ip}]") } else { ip };
+    format!("http://{host}:{}", bind.port())
+}
+
+fn profile_flag(p: &Profile, key: &str) -> Option<bool> {
+    let y = super::profiles::read_yaml(&p.dir.join("config.yaml"))?;
+    y.get("hal0")?.get(key)?.as_bool()
+}
+
+/// The two entries for a profile.
+pub fn entries(cfg: &Config, p: &Profile) -> (Value, Value) {
+    let base = local_base(cfg);
+    let who = client_name(p);
+    let auth = format!("Bearer ${{{KEY_VAR}}}");
+    let admin = json!({
+        "url": format!("{base}/mcp/admin/mcp"),
+        "timeout": 60,
+        "connect_timeout": 10,
+        "headers": {"X-hal0-Agent": who, "Authorization": auth},
+    });
+    let mut mem_headers = json!({"X-hal0-Agent": who, "Authorization": auth});
+    if profile_flag(p, "memory_private") == Some(true) {
+        mem_headers["X-hal0-Private"] = json!("1");
+    }
+    let memory =
+        json!({"url": format!("{base}/mcp/memory/mcp"), "timeout": 30, "connect_timeout": 10, "headers": mem_headers});
+    (admin, memory)
+}
+
+/// Make sure the profile's `.env` holds a live key for its bridge client; mint or rotate
+/// when it does not. Returns whether anything changed.
+fn ensure_key(store: &Store, p: &Profile, repair: bool) -> Result<bool> {
+    let env = p.dir.join(".env");
+    let name = client_name(p);
+    let current = crate::envfile::get_var(&env, KEY_VAR)?;
+    let live = match &current {
+        Some(k) => bridge::lookup(store, k)?.is_some_and(|c| c.name == name),
+        None => false,
+    };
+    if live && !repair {
+        return Ok(false);
+    }
+    let scopes = BTreeSet::from([Scope::Agents, Scope::Memory, Scope::Admin]);
+    let key = match bridge::get(store, &name) {
+        Ok(c) if !c.revoked => {
+            if live {
+                return Ok(false);
+            }
+            bridge::set_scopes(store, &name, scopes)?;
+            bridge::rotate(store, &name)?.1
+        }
+        Ok(_) => {
+            return Err(crate::error::Error::conflict(
+                "hermes.client_revoked",
+                format!("the bridge client `{name}` for {} is revoked; its name stays reserved", p.agent_id),
+            ));
+        }
+        Err(_) => {
+            bridge::add(store, &name, &format!("Hermes profile {} (hal0 agent reprovision)", p.agent_id), scopes)?.1
+        }
+    };
+    crate::envfile::set_vars(&env, &[(KEY_VAR, &key)])?;
+    Ok(true)
+}
+
+fn wire_one(store: &Store, cfg: &Config, p: &Profile, repair: bool) -> ProfileReport {
+    let report =
+        |outcome: &str, detail: String| ProfileReport { agent: p.agent_id.clone(), outcome: outcome.into(), detail };
+    if profile_flag(p, "wire_mcp") == Some(false) {
+        return report("skipped", "hal0: {wire_mcp: false} in its config.yaml".into());
+    }
+    if bridge::validate_name(&client_name(p)).is_err() {
+        return report("failed", format!("the profile name is too long for a client name ({})", client_name(p)));
+    }
+    let result = (|| -> Result<bool> {
+        let key_changed = ensure_key(store, p, repair)?;
+        let (admin, memory) = entries(cfg, p);
+        let path = p.dir.join("config.yaml");
+        let yaml_changed = crate::yamledit::edit_file(&path, |doc| {
+            doc.set_entry("mcp_servers", "hal0-admin", &admin)?;
+            doc.set_entry("mcp_servers", "hal0-memory", &memory)
+        })?;
+        Ok(key_changed || yaml_changed)
+    })();
+    match result {
+        Ok(true) => {
+            report("wired", "hal0-admin and hal0-memory written; restart this profile's gateway to load them".into())
+        }
+        Ok(false) => report("unchanged", "already wired".into()),
+        Err(e) => report("failed", e.message),
+    }
+}
+
+/// Wire every profile (`include_default` adds the default one). `repair` re-mints keys.
+pub fn converge(store: &Store, cfg: &Config, include_default: bool, repair: bool) -> Vec<ProfileReport> {
+    Profiles::from_config(cfg)
+        .list()
+        .iter()
+        .filter(|p| include_default || p.name != "default")
+        .filter(|p| p.dir.join("config.yaml").exists() || p.name != "default")
+        .map(|p| wire_one(store, cfg, p, repair))
+        .collect()
+}
