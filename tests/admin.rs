@@ -162,3 +162,38 @@ async fn no_gated_call_runs_without_an_approved_row() {
     let out = env.json(&["agent", "approvals", "approve", &ids[5].1, "--yes", "--json"]);
     assert!(out["output"]["lines"].is_array(), "{out}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_tool_call_and_decision_is_audited() {
+    let env = Env::new();
+    let key = env.bridge_key("ops", &["admin", "memory"]);
+    let server = env.serve();
+    let c = admin(&server, &key).await;
+    call(&c, "version_info", json!({})).await;
+    let (_, v) = call(&c, "config_write", json!({"key": "network.public_url", "value": "https://x.example"})).await;
+    let id = v["approval_id"].as_str().unwrap().to_string();
+    call(&c, "bridge_client_revoke", json!({"name": "a/b"})).await;
+    env.ok(&["agent", "approvals", "approve", &id, "--yes"]);
+    let (e, v) = call(&c, "activity_list", json!({"client": "bridge:ops"})).await;
+    assert!(!e, "{v}");
+    let entries = v["entries"].as_array().unwrap();
+    let find = |tool: &str, verdict: &str| {
+        entries.iter().any(|x| x["tool"] == tool && x["verdict"] == verdict && x["surface"] == "mcp:admin")
+    };
+    assert!(find("version_info", "ok"), "{v}");
+    assert!(find("config_write", "gated"), "{v}");
+    assert!(
+        entries.iter().any(|x| x["tool"] == "bridge_client_revoke"
+            && x["verdict"] == "error"
+            && x["result_code"] == "mcp.invalid_arg"),
+        "{v}"
+    );
+    let all = env.json(&["activity", "list", "--json"]);
+    let decided =
+        all.as_array().unwrap().iter().find(|x| x["approval_id"] == id.as_str() && x["verdict"] == "executed");
+    assert!(decided.is_some_and(|d| d["surface"] == "cli"), "{all}");
+    let (e, v) = call(&c, "doctor_report", json!({})).await;
+    assert!(!e && v["rows"].as_array().is_some_and(|r| r.len() >= 10), "{v}");
+    let (e, v) = call(&c, "activity_export", json!({"tool": "version_info"})).await;
+    assert!(!e && v["count"].as_u64().unwrap() >= 1, "{v}");
+}

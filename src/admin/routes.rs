@@ -164,6 +164,38 @@ pub const ROUTES: &[RouteDef] = &[
             "The newest lines of hal0's own log, redacted (GET /api/logs).",
         )
     },
+    tool(
+        "GET",
+        "/api/doctor",
+        "doctor_report",
+        Tier::Read,
+        "hal0 doctor's rows: ok / warn / fail with a one-line detail (GET /api/doctor).",
+    ),
+    RouteDef {
+        wrap: Some("entries"),
+        hints: &[
+            ("since", "RFC 3339 time or a duration back from now (30m, 1h, 7d)"),
+            ("client", "an identity, e.g. bridge:ci or ci"),
+            ("tool", "a tool name"),
+            ("limit", "at most this many (default 100)"),
+        ],
+        ..tool("GET", "/api/activity", "activity_list", Tier::Read, "The audit log, newest first (GET /api/activity).")
+    },
+    RouteDef {
+        wrap: Some("entries"),
+        hints: &[
+            ("since", "RFC 3339 time or a duration back from now"),
+            ("client", "an identity"),
+            ("tool", "a tool name"),
+        ],
+        ..tool(
+            "GET",
+            "/api/activity/export",
+            "activity_export",
+            Tier::Read,
+            "The audit log, oldest first, every matching entry (GET /api/activity/export).",
+        )
+    },
     RouteDef {
         wrap: Some("runs"),
         hints: &[
@@ -191,6 +223,9 @@ pub const AUTONOMOUS_READ: &[&str] = &[
     "settings_get",
     "settings_schema",
     "run_list",
+    "doctor_report",
+    "activity_list",
+    "activity_export",
 ];
 /// Autonomous write tools.
 pub const AUTONOMOUS_WRITE: &[&str] = &[];
@@ -253,7 +288,16 @@ mod tests {
 
     #[test]
     fn tier_membership() {
-        for t in ["version_info", "settings_get", "settings_schema", "bridge_client_list", "approval_list"] {
+        for t in [
+            "version_info",
+            "settings_get",
+            "settings_schema",
+            "bridge_client_list",
+            "approval_list",
+            "activity_list",
+            "activity_export",
+            "doctor_report",
+        ] {
             assert!(AUTONOMOUS_READ.contains(&t), "{t}");
         }
         for t in ["config_write", "bridge_client_add", "bridge_client_scopes", "bridge_client_revoke", "logs_tail"] {

@@ -17,7 +17,7 @@ pub struct Decided {
 
 /// Approve or deny row `id` as `by` (e.g. `cli:root`, `api:ops`). `admin` runs approved
 /// admin calls in-process.
-pub async fn decide(
+async fn decide_inner(
     store: &Store,
     config: &Config,
     admin: Option<&crate::admin::Dispatcher>,
@@ -66,4 +66,48 @@ pub async fn decide(
             format!("rows of kind `{other}` cannot be decided by this hal0"),
         )),
     }
+}
+
+/// Approve or deny row `id` as `by` (e.g. `cli:root`, `api:ops`), and record the decision
+/// and its outcome in the audit log. `admin` runs approved admin calls in-process.
+pub async fn decide(
+    store: &Store,
+    config: &Config,
+    admin: Option<&crate::admin::Dispatcher>,
+    id: &str,
+    approve: bool,
+    by: &str,
+    reason: Option<&str>,
+) -> Result<Decided> {
+    let out = decide_inner(store, config, admin, id, approve, by, reason).await;
+    if let Ok(d) = &out {
+        let surface = if by.starts_with("api:") { "api" } else { "cli" };
+        let verdict = match d.row.status.as_str() {
+            "executed" => "executed",
+            "failed" => "failed",
+            "denied" => "denied",
+            _ => {
+                if approve {
+                    "approved"
+                } else {
+                    "denied"
+                }
+            }
+        };
+        let code = d.row.result.as_ref().and_then(|r| r["error"]["code"].as_str().map(str::to_string));
+        let entry = crate::audit::Entry {
+            surface,
+            tool: &d.row.tool,
+            identity: by,
+            arguments: &d.row.arguments,
+            verdict,
+            result_code: code.as_deref(),
+            approval_id: Some(&d.row.id),
+            detail: Some(&d.row.kind),
+        };
+        if let Err(e) = crate::audit::record(store, &entry) {
+            tracing::warn!("cannot record the decision in the audit log: {}", e.message);
+        }
+    }
+    out
 }

@@ -79,9 +79,6 @@ fn ensure_key(store: &Store, p: &Profile, repair: bool) -> Result<bool> {
     let scopes = BTreeSet::from([Scope::Agents, Scope::Memory, Scope::Admin]);
     let key = match bridge::get(store, &name) {
         Ok(c) if !c.revoked => {
-            if live {
-                return Ok(false);
-            }
             bridge::set_scopes(store, &name, scopes)?;
             bridge::rotate(store, &name)?.1
         }

@@ -68,6 +68,8 @@ impl ServerHandler for AdminServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let identity = Self::identity(&context);
+        let audit_id = super::audit_identity(&context);
+        let args = request.arguments.clone();
         let Some(dispatcher) = self.state.admin.get() else {
             return Ok(admin_error(&Error::unavailable("mcp.unavailable", "the route table is not ready")).into());
         };
@@ -80,6 +82,8 @@ impl ServerHandler for AdminServer {
                 }
                 Err(e) => admin_error(&e),
             };
-        Ok(result.into())
+        let out = Ok(result.into());
+        super::audit_call(&self.state.store, "mcp:admin", &name, &audit_id, args, &out).await;
+        out
     }
 }

@@ -13,6 +13,9 @@ use rmcp::{RoleServer, ServerHandler, schemars, tool, tool_handler, tool_router}
 use serde::Deserialize;
 use std::sync::Arc;
 
+/// The audit surface of this server.
+const SURFACE: &str = "mcp:agents";
+
 #[derive(Clone)]
 pub struct AgentsServer {
     state: Arc<AppState>,
@@ -430,4 +433,17 @@ impl AgentsServer {
 }
 
 #[tool_handler(router = self.tool_router, name = "hal0-agents", instructions = "hal0 agent bridge: delegate runs to the Hermes agent on this box and follow them (wait, events, paged output, steer, answer, stop).")]
-impl ServerHandler for AgentsServer {}
+impl ServerHandler for AgentsServer {
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
+        let (name, args) = (request.name.to_string(), request.arguments.clone());
+        let identity = super::audit_identity(&context);
+        let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        let out = self.tool_router.call(tcc).await;
+        super::audit_call(&self.state.store, SURFACE, &name, &identity, args, &out).await;
+        out
+    }
+}

@@ -360,6 +360,9 @@ fn who(ctx: &RequestContext<RoleServer>) -> Who {
     caller(ctx).map(|c| Who::new(c.identity, c.private)).unwrap_or_else(Who::anonymous)
 }
 
+/// The audit surface of this server.
+const SURFACE: &str = "mcp:memory";
+
 #[derive(Clone)]
 pub struct MemoryServer {
     state: Arc<AppState>,
@@ -815,4 +818,17 @@ fn blank_checked(q: &str) -> Result<&str> {
 }
 
 #[tool_handler(router = self.tool_router, name = "hal0-memory", instructions = "hal0 long-term memory (embedded SQLite FTS5 engine). Datasets: shared (default), agents, project:<id>; send X-hal0-Private: 1 to keep notes in your own private dataset. Prefer memory_recall for context and memory_search for ranked hits. Bulk deletes and directive deletes wait for the operator's approval.")]
-impl ServerHandler for MemoryServer {}
+impl ServerHandler for MemoryServer {
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
+        let (name, args) = (request.name.to_string(), request.arguments.clone());
+        let identity = super::audit_identity(&context);
+        let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        let out = self.tool_router.call(tcc).await;
+        super::audit_call(&self.state.store, SURFACE, &name, &identity, args, &out).await;
+        out
+    }
+}

@@ -34,3 +34,72 @@ pub fn admin_error(e: &Error) -> CallToolResult {
         "error": {"code": e.code, "message": e.message},
     }))
 }
+
+/// Audit identity of an MCP caller: `bridge:<client>` for a bridge key, else the box key's
+/// tier and agent header.
+pub fn audit_identity(ctx: &RequestContext<RoleServer>) -> String {
+    use crate::auth::Credential;
+    match caller(ctx) {
+        Some(c) => match c.cred {
+            Credential::Bridge(b) => format!("bridge:{}", b.name),
+            Credential::Admin => format!("admin:{}", c.identity),
+            Credential::Client => format!("client:{}", c.identity),
+            _ => c.identity,
+        },
+        None => "anonymous".into(),
+    }
+}
+
+/// Record one tool call in the audit log: the verdict, result code and approval id are read
+/// off the result. A failure to record is logged, never turned into a failed call.
+pub async fn audit_call(
+    store: &crate::store::Store,
+    surface: &'static str,
+    tool: &str,
+    identity: &str,
+    arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    out: &Result<rmcp::model::CallToolResponse, rmcp::ErrorData>,
+) {
+    let (verdict, code, approval) = match out {
+        Ok(rmcp::model::CallToolResponse::Complete(r)) => {
+            let s = r.structured_content.clone().unwrap_or_default();
+            if r.is_error == Some(true) {
+                let text: String = r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
+                let code = s["error"]["code"]
+                    .as_str()
+                    .map(str::to_string)
+                    .or_else(|| text.split_once(':').map(|(c, _)| c.trim().to_string()))
+                    .filter(|c| !c.contains(' '));
+                ("error", code, None)
+            } else if s["status"] == "pending_approval" {
+                ("gated", None, s["approval_id"].as_str().map(str::to_string))
+            } else {
+                ("ok", None, None)
+            }
+        }
+        Ok(_) => ("ok", None, None),
+        Err(e) => ("error", Some(format!("rpc.{}", e.code.0)), None),
+    };
+    let (tool, identity) = (tool.to_string(), identity.to_string());
+    let args = serde_json::Value::Object(arguments.unwrap_or_default());
+    let r = store
+        .call(move |s| {
+            crate::audit::record(
+                s,
+                &crate::audit::Entry {
+                    surface,
+                    tool: &tool,
+                    identity: &identity,
+                    arguments: &args,
+                    verdict,
+                    result_code: code.as_deref(),
+                    approval_id: approval.as_deref(),
+                    detail: None,
+                },
+            )
+        })
+        .await;
+    if let Err(e) = r {
+        tracing::warn!("cannot record the audit entry: {}", e.message);
+    }
+}

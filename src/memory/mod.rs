@@ -455,7 +455,7 @@ impl MemoryEngine {
         let first = format!(
             "WITH c AS (SELECT rowid AS seq, bm25(memory_fts, 1.0, 0.5) AS r FROM memory_fts
                         WHERE memory_fts MATCH ? ORDER BY r LIMIT ?)
-             SELECT {NOTE_COLS}, c.r FROM c JOIN memory_notes n ON n.seq = c.seq WHERE {w} ORDER BY c.r LIMIT ?"
+             SELECT {NOTE_COLS}, c.r FROM c CROSS JOIN memory_notes n ON n.seq = c.seq WHERE {w} ORDER BY c.r LIMIT ?"
         );
         let hits = self.hits(&first, &p1)?;
         if hits.len() >= limit {

@@ -177,6 +177,9 @@ pub fn handler(method: &str, path: &str) -> axum::routing::MethodRouter<Arc<AppS
         ("PUT", "/api/settings") => put(settings_put),
         ("GET", "/api/logs") => get(logs),
         ("GET", "/api/runs") => get(runs_list),
+        ("GET", "/api/doctor") => get(doctor),
+        ("GET", "/api/activity") => get(activity_list),
+        ("GET", "/api/activity/export") => get(activity_export),
         _ => panic!("no handler for {method} {path}: add one in server/rest.rs"),
     }
 }
@@ -333,6 +336,60 @@ pub async fn runs_list(
             .call(move |s| {
                 let runs = crate::bridge::ledger::list(s, q.client.as_deref(), q.status.as_deref(), limit)?;
                 Ok(runs.iter().map(crate::bridge::view::list_view).collect::<Vec<_>>())
+            })
+            .await,
+    )
+}
+
+/// `GET /api/doctor`.
+pub async fn doctor(State(state): State<Arc<AppState>>) -> Response {
+    axum::Json(crate::doctor::run(&state.paths).await.to_json()).into_response()
+}
+
+#[derive(Debug, serde::Deserialize)]
+pub struct ActivityQuery {
+    pub since: Option<String>,
+    pub client: Option<String>,
+    pub tool: Option<String>,
+    pub limit: Option<i64>,
+}
+
+impl ActivityQuery {
+    fn filter(self, default_limit: i64) -> crate::audit::Filter {
+        crate::audit::Filter {
+            since: self.since,
+            client: self.client,
+            tool: self.tool,
+            limit: self.limit.unwrap_or(default_limit),
+        }
+    }
+}
+
+/// `GET /api/activity`: newest first.
+pub async fn activity_list(
+    State(state): State<Arc<AppState>>,
+    axum::extract::Query(q): axum::extract::Query<ActivityQuery>,
+) -> Response {
+    let f = q.filter(100);
+    reply(state.store.call(move |s| crate::audit::list(s, &f)).await)
+}
+
+/// `GET /api/activity/export`: every matching entry, oldest first.
+pub async fn activity_export(
+    State(state): State<Arc<AppState>>,
+    axum::extract::Query(q): axum::extract::Query<ActivityQuery>,
+) -> Response {
+    let f = q.filter(0);
+    reply(
+        state
+            .store
+            .call(move |s| {
+                let mut buf = Vec::new();
+                crate::audit::export(s, &f, &mut buf)?;
+                Ok(String::from_utf8_lossy(&buf)
+                    .lines()
+                    .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                    .collect::<Vec<_>>())
             })
             .await,
     )
