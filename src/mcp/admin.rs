@@ -28,6 +28,11 @@ impl AdminServer {
         AdminServer { state, tools: TOOLS.get_or_init(|| Arc::new(admin::tools())).clone() }
     }
 
+    /// hal0-memory's server, when memory is enabled.
+    fn memory(&self) -> Option<super::memory::MemoryServer> {
+        self.state.config.memory.enabled.then(|| super::memory::MemoryServer::new(self.state.clone()))
+    }
+
     /// Audit identity: `bridge:<client>` for a bridge key, else the agent header's identity.
     fn identity(ctx: &RequestContext<RoleServer>) -> String {
         match caller(ctx) {
@@ -52,10 +57,15 @@ impl ServerHandler for AdminServer {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+        let mut tools = self.tools.as_ref().clone();
+        // The memory_* tools delegate in-process to hal0-memory's own handlers.
+        if let Some(mem) = self.memory() {
+            tools.extend(mem.list_tools(request, context).await?.tools);
+        }
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
@@ -74,6 +84,12 @@ impl ServerHandler for AdminServer {
             return Ok(admin_error(&Error::unavailable("mcp.unavailable", "the route table is not ready")).into());
         };
         let name = request.name.to_string();
+        if name.starts_with("memory_")
+            && let Some(mem) = self.memory()
+        {
+            // Same handlers, no HTTP hop; hal0-memory audits the call itself.
+            return mem.call_tool(request, context).await;
+        }
         let result: CallToolResult =
             match admin::call(&self.state.store, dispatcher, &name, request.arguments.as_ref(), &identity).await {
                 Ok(Outcome::Done(v)) => ok_json(v),
