@@ -72,6 +72,22 @@ async fn main() {
         n as f64 / secs
     );
 
+    // Admin tools/list (generated tools plus the memory delegates).
+    let mut lists = Vec::new();
+    for i in 0..1000u64 {
+        let body = serde_json::json!({"jsonrpc":"2.0","id":100000 + i,"method":"tools/list","params":{}});
+        let t = Instant::now();
+        let text =
+            support::post(&s.http, &s.url, &s.key, Some(&s.sid), body).send().await.unwrap().text().await.unwrap();
+        lists.push(t.elapsed().as_secs_f64() * 1000.0);
+        assert!(text.contains("version_info"));
+    }
+    println!(
+        "hal0-admin tools/list (1000 calls): p50 {:.3} ms, p99 {:.3} ms",
+        pct(&mut lists, 0.5),
+        pct(&mut lists, 0.99)
+    );
+
     // 32 concurrent clients, each on its own session and connection.
     let clients = 32;
     let per = 500;

@@ -89,9 +89,6 @@ fn main() {
     for q in queries.iter().take(50) {
         engine.search(q, &filter, 10).unwrap();
     }
-    if std::env::var("EXPERIMENT").is_ok() {
-        experiment(&engine, &queries);
-    }
     let mut lat = Vec::with_capacity(queries.len());
     let mut hits = 0usize;
     for q in &queries {
@@ -116,37 +113,4 @@ fn main() {
     let page = engine.list(&["shared".to_string()], None, 50).unwrap();
     println!("list (first page of 50): {:.2} ms", t.elapsed().as_secs_f64() * 1000.0);
     assert_eq!(page.items.len(), 50);
-}
-
-#[allow(dead_code)]
-fn experiment(engine: &MemoryEngine, queries: &[String]) {
-    for (name, sql) in [
-        ("fts-only rank", "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?1 ORDER BY rank LIMIT 10"),
-        (
-            "fts-only bm25w",
-            "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?1 ORDER BY bm25(memory_fts, 1.0, 0.5) LIMIT 10",
-        ),
-        ("fts count", "SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?1"),
-        (
-            "join",
-            "SELECT n.id FROM memory_fts JOIN memory_notes n ON n.seq = memory_fts.rowid WHERE memory_fts MATCH ?1 AND n.state = 'active' AND n.dataset IN ('shared') ORDER BY bm25(memory_fts, 1.0, 0.5) LIMIT 10",
-        ),
-    ] {
-        let mut lat = Vec::new();
-        for q in queries {
-            let m = hal0::memory::fts::match_expr(q).unwrap();
-            let t = Instant::now();
-            engine
-                .store
-                .with(|c| {
-                    let mut st = c.prepare_cached(sql)?;
-                    let mut rows = st.query([&m])?;
-                    while rows.next()?.is_some() {}
-                    Ok(())
-                })
-                .unwrap();
-            lat.push(t.elapsed().as_secs_f64() * 1000.0);
-        }
-        println!("{name}: p50 {:.2} p99 {:.2}", pct(&mut lat, 0.5), pct(&mut lat, 0.99));
-    }
 }

@@ -512,5 +512,12 @@ async fn bulk_delete_waits_in_the_inbox() {
     assert_eq!(m.ok("memory_delete", json!({"ids": [one]})).await, json!({"deleted": 1}));
     assert_eq!(texts(&m.search("delete", json!({})).await), ["delete me two"]);
     assert_eq!(m.err("memory_delete", json!({"ids": [one]})).await["code"], "memory.not_found");
+
+    // Approving at the shell performs exactly the stored call (the one id left of it).
+    let done = env.json(&["agent", "approvals", "approve", &approval_id, "--yes", "--json"]);
+    assert_eq!(done["status"], "executed", "{done}");
+    assert!(done["result"].to_string().contains("\"deleted\":1"), "{done}");
+    assert!(m.search("delete", json!({})).await.is_empty());
+    assert_eq!(m.search("agents", json!({"dataset": "agents"})).await.len(), 1, "other rows wait");
     m.0.cancel().await.unwrap();
 }

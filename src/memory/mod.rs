@@ -342,7 +342,10 @@ impl MemoryEngine {
                     params![text, sha, tags_json, metadata.to_string(), writer, at, seq],
                 )?;
                 set_tags(tx, seq, &tags)?;
-                let mut ch = json!({"text": {"before": old, "after": text}});
+                let mut ch = json!({});
+                if old != text {
+                    ch["text"] = json!({"before": old, "after": text});
+                }
                 if state != "active" {
                     ch["state"] = json!({"before": state, "after": "active"});
                 }
@@ -668,12 +671,6 @@ impl MemoryEngine {
     /// theirs; a deleted note has none.
     pub fn history(&self, who: &Who, id: &str) -> Result<(Note, Vec<HistoryEntry>)> {
         let note = self.get(who, id)?;
-        let mut out = vec![HistoryEntry {
-            at: note.created_at.clone(),
-            actor: String::new(),
-            action: "created".into(),
-            changes: Value::Null,
-        }];
         let (creator, rows) = self.store.with(|c| {
             let creator: String =
                 c.query_row("SELECT created_by FROM memory_notes WHERE id = ?1", [&note.id], |r| r.get(0))?;
@@ -694,9 +691,13 @@ impl MemoryEngine {
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             Ok((creator, rows))
         })?;
-        out[0].actor = creator;
-        out.extend(rows);
-        Ok((note, out))
+        let created = HistoryEntry {
+            at: note.created_at.clone(),
+            actor: creator,
+            action: "created".into(),
+            changes: Value::Null,
+        };
+        Ok((note, std::iter::once(created).chain(rows).collect()))
     }
 
     /// Tags on active notes in `datasets` with how many notes carry each, most used first.

@@ -414,3 +414,16 @@ fn filters_past_the_candidate_window_still_find_their_notes() {
     assert!(top.iter().all(|h| h.note.dataset == "shared"));
     assert!(top.windows(2).all(|w| w[0].score >= w[1].score));
 }
+
+#[test]
+fn re_adding_an_invalidated_document_brings_it_back() {
+    let (_d, e) = engine();
+    let who = Who::anonymous();
+    let doc = || NewNote { document_id: Some("faq".into()), ..note("same words", "shared") };
+    let a = e.add("ws", doc()).unwrap().note;
+    e.curate(&who, &a.id, Changes { state: Some("invalidated".into()), ..Changes::default() }).unwrap();
+    let b = e.add("ws", doc()).unwrap();
+    assert_eq!((b.note.id.as_str(), b.note.state.as_str(), b.facts_extracted), (a.id.as_str(), "active", 1));
+    let (_, h) = e.history(&who, &a.id).unwrap();
+    assert_eq!(h.last().unwrap().changes, json!({"state": {"before": "invalidated", "after": "active"}}));
+}
