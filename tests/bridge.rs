@@ -3,14 +3,12 @@
 
 mod support;
 use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 use support::fake_hermes::{FakeHermes, FakeHermesOptions};
+use support::mcp::{Client, call, connect};
 use support::*;
-
-type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 
 /// hal0 with a Hermes home whose default profile points at a fake Hermes.
 struct Box0 {
@@ -50,22 +48,6 @@ impl Box0 {
         let key = self.env.bridge_key(name, &[]);
         connect(&self.server, &key).await
     }
-}
-
-async fn connect(server: &Server, key: &str) -> Client {
-    let cfg = StreamableHttpClientTransportConfig::with_uri(server.url("/mcp/agents/mcp")).auth_header(key.to_string());
-    ().serve(StreamableHttpClientTransport::from_config(cfg)).await.expect("MCP handshake")
-}
-
-/// Call a tool: Ok(structured) or Err(error text).
-async fn call(c: &Client, tool: &str, args: Value) -> Result<Value, String> {
-    let p = CallToolRequestParams::new(tool.to_string()).with_arguments(args.as_object().unwrap().clone());
-    let r = c.call_tool(p).await.expect("transport");
-    if r.is_error == Some(true) {
-        let text = r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("");
-        return Err(text);
-    }
-    Ok(r.structured_content.expect("structured result"))
 }
 
 async fn ok(c: &Client, tool: &str, args: Value) -> Value {

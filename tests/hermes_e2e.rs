@@ -4,27 +4,14 @@
 //! `hal0 serve` mid-run followed by a restart that recovers the run. All on 127.0.0.1.
 
 mod support;
-use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 use std::time::Duration;
+use support::mcp::{Client, connect};
 use support::real_hermes::RealHermes;
 use support::*;
 
-type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
-
-async fn connect(server: &Server, key: &str) -> Client {
-    let cfg = StreamableHttpClientTransportConfig::with_uri(server.url("/mcp/agents/mcp")).auth_header(key.to_string());
-    ().serve(StreamableHttpClientTransport::from_config(cfg)).await.expect("MCP handshake")
-}
-
 async fn call(c: &Client, tool: &str, args: Value) -> Value {
-    let p = CallToolRequestParams::new(tool.to_string()).with_arguments(args.as_object().unwrap().clone());
-    let r = c.call_tool(p).await.expect("transport");
-    assert_ne!(r.is_error, Some(true), "{tool} {args}: {:?}", r.content);
-    r.structured_content.expect("structured result")
+    support::mcp::call(c, tool, args.clone()).await.unwrap_or_else(|e| panic!("{tool} {args}: {e}"))
 }
 
 fn kill9(s: &mut Server) {

@@ -3,28 +3,9 @@
 //! approvals approve` at the shell while the daemon runs → the skill appears).
 
 mod support;
-use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
+use support::mcp::{call, connect};
 use support::*;
-
-type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
-
-async fn connect(server: &Server, key: &str) -> Client {
-    let cfg = StreamableHttpClientTransportConfig::with_uri(server.url("/mcp/agents/mcp")).auth_header(key.to_string());
-    ().serve(StreamableHttpClientTransport::from_config(cfg)).await.expect("MCP handshake")
-}
-
-async fn call(c: &Client, tool: &str, args: Value) -> Result<Value, String> {
-    let p = CallToolRequestParams::new(tool.to_string()).with_arguments(args.as_object().unwrap().clone());
-    let r = c.call_tool(p).await.expect("transport");
-    if r.is_error == Some(true) {
-        return Err(r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect());
-    }
-    Ok(r.structured_content.unwrap_or(Value::Null))
-}
 
 fn md(name: &str, body: &str) -> String {
     format!("---\nname: {name}\ndescription: A test skill\n---\n\n# {name}\n\n{body}\n")

@@ -3,37 +3,9 @@
 //! private memory.
 
 mod support;
-use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
+use support::mcp::{call, connect_with as connect};
 use support::*;
-
-type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
-
-async fn connect(server: &Server, mount: &str, key: &str, private: bool) -> Client {
-    let mut headers = std::collections::HashMap::new();
-    if private {
-        headers.insert(
-            reqwest::header::HeaderName::from_static("x-hal0-private"),
-            reqwest::header::HeaderValue::from_static("1"),
-        );
-    }
-    let cfg = StreamableHttpClientTransportConfig::with_uri(server.url(&format!("/mcp/{mount}/mcp")))
-        .auth_header(key.to_string())
-        .custom_headers(headers);
-    ().serve(StreamableHttpClientTransport::from_config(cfg)).await.expect("MCP handshake")
-}
-
-async fn call(c: &Client, tool: &str, args: Value) -> Result<Value, String> {
-    let p = CallToolRequestParams::new(tool.to_string()).with_arguments(args.as_object().unwrap().clone());
-    let r = c.call_tool(p).await.expect("transport");
-    if r.is_error == Some(true) {
-        return Err(r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect());
-    }
-    Ok(r.structured_content.unwrap_or(Value::Null))
-}
 
 fn setup(toml: &str) -> (Env, tempfile::TempDir) {
     let home = tempfile::tempdir().unwrap();

@@ -2,6 +2,7 @@
 //! run as a CLI, and `hal0 serve` started on a free loopback port.
 #![allow(dead_code)]
 pub mod fake_hermes;
+pub mod mcp;
 pub mod real_hermes;
 
 use std::io::{BufRead, BufReader};

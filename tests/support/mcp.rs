@@ -1,0 +1,41 @@
+//! An MCP client for tests: the real rmcp Streamable-HTTP client over TCP against a running
+//! `hal0 serve`, and tool calls read back as structured JSON or the error text.
+
+use super::Server;
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::Value;
+
+pub type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
+/// Connect to `/mcp/<mount>/mcp` with a bearer key (and `X-hal0-Private: 1` when `private`).
+pub async fn connect_with(server: &Server, mount: &str, key: &str, private: bool) -> Client {
+    let mut headers = std::collections::HashMap::new();
+    if private {
+        headers.insert(
+            reqwest::header::HeaderName::from_static("x-hal0-private"),
+            reqwest::header::HeaderValue::from_static("1"),
+        );
+    }
+    let cfg = StreamableHttpClientTransportConfig::with_uri(server.url(&format!("/mcp/{mount}/mcp")))
+        .auth_header(key.to_string())
+        .custom_headers(headers);
+    ().serve(StreamableHttpClientTransport::from_config(cfg)).await.expect("MCP handshake")
+}
+
+/// Connect to `hal0-agents`.
+pub async fn connect(server: &Server, key: &str) -> Client {
+    connect_with(server, "agents", key, false).await
+}
+
+/// Call a tool: `Ok(structured content)` or `Err(the error text)`.
+pub async fn call(c: &Client, tool: &str, args: Value) -> Result<Value, String> {
+    let p = CallToolRequestParams::new(tool.to_string()).with_arguments(args.as_object().expect("object args").clone());
+    let r = c.call_tool(p).await.expect("transport");
+    if r.is_error == Some(true) {
+        return Err(r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect());
+    }
+    Ok(r.structured_content.unwrap_or(Value::Null))
+}
