@@ -27,45 +27,38 @@ async fn decide_inner(
     reason: Option<&str>,
 ) -> Result<Decided> {
     let row = get(store, id)?;
-    let done = |row| Ok(Decided { row, output: None });
-    match row.kind.as_str() {
-        "hermes_command" => done(crate::bridge::decide_hermes_approval(store, config, id, approve, by, reason).await?),
-        "admin_call" => {
-            let admin = admin.ok_or_else(|| Error::internal("admin calls need the route table"))?;
-            let row = claim(store, id, approve, by, reason)?;
-            if !approve {
-                finish(store, id, "denied", &json!({"ok": true, "executed": false}))?;
-                return done(get(store, id)?);
-            }
-            let out = crate::admin::execute_approved(admin, &row).await;
-            let (status, mut stored, live) = match out {
-                Ok(v) => ("executed", json!({"ok": true, "result": v.clone()}), Some(v)),
-                Err(e) => ("failed", json!({"ok": false, "error": {"code": e.code, "message": e.message}}), None),
-            };
-            crate::redact::redact_json(&mut stored);
-            finish(store, id, status, &stored)?;
-            Ok(Decided { row: get(store, id)?, output: live })
-        }
-        kind if super::executor(kind).is_some() => {
-            let exec = super::executor(kind).expect("checked");
-            let row = claim(store, id, approve, by, reason)?;
-            if !approve {
-                finish(store, id, "denied", &json!({"ok": true, "executed": false}))?;
-                return done(get(store, id)?);
-            }
-            let (status, result) = match exec(store, config, &row) {
-                Ok(v) => ("executed", json!({"ok": true, "result": v})),
-                Err(e) => ("failed", json!({"ok": false, "error": {"code": e.code, "message": e.message}})),
-            };
-            finish(store, id, status, &result)?;
-            done(get(store, id)?)
-        }
-        other => Err(Error::new(
+    if row.kind == "hermes_command" {
+        let row = crate::bridge::decide_hermes_approval(store, config, id, approve, by, reason).await?;
+        return Ok(Decided { row, output: None });
+    }
+    if row.kind == "admin_call" && admin.is_none() {
+        return Err(Error::internal("admin calls need the route table"));
+    }
+    if row.kind != "admin_call" && super::executor(&row.kind).is_none() {
+        return Err(Error::new(
             "approvals.unsupported_kind",
             Kind::Unsupported,
-            format!("rows of kind `{other}` cannot be decided by this hal0"),
-        )),
+            format!("rows of kind `{}` cannot be decided by this hal0", row.kind),
+        ));
     }
+    let row = claim(store, id, approve, by, reason)?;
+    if !approve {
+        finish(store, id, "denied", &json!({"ok": true, "executed": false}))?;
+        return Ok(Decided { row: get(store, id)?, output: None });
+    }
+    let out = match (row.kind.as_str(), admin, super::executor(&row.kind)) {
+        ("admin_call", Some(admin), _) => crate::admin::execute_approved(admin, &row).await,
+        (_, _, Some(exec)) => exec(store, config, &row),
+        _ => Err(Error::internal("no executor")),
+    };
+    let (status, mut stored, live) = match out {
+        Ok(v) => ("executed", json!({"ok": true, "result": v.clone()}), Some(v)),
+        Err(e) => ("failed", json!({"ok": false, "error": {"code": e.code, "message": e.message}}), None),
+    };
+    // The row keeps a redacted copy; the person deciding sees the live result once.
+    crate::redact::redact_json(&mut stored);
+    finish(store, id, status, &stored)?;
+    Ok(Decided { row: get(store, id)?, output: live })
 }
 
 /// Approve or deny row `id` as `by` (e.g. `cli:root`, `api:ops`), and record the decision

@@ -131,7 +131,7 @@ pub fn add(store: &Store, name: &str, note: &str, scopes: BTreeSet<Scope>) -> Re
     let hash = sha256_hex(&key);
     let created = now();
     store.with(|c| {
-        let tx = c.transaction()?;
+        let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let existing: Option<Option<String>> = tx
             .query_row("SELECT revoked_at FROM bridge_clients WHERE name = ?1", [name], |r| r.get(0))
             .optional()?;
@@ -196,7 +196,7 @@ fn revoked(name: &str) -> Error {
 fn update_live(store: &Store, name: &str, sql: &str, p: &[&dyn rusqlite::ToSql]) -> Result<()> {
     validate_name(name)?;
     store.with(|c| {
-        let tx = c.transaction()?;
+        let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let state: Option<Option<String>> =
             tx.query_row("SELECT revoked_at FROM bridge_clients WHERE name = ?1", [name], |r| r.get(0)).optional()?;
         match state {

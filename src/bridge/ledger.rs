@@ -176,7 +176,7 @@ impl Update {
 /// Apply `u` to `run_id`; returns the run as stored afterwards.
 pub fn apply(store: &Store, run_id: &str, u: &Update) -> Result<Option<Run>> {
     store.with(|c| {
-        let tx = c.transaction()?;
+        let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let last: Option<(i64, i64)> = tx
             .query_row("SELECT last_seq, finished FROM runs WHERE run_id = ?1", [run_id], |r| {
                 Ok((r.get(0)?, r.get(1)?))
