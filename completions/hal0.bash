@@ -40,6 +40,9 @@ _hal0() {
             hal0,help)
                 cmd="hal0__subcmd__help"
                 ;;
+            hal0,mcp)
+                cmd="hal0__subcmd__mcp"
+                ;;
             hal0,runs)
                 cmd="hal0__subcmd__runs"
                 ;;
@@ -226,6 +229,9 @@ _hal0() {
             hal0__subcmd__help,help)
                 cmd="hal0__subcmd__help__subcmd__help"
                 ;;
+            hal0__subcmd__help,mcp)
+                cmd="hal0__subcmd__help__subcmd__mcp"
+                ;;
             hal0__subcmd__help,runs)
                 cmd="hal0__subcmd__help__subcmd__runs"
                 ;;
@@ -286,6 +292,27 @@ _hal0() {
             hal0__subcmd__help__subcmd__config,unset)
                 cmd="hal0__subcmd__help__subcmd__config__subcmd__unset"
                 ;;
+            hal0__subcmd__help__subcmd__mcp,allow)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__allow"
+                ;;
+            hal0__subcmd__help__subcmd__mcp,block)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__block"
+                ;;
+            hal0__subcmd__help__subcmd__mcp,gate)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__gate"
+                ;;
+            hal0__subcmd__help__subcmd__mcp,install)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__install"
+                ;;
+            hal0__subcmd__help__subcmd__mcp,list)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__list"
+                ;;
+            hal0__subcmd__help__subcmd__mcp,status)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__status"
+                ;;
+            hal0__subcmd__help__subcmd__mcp,uninstall)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__uninstall"
+                ;;
             hal0__subcmd__help__subcmd__runs,events)
                 cmd="hal0__subcmd__help__subcmd__runs__subcmd__events"
                 ;;
@@ -297,6 +324,60 @@ _hal0() {
                 ;;
             hal0__subcmd__help__subcmd__runs,stop)
                 cmd="hal0__subcmd__help__subcmd__runs__subcmd__stop"
+                ;;
+            hal0__subcmd__mcp,add)
+                cmd="hal0__subcmd__mcp__subcmd__install"
+                ;;
+            hal0__subcmd__mcp,allow)
+                cmd="hal0__subcmd__mcp__subcmd__allow"
+                ;;
+            hal0__subcmd__mcp,block)
+                cmd="hal0__subcmd__mcp__subcmd__block"
+                ;;
+            hal0__subcmd__mcp,gate)
+                cmd="hal0__subcmd__mcp__subcmd__gate"
+                ;;
+            hal0__subcmd__mcp,help)
+                cmd="hal0__subcmd__mcp__subcmd__help"
+                ;;
+            hal0__subcmd__mcp,install)
+                cmd="hal0__subcmd__mcp__subcmd__install"
+                ;;
+            hal0__subcmd__mcp,list)
+                cmd="hal0__subcmd__mcp__subcmd__list"
+                ;;
+            hal0__subcmd__mcp,remove)
+                cmd="hal0__subcmd__mcp__subcmd__uninstall"
+                ;;
+            hal0__subcmd__mcp,status)
+                cmd="hal0__subcmd__mcp__subcmd__status"
+                ;;
+            hal0__subcmd__mcp,uninstall)
+                cmd="hal0__subcmd__mcp__subcmd__uninstall"
+                ;;
+            hal0__subcmd__mcp__subcmd__help,allow)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__allow"
+                ;;
+            hal0__subcmd__mcp__subcmd__help,block)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__block"
+                ;;
+            hal0__subcmd__mcp__subcmd__help,gate)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__gate"
+                ;;
+            hal0__subcmd__mcp__subcmd__help,help)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__help"
+                ;;
+            hal0__subcmd__mcp__subcmd__help,install)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__install"
+                ;;
+            hal0__subcmd__mcp__subcmd__help,list)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__list"
+                ;;
+            hal0__subcmd__mcp__subcmd__help,status)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__status"
+                ;;
+            hal0__subcmd__mcp__subcmd__help,uninstall)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__uninstall"
                 ;;
             hal0__subcmd__runs,events)
                 cmd="hal0__subcmd__runs__subcmd__events"
@@ -335,7 +416,7 @@ _hal0() {
 
     case "${cmd}" in
         hal0)
-            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent config activity doctor completions help"
+            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent config activity mcp doctor completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1427,7 +1508,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help)
-            opts="serve bridge auth runs agent config activity doctor completions help"
+            opts="serve bridge auth runs agent config activity mcp doctor completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1804,6 +1885,118 @@ _hal0() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        hal0__subcmd__help__subcmd__mcp)
+            opts="install list status uninstall allow gate block"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__allow)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__block)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__gate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__install)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__uninstall)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         hal0__subcmd__help__subcmd__runs)
             opts="list show events stop"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1881,6 +2074,316 @@ _hal0() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp)
+            opts="-h --config-dir --state-dir --help install add list status uninstall remove allow gate block help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__allow)
+            opts="-h --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__block)
+            opts="-h --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__gate)
+            opts="-h --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__help)
+            opts="install list status uninstall allow gate block help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__allow)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__block)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__gate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__install)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__uninstall)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__install)
+            opts="-h --id --name --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__list)
+            opts="-h --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__status)
+            opts="-h --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__uninstall)
+            opts="-f -y -h --force --yes --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

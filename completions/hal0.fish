@@ -35,6 +35,7 @@ complete -c hal0 -n "__fish_hal0_needs_command" -f -a "runs" -d 'The bridge\'s r
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "agent" -d 'Agents on this box: the approvals inbox'
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "config" -d 'Read and edit hal0.toml (comments and ordering are kept)'
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "activity" -d 'The audit log of MCP tool calls and decisions: list and export'
+complete -c hal0 -n "__fish_hal0_needs_command" -f -a "mcp" -d 'Install third-party MCP servers and set their tool policy'
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "doctor" -d 'Check the installation: config, modes, store, auth, Hermes wiring, registry, listener'
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -200,6 +201,66 @@ complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subc
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from help" -f -a "list" -d 'Audit rows, newest first'
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from help" -f -a "export" -d 'Every matching row as JSON lines to stdout, oldest first'
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and not __fish_seen_subcommand_from install add list status uninstall remove allow gate block help" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and not __fish_seen_subcommand_from install add list status uninstall remove allow gate block help" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and not __fish_seen_subcommand_from install add list status uninstall remove allow gate block help" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and not __fish_seen_subcommand_from install add list status uninstall remove allow gate block help" -f -a "install" -d 'Install a server from a spec: oci://IMAGE, npm:PKG, uvx:PKG, git+https://…, an http manifest URL, or an endpoint URL'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and not __fish_seen_subcommand_from install add list status uninstall remove allow gate block help" -f -a "add" -d 'Install a server from a spec: oci://IMAGE, npm:PKG, uvx:PKG, git+https://…, an http manifest URL, or an endpoint URL'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and not __fish_seen_subcommand_from install add list status uninstall remove allow gate block help" -f -a "list" -d 'List bundled and installed servers with their state; broken record files are shown too'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and not __fish_seen_subcommand_from install add list status uninstall remove allow gate block help" -f -a "status" -d 'Show one server: transport, tool policy, env names (secret values are never shown), exposure'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and not __fish_seen_subcommand_from install add list status uninstall remove allow gate block help" -f -a "uninstall" -d 'Remove an installed server\'s record (bundled servers cannot be removed)'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and not __fish_seen_subcommand_from install add list status uninstall remove allow gate block help" -f -a "remove" -d 'Remove an installed server\'s record (bundled servers cannot be removed)'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and not __fish_seen_subcommand_from install add list status uninstall remove allow gate block help" -f -a "allow" -d 'Let agents call TOOL autonomously (moves it off gated/blocked)'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and not __fish_seen_subcommand_from install add list status uninstall remove allow gate block help" -f -a "gate" -d 'Queue each call of TOOL for approval (moves it off allow/blocked)'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and not __fish_seen_subcommand_from install add list status uninstall remove allow gate block help" -f -a "block" -d 'Hard-reject calls of TOOL (moves it off allow/gated)'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and not __fish_seen_subcommand_from install add list status uninstall remove allow gate block help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from install" -l id -d 'The server id (default: derived from the spec): lower-case letters, digits, `-`, `_`, at most 64' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from install" -l name -d 'A display name (default: derived from the spec)' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from install" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from install" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from install" -l json
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from install" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from add" -l id -d 'The server id (default: derived from the spec): lower-case letters, digits, `-`, `_`, at most 64' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from add" -l name -d 'A display name (default: derived from the spec)' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from add" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from add" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from add" -l json
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from list" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from list" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from list" -l json
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from status" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from status" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from status" -l json
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from uninstall" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from uninstall" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from uninstall" -s f -l force -d 'Remove the record file even if it does not load'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from uninstall" -s y -l yes -d 'Do not ask for confirmation'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from uninstall" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from remove" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from remove" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from remove" -s f -l force -d 'Remove the record file even if it does not load'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from remove" -s y -l yes -d 'Do not ask for confirmation'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from allow" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from allow" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from allow" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from gate" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from gate" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from gate" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from block" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from block" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from block" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from help" -f -a "install" -d 'Install a server from a spec: oci://IMAGE, npm:PKG, uvx:PKG, git+https://…, an http manifest URL, or an endpoint URL'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from help" -f -a "list" -d 'List bundled and installed servers with their state; broken record files are shown too'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from help" -f -a "status" -d 'Show one server: transport, tool policy, env names (secret values are never shown), exposure'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from help" -f -a "uninstall" -d 'Remove an installed server\'s record (bundled servers cannot be removed)'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from help" -f -a "allow" -d 'Let agents call TOOL autonomously (moves it off gated/blocked)'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from help" -f -a "gate" -d 'Queue each call of TOOL for approval (moves it off allow/blocked)'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from help" -f -a "block" -d 'Hard-reject calls of TOOL (moves it off allow/gated)'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c hal0 -n "__fish_hal0_using_subcommand doctor" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand doctor" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand doctor" -l json -d 'Print `{"rows":[{"name","status","detail"}]}`'
@@ -207,16 +268,17 @@ complete -c hal0 -n "__fish_hal0_using_subcommand doctor" -s h -l help -d 'Print
 complete -c hal0 -n "__fish_hal0_using_subcommand completions" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand completions" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity doctor completions help" -f -a "serve" -d 'Run the REST + MCP daemon'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity doctor completions help" -f -a "bridge" -d 'Admit remote coding agents with per-client bridge keys'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity doctor completions help" -f -a "auth" -d 'The box keys (admin and client): status and rotation'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity doctor completions help" -f -a "runs" -d 'The bridge\'s run ledger: list, show, events, stop'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity doctor completions help" -f -a "agent" -d 'Agents on this box: the approvals inbox'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity doctor completions help" -f -a "config" -d 'Read and edit hal0.toml (comments and ordering are kept)'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity doctor completions help" -f -a "activity" -d 'The audit log of MCP tool calls and decisions: list and export'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity doctor completions help" -f -a "doctor" -d 'Check the installation: config, modes, store, auth, Hermes wiring, registry, listener'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity doctor completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity doctor completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp doctor completions help" -f -a "serve" -d 'Run the REST + MCP daemon'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp doctor completions help" -f -a "bridge" -d 'Admit remote coding agents with per-client bridge keys'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp doctor completions help" -f -a "auth" -d 'The box keys (admin and client): status and rotation'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp doctor completions help" -f -a "runs" -d 'The bridge\'s run ledger: list, show, events, stop'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp doctor completions help" -f -a "agent" -d 'Agents on this box: the approvals inbox'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp doctor completions help" -f -a "config" -d 'Read and edit hal0.toml (comments and ordering are kept)'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp doctor completions help" -f -a "activity" -d 'The audit log of MCP tool calls and decisions: list and export'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp doctor completions help" -f -a "mcp" -d 'Install third-party MCP servers and set their tool policy'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp doctor completions help" -f -a "doctor" -d 'Check the installation: config, modes, store, auth, Hermes wiring, registry, listener'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp doctor completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp doctor completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from bridge" -f -a "add" -d 'Add a client and print its key once, with the `claude mcp add` lines to paste'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from bridge" -f -a "list" -d 'List clients: name, scopes, note, created, last seen, revoked'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from bridge" -f -a "scopes" -d 'Replace a client\'s scope set (agents is always held)'
@@ -235,3 +297,10 @@ complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcomma
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "unset" -d 'Remove SECTION.KEY so its default applies again'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from activity" -f -a "list" -d 'Audit rows, newest first'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from activity" -f -a "export" -d 'Every matching row as JSON lines to stdout, oldest first'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from mcp" -f -a "install" -d 'Install a server from a spec: oci://IMAGE, npm:PKG, uvx:PKG, git+https://…, an http manifest URL, or an endpoint URL'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from mcp" -f -a "list" -d 'List bundled and installed servers with their state; broken record files are shown too'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from mcp" -f -a "status" -d 'Show one server: transport, tool policy, env names (secret values are never shown), exposure'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from mcp" -f -a "uninstall" -d 'Remove an installed server\'s record (bundled servers cannot be removed)'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from mcp" -f -a "allow" -d 'Let agents call TOOL autonomously (moves it off gated/blocked)'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from mcp" -f -a "gate" -d 'Queue each call of TOOL for approval (moves it off allow/blocked)'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from mcp" -f -a "block" -d 'Hard-reject calls of TOOL (moves it off allow/gated)'

@@ -19,6 +19,7 @@ pub mod mcp;
 pub mod memory;
 pub mod paths;
 pub mod redact;
+pub mod registry;
 pub mod server;
 pub mod skills;
 pub mod store;

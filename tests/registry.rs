@@ -131,6 +131,7 @@ fn list_shows_bundled_installed_state_and_broken_files() {
         assert!(o.stdout().contains(id), "{}", o.stdout());
     }
     assert!(o.stderr().contains("broken.toml") && o.stderr().contains("line 3"), "{}", o.stderr());
+    assert!(o.stdout().contains("broken"), "{}", o.stdout());
     // status of the broken record names the file and line.
     let e = fails(&env, &["mcp", "status", "broken"], 2, "mcp.record_malformed");
     assert!(e.contains("broken.toml line 3"), "{e}");

@@ -58,7 +58,10 @@ async fn decide_inner(
     // The row keeps a redacted copy; the person deciding sees the live result once.
     crate::redact::redact_json(&mut stored);
     finish(store, id, status, &stored)?;
-    Ok(Decided { row: get(store, id)?, output: live })
+    // Only an admin call's answer is shown to the approver (e.g. a new key); other kinds
+    // are fully described by the row.
+    let output = if row.kind == "admin_call" { live } else { None };
+    Ok(Decided { row: get(store, id)?, output })
 }
 
 /// Approve or deny row `id` as `by` (e.g. `cli:root`, `api:ops`), and record the decision

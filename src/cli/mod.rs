@@ -9,6 +9,7 @@ pub mod bridge;
 pub mod config;
 pub mod docs;
 pub mod doctor;
+pub mod mcp;
 pub mod runs;
 pub mod serve;
 
@@ -63,6 +64,9 @@ pub enum Command {
     /// The audit log of MCP tool calls and decisions: list and export.
     #[command(subcommand)]
     Activity(activity::ActivityCmd),
+    /// Install third-party MCP servers and set their tool policy.
+    #[command(subcommand)]
+    Mcp(mcp::McpCmd),
     /// Check the installation: config, modes, store, auth, Hermes wiring, registry, listener.
     Doctor(doctor::DoctorArgs),
     /// Print a shell completion script.
@@ -156,6 +160,7 @@ pub fn main() -> i32 {
         Command::Runs(c) => runs::run(&ctx, c),
         Command::Agent(c) => agent::run(&ctx, c),
         Command::Activity(c) => activity::run(&ctx, c),
+        Command::Mcp(c) => mcp::run(&ctx, c),
         Command::Doctor(a) => match doctor::run(&ctx, a) {
             Ok(code) => return code,
             Err(e) => Err(e),

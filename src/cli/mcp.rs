@@ -1,0 +1,213 @@
+//! `hal0 mcp install|list|status|uninstall|allow|gate|block`: third-party MCP servers and
+//! their tool policy. The rules live in `crate::registry`; this file translates.
+
+use super::{Ctx, confirm, print_json, table};
+use crate::error::{Error, Result};
+use crate::registry::{self, Record, Registry, Tier, spec, ssrf::Guard};
+use serde_json::json;
+
+#[derive(Debug, clap::Subcommand)]
+pub enum McpCmd {
+    /// Install a server from a spec: oci://IMAGE, npm:PKG, uvx:PKG, git+https://…, an http manifest URL, or an endpoint URL.
+    #[command(visible_alias = "add")]
+    Install {
+        /// The install spec.
+        spec: String,
+        /// The server id (default: derived from the spec): lower-case letters, digits, `-`, `_`, at most 64.
+        #[arg(long)]
+        id: Option<String>,
+        /// A display name (default: derived from the spec).
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List bundled and installed servers with their state; broken record files are shown too.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one server: transport, tool policy, env names (secret values are never shown), exposure.
+    Status {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove an installed server's record (bundled servers cannot be removed).
+    #[command(visible_alias = "remove")]
+    Uninstall {
+        id: String,
+        /// Remove the record file even if it does not load.
+        #[arg(long, short = 'f')]
+        force: bool,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
+    /// Let agents call TOOL autonomously (moves it off gated/blocked).
+    Allow { id: String, tool: String },
+    /// Queue each call of TOOL for approval (moves it off allow/blocked).
+    Gate { id: String, tool: String },
+    /// Hard-reject calls of TOOL (moves it off allow/gated).
+    Block { id: String, tool: String },
+}
+
+fn record_json(r: &Record, state: Option<&str>) -> serde_json::Value {
+    json!({
+        "id": r.id,
+        "name": r.name,
+        "description": r.description,
+        "spec": r.spec,
+        "source_kind": r.source_kind,
+        "source_url": r.source_url,
+        "transport": r.transport.as_str(),
+        "url": r.url,
+        "command": r.command,
+        "args": r.args,
+        "enabled": r.enabled,
+        "installed_at": r.installed_at,
+        "bundled": false,
+        "state": state,
+        // Names only: env values may be settings, secrets are references; neither is echoed.
+        "env": r.env.keys().collect::<Vec<_>>(),
+        "secrets": r.secrets.keys().collect::<Vec<_>>(),
+        "tool_policy": r.tools,
+        "exposure": {"hermes": r.exposure.hermes, "brain": r.exposure.brain},
+    })
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::internal(format!("cannot start the async runtime: {e}")))
+}
+
+fn set(ctx: &Ctx, id: &str, tool: &str, tier: Tier) -> Result<()> {
+    let reg = Registry::new(&ctx.paths);
+    let before = reg.get(id)?.tools.tier_of(tool);
+    reg.set_tier(id, tool, tier)?;
+    match before {
+        Some(b) if b == tier => println!("`{tool}` on `{id}` is already {}.", tier.key()),
+        Some(b) => println!("`{tool}` on `{id}`: {} → {}.", b.key(), tier.key()),
+        None => println!("`{tool}` on `{id}`: {}.", tier.key()),
+    }
+    Ok(())
+}
+
+pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
+    let reg = Registry::new(&ctx.paths);
+    match cmd {
+        McpCmd::Install { spec: s, id, name, json } => {
+            if let Some(id) = &id {
+                registry::record::validate_new_id(id)?;
+            }
+            if let Some(n) = &name
+                && (n.trim().is_empty() || n.len() > 128)
+            {
+                return Err(Error::invalid("mcp.invalid_name", "a name is 1–128 characters"));
+            }
+            let mut r = runtime()?.block_on(spec::resolve(&s, id.as_deref(), &Guard::system()))?;
+            if let Some(n) = name {
+                r.name = n;
+            }
+            let r = reg.install(r)?;
+            if json {
+                print_json(&json!({"installed": record_json(&r, None)}));
+                return Ok(());
+            }
+            println!("Installed `{}` ({}, {}).", r.id, r.name, r.transport.as_str());
+            println!("File: {}", reg.path_of(&r.id).display());
+            println!("No tool is callable yet; allow one with: hal0 mcp allow {} TOOL", r.id);
+            Ok(())
+        }
+        McpCmd::List { json } => {
+            let listing = reg.list()?;
+            let states: Vec<&str> = listing.records.iter().map(registry::state).collect();
+            if json {
+                let bundled: Vec<_> = registry::bundled()
+                    .iter()
+                    .map(|b| json!({"id": b.id, "name": b.id, "description": b.description, "mount": b.mount, "bundled": true, "state": "running"}))
+                    .collect();
+                let installed: Vec<_> =
+                    listing.records.iter().zip(&states).map(|(r, s)| record_json(r, Some(s))).collect();
+                let count = bundled.len() + installed.len();
+                print_json(
+                    &json!({"servers": bundled.into_iter().chain(installed).collect::<Vec<_>>(), "count": count, "broken": listing.broken}),
+                );
+                return Ok(());
+            }
+            let mut rows: Vec<Vec<String>> = registry::bundled()
+                .iter()
+                .map(|b| vec![b.id.into(), "bundled".into(), b.mount.into(), "running".into(), "-".into()])
+                .collect();
+            for (r, s) in listing.records.iter().zip(&states) {
+                let policy = format!("{}/{}/{}", r.tools.allow.len(), r.tools.gated.len(), r.tools.blocked.len());
+                let at = r.url.clone().or_else(|| r.command.clone()).unwrap_or_else(|| r.spec.clone());
+                rows.push(vec![r.id.clone(), r.transport.as_str().into(), at, (*s).into(), policy]);
+            }
+            for b in &listing.broken {
+                let id = b.file.trim_end_matches(".toml").to_string();
+                rows.push(vec![id, "-".into(), b.file.clone(), "broken".into(), "-".into()]);
+            }
+            println!("{}", table(&["ID", "TRANSPORT", "URL / COMMAND", "STATE", "ALLOW/GATED/BLOCKED"], rows));
+            for b in &listing.broken {
+                eprintln!("warning: broken record {}: {}", b.file, b.error);
+            }
+            Ok(())
+        }
+        McpCmd::Status { id, json } => {
+            if let Some(b) = registry::bundled().into_iter().find(|b| b.id == id) {
+                if json {
+                    print_json(
+                        &json!({"id": b.id, "bundled": true, "mount": b.mount, "description": b.description, "state": "running"}),
+                    );
+                } else {
+                    println!("{} (bundled): {}, mounted at {}.", b.id, b.description, b.mount);
+                }
+                return Ok(());
+            }
+            let r = reg.get(&id)?;
+            let state = registry::state(&r);
+            if json {
+                print_json(&record_json(&r, Some(state)));
+                return Ok(());
+            }
+            let list = |v: &Vec<String>| if v.is_empty() { "-".to_string() } else { v.join(", ") };
+            let names = |m: &std::collections::BTreeMap<String, String>| {
+                if m.is_empty() { "-".to_string() } else { m.keys().cloned().collect::<Vec<_>>().join(", ") }
+            };
+            let rows = vec![
+                vec!["name".into(), r.name.clone()],
+                vec!["spec".into(), r.spec.clone()],
+                vec!["transport".into(), r.transport.as_str().into()],
+                vec!["url".into(), r.url.clone().unwrap_or_else(|| "-".into())],
+                vec![
+                    "command".into(),
+                    r.command.clone().map(|c| format!("{c} {}", r.args.join(" "))).unwrap_or_else(|| "-".into()),
+                ],
+                vec!["enabled".into(), r.enabled.to_string()],
+                vec!["state".into(), state.into()],
+                vec!["allow".into(), list(&r.tools.allow)],
+                vec!["gated".into(), list(&r.tools.gated)],
+                vec!["blocked".into(), list(&r.tools.blocked)],
+                vec!["env".into(), names(&r.env)],
+                vec!["secrets".into(), names(&r.secrets)],
+                vec!["exposure".into(), format!("hermes: {}, brain: {}", r.exposure.hermes, r.exposure.brain)],
+                vec!["installed".into(), r.installed_at.clone()],
+            ];
+            println!("{}", table(&[r.id.as_str(), ""], rows));
+            Ok(())
+        }
+        McpCmd::Uninstall { id, force, yes } => {
+            reg.check_uninstall(&id, force)?;
+            confirm(yes, &format!("Uninstall MCP server `{id}`? Its record file is deleted"))?;
+            reg.uninstall(&id, force)?;
+            println!("Uninstalled `{id}`.");
+            Ok(())
+        }
+        McpCmd::Allow { id, tool } => set(ctx, &id, &tool, Tier::Allow),
+        McpCmd::Gate { id, tool } => set(ctx, &id, &tool, Tier::Gated),
+        McpCmd::Block { id, tool } => set(ctx, &id, &tool, Tier::Blocked),
+    }
+}

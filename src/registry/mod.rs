@@ -1,0 +1,315 @@
+//! The MCP server registry: third-party servers installed on this box, one record file each
+//! under `<config>/mcp-servers/`, and their tool policy. The CLI (and later REST) translate
+//! calls to this module; nothing here prints.
+
+pub mod policy;
+pub mod record;
+pub mod spec;
+pub mod ssrf;
+
+use crate::error::{Error, Result};
+use crate::paths::{Paths, ensure_dir, read_optional, write_atomic};
+pub use policy::{Tier, ToolPolicy, Verdict};
+pub use record::{BUNDLED_IDS, Record, Transport};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// One of hal0's own servers (cannot be installed over, uninstalled or re-policied here).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Bundled {
+    pub id: &'static str,
+    pub mount: &'static str,
+    pub description: &'static str,
+}
+
+/// hal0's bundled servers and their mount paths.
+pub fn bundled() -> Vec<Bundled> {
+    vec![
+        Bundled { id: "hal0-admin", mount: "/mcp/admin/mcp", description: "operate hal0 (admin key)" },
+        Bundled { id: "hal0-memory", mount: "/mcp/memory/mcp", description: "long-term memory tools" },
+        Bundled { id: "hal0-agents", mount: "/mcp/agents/mcp", description: "the agent bridge (bridge keys)" },
+    ]
+}
+
+/// A record file that does not load, with the reason (file and line, never values).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Broken {
+    pub file: String,
+    pub error: String,
+}
+
+/// Everything in the registry dir.
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    pub records: Vec<Record>,
+    pub broken: Vec<Broken>,
+}
+
+/// The registry of one hal0 installation.
+pub struct Registry {
+    dir: PathBuf,
+}
+
+fn bundled_err(id: &str) -> Error {
+    Error::conflict("mcp.bundled", format!("`{id}` is one of hal0's bundled servers and cannot be changed this way"))
+}
+
+impl Registry {
+    pub fn new(paths: &Paths) -> Registry {
+        Registry { dir: paths.config_dir.join("mcp-servers") }
+    }
+    pub fn at(dir: PathBuf) -> Registry {
+        Registry { dir }
+    }
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+    pub fn path_of(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.toml"))
+    }
+
+    /// Hold the registry's lock (a `.lock` file in the dir) for a read-modify-write.
+    fn lock(&self) -> Result<std::fs::File> {
+        ensure_dir(&self.dir)?;
+        let p = self.dir.join(".lock");
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&p)
+            .map_err(|e| Error::io("fs.write_failed", "open", &p, e))?;
+        f.lock().map_err(|e| Error::io("fs.write_failed", "lock", &p, e))?;
+        Ok(f)
+    }
+
+    /// Installed records, sorted by id, and the files that do not load.
+    pub fn list(&self) -> Result<Listing> {
+        let entries = match std::fs::read_dir(&self.dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Listing::default()),
+            Err(e) => return Err(Error::io("fs.read_failed", "read", &self.dir, e)),
+        };
+        let mut files: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                !n.starts_with('.') && n.ends_with(".toml") && p.is_file()
+            })
+            .collect();
+        files.sort();
+        let mut out = Listing::default();
+        for f in files {
+            let file = f.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string();
+            match std::fs::read_to_string(&f) {
+                Ok(text) => match Record::parse(&f, &text) {
+                    Ok(r) if BUNDLED_IDS.contains(&r.id.as_str()) => out.broken.push(Broken {
+                        file,
+                        error: format!("{}: the id shadows a bundled server and is ignored", f.display()),
+                    }),
+                    Ok(r) => out.records.push(r),
+                    Err(e) => out.broken.push(Broken { file, error: e.message }),
+                },
+                Err(e) => out.broken.push(Broken { file, error: format!("{}: unreadable: {e}", f.display()) }),
+            }
+        }
+        Ok(out)
+    }
+
+    /// One record: 409 `mcp.bundled` for a bundled id, 404 `mcp.not_found`, 400
+    /// `mcp.record_malformed` for a file that does not load.
+    pub fn get(&self, id: &str) -> Result<Record> {
+        if BUNDLED_IDS.contains(&id) {
+            return Err(bundled_err(id));
+        }
+        record::validate_id(id)?;
+        let path = self.path_of(id);
+        let text = read_optional(&path)?.ok_or_else(|| self.not_found(id))?;
+        Record::parse(&path, &text)
+    }
+
+    fn not_found(&self, id: &str) -> Error {
+        Error::not_found("mcp.not_found", format!("no MCP server `{id}` is installed (see `hal0 mcp list`)"))
+    }
+
+    /// Write a new record. The id must be valid, not bundled and not installed.
+    pub fn install(&self, mut r: Record) -> Result<Record> {
+        record::validate_new_id(&r.id)?;
+        let _lock = self.lock()?;
+        let path = self.path_of(&r.id);
+        if path.exists() {
+            return Err(Error::conflict(
+                "mcp.already_installed",
+                format!("`{}` is already installed; pick another --id or uninstall it first", r.id),
+            ));
+        }
+        // A fresh server: no callable tools, no exposure.
+        r.tools = ToolPolicy::default();
+        r.exposure = record::Exposure::default();
+        if r.installed_at.is_empty() {
+            r.installed_at = now();
+        }
+        let text = r.to_toml();
+        let back = Record::parse(&path, &text)?;
+        write_atomic(&path, text.as_bytes())?;
+        Ok(back)
+    }
+
+    /// Whether `id` can be uninstalled: not bundled (409 `mcp.bundled`), installed (404
+    /// `mcp.not_found`) and, unless `force`, a record that loads (`mcp.record_malformed`).
+    pub fn check_uninstall(&self, id: &str, force: bool) -> Result<()> {
+        if BUNDLED_IDS.contains(&id) {
+            return Err(Error::conflict(
+                "mcp.bundled",
+                format!("`{id}` is one of hal0's bundled servers and cannot be uninstalled"),
+            ));
+        }
+        record::validate_id(id)?;
+        let path = self.path_of(id);
+        let text = read_optional(&path)?.ok_or_else(|| self.not_found(id))?;
+        if !force {
+            Record::parse(&path, &text)?;
+        }
+        Ok(())
+    }
+
+    /// Remove a record. With `force` a record that does not load is removed too.
+    pub fn uninstall(&self, id: &str, force: bool) -> Result<()> {
+        self.check_uninstall(id, force)?;
+        let _lock = self.lock()?;
+        self.check_uninstall(id, force)?;
+        let path = self.path_of(id);
+        std::fs::remove_file(&path).map_err(|e| Error::io("fs.write_failed", "remove", &path, e))
+    }
+
+    fn edit(&self, id: &str, f: impl FnOnce(&ToolPolicy) -> Result<ToolPolicy>) -> Result<Record> {
+        if BUNDLED_IDS.contains(&id) {
+            return Err(bundled_err(id));
+        }
+        record::validate_id(id)?;
+        let _lock = self.lock()?;
+        let path = self.path_of(id);
+        let text = read_optional(&path)?.ok_or_else(|| self.not_found(id))?;
+        let cur = Record::parse(&path, &text)?;
+        let policy = f(&cur.tools)?;
+        policy.validate()?;
+        let out = record::edit_policy(&path, &text, &policy)?;
+        let r = Record::parse(&path, &out)?;
+        write_atomic(&path, out.as_bytes())?;
+        Ok(r)
+    }
+
+    /// Put `tool` on `tier`, taking it off any other list.
+    pub fn set_tier(&self, id: &str, tool: &str, tier: Tier) -> Result<Record> {
+        policy::validate_tool(tool)?;
+        self.edit(id, |p| Ok(p.with_tier(tool, tier)))
+    }
+
+    /// Replace the whole policy; a tool on two lists is `mcp.tools_invalid`.
+    pub fn replace_policy(&self, id: &str, p: ToolPolicy) -> Result<Record> {
+        p.validate()?;
+        self.edit(id, |_| Ok(p))
+    }
+}
+
+/// What a call to `tool` on server `record` would meet; a missing or disabled server is
+/// `unknown_server`.
+pub fn classify(record: Option<&Record>, tool: &str) -> Verdict {
+    match record {
+        Some(r) if r.enabled => r.tools.verdict(tool),
+        _ => Verdict::UnknownServer,
+    }
+}
+
+/// Reachability of an installed server as `hal0 mcp list` shows it.
+pub fn state(r: &Record) -> &'static str {
+    match r.transport {
+        Transport::Stdio => "stopped",
+        Transport::StreamableHttp | Transport::Sse => {
+            let up = r.url.as_deref().is_some_and(|u| tcp_reachable(u, Duration::from_millis(1500)));
+            match (up, r.enabled) {
+                (true, true) => "reachable",
+                (true, false) => "disabled",
+                (false, _) => "unreachable",
+            }
+        }
+    }
+}
+
+fn tcp_reachable(url: &str, timeout: Duration) -> bool {
+    use std::net::ToSocketAddrs;
+    let Ok(u) = reqwest::Url::parse(url) else { return false };
+    let (Some(host), Some(port)) = (u.host_str(), u.port_or_known_default()) else { return false };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let Ok(addrs) = (host, port).to_socket_addrs() else { return false };
+    addrs.into_iter().any(|a| std::net::TcpStream::connect_timeout(&a, timeout).is_ok())
+}
+
+fn now() -> String {
+    time::OffsetDateTime::now_utc()
+        .replace_nanosecond(0)
+        .ok()
+        .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reg() -> (tempfile::TempDir, Registry) {
+        let d = tempfile::tempdir().unwrap();
+        let r = Registry::at(d.path().join("mcp-servers"));
+        (d, r)
+    }
+
+    fn rec(id: &str) -> Record {
+        spec::record_for(&spec::parse("npm:@x/y").unwrap(), id)
+    }
+
+    #[test]
+    fn install_get_policy_uninstall() {
+        let (_d, reg) = reg();
+        let r = reg.install(rec("y")).unwrap();
+        assert_eq!(r.tools, ToolPolicy::default());
+        assert!(!r.installed_at.is_empty());
+        assert_eq!(reg.install(rec("y")).unwrap_err().code, "mcp.already_installed");
+        assert_eq!(reg.install(rec("hal0-admin")).unwrap_err().code, "mcp.bundled");
+        let r = reg.set_tier("y", "t", Tier::Gated).unwrap();
+        assert_eq!(classify(Some(&r), "t"), Verdict::Gated);
+        let r = reg.set_tier("y", "t", Tier::Allow).unwrap();
+        assert_eq!(r.tools.gated.len(), 0);
+        assert_eq!(classify(Some(&r), "t"), Verdict::Allow);
+        assert_eq!(classify(None, "t"), Verdict::UnknownServer);
+        let mut off = r.clone();
+        off.enabled = false;
+        assert_eq!(classify(Some(&off), "t"), Verdict::UnknownServer);
+        let e = reg
+            .replace_policy(
+                "y",
+                ToolPolicy { allow: vec!["a".into()], blocked: vec!["a".into()], ..Default::default() },
+            )
+            .unwrap_err();
+        assert_eq!(e.code, "mcp.tools_invalid");
+        assert_eq!(reg.get("y").unwrap().tools.allow, vec!["t".to_string()]);
+        assert_eq!(reg.get("nope").unwrap_err().status(), 404);
+        assert_eq!(reg.uninstall("hal0-memory", true).unwrap_err().status(), 409);
+        reg.uninstall("y", false).unwrap();
+        assert_eq!(reg.uninstall("y", false).unwrap_err().code, "mcp.not_found");
+        assert_eq!(bundled().len(), 3);
+    }
+
+    #[test]
+    fn broken_files_are_listed_not_skipped() {
+        let (_d, reg) = reg();
+        reg.install(rec("good")).unwrap();
+        std::fs::write(reg.path_of("bad"), "id = \"bad\"\nenabled = [\n").unwrap();
+        let l = reg.list().unwrap();
+        assert_eq!(l.records.len(), 1);
+        assert_eq!(l.broken.len(), 1);
+        assert_eq!(l.broken[0].file, "bad.toml");
+        assert!(l.broken[0].error.contains("line"), "{}", l.broken[0].error);
+        assert_eq!(reg.uninstall("bad", false).unwrap_err().code, "mcp.record_malformed");
+        reg.uninstall("bad", true).unwrap();
+    }
+}

@@ -1,0 +1,364 @@
+//! One installed MCP server = one file, `<config>/mcp-servers/<id>.toml`, mode 0600. Read
+//! with serde (unknown keys refused, errors name the file and line); edited in place with
+//! toml_edit so an operator's comments and ordering survive.
+
+use super::policy::{Tier, ToolPolicy};
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// How hal0 reaches the server.
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+pub enum Transport {
+    #[default]
+    #[serde(rename = "stdio")]
+    Stdio,
+    #[serde(rename = "streamable-http")]
+    StreamableHttp,
+    #[serde(rename = "sse")]
+    Sse,
+}
+
+impl Transport {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Stdio => "stdio",
+            Transport::StreamableHttp => "streamable-http",
+            Transport::Sse => "sse",
+        }
+    }
+}
+
+/// Which agents the server is joined into. A fresh record has none.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Exposure {
+    pub hermes: bool,
+    pub brain: bool,
+    pub openwebui: bool,
+    pub opencode: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// The typed view of a record file.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Record {
+    pub id: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// The install spec, verbatim.
+    #[serde(default)]
+    pub spec: String,
+    #[serde(default)]
+    pub source_kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_url: Option<String>,
+    #[serde(default)]
+    pub transport: Transport,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    #[serde(default)]
+    pub installed_at: String,
+    #[serde(default)]
+    pub tools_count: u32,
+    #[serde(default)]
+    pub resources: u32,
+    #[serde(default)]
+    pub prompts: u32,
+    #[serde(default)]
+    pub author: String,
+    #[serde(default)]
+    pub verified: bool,
+    #[serde(default)]
+    pub allow_insecure_http: bool,
+    /// Plain, non-secret settings: name → value.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Credentials by reference: name → the name of a key in api.env, never a value.
+    #[serde(default)]
+    pub secrets: BTreeMap<String, String>,
+    #[serde(default)]
+    pub tools: ToolPolicy,
+    #[serde(default)]
+    pub exposure: Exposure,
+}
+
+pub const BUNDLED_IDS: [&str; 3] = ["hal0-admin", "hal0-memory", "hal0-agents"];
+
+/// Id rules: 1–64 of `a-z`, `0-9`, `-`, `_`.
+pub fn validate_id(id: &str) -> Result<()> {
+    if id.is_empty()
+        || id.len() > 64
+        || !id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+    {
+        return Err(Error::invalid(
+            "mcp.invalid_id",
+            "a server id is 1–64 of lower-case letters, digits, `-` and `_` (e.g. github or my_server-2)",
+        ));
+    }
+    Ok(())
+}
+
+/// Validate an id for a new record: the rules, and not a bundled server's id.
+pub fn validate_new_id(id: &str) -> Result<()> {
+    if BUNDLED_IDS.contains(&id) {
+        return Err(Error::conflict(
+            "mcp.bundled",
+            format!("`{id}` is one of hal0's bundled servers; pick another id"),
+        ));
+    }
+    validate_id(id)
+}
+
+/// A secret reference names a key in api.env: `^[A-Z][A-Z0-9_]{0,63}$`.
+fn valid_secret_ref(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some(f) if f.is_ascii_uppercase())
+        && s.len() <= 64
+        && c.all(|ch| ch.is_ascii_uppercase() || ch.is_ascii_digit() || ch == '_')
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+fn find_line(text: &str, key: &str) -> Option<usize> {
+    text.lines().position(|l| l.trim_start().starts_with(key)).map(|i| i + 1)
+}
+
+fn malformed(path: &Path, line: Option<usize>, msg: &str) -> Error {
+    let at = line.map(|l| format!(" line {l}")).unwrap_or_default();
+    Error::invalid(
+        "mcp.record_malformed",
+        format!("{}{at}: {msg} (fix the file, or remove it with `hal0 mcp uninstall ID --force`)", path.display()),
+    )
+}
+
+impl Record {
+    /// A fresh record: enabled, zero callable tools, zero exposure.
+    pub fn new(id: &str, name: &str, spec: &str, transport: Transport) -> Record {
+        Record {
+            id: id.into(),
+            name: name.into(),
+            description: String::new(),
+            spec: spec.into(),
+            source_kind: String::new(),
+            source_url: None,
+            transport,
+            url: None,
+            command: None,
+            args: Vec::new(),
+            enabled: true,
+            installed_at: String::new(),
+            tools_count: 0,
+            resources: 0,
+            prompts: 0,
+            author: "user".into(),
+            verified: false,
+            allow_insecure_http: false,
+            env: BTreeMap::new(),
+            secrets: BTreeMap::new(),
+            tools: ToolPolicy::default(),
+            exposure: Exposure::default(),
+        }
+    }
+
+    /// Parse and validate a record file's text; errors name the file and the line.
+    pub fn parse(path: &Path, text: &str) -> Result<Record> {
+        let r: Record = toml_edit::de::from_str(text).map_err(|e| {
+            let line = e.span().map(|s| line_of(text, s.start));
+            malformed(path, line, e.message().trim())
+        })?;
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+        validate_id(&r.id).map_err(|e| malformed(path, find_line(text, "id"), &e.message))?;
+        if r.id != stem {
+            return Err(malformed(
+                path,
+                find_line(text, "id"),
+                &format!("id `{}` does not match the file name `{stem}.toml`", r.id),
+            ));
+        }
+        if matches!(r.transport, Transport::StreamableHttp | Transport::Sse) {
+            match &r.url {
+                Some(u) if u.starts_with("http://") || u.starts_with("https://") => {}
+                _ => {
+                    return Err(malformed(
+                        path,
+                        find_line(text, "url").or_else(|| find_line(text, "transport")),
+                        &format!("a {} server needs `url = \"http(s)://…\"`", r.transport.as_str()),
+                    ));
+                }
+            }
+        }
+        for (name, key) in &r.secrets {
+            if !valid_secret_ref(key) {
+                return Err(malformed(
+                    path,
+                    find_line(text, name),
+                    &format!(
+                        "secrets.{name} must name a key in api.env (upper-case letters, digits, `_`), not hold a value"
+                    ),
+                ));
+            }
+        }
+        r.tools.validate().map_err(|e| malformed(path, find_line(text, "[tools]"), &e.message))?;
+        Ok(r)
+    }
+
+    /// The record as a fresh file (used on install only; later edits keep the file's text).
+    pub fn to_toml(&self) -> String {
+        let mut doc = toml_edit::DocumentMut::new();
+        let header = format!(
+            "# MCP server `{}`, installed by hal0. Edit freely; comments are kept.\n\
+             # [secrets] values name keys in api.env, never the secret itself.\n",
+            self.id
+        );
+        let mut put = |k: &str, v: toml_edit::Value| {
+            doc.insert(k, toml_edit::Item::Value(v));
+        };
+        put("id", self.id.as_str().into());
+        put("name", self.name.as_str().into());
+        put("description", self.description.as_str().into());
+        put("spec", self.spec.as_str().into());
+        put("source_kind", self.source_kind.as_str().into());
+        if let Some(u) = &self.source_url {
+            put("source_url", u.as_str().into());
+        }
+        put("transport", self.transport.as_str().into());
+        if let Some(u) = &self.url {
+            put("url", u.as_str().into());
+        }
+        if let Some(c) = &self.command {
+            put("command", c.as_str().into());
+        }
+        put("args", self.args.iter().map(String::as_str).collect::<toml_edit::Array>().into());
+        put("enabled", self.enabled.into());
+        put("installed_at", self.installed_at.as_str().into());
+        put("author", self.author.as_str().into());
+        let mut env = toml_edit::Table::new();
+        for (k, v) in &self.env {
+            env.insert(k, toml_edit::value(v.as_str()));
+        }
+        doc.insert("env", toml_edit::Item::Table(env));
+        let mut secrets = toml_edit::Table::new();
+        for (k, v) in &self.secrets {
+            secrets.insert(k, toml_edit::value(v.as_str()));
+        }
+        doc.insert("secrets", toml_edit::Item::Table(secrets));
+        let mut tools = toml_edit::Table::new();
+        for t in Tier::ALL {
+            tools.insert(
+                t.key(),
+                toml_edit::value(self.tools.list(t).iter().map(String::as_str).collect::<toml_edit::Array>()),
+            );
+        }
+        doc.insert("tools", toml_edit::Item::Table(tools));
+        let mut exp = toml_edit::Table::new();
+        exp.insert("hermes", toml_edit::value(self.exposure.hermes));
+        exp.insert("brain", toml_edit::value(self.exposure.brain));
+        doc.insert("exposure", toml_edit::Item::Table(exp));
+        format!("{header}{doc}")
+    }
+}
+
+/// Rewrite the `[tools]` lists of a record file's text to `policy`, in place: each list
+/// keeps its position, its comments and the layout of the entries that stay.
+pub fn edit_policy(path: &Path, text: &str, policy: &ToolPolicy) -> Result<String> {
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
+        malformed(path, e.span().map(|s| line_of(text, s.start)), e.message().trim())
+    })?;
+    let tools = doc
+        .entry("tools")
+        .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
+        .as_table_like_mut()
+        .ok_or_else(|| malformed(path, find_line(text, "tools"), "`tools` is not a table"))?;
+    for t in Tier::ALL {
+        let want = policy.list(t);
+        match tools.get_mut(t.key()).and_then(|i| i.as_array_mut()) {
+            Some(arr) => {
+                arr.retain(|v| v.as_str().is_some_and(|s| want.iter().any(|w| w == s)));
+                let have: Vec<String> = arr.iter().filter_map(|v| v.as_str().map(str::to_string)).collect();
+                for w in want {
+                    if !have.contains(w) {
+                        arr.push(w.as_str());
+                    }
+                }
+            }
+            None => {
+                tools.insert(t.key(), toml_edit::value(want.iter().map(String::as_str).collect::<toml_edit::Array>()));
+            }
+        }
+    }
+    Ok(doc.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn p(id: &str) -> PathBuf {
+        PathBuf::from(format!("/etc/hal0/mcp-servers/{id}.toml"))
+    }
+
+    #[test]
+    fn fresh_record_round_trips_with_nothing_callable_or_exposed() {
+        let mut r = Record::new("github", "GitHub", "https://x.example/mcp", Transport::StreamableHttp);
+        r.url = Some("https://x.example/mcp".into());
+        let text = r.to_toml();
+        let back = Record::parse(&p("github"), &text).unwrap();
+        assert_eq!(back, r);
+        assert_eq!(back.tools, ToolPolicy::default());
+        assert_eq!(back.exposure, Exposure::default());
+    }
+
+    #[test]
+    fn ids() {
+        for ok in ["a", "github", "my_server-2", &"x".repeat(64)] {
+            validate_id(ok).unwrap();
+        }
+        for bad in ["", "Upper", "has space", "dot.ted", "../x", &"x".repeat(65)] {
+            assert_eq!(validate_id(bad).unwrap_err().code, "mcp.invalid_id", "{bad}");
+        }
+        let e = validate_new_id("hal0-agents").unwrap_err();
+        assert_eq!((e.code, e.status()), ("mcp.bundled", 409));
+    }
+
+    #[test]
+    fn malformed_names_file_and_line() {
+        let e = Record::parse(&p("x"), "id = \"x\"\n# c\nenabled = \"yes\"\n").unwrap_err();
+        assert_eq!(e.code, "mcp.record_malformed");
+        assert!(e.message.contains("/etc/hal0/mcp-servers/x.toml line 3"), "{}", e.message);
+        let e = Record::parse(&p("x"), "id = \"y\"\n").unwrap_err();
+        assert!(e.message.contains("does not match"), "{}", e.message);
+        let e = Record::parse(&p("x"), "id = \"x\"\n[secrets]\nT = \"ghp_literal\"\n").unwrap_err();
+        assert!(e.message.contains("line 3") && !e.message.contains("ghp_literal"), "{}", e.message);
+        let e = Record::parse(&p("x"), "id = \"x\"\ntransport = \"sse\"\n").unwrap_err();
+        assert!(e.message.contains("needs `url"), "{}", e.message);
+        let e = Record::parse(&p("x"), "id = \"x\"\n[tools]\nallow = [\"a\"]\nblocked = [\"a\"]\n").unwrap_err();
+        assert!(e.message.contains("line 2"), "{}", e.message);
+    }
+
+    #[test]
+    fn edit_policy_keeps_comments() {
+        let text = "# top\nid = \"x\"\n[tools]\n# allowed ones\nallow = [\"a\", # first\n  \"b\"]\ngated = []\n";
+        let pol = ToolPolicy { allow: vec!["a".into(), "b".into()], gated: vec!["c".into()], blocked: vec![] };
+        let out = edit_policy(&p("x"), text, &pol).unwrap();
+        assert!(out.contains("# top") && out.contains("# allowed ones") && out.contains("# first"), "{out}");
+        let r = Record::parse(&p("x"), &out).unwrap();
+        assert_eq!(r.tools, pol);
+    }
+}

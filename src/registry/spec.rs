@@ -1,0 +1,317 @@
+//! Install specs: what `hal0 mcp install SPEC` accepts, and the record each one becomes.
+//!
+//! `oci://REF`, `npm:PKG`/`npx:PKG`, `uvx:PKG`/`uv:PKG`, `git+https://…`, an http(s) URL
+//! ending in `.json` (a manifest, fetched behind the SSRF guard), or any other http(s) URL
+//! (a streamable-http endpoint; `…/sse` is an SSE endpoint).
+
+use super::record::{Record, Transport};
+use super::ssrf::{self, FetchLimits, Guard};
+use crate::error::{Error, Result};
+
+const ACCEPTED: &str = "accepted: oci://IMAGE, npm:PACKAGE (or npx:), uvx:PACKAGE (or uv:), \
+                        git+https://HOST/REPO, an http(s)://…/manifest.json URL, or a streamable-http/sse endpoint URL";
+
+/// What kind of spec it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Oci,
+    Npm,
+    Uvx,
+    Git,
+    Manifest,
+    Endpoint,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Oci => "oci",
+            Kind::Npm => "npm",
+            Kind::Uvx => "uvx",
+            Kind::Git => "git",
+            Kind::Manifest => "manifest",
+            Kind::Endpoint => "http",
+        }
+    }
+}
+
+/// A parsed spec (no network yet).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parsed {
+    pub kind: Kind,
+    pub spec: String,
+    /// The package, image, repository or URL the spec names.
+    pub target: String,
+    /// A human name derived from the spec.
+    pub name: String,
+}
+
+fn invalid(msg: String) -> Error {
+    Error::invalid("mcp.invalid_spec", format!("{msg}; {ACCEPTED}"))
+}
+
+fn pkg_ok(p: &str, extra: &[char]) -> bool {
+    !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || "_./-".contains(c) || extra.contains(&c))
+}
+
+fn check_url(u: &str) -> Result<reqwest::Url> {
+    let url = reqwest::Url::parse(u).map_err(|e| invalid(format!("`{u}` is not a valid URL ({e})")))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none_or(str::is_empty) {
+        return Err(invalid(format!("`{u}` is not an http(s) URL with a host")));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(invalid("a URL with credentials in it is refused; put them in [secrets]".into()));
+    }
+    Ok(url)
+}
+
+fn last_segment(s: &str) -> String {
+    s.trim_end_matches('/').rsplit('/').next().unwrap_or(s).to_string()
+}
+
+/// Parse a spec; errors are `mcp.invalid_spec` and list what is accepted.
+pub fn parse(spec: &str) -> Result<Parsed> {
+    let spec = spec.trim();
+    if spec.is_empty() {
+        return Err(invalid("the spec is empty".into()));
+    }
+    if spec.len() > 2048 {
+        return Err(invalid("the spec is longer than 2048 characters".into()));
+    }
+    let mk = |kind, target: &str, name: String| Parsed { kind, spec: spec.into(), target: target.into(), name };
+    if let Some(r) = spec.strip_prefix("oci://") {
+        if !pkg_ok(r, &[':', '@']) {
+            return Err(invalid(format!("`{spec}` is not an OCI image reference")));
+        }
+        let last = last_segment(r.split('@').next().unwrap_or(r));
+        return Ok(mk(Kind::Oci, r, last.split(':').next().unwrap_or(&last).to_string()));
+    }
+    for (prefix, kind) in [("npm:", Kind::Npm), ("npx:", Kind::Npm), ("uvx:", Kind::Uvx), ("uv:", Kind::Uvx)] {
+        if let Some(p) = spec.strip_prefix(prefix) {
+            let bare = if kind == Kind::Npm { p.strip_prefix('@').unwrap_or(p) } else { p };
+            if !pkg_ok(bare, &[]) || (kind == Kind::Npm && p.matches('@').count() > 1) {
+                return Err(invalid(format!("`{p}` is not a package name")));
+            }
+            let name = if kind == Kind::Npm { last_segment(p) } else { p.to_string() };
+            return Ok(mk(kind, p, name));
+        }
+    }
+    if let Some(u) = spec.strip_prefix("git+") {
+        let url = check_url(u)?;
+        if url.path().trim_matches('/').is_empty() {
+            return Err(invalid(format!("`{spec}` names no repository")));
+        }
+        let name = last_segment(url.path()).trim_end_matches(".git").to_string();
+        return Ok(mk(Kind::Git, u, name));
+    }
+    if spec.starts_with("http://") || spec.starts_with("https://") {
+        let url = check_url(spec)?;
+        let path = url.path().trim_end_matches('/');
+        if path.ends_with(".json") {
+            let file = last_segment(path).trim_end_matches(".json").to_string();
+            let name = if file == "manifest" || file.is_empty() {
+                url.host_str().unwrap_or("mcp").split('.').next().unwrap_or("mcp").to_string()
+            } else {
+                file
+            };
+            return Ok(mk(Kind::Manifest, spec, name));
+        }
+        let host = url.host_str().unwrap_or("mcp");
+        let first = host.split('.').find(|l| !matches!(*l, "www" | "mcp" | "api")).unwrap_or(host);
+        return Ok(mk(Kind::Endpoint, spec, first.to_string()));
+    }
+    Err(invalid(format!("`{spec}` is not an install spec")))
+}
+
+/// A default id from a name: lower-case, runs of other characters → `-`, at most 64.
+pub fn slug(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.to_lowercase().chars() {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-' {
+            out.push(c);
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    while out.contains("--") {
+        out = out.replace("--", "-");
+    }
+    let mut s: String = out.trim_matches('-').chars().take(64).collect();
+    s = s.trim_end_matches('-').to_string();
+    if s.is_empty() { "mcp".into() } else { s }
+}
+
+/// The record a parsed spec becomes (without network: manifests need [`resolve`]).
+pub fn record_for(p: &Parsed, id: &str) -> Record {
+    let (transport, command, args, url) = match p.kind {
+        Kind::Oci => {
+            (Transport::Stdio, Some("docker"), vec!["run".into(), "-i".into(), "--rm".into(), p.target.clone()], None)
+        }
+        Kind::Npm => (Transport::Stdio, Some("npx"), vec!["-y".into(), p.target.clone()], None),
+        Kind::Uvx => (Transport::Stdio, Some("uvx"), vec![p.target.clone()], None),
+        Kind::Git => (Transport::Stdio, None, vec![], None),
+        Kind::Manifest => (Transport::Stdio, None, vec![], None),
+        Kind::Endpoint => {
+            let sse = p.target.trim_end_matches('/').ends_with("/sse");
+            (if sse { Transport::Sse } else { Transport::StreamableHttp }, None, vec![], Some(p.target.clone()))
+        }
+    };
+    let mut r = Record::new(id, &p.name, &p.spec, transport);
+    r.source_kind = p.kind.as_str().into();
+    r.command = command.map(str::to_string);
+    r.args = args;
+    r.url = url;
+    if matches!(p.kind, Kind::Git | Kind::Manifest) {
+        r.source_url = Some(p.target.clone());
+    }
+    r.description = match p.kind {
+        Kind::Oci => format!("OCI image {}", p.target),
+        Kind::Npm => format!("npm package {}", p.target),
+        Kind::Uvx => format!("Python package {} (uvx)", p.target),
+        Kind::Git => format!("git repository {}", p.target),
+        Kind::Manifest => format!("manifest {}", p.target),
+        Kind::Endpoint => format!("endpoint {}", p.target),
+    };
+    r
+}
+
+/// Apply a manifest JSON object onto a record: name, description, transport, url,
+/// command/args, and `env` (list of names or object keys → empty `[env]` entries).
+pub fn apply_manifest(r: &mut Record, body: &[u8]) -> Result<()> {
+    let bad = |m: &str| Error::invalid("mcp.manifest_invalid", format!("the manifest {m}"));
+    let v: serde_json::Value = serde_json::from_slice(body).map_err(|_| bad("is not JSON"))?;
+    let o = v.as_object().ok_or_else(|| bad("is not a JSON object"))?;
+    let s = |k: &str| o.get(k).and_then(|x| x.as_str()).map(str::to_string);
+    if let Some(n) = s("name").filter(|n| !n.is_empty() && n.len() <= 128) {
+        r.name = n;
+    }
+    if let Some(d) = s("description") {
+        r.description = d.chars().take(1024).collect();
+    }
+    r.transport = match s("transport").as_deref() {
+        None | Some("stdio") => Transport::Stdio,
+        Some("streamable-http") | Some("http") => Transport::StreamableHttp,
+        Some("sse") => Transport::Sse,
+        Some(_) => return Err(bad("names a transport other than stdio, streamable-http or sse")),
+    };
+    if r.transport != Transport::Stdio {
+        let u = s("url").ok_or_else(|| bad("names an http transport but no `url`"))?;
+        check_url(&u).map_err(|_| bad("has a `url` that is not an http(s) URL"))?;
+        r.url = Some(u);
+    }
+    r.command = s("command");
+    r.args = o
+        .get("args")
+        .and_then(|a| a.as_array())
+        .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+        .unwrap_or_default();
+    let names: Vec<String> = match o.get("env") {
+        Some(serde_json::Value::Array(a)) => a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect(),
+        Some(serde_json::Value::Object(m)) => m.keys().cloned().collect(),
+        _ => vec![],
+    };
+    for n in names {
+        if !n.is_empty() && n.len() <= 128 && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            r.env.insert(n, String::new());
+        }
+    }
+    Ok(())
+}
+
+/// Parse a spec and build its record; a manifest URL is fetched through `guard`.
+pub async fn resolve(spec: &str, id: Option<&str>, guard: &Guard) -> Result<Record> {
+    let p = parse(spec)?;
+    let id = id.map(str::to_string).unwrap_or_else(|| slug(&p.name));
+    let mut r = record_for(&p, &id);
+    if p.kind == Kind::Manifest {
+        let (final_url, body) = ssrf::fetch(guard, &p.target, FetchLimits::default()).await?;
+        apply_manifest(&mut r, &body)?;
+        r.source_url = Some(final_url.to_string());
+    }
+    Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_shape() {
+        let p = parse("oci://ghcr.io/example/some-mcp-server:latest").unwrap();
+        assert_eq!((p.kind, p.name.as_str()), (Kind::Oci, "some-mcp-server"));
+        let p = parse("npm:@example/some-mcp-server").unwrap();
+        assert_eq!(
+            (p.kind, p.name.as_str(), p.target.as_str()),
+            (Kind::Npm, "some-mcp-server", "@example/some-mcp-server")
+        );
+        assert_eq!(parse("npx:foo").unwrap().kind, Kind::Npm);
+        let p = parse("uvx:some-mcp-server").unwrap();
+        assert_eq!((p.kind, p.name.as_str()), (Kind::Uvx, "some-mcp-server"));
+        assert_eq!(parse("uv:x").unwrap().kind, Kind::Uvx);
+        let p = parse("git+https://github.com/example/some-mcp-server.git").unwrap();
+        assert_eq!((p.kind, p.name.as_str()), (Kind::Git, "some-mcp-server"));
+        let p = parse("https://some-mcp-server.example.com/mcp").unwrap();
+        assert_eq!((p.kind, p.name.as_str()), (Kind::Endpoint, "some-mcp-server"));
+        let p = parse("http://mcp.tools.example/manifest.json").unwrap();
+        assert_eq!((p.kind, p.name.as_str()), (Kind::Manifest, "mcp"));
+        let p = parse("https://example.com/servers/weather.json").unwrap();
+        assert_eq!((p.kind, p.name.as_str()), (Kind::Manifest, "weather"));
+        let r = record_for(&parse("http://127.0.0.1:9000/sse").unwrap(), "x");
+        assert_eq!(r.transport, Transport::Sse);
+    }
+
+    #[test]
+    fn bad_specs_say_what_is_accepted() {
+        for bad in
+            ["", "ftp://x/y", "npm:", "npm:has space", "uvx:a;b", "git+ssh://x/y", "oci://", "whatever", "https://"]
+        {
+            let e = parse(bad).unwrap_err();
+            assert_eq!(e.code, "mcp.invalid_spec", "{bad}");
+            assert!(e.message.contains("accepted: oci://"), "{bad}: {}", e.message);
+        }
+        assert!(parse("http://user:pw@h/mcp").unwrap_err().message.contains("credentials"));
+    }
+
+    #[test]
+    fn slugs() {
+        assert_eq!(slug("Some MCP Server!"), "some-mcp-server");
+        assert_eq!(slug("..."), "mcp");
+        assert_eq!(slug(&"a".repeat(80)).len(), 64);
+    }
+
+    #[test]
+    fn manifest_fields() {
+        let mut r = record_for(&parse("https://h.example/m.json").unwrap(), "m");
+        apply_manifest(
+            &mut r,
+            br#"{"name":"Weather","transport":"streamable-http","url":"https://w.example/mcp","env":["API_BASE"]}"#,
+        )
+        .unwrap();
+        assert_eq!(r.transport, Transport::StreamableHttp);
+        assert_eq!(r.url.as_deref(), Some("https://w.example/mcp"));
+        assert_eq!(r.env.get("API_BASE").map(String::as_str), Some(""));
+        assert_eq!(apply_manifest(&mut r, b"[1]").unwrap_err().code, "mcp.manifest_invalid");
+        assert!(apply_manifest(&mut r, br#"{"transport":"sse"}"#).is_err());
+    }
+
+    #[tokio::test]
+    async fn manifest_is_fetched_through_the_guard() {
+        use axum::{Router, routing::get};
+        let app = Router::new().route(
+            "/weather.json",
+            get(|| async { r#"{"name":"Weather","transport":"sse","url":"http://w.example/sse","env":{"BASE":"x"}}"# }),
+        );
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = l.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+        let url = format!("http://{addr}/weather.json");
+        let guard = Guard::test_only_with(vec![], vec![addr.ip()]);
+        let r = resolve(&url, None, &guard).await.unwrap();
+        assert_eq!((r.id.as_str(), r.name.as_str(), r.transport), ("weather", "Weather", Transport::Sse));
+        assert_eq!(r.url.as_deref(), Some("http://w.example/sse"));
+        assert_eq!(r.source_url.as_deref(), Some(url.as_str()));
+        assert!(r.env.contains_key("BASE") && r.env["BASE"].is_empty());
+        let e = resolve(&url, None, &Guard::system()).await.unwrap_err();
+        assert_eq!(e.code, "mcp.ssrf_refused");
+    }
+}
