@@ -55,7 +55,7 @@ pub const MASK: &str = "***REDACTED***";
 pub const CONTEXT_CHARS: usize = 8192;
 
 /// Prefixes of token shapes whose characters are `[A-Za-z0-9_-]` (rule 6, live edge).
-const TOKEN_PREFIXES: [&str; 14] = [
+pub const TOKEN_PREFIXES: [&str; 14] = [
     "hal0bk_",
     "hf_",
     "sk-",
