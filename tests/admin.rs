@@ -73,6 +73,10 @@ async fn tools_come_from_the_route_table() {
     assert!(!e && v["count"] == 0 && v["approvals"] == json!([]), "{v}");
     let (e, v) = call(&c, "settings_schema", json!({})).await;
     assert!(!e && v["network.bind"]["default"] == "127.0.0.1:8080", "{v}");
+    let (e, v) = call(&c, "mcp_server_list", json!({})).await;
+    assert!(!e && v["count"] == 3, "the three bundled servers: {v}");
+    let (e, v) = call(&c, "mcp_server_get", json!({"id": "nope"})).await;
+    assert!(e && v["error"]["code"] == "mcp.not_found", "{v}");
     let (e, v) = call(&c, "approval_get", json!({"id": "ap_nope"})).await;
     assert!(e, "{v}");
     assert_eq!(v["status"], "error");

@@ -166,6 +166,20 @@ pub const ROUTES: &[RouteDef] = &[
     },
     tool(
         "GET",
+        "/api/mcp/servers",
+        "mcp_server_list",
+        Tier::Read,
+        "Bundled and installed MCP servers with their state and tool policy (GET /api/mcp/servers).",
+    ),
+    tool(
+        "GET",
+        "/api/mcp/servers/{id}",
+        "mcp_server_get",
+        Tier::Read,
+        "One installed MCP server's record: transport, url, env names, policy, exposure (GET /api/mcp/servers/{id}).",
+    ),
+    tool(
+        "GET",
         "/api/doctor",
         "doctor_report",
         Tier::Read,
@@ -224,6 +238,8 @@ pub const AUTONOMOUS_READ: &[&str] = &[
     "settings_schema",
     "run_list",
     "doctor_report",
+    "mcp_server_list",
+    "mcp_server_get",
     "activity_list",
     "activity_export",
 ];

@@ -178,6 +178,8 @@ pub fn handler(method: &str, path: &str) -> axum::routing::MethodRouter<Arc<AppS
         ("GET", "/api/logs") => get(logs),
         ("GET", "/api/runs") => get(runs_list),
         ("GET", "/api/doctor") => get(doctor),
+        ("GET", "/api/mcp/servers") => get(mcp_servers),
+        ("GET", "/api/mcp/servers/{id}") => get(mcp_server),
         ("GET", "/api/activity") => get(activity_list),
         ("GET", "/api/activity/export") => get(activity_export),
         _ => panic!("no handler for {method} {path}: add one in server/rest.rs"),
@@ -392,5 +394,47 @@ pub async fn activity_export(
                     .collect::<Vec<_>>())
             })
             .await,
+    )
+}
+
+/// `GET /api/mcp/servers`: bundled servers, installed records with their state, broken files.
+pub async fn mcp_servers(State(state): State<Arc<AppState>>) -> Response {
+    let paths = state.paths.clone();
+    reply(
+        tokio::task::spawn_blocking(move || {
+            let listing = crate::registry::Registry::new(&paths).list()?;
+            let mut servers: Vec<serde_json::Value> = crate::registry::bundled()
+                .into_iter()
+                .map(|b| json!({"id": b.id, "bundled": true, "mount": b.mount, "description": b.description, "state": "running"}))
+                .collect();
+            for r in &listing.records {
+                let mut v = json!(r);
+                v["bundled"] = json!(false);
+                v["state"] = json!(crate::registry::state(r));
+                servers.push(v);
+            }
+            let mut out = json!({"count": servers.len(), "servers": servers, "broken": listing.broken});
+            crate::redact::redact_json(&mut out);
+            Ok(out)
+        })
+        .await
+        .unwrap_or_else(|e| Err(Error::internal(e.to_string()))),
+    )
+}
+
+/// `GET /api/mcp/servers/{id}`.
+pub async fn mcp_server(
+    State(state): State<Arc<AppState>>,
+    axum::extract::Path(id): axum::extract::Path<String>,
+) -> Response {
+    let paths = state.paths.clone();
+    reply(
+        tokio::task::spawn_blocking(move || {
+            let mut v = json!(crate::registry::Registry::new(&paths).get(&id)?);
+            crate::redact::redact_json(&mut v);
+            Ok(v)
+        })
+        .await
+        .unwrap_or_else(|e| Err(Error::internal(e.to_string()))),
     )
 }
