@@ -310,6 +310,9 @@ _hal0() {
             hal0__subcmd__help__subcmd__mcp,status)
                 cmd="hal0__subcmd__help__subcmd__mcp__subcmd__status"
                 ;;
+            hal0__subcmd__help__subcmd__mcp,test)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__test"
+                ;;
             hal0__subcmd__help__subcmd__mcp,uninstall)
                 cmd="hal0__subcmd__help__subcmd__mcp__subcmd__uninstall"
                 ;;
@@ -352,6 +355,9 @@ _hal0() {
             hal0__subcmd__mcp,status)
                 cmd="hal0__subcmd__mcp__subcmd__status"
                 ;;
+            hal0__subcmd__mcp,test)
+                cmd="hal0__subcmd__mcp__subcmd__test"
+                ;;
             hal0__subcmd__mcp,uninstall)
                 cmd="hal0__subcmd__mcp__subcmd__uninstall"
                 ;;
@@ -375,6 +381,9 @@ _hal0() {
                 ;;
             hal0__subcmd__mcp__subcmd__help,status)
                 cmd="hal0__subcmd__mcp__subcmd__help__subcmd__status"
+                ;;
+            hal0__subcmd__mcp__subcmd__help,test)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__test"
                 ;;
             hal0__subcmd__mcp__subcmd__help,uninstall)
                 cmd="hal0__subcmd__mcp__subcmd__help__subcmd__uninstall"
@@ -1886,7 +1895,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help__subcmd__mcp)
-            opts="install list status uninstall allow gate block"
+            opts="install list status uninstall allow gate block test"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1970,6 +1979,20 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help__subcmd__mcp__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__test)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2082,7 +2105,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp)
-            opts="-h --config-dir --state-dir --help install add list status uninstall remove allow gate block help"
+            opts="-h --config-dir --state-dir --help install add list status uninstall remove allow gate block test help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2170,7 +2193,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp__subcmd__help)
-            opts="install list status uninstall allow gate block help"
+            opts="install list status uninstall allow gate block test help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2281,6 +2304,20 @@ _hal0() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__test)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         hal0__subcmd__mcp__subcmd__help__subcmd__uninstall)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -2348,6 +2385,28 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp__subcmd__status)
+            opts="-h --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__test)
             opts="-h --json --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -230,3 +230,73 @@ fn uninstall_confirms_and_refuses_bundled_and_unknown() {
     env.ok(&["mcp", "remove", "junk", "--yes", "--force"]);
     assert!(!record_path(&env, "junk").exists());
 }
+
+#[test]
+fn mcp_test_probes_a_real_server_and_reports_verdicts() {
+    let env = Env::new();
+    let server = env.serve();
+    let url = server.url("/mcp/memory/mcp");
+    env.ok(&["mcp", "install", &url, "--id", "mem"]);
+    let fresh = env.json(&["mcp", "test", "mem", "--json"]);
+    assert_eq!(fresh["server_name"], "hal0-memory", "{fresh}");
+    let tools = fresh["tools"].as_array().unwrap();
+    assert!(tools.len() >= 10, "{fresh}");
+    assert!(tools.iter().all(|t| t["verdict"] == "unknown_tool"), "a fresh server has zero callable tools: {fresh}");
+    env.ok(&["mcp", "allow", "mem", "memory_search"]);
+    env.ok(&["mcp", "gate", "mem", "memory_add"]);
+    env.ok(&["mcp", "block", "mem", "memory_delete"]);
+    env.ok(&["mcp", "allow", "mem", "not_a_tool"]);
+    let p = env.json(&["mcp", "test", "mem", "--json"]);
+    let verdict = |name: &str| {
+        p["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["tool"] == name)
+            .map(|t| t["verdict"].as_str().unwrap().to_string())
+    };
+    assert_eq!(verdict("memory_search").as_deref(), Some("allow"));
+    assert_eq!(verdict("memory_add").as_deref(), Some("gated"));
+    assert_eq!(verdict("memory_delete").as_deref(), Some("blocked"));
+    assert_eq!(verdict("memory_list").as_deref(), Some("unknown_tool"));
+    assert_eq!(p["stale_policy"], serde_json::json!(["not_a_tool"]));
+    let text = env.ok(&["mcp", "test", "mem"]);
+    assert!(text.contains("memory_search") && text.contains("allow"), "{text}");
+
+    // A bad URL, a server that is down, and a stdio server are clear failures.
+    env.ok(&["mcp", "install", "http://127.0.0.1:1/mcp", "--id", "down"]);
+    let o = env.run(&["mcp", "test", "down"]);
+    assert_eq!(o.code(), 1, "{}", o.stderr());
+    assert!(o.stderr().contains("mcp.probe_failed"), "{}", o.stderr());
+    env.ok(&["mcp", "install", &server.url("/api/health"), "--id", "notmcp"]);
+    let o = env.run(&["mcp", "test", "notmcp"]);
+    assert_eq!(o.code(), 1, "{}", o.stderr());
+    assert!(o.stderr().contains("mcp.probe_failed"), "{}", o.stderr());
+    env.ok(&["mcp", "install", "npm:@example/some-mcp-server", "--id", "stdio1"]);
+    let o = env.run(&["mcp", "test", "stdio1"]);
+    assert_eq!(o.code(), 1, "{}", o.stderr());
+    assert!(o.stderr().contains("mcp.supervisor_unavailable"), "{}", o.stderr());
+    assert_eq!(env.run(&["mcp", "test", "nope"]).code(), 1);
+}
+
+#[test]
+fn mcp_test_sends_the_records_own_secret_headers() {
+    let env = Env::new();
+    let server = env.serve();
+    env.ok(&["mcp", "install", &server.url("/mcp/memory/mcp"), "--id", "mem"]);
+    // Arm auth: the memory mount now needs the client key.
+    env.ok(&["auth", "rotate", "client", "--json"]);
+    let o = env.run(&["mcp", "test", "mem"]);
+    assert_eq!(o.code(), 1, "without the secret the server refuses: {}", o.stdout());
+    assert!(o.stderr().contains("mcp.probe_failed"), "{}", o.stderr());
+    let path = record_path(&env, "mem");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("[secrets]\n", "[secrets]\nAuthorization = \"HAL0_CLIENT_KEY\"\n")).unwrap();
+    let p = env.json(&["mcp", "test", "mem", "--json"]);
+    assert_eq!(p["server_name"], "hal0-memory", "{p}");
+    assert_eq!(p["missing_secrets"], json!([]));
+    let shown = env.ok(&["mcp", "status", "mem", "--json"]);
+    let key = std::fs::read_to_string(env.config_dir().join("api.env")).unwrap();
+    let key = key.lines().find_map(|l| l.strip_prefix("HAL0_CLIENT_KEY=")).unwrap().to_string();
+    assert!(!shown.contains(&key), "status never shows a secret value");
+}

@@ -50,6 +50,12 @@ pub enum McpCmd {
     Gate { id: String, tool: String },
     /// Hard-reject calls of TOOL (moves it off allow/gated).
     Block { id: String, tool: String },
+    /// Connect to the server with its own headers, list its tools and show each tool's verdict.
+    Test {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn record_json(r: &Record, state: Option<&str>) -> serde_json::Value {
@@ -209,5 +215,36 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
         McpCmd::Allow { id, tool } => set(ctx, &id, &tool, Tier::Allow),
         McpCmd::Gate { id, tool } => set(ctx, &id, &tool, Tier::Gated),
         McpCmd::Block { id, tool } => set(ctx, &id, &tool, Tier::Blocked),
+        McpCmd::Test { id, json } => {
+            let record = reg.get(&id)?;
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| crate::error::Error::internal(e.to_string()))?;
+            let p = rt.block_on(crate::registry::probe::probe(&record, &ctx.paths.api_env()))?;
+            if json {
+                print_json(&json!(p));
+                return Ok(());
+            }
+            println!(
+                "{} answers at {} ({} {})",
+                p.id,
+                p.url,
+                p.server_name.as_deref().unwrap_or("?"),
+                p.server_version.as_deref().unwrap_or("")
+            );
+            let rows = p.tools.iter().map(|t| vec![t.tool.clone(), t.verdict.to_string()]).collect();
+            println!("{}", table(&["TOOL", "VERDICT"], rows));
+            if !p.stale_policy.is_empty() {
+                println!("policy names tools the server does not offer: {}", p.stale_policy.join(", "));
+            }
+            if !p.missing_secrets.is_empty() {
+                println!("secrets not in api.env: {}", p.missing_secrets.join(", "));
+            }
+            if p.tools.iter().all(|t| t.verdict == "unknown_tool") {
+                println!("no tool is callable yet: hal0 mcp allow|gate {} TOOL", p.id);
+            }
+            Ok(())
+        }
     }
 }

@@ -3,6 +3,7 @@
 //! calls to this module; nothing here prints.
 
 pub mod policy;
+pub mod probe;
 pub mod record;
 pub mod spec;
 pub mod ssrf;
