@@ -113,25 +113,8 @@ async fn main() {
     for _ in 0..32 {
         sessions.push(Session::open(&url, &key).await);
     }
-    let t = Instant::now();
-    let handles: Vec<_> = sessions
-        .into_iter()
-        .map(|s| {
-            let run_id = run_id.clone();
-            tokio::spawn(async move {
-                let mut v = Vec::new();
-                for i in 0..200u64 {
-                    v.push(s.call(i, "agent_run_status", json!({"run_id": run_id}), "output_total").await.0);
-                }
-                v
-            })
-        })
-        .collect();
-    let mut all = Vec::new();
-    for h in handles {
-        all.extend(h.await.unwrap());
-    }
-    let secs = t.elapsed().as_secs_f64();
+    let (mut all, secs) =
+        support::concurrent(sessions, 200, "agent_run_status", json!({"run_id": run_id}), "output_total").await;
     println!(
         "agent_run_status with 32 concurrent clients, {} calls: {:.0} calls/s, p50 {:.3} ms, p99 {:.3} ms",
         all.len(),

@@ -95,24 +95,9 @@ async fn main() {
     for _ in 0..clients {
         sessions.push(Session::open(&url, &key).await);
     }
-    let t = Instant::now();
-    let handles: Vec<_> = sessions
-        .into_iter()
-        .map(|s| {
-            tokio::spawn(async move {
-                let mut v = Vec::with_capacity(per);
-                for i in 0..per as u64 {
-                    v.push(version_info(&s, i).await);
-                }
-                v
-            })
-        })
-        .collect();
-    let mut all = Vec::new();
-    for h in handles {
-        all.extend(h.await.unwrap());
-    }
-    let secs = t.elapsed().as_secs_f64();
+    let (mut all, secs) =
+        support::concurrent(sessions, per as u64, "version_info", serde_json::json!({"args": {}}), "\"uptime_s\"")
+            .await;
     println!(
         "tools/call with {clients} concurrent clients ({} calls): {:.0} calls/s, p50 {:.3} ms, p99 {:.3} ms",
         all.len(),

@@ -90,3 +90,32 @@ impl Session {
         (ms, text)
     }
 }
+
+/// Run `per` calls of `tool` on each session at once; every latency and the wall time.
+pub async fn concurrent(
+    sessions: Vec<Session>,
+    per: u64,
+    tool: &'static str,
+    args: serde_json::Value,
+    expect: &'static str,
+) -> (Vec<f64>, f64) {
+    let t = Instant::now();
+    let handles: Vec<_> = sessions
+        .into_iter()
+        .map(|s| {
+            let args = args.clone();
+            tokio::spawn(async move {
+                let mut v = Vec::with_capacity(per as usize);
+                for i in 0..per {
+                    v.push(s.call(i, tool, args.clone(), expect).await.0);
+                }
+                v
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for h in handles {
+        all.extend(h.await.unwrap());
+    }
+    (all, t.elapsed().as_secs_f64())
+}

@@ -20,17 +20,15 @@ use std::sync::Arc;
 pub struct AdminServer {
     state: Arc<AppState>,
     tools: Arc<Vec<rmcp::model::Tool>>,
+    /// hal0-memory's handlers for the delegated memory_* tools (built once per session).
+    memory: Option<super::memory::MemoryServer>,
 }
 
 impl AdminServer {
     pub fn new(state: Arc<AppState>) -> Self {
         static TOOLS: std::sync::OnceLock<Arc<Vec<rmcp::model::Tool>>> = std::sync::OnceLock::new();
-        AdminServer { state, tools: TOOLS.get_or_init(|| Arc::new(admin::tools())).clone() }
-    }
-
-    /// hal0-memory's server, when memory is enabled.
-    fn memory(&self) -> Option<super::memory::MemoryServer> {
-        self.state.config.memory.enabled.then(|| super::memory::MemoryServer::new(self.state.clone()))
+        let memory = state.config.memory.enabled.then(|| super::memory::MemoryServer::new(state.clone()));
+        AdminServer { state, tools: TOOLS.get_or_init(|| Arc::new(admin::tools())).clone(), memory }
     }
 
     /// Audit identity: `bridge:<client>` for a bridge key, else the agent header's identity.
@@ -62,7 +60,7 @@ impl ServerHandler for AdminServer {
     ) -> Result<ListToolsResult, ErrorData> {
         let mut tools = self.tools.as_ref().clone();
         // The memory_* tools delegate in-process to hal0-memory's own handlers.
-        if let Some(mem) = self.memory() {
+        if let Some(mem) = &self.memory {
             tools.extend(mem.list_tools(request, context).await?.tools);
         }
         Ok(ListToolsResult::with_all_items(tools))
@@ -85,7 +83,7 @@ impl ServerHandler for AdminServer {
         };
         let name = request.name.to_string();
         if name.starts_with("memory_")
-            && let Some(mem) = self.memory()
+            && let Some(mem) = &self.memory
         {
             // Same handlers, no HTTP hop; hal0-memory audits the call itself.
             return mem.call_tool(request, context).await;
