@@ -298,11 +298,26 @@ _hal0() {
             hal0__subcmd__help__subcmd__mcp,block)
                 cmd="hal0__subcmd__help__subcmd__mcp__subcmd__block"
                 ;;
+            hal0__subcmd__help__subcmd__mcp,catalog)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__catalog"
+                ;;
+            hal0__subcmd__help__subcmd__mcp,disable)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__disable"
+                ;;
+            hal0__subcmd__help__subcmd__mcp,enable)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__enable"
+                ;;
+            hal0__subcmd__help__subcmd__mcp,expose)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__expose"
+                ;;
             hal0__subcmd__help__subcmd__mcp,gate)
                 cmd="hal0__subcmd__help__subcmd__mcp__subcmd__gate"
                 ;;
             hal0__subcmd__help__subcmd__mcp,install)
                 cmd="hal0__subcmd__help__subcmd__mcp__subcmd__install"
+                ;;
+            hal0__subcmd__help__subcmd__mcp,keys)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__keys"
                 ;;
             hal0__subcmd__help__subcmd__mcp,list)
                 cmd="hal0__subcmd__help__subcmd__mcp__subcmd__list"
@@ -315,6 +330,21 @@ _hal0() {
                 ;;
             hal0__subcmd__help__subcmd__mcp,uninstall)
                 cmd="hal0__subcmd__help__subcmd__mcp__subcmd__uninstall"
+                ;;
+            hal0__subcmd__help__subcmd__mcp__subcmd__catalog,list)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__catalog__subcmd__list"
+                ;;
+            hal0__subcmd__help__subcmd__mcp__subcmd__catalog,refresh)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__catalog__subcmd__refresh"
+                ;;
+            hal0__subcmd__help__subcmd__mcp__subcmd__keys,add)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__keys__subcmd__add"
+                ;;
+            hal0__subcmd__help__subcmd__mcp__subcmd__keys,list)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__keys__subcmd__list"
+                ;;
+            hal0__subcmd__help__subcmd__mcp__subcmd__keys,revoke)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__keys__subcmd__revoke"
                 ;;
             hal0__subcmd__help__subcmd__runs,events)
                 cmd="hal0__subcmd__help__subcmd__runs__subcmd__events"
@@ -337,6 +367,18 @@ _hal0() {
             hal0__subcmd__mcp,block)
                 cmd="hal0__subcmd__mcp__subcmd__block"
                 ;;
+            hal0__subcmd__mcp,catalog)
+                cmd="hal0__subcmd__mcp__subcmd__catalog"
+                ;;
+            hal0__subcmd__mcp,disable)
+                cmd="hal0__subcmd__mcp__subcmd__disable"
+                ;;
+            hal0__subcmd__mcp,enable)
+                cmd="hal0__subcmd__mcp__subcmd__enable"
+                ;;
+            hal0__subcmd__mcp,expose)
+                cmd="hal0__subcmd__mcp__subcmd__expose"
+                ;;
             hal0__subcmd__mcp,gate)
                 cmd="hal0__subcmd__mcp__subcmd__gate"
                 ;;
@@ -345,6 +387,9 @@ _hal0() {
                 ;;
             hal0__subcmd__mcp,install)
                 cmd="hal0__subcmd__mcp__subcmd__install"
+                ;;
+            hal0__subcmd__mcp,keys)
+                cmd="hal0__subcmd__mcp__subcmd__keys"
                 ;;
             hal0__subcmd__mcp,list)
                 cmd="hal0__subcmd__mcp__subcmd__list"
@@ -361,11 +406,41 @@ _hal0() {
             hal0__subcmd__mcp,uninstall)
                 cmd="hal0__subcmd__mcp__subcmd__uninstall"
                 ;;
+            hal0__subcmd__mcp__subcmd__catalog,help)
+                cmd="hal0__subcmd__mcp__subcmd__catalog__subcmd__help"
+                ;;
+            hal0__subcmd__mcp__subcmd__catalog,list)
+                cmd="hal0__subcmd__mcp__subcmd__catalog__subcmd__list"
+                ;;
+            hal0__subcmd__mcp__subcmd__catalog,refresh)
+                cmd="hal0__subcmd__mcp__subcmd__catalog__subcmd__refresh"
+                ;;
+            hal0__subcmd__mcp__subcmd__catalog__subcmd__help,help)
+                cmd="hal0__subcmd__mcp__subcmd__catalog__subcmd__help__subcmd__help"
+                ;;
+            hal0__subcmd__mcp__subcmd__catalog__subcmd__help,list)
+                cmd="hal0__subcmd__mcp__subcmd__catalog__subcmd__help__subcmd__list"
+                ;;
+            hal0__subcmd__mcp__subcmd__catalog__subcmd__help,refresh)
+                cmd="hal0__subcmd__mcp__subcmd__catalog__subcmd__help__subcmd__refresh"
+                ;;
             hal0__subcmd__mcp__subcmd__help,allow)
                 cmd="hal0__subcmd__mcp__subcmd__help__subcmd__allow"
                 ;;
             hal0__subcmd__mcp__subcmd__help,block)
                 cmd="hal0__subcmd__mcp__subcmd__help__subcmd__block"
+                ;;
+            hal0__subcmd__mcp__subcmd__help,catalog)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__catalog"
+                ;;
+            hal0__subcmd__mcp__subcmd__help,disable)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__disable"
+                ;;
+            hal0__subcmd__mcp__subcmd__help,enable)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__enable"
+                ;;
+            hal0__subcmd__mcp__subcmd__help,expose)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__expose"
                 ;;
             hal0__subcmd__mcp__subcmd__help,gate)
                 cmd="hal0__subcmd__mcp__subcmd__help__subcmd__gate"
@@ -375,6 +450,9 @@ _hal0() {
                 ;;
             hal0__subcmd__mcp__subcmd__help,install)
                 cmd="hal0__subcmd__mcp__subcmd__help__subcmd__install"
+                ;;
+            hal0__subcmd__mcp__subcmd__help,keys)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__keys"
                 ;;
             hal0__subcmd__mcp__subcmd__help,list)
                 cmd="hal0__subcmd__mcp__subcmd__help__subcmd__list"
@@ -387,6 +465,45 @@ _hal0() {
                 ;;
             hal0__subcmd__mcp__subcmd__help,uninstall)
                 cmd="hal0__subcmd__mcp__subcmd__help__subcmd__uninstall"
+                ;;
+            hal0__subcmd__mcp__subcmd__help__subcmd__catalog,list)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__catalog__subcmd__list"
+                ;;
+            hal0__subcmd__mcp__subcmd__help__subcmd__catalog,refresh)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__catalog__subcmd__refresh"
+                ;;
+            hal0__subcmd__mcp__subcmd__help__subcmd__keys,add)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__keys__subcmd__add"
+                ;;
+            hal0__subcmd__mcp__subcmd__help__subcmd__keys,list)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__keys__subcmd__list"
+                ;;
+            hal0__subcmd__mcp__subcmd__help__subcmd__keys,revoke)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__keys__subcmd__revoke"
+                ;;
+            hal0__subcmd__mcp__subcmd__keys,add)
+                cmd="hal0__subcmd__mcp__subcmd__keys__subcmd__add"
+                ;;
+            hal0__subcmd__mcp__subcmd__keys,help)
+                cmd="hal0__subcmd__mcp__subcmd__keys__subcmd__help"
+                ;;
+            hal0__subcmd__mcp__subcmd__keys,list)
+                cmd="hal0__subcmd__mcp__subcmd__keys__subcmd__list"
+                ;;
+            hal0__subcmd__mcp__subcmd__keys,revoke)
+                cmd="hal0__subcmd__mcp__subcmd__keys__subcmd__revoke"
+                ;;
+            hal0__subcmd__mcp__subcmd__keys__subcmd__help,add)
+                cmd="hal0__subcmd__mcp__subcmd__keys__subcmd__help__subcmd__add"
+                ;;
+            hal0__subcmd__mcp__subcmd__keys__subcmd__help,help)
+                cmd="hal0__subcmd__mcp__subcmd__keys__subcmd__help__subcmd__help"
+                ;;
+            hal0__subcmd__mcp__subcmd__keys__subcmd__help,list)
+                cmd="hal0__subcmd__mcp__subcmd__keys__subcmd__help__subcmd__list"
+                ;;
+            hal0__subcmd__mcp__subcmd__keys__subcmd__help,revoke)
+                cmd="hal0__subcmd__mcp__subcmd__keys__subcmd__help__subcmd__revoke"
                 ;;
             hal0__subcmd__runs,events)
                 cmd="hal0__subcmd__runs__subcmd__events"
@@ -1895,7 +2012,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help__subcmd__mcp)
-            opts="install list status uninstall allow gate block test"
+            opts="install list status uninstall allow gate block test expose enable disable catalog keys"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1936,6 +2053,90 @@ _hal0() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__catalog)
+            opts="list refresh"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__catalog__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__catalog__subcmd__refresh)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__disable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__enable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__expose)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         hal0__subcmd__help__subcmd__mcp__subcmd__gate)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -1953,6 +2154,62 @@ _hal0() {
         hal0__subcmd__help__subcmd__mcp__subcmd__install)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__keys)
+            opts="list add revoke"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__keys__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__keys__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__keys__subcmd__revoke)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -2105,7 +2362,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp)
-            opts="-h --config-dir --state-dir --help install add list status uninstall remove allow gate block test help"
+            opts="-h --config-dir --state-dir --help install add list status uninstall remove allow gate block test expose enable disable catalog keys help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2170,6 +2427,202 @@ _hal0() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        hal0__subcmd__mcp__subcmd__catalog)
+            opts="-h --config-dir --state-dir --help list refresh help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__catalog__subcmd__help)
+            opts="list refresh help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__catalog__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__catalog__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__catalog__subcmd__help__subcmd__refresh)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__catalog__subcmd__list)
+            opts="-h --json --category --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --category)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__catalog__subcmd__refresh)
+            opts="-h --from --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__disable)
+            opts="-h --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__enable)
+            opts="-h --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__expose)
+            opts="-h --hermes --no-hermes --brain --no-brain --openwebui --opencode --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         hal0__subcmd__mcp__subcmd__gate)
             opts="-h --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -2193,7 +2646,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp__subcmd__help)
-            opts="install list status uninstall allow gate block test help"
+            opts="install list status uninstall allow gate block test expose enable disable catalog keys help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2221,6 +2674,90 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp__subcmd__help__subcmd__block)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__catalog)
+            opts="list refresh"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__catalog__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__catalog__subcmd__refresh)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__disable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__enable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__expose)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2265,6 +2802,62 @@ _hal0() {
         hal0__subcmd__mcp__subcmd__help__subcmd__install)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__keys)
+            opts="list add revoke"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__keys__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__keys__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__keys__subcmd__revoke)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -2347,6 +2940,168 @@ _hal0() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__keys)
+            opts="-h --config-dir --state-dir --help list add revoke help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__keys__subcmd__add)
+            opts="-h --note --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --note)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__keys__subcmd__help)
+            opts="list add revoke help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__keys__subcmd__help__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__keys__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__keys__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__keys__subcmd__help__subcmd__revoke)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__keys__subcmd__list)
+            opts="-h --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__keys__subcmd__revoke)
+            opts="-y -h --yes --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --config-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -251,6 +251,60 @@ pub fn list(store: &Store, f: &Filter) -> Result<Vec<Row>> {
     })
 }
 
+/// Rows of surfaces starting with `surface_prefix` (e.g. `mcp:` or `mcp:proxy/files`), with
+/// an id above `after`: oldest first when `after` is given (a tail), else the newest `limit`.
+pub fn by_surface(store: &Store, surface_prefix: &str, after: Option<i64>, limit: i64) -> Result<Vec<Row>> {
+    let pattern = format!("{}%", surface_prefix.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"));
+    let order = if after.is_some() { "ASC" } else { "DESC" };
+    let sql = format!(
+        "SELECT {COLS} FROM audit_log WHERE surface LIKE ?1 ESCAPE '\\' AND id > ?2 ORDER BY id {order} LIMIT ?3"
+    );
+    store.with(|c| {
+        let mut st = c.prepare(&sql)?;
+        let rows = st
+            .query_map(rusqlite::params![pattern, after.unwrap_or(0), limit], to_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    })
+}
+
+/// The newest row id (0 for an empty log).
+pub fn last_id(store: &Store) -> Result<i64> {
+    store.with(|c| Ok(c.query_row("SELECT COALESCE(MAX(id), 0) FROM audit_log", [], |r| r.get(0))?))
+}
+
+/// One MCP caller on one surface, as the log saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallerUse {
+    pub identity: String,
+    pub surface: String,
+    pub first: String,
+    pub last: String,
+    pub calls: i64,
+}
+
+/// MCP callers seen in the log, per surface used.
+pub fn mcp_callers(store: &Store) -> Result<Vec<CallerUse>> {
+    store.with(|c| {
+        let mut st = c.prepare(
+            "SELECT identity, surface, MIN(at), MAX(at), COUNT(*) FROM audit_log
+             WHERE surface LIKE 'mcp:%' GROUP BY identity, surface ORDER BY identity, surface",
+        )?;
+        let rows = st
+            .query_map([], |r| {
+                Ok(CallerUse {
+                    identity: r.get(0)?,
+                    surface: r.get(1)?,
+                    first: r.get(2)?,
+                    last: r.get(3)?,
+                    calls: r.get(4)?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    })
+}
+
 /// Every matching row as one JSON object per line, oldest first; returns how many.
 pub fn export(store: &Store, f: &Filter, out: &mut impl Write) -> Result<u64> {
     let (cond, params) = where_clause(f)?;

@@ -15,6 +15,25 @@ pub struct Config {
     pub memory: Memory,
     pub hermes: Hermes,
     pub skills: Skills,
+    pub mcp: Mcp,
+}
+
+/// The MCP server registry and its proxy.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Mcp {
+    /// How long a gated proxied call waits for a decision before it answers `pending_approval`.
+    pub gate_wait_secs: u64,
+    /// How long one proxied call may take at the upstream server.
+    pub call_timeout_secs: u64,
+    /// Where `hal0 mcp catalog refresh` reads the catalogue from (a file path or an https URL).
+    pub catalog_url: Option<String>,
+}
+
+impl Default for Mcp {
+    fn default() -> Self {
+        Mcp { gate_wait_secs: 30, call_timeout_secs: 120, catalog_url: None }
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
@@ -72,6 +91,9 @@ impl Default for Memory {
 pub struct Hermes {
     /// Hermes's home directory (`HAL0_HERMES_HOME` overrides).
     pub home: Option<PathBuf>,
+    /// A shell command that restarts Hermes after hal0 changed its `mcp_servers` (run by
+    /// `sh -c`); unset, hal0 only says that a restart is needed.
+    pub restart_command: Option<String>,
 }
 
 impl Config {
@@ -123,6 +145,22 @@ impl Config {
                 "must be at least 1",
             ));
         }
+        if self.mcp.gate_wait_secs > 3600 {
+            return Err(config_error(
+                path,
+                find_key_line(text, "mcp", "gate_wait_secs"),
+                Some("mcp.gate_wait_secs"),
+                "must be between 0 and 3600 seconds",
+            ));
+        }
+        if !(1..=3600).contains(&self.mcp.call_timeout_secs) {
+            return Err(config_error(
+                path,
+                find_key_line(text, "mcp", "call_timeout_secs"),
+                Some("mcp.call_timeout_secs"),
+                "must be between 1 and 3600 seconds",
+            ));
+        }
         Ok(())
     }
 
@@ -144,6 +182,10 @@ pub fn schema() -> serde_json::Value {
         "skills.shipped_dir": {"type": ["string", "null"], "default": "/usr/share/hal0/skills", "description": "shipped skills (read-only)"},
         "skills.dropin_dir": {"type": ["string", "null"], "default": "<state>/skills", "description": "drop-in skills; approved pushes land here"},
         "hermes.home": {"type": ["string", "null"], "default": null, "description": "Hermes's home (HAL0_HERMES_HOME overrides; default $HOME/.hermes)"},
+        "hermes.restart_command": {"type": ["string", "null"], "default": null, "description": "shell command run after hal0 changes Hermes's mcp_servers (unset: hal0 says a restart is needed)"},
+        "mcp.gate_wait_secs": {"type": "integer", "minimum": 0, "maximum": 3600, "default": d.mcp.gate_wait_secs, "description": "how long a gated proxied call waits for a decision before answering pending_approval"},
+        "mcp.call_timeout_secs": {"type": "integer", "minimum": 1, "maximum": 3600, "default": d.mcp.call_timeout_secs, "description": "how long one proxied call may take at the upstream server"},
+        "mcp.catalog_url": {"type": ["string", "null"], "default": null, "description": "file path or https URL `hal0 mcp catalog refresh` reads"},
     })
 }
 

@@ -37,6 +37,31 @@ pub fn set_vars(path: &Path, vars: &[(&str, &str)]) -> Result<bool> {
     Ok(true)
 }
 
+/// Remove every line defining one of `names` (with or without `export `) from the env file
+/// at `path`, keeping every other line. A missing file is left missing. Returns whether the
+/// file changed; an unchanged file is not rewritten.
+pub fn remove_vars(path: &Path, names: &[&str]) -> Result<bool> {
+    let Some(text) = read_optional(path)? else {
+        return Ok(false);
+    };
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let t = line.trim_start();
+        let t = t.strip_prefix("export ").unwrap_or(t);
+        let name = t.split_once('=').map(|(k, _)| k.trim());
+        if name.is_some_and(|n| names.contains(&n)) {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    if out == text {
+        return Ok(false);
+    }
+    write_atomic(path, out.as_bytes())?;
+    Ok(true)
+}
+
 /// The value of `name` in the env file at `path`, if set and non-empty.
 pub fn get_var(path: &Path, name: &str) -> Result<Option<String>> {
     let text = read_optional(path)?.unwrap_or_default();
@@ -61,5 +86,20 @@ mod tests {
         assert!(!set_vars(&p, &[("B", "new")]).unwrap(), "no change, no write");
         assert_eq!(get_var(&p, "D").unwrap().as_deref(), Some("4"));
         assert_eq!(get_var(&p, "Z").unwrap(), None);
+    }
+
+    #[test]
+    fn removes_every_definition_and_keeps_the_rest() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join(".env");
+        assert!(!remove_vars(&p, &["A"]).unwrap(), "a missing file stays missing");
+        assert!(!p.exists());
+        std::fs::write(&p, "# keys\nA=1\nexport B=2\nC=3\nB=dup\nBB=4\n# B=commented\n").unwrap();
+        assert!(remove_vars(&p, &["B", "Z"]).unwrap());
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "# keys\nA=1\nC=3\nBB=4\n# B=commented\n");
+        assert!(!remove_vars(&p, &["B"]).unwrap(), "no change, no write");
+        assert_eq!(get_var(&p, "B").unwrap(), None);
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o600);
     }
 }

@@ -55,8 +55,9 @@ pub const MASK: &str = "***REDACTED***";
 pub const CONTEXT_CHARS: usize = 8192;
 
 /// Prefixes of token shapes whose characters are `[A-Za-z0-9_-]` (rule 6, live edge).
-pub const TOKEN_PREFIXES: [&str; 14] = [
+pub const TOKEN_PREFIXES: [&str; 15] = [
     "hal0bk_",
+    "hal0pk_",
     "hf_",
     "sk-",
     "ghp_",

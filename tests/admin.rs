@@ -121,8 +121,10 @@ async fn no_gated_call_runs_without_an_approved_row() {
     let env = Env::new();
     let key = env.bridge_key("ops", &["admin"]);
     env.ok(&["bridge", "add", "victim"]);
+    env.ok(&["mcp", "install", "http://127.0.0.1:9/mcp", "--id", "files"]);
     let server = env.serve();
     let c = admin(&server, &key).await;
+    let record_before = std::fs::read_to_string(env.config_dir().join("mcp-servers/files.toml")).unwrap();
     let toml_before = std::fs::read_to_string(env.config_dir().join("hal0.toml")).unwrap_or_default();
     let calls = [
         ("config_write", json!({"key": "network.public_url", "value": "https://box.example"})),
@@ -131,6 +133,11 @@ async fn no_gated_call_runs_without_an_approved_row() {
         ("bridge_client_rotate", json!({"name": "victim"})),
         ("bridge_client_revoke", json!({"name": "victim"})),
         ("logs_tail", json!({"lines": 5})),
+        ("mcp_server_install", json!({"url": "http://127.0.0.1:9/other/mcp", "id": "other"})),
+        ("mcp_server_uninstall", json!({"id": "files"})),
+        ("mcp_server_config", json!({"id": "files", "enabled": false})),
+        ("mcp_server_tools", json!({"id": "files", "allow": ["read_file"]})),
+        ("mcp_server_exposure", json!({"id": "files", "hermes": true})),
     ];
     let gated: Vec<&str> = hal0::admin::routes::GATED.to_vec();
     assert_eq!(calls.len(), gated.len(), "every gated tool is exercised");
@@ -143,6 +150,8 @@ async fn no_gated_call_runs_without_an_approved_row() {
     }
     // Nothing happened yet.
     assert_eq!(std::fs::read_to_string(env.config_dir().join("hal0.toml")).unwrap_or_default(), toml_before);
+    assert_eq!(std::fs::read_to_string(env.config_dir().join("mcp-servers/files.toml")).unwrap(), record_before);
+    assert!(!env.config_dir().join("mcp-servers/other.toml").exists());
     let list = env.json(&["bridge", "list", "--json"]);
     assert_eq!(list.as_array().unwrap().len(), 2, "{list}");
     let victim = list.as_array().unwrap().iter().find(|c| c["name"] == "victim").unwrap().clone();
@@ -177,6 +186,11 @@ async fn no_gated_call_runs_without_an_approved_row() {
     assert_eq!(out["output"]["scopes"], json!(["agents", "admin"]), "{out}");
     let out = env.json(&["agent", "approvals", "approve", &ids[5].1, "--yes", "--json"]);
     assert!(out["output"]["lines"].is_array(), "{out}");
+    // An approved registry change runs the same route: the policy is now in the record.
+    let out = env.json(&["agent", "approvals", "approve", &ids[9].1, "--yes", "--json"]);
+    assert_eq!(out["output"]["server"]["tools"]["allow"], json!(["read_file"]), "{out}");
+    let status = env.json(&["mcp", "status", "files", "--json"]);
+    assert_eq!(status["tool_policy"]["allow"], json!(["read_file"]), "{status}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

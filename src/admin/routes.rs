@@ -178,6 +178,113 @@ pub const ROUTES: &[RouteDef] = &[
         Tier::Read,
         "One installed MCP server's record: transport, url, env names, policy, exposure (GET /api/mcp/servers/{id}).",
     ),
+    RouteDef {
+        wrap: Some("clients"),
+        ..tool(
+            "GET",
+            "/api/mcp/clients",
+            "mcp_client_list",
+            Tier::Read,
+            "MCP callers seen in the audit log: role, first and last call, servers used (GET /api/mcp/clients).",
+        )
+    },
+    RouteDef {
+        hints: &[("category", "only this category")],
+        ..tool(
+            "GET",
+            "/api/mcp/catalog",
+            "mcp_catalog_list",
+            Tier::Read,
+            "The curated catalogue of installable MCP servers (GET /api/mcp/catalog).",
+        )
+    },
+    excluded("GET", "/api/mcp/stream", "a server-sent event stream; tools answer once (use activity_list)"),
+    RouteDef {
+        hints: &[("limit", "1 to 500 (default 100)")],
+        ..tool(
+            "GET",
+            "/api/mcp/{id}/logs",
+            "mcp_server_logs",
+            Tier::Read,
+            "One server's audit events (proxied calls and their verdicts), newest first (GET /api/mcp/{id}/logs).",
+        )
+    },
+    RouteDef {
+        hints: &[("url", "an install spec: oci://, npm:, uvx:, git+https://, a manifest URL or an endpoint URL")],
+        ..tool(
+            "GET",
+            "/api/mcp/resolve",
+            "mcp_resolve",
+            Tier::Read,
+            "What installing a spec would record; manifests are fetched behind the SSRF guard (GET /api/mcp/resolve).",
+        )
+    },
+    RouteDef {
+        hints: &[
+            ("url", "an install spec (or give manifest)"),
+            ("manifest", "an inline manifest object (or give url)"),
+            ("id", "the server id (default: derived)"),
+            ("name", "a display name"),
+        ],
+        ..tool(
+            "POST",
+            "/api/mcp/install",
+            "mcp_server_install",
+            Tier::Gated,
+            "Install an MCP server; it starts with no callable tool and no exposure (POST /api/mcp/install).",
+        )
+    },
+    RouteDef {
+        hints: &[("force", "true removes a record file that does not load")],
+        ..tool(
+            "DELETE",
+            "/api/mcp/{id}",
+            "mcp_server_uninstall",
+            Tier::Gated,
+            "Uninstall a server: its record goes, its consumer keys are revoked, Hermes entries withdrawn (DELETE /api/mcp/{id}).",
+        )
+    },
+    RouteDef {
+        hints: &[
+            ("env", "object of header name -> plain value; \"\" or null removes one"),
+            ("enabled", "true or false"),
+        ],
+        ..tool(
+            "PATCH",
+            "/api/mcp/{id}/config",
+            "mcp_server_config",
+            Tier::Gated,
+            "Set a server's plain [env] headers and/or enabled (PATCH /api/mcp/{id}/config).",
+        )
+    },
+    tool(
+        "POST",
+        "/api/mcp/{id}/test",
+        "mcp_server_test",
+        Tier::Read,
+        "Probe a server with its own URL and headers: its tools and each one's verdict (POST /api/mcp/{id}/test).",
+    ),
+    RouteDef {
+        hints: &[("allow", "tool names"), ("gated", "tool names"), ("blocked", "tool names")],
+        ..tool(
+            "PATCH",
+            "/api/mcp/{id}/tools",
+            "mcp_server_tools",
+            Tier::Gated,
+            "Replace a server's whole tool policy; unlisted tools are denied (PATCH /api/mcp/{id}/tools).",
+        )
+    },
+    RouteDef {
+        hints: &[("hermes", "true or false"), ("brain", "true or false")],
+        ..tool(
+            "PATCH",
+            "/api/mcp/{id}/exposure",
+            "mcp_server_exposure",
+            Tier::Gated,
+            "Expose a server to Hermes profiles through hal0's proxy, or withdraw it (PATCH /api/mcp/{id}/exposure).",
+        )
+    },
+    excluded("POST", "/api/mcp/{id}/{action}", "start/stop/restart answer 501 until a process supervisor exists"),
     tool(
         "GET",
         "/api/doctor",
@@ -240,6 +347,11 @@ pub const AUTONOMOUS_READ: &[&str] = &[
     "doctor_report",
     "mcp_server_list",
     "mcp_server_get",
+    "mcp_client_list",
+    "mcp_catalog_list",
+    "mcp_server_logs",
+    "mcp_resolve",
+    "mcp_server_test",
     "activity_list",
     "activity_export",
 ];
@@ -253,6 +365,11 @@ pub const GATED: &[&str] = &[
     "bridge_client_revoke",
     "config_write",
     "logs_tail",
+    "mcp_server_install",
+    "mcp_server_uninstall",
+    "mcp_server_config",
+    "mcp_server_tools",
+    "mcp_server_exposure",
 ];
 
 /// The route of a tool.

@@ -17,7 +17,9 @@ pub struct Decided {
 
 /// Approve or deny row `id` as `by` (e.g. `cli:root`, `api:ops`). `admin` runs approved
 /// admin calls in-process.
+#[allow(clippy::too_many_arguments)]
 async fn decide_inner(
+    paths: &crate::paths::Paths,
     store: &Store,
     config: &Config,
     admin: Option<&crate::admin::Dispatcher>,
@@ -34,7 +36,8 @@ async fn decide_inner(
     if row.kind == "admin_call" && admin.is_none() {
         return Err(Error::internal("admin calls need the route table"));
     }
-    if row.kind != "admin_call" && super::executor(&row.kind).is_none() {
+    let builtin = ["admin_call", crate::registry::proxy::KIND];
+    if !builtin.contains(&row.kind.as_str()) && super::executor(&row.kind).is_none() {
         return Err(Error::new(
             "approvals.unsupported_kind",
             Kind::Unsupported,
@@ -48,6 +51,7 @@ async fn decide_inner(
     }
     let out = match (row.kind.as_str(), admin, super::executor(&row.kind)) {
         ("admin_call", Some(admin), _) => crate::admin::execute_approved(admin, &row).await,
+        (crate::registry::proxy::KIND, _, _) => crate::registry::proxy::execute_approved(paths, config, &row).await,
         (_, _, Some(exec)) => exec(store, config, &row),
         _ => Err(Error::internal("no executor")),
     };
@@ -66,7 +70,9 @@ async fn decide_inner(
 
 /// Approve or deny row `id` as `by` (e.g. `cli:root`, `api:ops`), and record the decision
 /// and its outcome in the audit log. `admin` runs approved admin calls in-process.
+#[allow(clippy::too_many_arguments)]
 pub async fn decide(
+    paths: &crate::paths::Paths,
     store: &Store,
     config: &Config,
     admin: Option<&crate::admin::Dispatcher>,
@@ -75,7 +81,7 @@ pub async fn decide(
     by: &str,
     reason: Option<&str>,
 ) -> Result<Decided> {
-    let out = decide_inner(store, config, admin, id, approve, by, reason).await;
+    let out = decide_inner(paths, store, config, admin, id, approve, by, reason).await;
     if let Ok(d) = &out {
         let surface = if by.starts_with("api:") { "api" } else { "cli" };
         let verdict = match d.row.status.as_str() {

@@ -17,6 +17,8 @@ pub enum Credential {
     Admin,
     Client,
     Bridge(Client),
+    /// A key hal0 minted for one consumer of one proxied server (`hal0pk_…`).
+    Consumer(crate::registry::consumers::Consumer),
 }
 
 impl Credential {
@@ -26,6 +28,11 @@ impl Credential {
         let Some(token) = bearer(h) else { return Ok(Credential::Invalid) };
         if token.starts_with(bridge::KEY_PREFIX) {
             return Ok(bridge::lookup(store, token)?.map(Credential::Bridge).unwrap_or(Credential::Invalid));
+        }
+        if token.starts_with(crate::registry::consumers::KEY_PREFIX) {
+            return Ok(crate::registry::consumers::lookup(store, token)?
+                .map(Credential::Consumer)
+                .unwrap_or(Credential::Invalid));
         }
         if keys.admin.as_deref().is_some_and(|k| ct_eq(k, token)) {
             return Ok(Credential::Admin);
@@ -41,6 +48,7 @@ impl Credential {
     pub fn identity(&self, agent_header: Option<&str>) -> String {
         match self {
             Credential::Bridge(c) => c.name.clone(),
+            Credential::Consumer(c) => c.name.clone(),
             _ => agent_header.filter(|a| valid_agent(a)).unwrap_or("anonymous").to_string(),
         }
     }
@@ -53,6 +61,7 @@ impl Credential {
             Credential::Admin => "admin".into(),
             Credential::Client => "client".into(),
             Credential::Bridge(c) => format!("bridge:{}", c.name),
+            Credential::Consumer(c) => format!("consumer:{}/{}", c.server, c.name),
         }
     }
 }
@@ -81,6 +90,9 @@ pub enum RouteClass {
     Memory,
     /// `/mcp/admin/*`: ADMIN tier, or a bridge key with `admin`.
     AdminMcp,
+    /// `/mcp/proxy/<id>/*`: a consumer key minted for `<id>` or the admin key, even when
+    /// auth is off (the guard checks the key's server against the path).
+    Proxy,
     /// Every other route: ADMIN tier; bridge keys refused.
     Admin,
 }
@@ -95,6 +107,7 @@ impl RouteClass {
             _ if under(p, "/mcp/agents") => RouteClass::Agents,
             _ if under(p, "/mcp/memory") => RouteClass::Memory,
             _ if under(p, "/mcp/admin") => RouteClass::AdminMcp,
+            _ if under(p, "/mcp/proxy") => RouteClass::Proxy,
             _ => RouteClass::Admin,
         }
     }
@@ -139,6 +152,12 @@ pub fn decide(class: RouteClass, cred: &Credential, armed: bool) -> Decision {
     }
     match (class, cred) {
         (RouteClass::Open, _) => Allow,
+        (RouteClass::Proxy, C::Admin | C::Consumer(_)) => Allow,
+        (RouteClass::Proxy, C::None) => Unauthorized,
+        (RouteClass::Proxy, _) => Forbidden(
+            "hal0's MCP proxy needs a consumer key minted for this server (hal0 mcp keys add) or the admin key".into(),
+        ),
+        (_, C::Consumer(_)) => Forbidden("a proxy consumer key opens only /mcp/proxy/<its server>/mcp".into()),
         (RouteClass::BridgeSelf, C::Bridge(_)) => Allow,
         (RouteClass::BridgeSelf, C::None) => Unauthorized,
         (RouteClass::BridgeSelf, _) => Forbidden("this route answers bridge keys only".into()),
@@ -183,6 +202,8 @@ mod tests {
         assert_eq!(RouteClass::of("/mcp/agentsx/mcp"), RouteClass::Admin);
         assert_eq!(RouteClass::of("/mcp/memory"), RouteClass::Memory);
         assert_eq!(RouteClass::of("/api/anything"), RouteClass::Admin);
+        assert_eq!(RouteClass::of("/mcp/proxy/files/mcp"), RouteClass::Proxy);
+        assert_eq!(RouteClass::of("/mcp/proxyx/files/mcp"), RouteClass::Admin);
     }
 
     #[test]

@@ -133,7 +133,7 @@ fn decide(ctx: &Ctx, id: Option<String>, approve: bool, reason: Option<String>, 
         } else {
             None
         };
-        approvals::decide(&store, &cfg, admin.as_ref(), &id, approve, &who(), reason.as_deref()).await
+        approvals::decide(&ctx.paths, &store, &cfg, admin.as_ref(), &id, approve, &who(), reason.as_deref()).await
     })?;
     let done = decided.row;
     if let Some(out) = &decided.output {

@@ -3,7 +3,7 @@
 
 use super::{Ctx, confirm, print_json, table};
 use crate::error::{Error, Result};
-use crate::registry::{self, Record, Registry, Tier, spec, ssrf::Guard};
+use crate::registry::{self, Record, Registry, Tier};
 use serde_json::json;
 
 #[derive(Debug, clap::Subcommand)]
@@ -56,6 +56,44 @@ pub enum McpCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Expose a server to Hermes profiles through hal0's proxy (--hermes, --brain) or withdraw it (--no-hermes, --no-brain).
+    Expose {
+        id: String,
+        /// Join it into every Hermes profile but hal0-brain.
+        #[arg(long, overrides_with = "no_hermes")]
+        hermes: bool,
+        /// Withdraw it from those profiles.
+        #[arg(long)]
+        no_hermes: bool,
+        /// Join it into the hal0-brain profile.
+        #[arg(long, overrides_with = "no_brain")]
+        brain: bool,
+        /// Withdraw it from hal0-brain.
+        #[arg(long)]
+        no_brain: bool,
+        /// Reserved: answers 501 mcp.exposure_unsupported.
+        #[arg(long)]
+        openwebui: bool,
+        /// Reserved: answers 501 mcp.exposure_unsupported.
+        #[arg(long)]
+        opencode: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Serve an installed server through the proxy again (and re-join its exposure).
+    Enable { id: String },
+    /// Stop serving a server through the proxy and withdraw its exposure (its record stays).
+    Disable { id: String },
+    /// The curated catalogue of installable servers: list, refresh.
+    Catalog {
+        #[command(subcommand)]
+        cmd: super::mcp_catalog::CatalogCmd,
+    },
+    /// Keys consumers present to hal0's proxy at /mcp/proxy/ID/mcp.
+    Keys {
+        #[command(subcommand)]
+        cmd: super::mcp_keys::KeysCmd,
+    },
 }
 
 fn record_json(r: &Record, state: Option<&str>) -> serde_json::Value {
@@ -101,6 +139,43 @@ fn set(ctx: &Ctx, id: &str, tool: &str, tier: Tier) -> Result<()> {
     Ok(())
 }
 
+/// The join's report for people: what changed in Hermes, errors, warnings, the restart.
+fn print_sync(s: &registry::expose::Sync) {
+    for a in &s.applied {
+        println!("Hermes: joined {a}.");
+    }
+    for r in &s.removed {
+        println!("Hermes: withdrew {r}.");
+    }
+    for w in &s.warnings {
+        eprintln!("warning: {w}");
+    }
+    for e in &s.errors {
+        eprintln!("warning: the Hermes join could not finish: {e}");
+    }
+    match s.restart.as_str() {
+        "not_needed" => {}
+        "restarted" => println!("Hermes restarted ([hermes].restart_command) to load its mcp_servers."),
+        _ => {
+            if let Some(n) = &s.note {
+                println!("{n}");
+            } else {
+                println!("Hermes restart: {}", s.restart);
+            }
+        }
+    }
+}
+
+fn toggle(ctx: &Ctx, id: &str, on: bool) -> Result<()> {
+    let (cfg, store) = (ctx.config()?, ctx.store()?);
+    let (_, sync) = registry::manage::configure(&ctx.paths, &cfg, &store, id, None, Some(on))?;
+    println!("`{id}` is {}.", if on { "enabled" } else { "disabled" });
+    if let Some(s) = sync {
+        print_sync(&s);
+    }
+    Ok(())
+}
+
 pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
     let reg = Registry::new(&ctx.paths);
     match cmd {
@@ -113,13 +188,17 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
             {
                 return Err(Error::invalid("mcp.invalid_name", "a name is 1–128 characters"));
             }
-            let mut r = runtime()?.block_on(spec::resolve(&s, id.as_deref(), &Guard::system()))?;
-            if let Some(n) = name {
-                r.name = n;
-            }
-            let r = reg.install(r)?;
+            let (cfg, store) = (ctx.config()?, ctx.store()?);
+            let (r, sync) = runtime()?.block_on(registry::manage::install(
+                &ctx.paths,
+                &cfg,
+                &store,
+                registry::manage::Source::Spec(s),
+                id.as_deref(),
+                name,
+            ))?;
             if json {
-                print_json(&json!({"installed": record_json(&r, None)}));
+                print_json(&json!({"installed": record_json(&r, None), "hermes_sync": sync}));
                 return Ok(());
             }
             println!("Installed `{}` ({}, {}).", r.id, r.name, r.transport.as_str());
@@ -208,13 +287,57 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
         McpCmd::Uninstall { id, force, yes } => {
             reg.check_uninstall(&id, force)?;
             confirm(yes, &format!("Uninstall MCP server `{id}`? Its record file is deleted"))?;
-            reg.uninstall(&id, force)?;
+            let (cfg, store) = (ctx.config()?, ctx.store()?);
+            let (revoked, sync) = registry::manage::uninstall(&ctx.paths, &cfg, &store, &id, force)?;
             println!("Uninstalled `{id}`.");
+            if revoked > 0 {
+                println!("Revoked {revoked} consumer key(s).");
+            }
+            print_sync(&sync);
             Ok(())
         }
         McpCmd::Allow { id, tool } => set(ctx, &id, &tool, Tier::Allow),
         McpCmd::Gate { id, tool } => set(ctx, &id, &tool, Tier::Gated),
         McpCmd::Block { id, tool } => set(ctx, &id, &tool, Tier::Blocked),
+        McpCmd::Keys { cmd } => super::mcp_keys::run(ctx, cmd),
+        McpCmd::Expose { id, hermes, no_hermes, brain, no_brain, openwebui, opencode, json } => {
+            let mut flags = Vec::new();
+            for (name, on, off) in [
+                ("hermes", hermes, no_hermes),
+                ("brain", brain, no_brain),
+                ("openwebui", openwebui, false),
+                ("opencode", opencode, false),
+            ] {
+                if on && off {
+                    return Err(Error::invalid(
+                        "mcp.exposure_invalid",
+                        format!("give --{name} or --no-{name}, not both"),
+                    ));
+                }
+                if on || off {
+                    flags.push((name.to_string(), on));
+                }
+            }
+            if flags.is_empty() {
+                return Err(Error::invalid(
+                    "mcp.exposure_invalid",
+                    "say what to change: --hermes, --no-hermes, --brain or --no-brain",
+                ));
+            }
+            let (cfg, store) = (ctx.config()?, ctx.store()?);
+            let (r, sync) =
+                runtime()?.block_on(registry::manage::set_exposure(&ctx.paths, &cfg, &store, &id, flags))?;
+            if json {
+                print_json(&json!({"server": record_json(&r, None), "hermes_sync": sync}));
+                return Ok(());
+            }
+            println!("`{id}` exposure: hermes: {}, brain: {}.", r.exposure.hermes, r.exposure.brain);
+            print_sync(&sync);
+            Ok(())
+        }
+        McpCmd::Enable { id } => toggle(ctx, &id, true),
+        McpCmd::Disable { id } => toggle(ctx, &id, false),
+        McpCmd::Catalog { cmd } => super::mcp_catalog::run(ctx, cmd),
         McpCmd::Test { id, json } => {
             let record = reg.get(&id)?;
             let rt = tokio::runtime::Builder::new_current_thread()

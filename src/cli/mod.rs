@@ -10,6 +10,8 @@ pub mod config;
 pub mod docs;
 pub mod doctor;
 pub mod mcp;
+pub mod mcp_catalog;
+pub mod mcp_keys;
 pub mod runs;
 pub mod serve;
 

@@ -5,6 +5,7 @@
 pub mod admin;
 pub mod agents;
 pub mod memory;
+pub mod proxy;
 
 use crate::error::Error;
 use crate::server::guard::Caller;

@@ -2,11 +2,17 @@
 //! under `<config>/mcp-servers/`, and their tool policy. The CLI (and later REST) translate
 //! calls to this module; nothing here prints.
 
+pub mod catalog;
+pub mod consumers;
+pub mod expose;
+pub mod manage;
 pub mod policy;
 pub mod probe;
+pub mod proxy;
 pub mod record;
 pub mod spec;
 pub mod ssrf;
+pub mod upstream;
 
 use crate::error::{Error, Result};
 use crate::paths::{Paths, ensure_dir, read_optional, write_atomic};
@@ -183,7 +189,9 @@ impl Registry {
         std::fs::remove_file(&path).map_err(|e| Error::io("fs.write_failed", "remove", &path, e))
     }
 
-    fn edit(&self, id: &str, f: impl FnOnce(&ToolPolicy) -> Result<ToolPolicy>) -> Result<Record> {
+    /// Read-modify-write one record under the lock: `f` gets the current record and text and
+    /// returns the new text, which must load before it is written.
+    fn rewrite(&self, id: &str, f: impl FnOnce(&Record, &Path, &str) -> Result<String>) -> Result<Record> {
         if BUNDLED_IDS.contains(&id) {
             return Err(bundled_err(id));
         }
@@ -192,12 +200,28 @@ impl Registry {
         let path = self.path_of(id);
         let text = read_optional(&path)?.ok_or_else(|| self.not_found(id))?;
         let cur = Record::parse(&path, &text)?;
-        let policy = f(&cur.tools)?;
-        policy.validate()?;
-        let out = record::edit_policy(&path, &text, &policy)?;
+        let out = f(&cur, &path, &text)?;
         let r = Record::parse(&path, &out)?;
-        write_atomic(&path, out.as_bytes())?;
+        if out != text {
+            write_atomic(&path, out.as_bytes())?;
+        }
         Ok(r)
+    }
+
+    fn edit(&self, id: &str, f: impl FnOnce(&ToolPolicy) -> Result<ToolPolicy>) -> Result<Record> {
+        self.rewrite(id, |cur, path, text| {
+            let policy = f(&cur.tools)?;
+            policy.validate()?;
+            record::edit_policy(path, text, &policy)
+        })
+    }
+
+    /// Change `enabled`, exposure flags or `[env]` entries (validated first).
+    pub fn set_fields(&self, id: &str, edit: &record::FieldEdit) -> Result<Record> {
+        for (k, v) in &edit.env {
+            record::validate_env(k, v)?;
+        }
+        self.rewrite(id, |_, path, text| record::edit_fields(path, text, edit))
     }
 
     /// Put `tool` on `tier`, taking it off any other list.

@@ -305,6 +305,82 @@ pub fn edit_policy(path: &Path, text: &str, policy: &ToolPolicy) -> Result<Strin
     Ok(doc.to_string())
 }
 
+/// Set keys in the record: `enabled`, `[exposure]` flags and `[env]` entries (an empty
+/// value removes the entry). Everything else — comments, order, other keys — stays.
+pub fn edit_fields(path: &Path, text: &str, edit: &FieldEdit) -> Result<String> {
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
+        malformed(path, e.span().map(|s| line_of(text, s.start)), e.message().trim())
+    })?;
+    if let Some(on) = edit.enabled {
+        doc["enabled"] = toml_edit::value(on);
+    }
+    if !edit.exposure.is_empty() {
+        let t = doc
+            .entry("exposure")
+            .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
+            .as_table_like_mut()
+            .ok_or_else(|| malformed(path, find_line(text, "exposure"), "`exposure` is not a table"))?;
+        for (k, v) in &edit.exposure {
+            t.insert(k, toml_edit::value(*v));
+        }
+    }
+    if !edit.env.is_empty() {
+        let t = doc
+            .entry("env")
+            .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
+            .as_table_like_mut()
+            .ok_or_else(|| malformed(path, find_line(text, "env"), "`env` is not a table"))?;
+        for (k, v) in &edit.env {
+            if v.is_empty() {
+                t.remove(k);
+            } else {
+                t.insert(k, toml_edit::value(v.as_str()));
+            }
+        }
+    }
+    Ok(doc.to_string())
+}
+
+/// What [`edit_fields`] changes.
+#[derive(Debug, Clone, Default)]
+pub struct FieldEdit {
+    pub enabled: Option<bool>,
+    /// `hermes`, `brain`, `openwebui`, `opencode` → value.
+    pub exposure: Vec<(String, bool)>,
+    /// Header name → value; empty removes.
+    pub env: Vec<(String, String)>,
+}
+
+/// `[env]` names are sent as request headers: they must be valid header names, and a
+/// credential-shaped value belongs in `[secrets]` instead.
+pub fn validate_env(name: &str, value: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 128
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if !ok {
+        return Err(Error::invalid(
+            "mcp.env_invalid",
+            format!("`{name}` is not a usable header name: use letters, digits, `-` or `_` (at most 128)"),
+        ));
+    }
+    if value.len() > 4096 || value.contains(['\r', '\n']) {
+        return Err(Error::invalid(
+            "mcp.env_invalid",
+            format!("the value of `{name}` must be one line of at most 4096 bytes"),
+        ));
+    }
+    if name.eq_ignore_ascii_case("authorization") || crate::redact::is_secret_shaped(value) {
+        return Err(Error::invalid(
+            "mcp.env_secret",
+            format!(
+                "`{name}` looks like a credential: put the value in api.env and name it under [secrets] in the \
+                 record instead of [env]"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

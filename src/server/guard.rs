@@ -103,6 +103,27 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
             return json_error(&Error::forbidden(msg));
         }
     }
+    if class == RouteClass::Proxy {
+        match proxy_target(&state, &path, &cred) {
+            Ok(id) => {
+                req.extensions_mut().insert(crate::mcp::proxy::ProxyTarget(id));
+            }
+            Err(e) => {
+                tracing::info!(path, cred = cred.label(), "refused: {}", e.message);
+                return json_error(&e);
+            }
+        }
+    }
+    if let Credential::Consumer(c) = &cred
+        && state.should_touch(&format!("consumer:{}/{}", c.server, c.name))
+    {
+        let (store, server, name) = (state.store.clone(), c.server.clone(), c.name.clone());
+        tokio::spawn(async move {
+            if let Err(e) = store.call(move |s| crate::registry::consumers::touch(s, &server, &name)).await {
+                tracing::warn!("cannot record last_used: {}", e.message);
+            }
+        });
+    }
     if let Credential::Bridge(c) = &cred
         && state.should_touch(&c.name)
     {
@@ -127,6 +148,24 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
         return super::revoke::wrap_stream(state, auth, cred, resp);
     }
     resp
+}
+
+/// The installed server of a `/mcp/proxy/<id>/…` request, once the key is known to be for
+/// it (a consumer key opens only its own server) and hal0 serves it.
+fn proxy_target(state: &AppState, path: &str, cred: &Credential) -> crate::error::Result<String> {
+    let id = path.strip_prefix("/mcp/proxy/").and_then(|r| r.split('/').next()).unwrap_or("");
+    if id.is_empty() {
+        return Err(Error::not_found("mcp.not_found", "no server id in the proxy path (use /mcp/proxy/<id>/mcp)"));
+    }
+    if let Credential::Consumer(c) = cred
+        && c.server != id
+    {
+        return Err(Error::forbidden(format!(
+            "this consumer key was minted for `{}`, not `{id}` (hal0 mcp keys add {id} NAME mints one)",
+            c.server
+        )));
+    }
+    crate::registry::proxy::serving(&crate::registry::Registry::new(&state.paths), id).map(|r| r.id)
 }
 
 /// `/mcp/<mount>` or `/mcp/<mount>/`: answered 405 before any credential check.

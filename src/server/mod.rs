@@ -4,6 +4,7 @@
 
 pub mod guard;
 pub mod rest;
+pub mod rest_mcp;
 pub mod revoke;
 
 use crate::auth::boxkeys::BoxKeyCache;
@@ -36,6 +37,8 @@ pub struct AppState {
     pub bridge: Option<crate::bridge::Bridge>,
     /// In-process access to the REST routes, for the admin tools (set once the router exists).
     pub admin: std::sync::OnceLock<crate::admin::Dispatcher>,
+    /// The policy proxy in front of installed MCP servers.
+    pub proxy: crate::registry::proxy::Proxy,
     last_seen: Mutex<HashMap<String, Instant>>,
 }
 
@@ -70,7 +73,9 @@ pub fn build_state(paths: Paths, config: Config, port: u16, cancel: &Cancellatio
     );
     let epoch = revoke::spawn_watcher(paths.api_env(), store.clone(), cancel.clone());
     let bridge = config.bridge.enabled.then(|| crate::bridge::Bridge::new(store.clone(), &config));
+    let proxy = crate::registry::proxy::Proxy::new(paths.clone(), config.clone(), store.clone());
     Ok(Arc::new(AppState {
+        proxy,
         bridge,
         admin: std::sync::OnceLock::new(),
         paths,
@@ -138,6 +143,13 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
         mcp_config(&state, cancel),
     );
     app = mount(app, "admin", svc);
+    let st = state.clone();
+    let svc = StreamableHttpService::new(
+        move || Ok(crate::mcp::proxy::ProxyServer::new(st.clone())),
+        LocalSessionManager::default().into(),
+        mcp_config(&state, cancel),
+    );
+    app = app.nest_service("/mcp/proxy/{id}/mcp", svc);
 
     let app: Router = app
         .fallback(rest::not_found)

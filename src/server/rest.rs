@@ -123,8 +123,17 @@ async fn decide(
 ) -> Response {
     let by = format!("api:{}", caller.identity);
     let reason = body.and_then(|b| b.reason);
-    match crate::approvals::decide(&state.store, &state.config, state.admin.get(), &id, approve, &by, reason.as_deref())
-        .await
+    match crate::approvals::decide(
+        &state.paths,
+        &state.store,
+        &state.config,
+        state.admin.get(),
+        &id,
+        approve,
+        &by,
+        reason.as_deref(),
+    )
+    .await
     {
         Ok(d) => {
             let mut v = json!(d.row);
@@ -158,7 +167,8 @@ pub async fn approvals_deny(
 
 /// The handler of a route in the admin route table. Every table entry must be served here.
 pub fn handler(method: &str, path: &str) -> axum::routing::MethodRouter<Arc<AppState>> {
-    use axum::routing::{delete, get, post, put};
+    use super::rest_mcp as m;
+    use axum::routing::{delete, get, patch, post, put};
     match (method, path) {
         ("GET", "/api/health") => get(health),
         ("GET", "/api/status") => get(status),
@@ -180,6 +190,18 @@ pub fn handler(method: &str, path: &str) -> axum::routing::MethodRouter<Arc<AppS
         ("GET", "/api/doctor") => get(doctor),
         ("GET", "/api/mcp/servers") => get(mcp_servers),
         ("GET", "/api/mcp/servers/{id}") => get(mcp_server),
+        ("GET", "/api/mcp/clients") => get(m::clients),
+        ("GET", "/api/mcp/catalog") => get(m::catalog),
+        ("GET", "/api/mcp/stream") => get(m::stream),
+        ("GET", "/api/mcp/{id}/logs") => get(m::logs),
+        ("GET", "/api/mcp/resolve") => get(m::resolve),
+        ("POST", "/api/mcp/install") => post(m::install),
+        ("DELETE", "/api/mcp/{id}") => delete(m::uninstall),
+        ("PATCH", "/api/mcp/{id}/config") => patch(m::config),
+        ("POST", "/api/mcp/{id}/test") => post(m::test),
+        ("PATCH", "/api/mcp/{id}/tools") => patch(m::tools),
+        ("PATCH", "/api/mcp/{id}/exposure") => patch(m::exposure),
+        ("POST", "/api/mcp/{id}/{action}") => post(m::action),
         ("GET", "/api/activity") => get(activity_list),
         ("GET", "/api/activity/export") => get(activity_export),
         _ => panic!("no handler for {method} {path}: add one in server/rest.rs"),

@@ -104,7 +104,7 @@ fn re(pattern: &str) -> Regex {
 }
 
 /// Token prefixes named in messages (detection itself is the redactor's).
-const PREFIXES: [&str; 14] = crate::redact::TOKEN_PREFIXES;
+const PREFIXES: [&str; 15] = crate::redact::TOKEN_PREFIXES;
 
 static FILLER: LazyLock<Regex> = LazyLock::new(|| {
     re(r"^(?:[A-Za-z][A-Za-z0-9]{0,11}[_-]){0,2}(?:\.{3,}|…+|\*{3,}|x{3,}|X{3,})(?:[-_](?:x{3,}|X{3,}|\*{3,}))*$")

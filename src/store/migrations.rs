@@ -166,6 +166,19 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN
         SELECT RAISE(ABORT, 'audit_log is append-only');
     END;",
+    // 5: keys hal0 mints for consumers of its MCP proxy (`/mcp/proxy/<server>/mcp`), one per
+    // (server, consumer); only the sha256 is kept. A revoked row keeps its name until re-minted.
+    "CREATE TABLE mcp_consumers (
+        server       TEXT NOT NULL,
+        name         TEXT NOT NULL,
+        note         TEXT NOT NULL DEFAULT '',
+        key_hash     TEXT UNIQUE,
+        created_at   TEXT NOT NULL,
+        rotated_at   TEXT,
+        last_used_at TEXT,
+        revoked_at   TEXT,
+        PRIMARY KEY (server, name)
+    );",
 ];
 
 pub fn current_version(conn: &Connection) -> Result<i64> {

@@ -1,0 +1,128 @@
+//! `hal0 mcp catalog list|refresh`: the curated catalogue of installable MCP servers. The
+//! catalogue, its validation and the refresh live in `crate::registry::catalog`; this file
+//! translates.
+
+use super::{Ctx, print_json, table};
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::registry::catalog;
+use serde_json::json;
+
+#[derive(Debug, clap::Subcommand)]
+pub enum CatalogCmd {
+    /// List the curated, known-good servers you can install (`hal0 mcp install SPEC --id ID`).
+    List {
+        #[arg(long)]
+        json: bool,
+        /// Only this category (e.g. web, files, database).
+        #[arg(long)]
+        category: Option<String>,
+    },
+    /// Replace the catalogue with one read from a file or an http URL (default: mcp.catalog_url).
+    Refresh {
+        /// A file path, file:// URL or http(s) URL (default: the configured mcp.catalog_url).
+        #[arg(long, value_name = "FILE_OR_URL")]
+        from: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::internal(format!("cannot start the async runtime: {e}")))
+}
+
+fn ids(v: &[String]) -> String {
+    if v.is_empty() { "-".into() } else { v.join(", ") }
+}
+
+pub fn run(ctx: &Ctx, cmd: CatalogCmd) -> Result<()> {
+    match cmd {
+        CatalogCmd::List { json, category } => {
+            let cat = catalog::load(&ctx.paths);
+            if let Some(w) = &cat.source.warning {
+                eprintln!("warning: {w}");
+            }
+            let items = match &category {
+                Some(c) => cat.in_category(c)?,
+                None => cat.items.clone(),
+            };
+            if json {
+                print_json(&json!({"items": items, "categories": cat.categories, "source": cat.source}));
+                return Ok(());
+            }
+            let rows = items
+                .iter()
+                .map(|i| {
+                    let mut d = i.description.clone();
+                    if !i.env_required.is_empty() {
+                        d.push_str(&format!("\nneeds: {}", i.env_required.join(", ")));
+                    }
+                    vec![i.id.clone(), i.category.clone(), i.spec.clone(), d]
+                })
+                .collect();
+            println!("{}", table(&["ID", "CATEGORY", "SPEC", "DESCRIPTION"], rows));
+            println!("{} of {} server(s).", items.len(), cat.items.len());
+            println!("Catalogue: {}.", cat.source.describe());
+            println!("install with: hal0 mcp install <spec> --id <id>");
+            Ok(())
+        }
+        CatalogCmd::Refresh { from, json } => {
+            // With --from the configured source is not needed, so a broken hal0.toml does not
+            // stand in the way; without it the config error is the answer.
+            let cfg = match (ctx.config(), &from) {
+                (Ok(c), _) => c,
+                (Err(_), Some(_)) => Config::default(),
+                (Err(e), None) => return Err(e),
+            };
+            let r = runtime()?.block_on(catalog::refresh(&ctx.paths, &cfg, from.as_deref()))?;
+            if json {
+                print_json(&json!(r));
+                return Ok(());
+            }
+            println!(
+                "Catalogue refreshed from {} at {}: {} server(s).",
+                r.source.origin.as_deref().unwrap_or("?"),
+                r.source.fetched_at.as_deref().unwrap_or("?"),
+                r.items
+            );
+            println!("added: {}", ids(&r.added));
+            println!("removed: {}", ids(&r.removed));
+            println!("changed: {}", ids(&r.changed));
+            println!("File: {}", r.path);
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paths::Paths;
+
+    fn ctx() -> (tempfile::TempDir, Ctx) {
+        let d = tempfile::tempdir().unwrap();
+        let paths = Paths::resolve(Some(d.path().join("etc")), Some(d.path().join("state")));
+        (d, Ctx { paths })
+    }
+
+    #[test]
+    fn list_refresh_and_unknown_category() {
+        let (d, ctx) = ctx();
+        run(&ctx, CatalogCmd::List { json: false, category: None }).unwrap();
+        run(&ctx, CatalogCmd::List { json: true, category: Some("web".into()) }).unwrap();
+        let e = run(&ctx, CatalogCmd::List { json: false, category: Some("nope".into()) }).unwrap_err();
+        assert_eq!(e.code, "mcp.catalog_unknown_category");
+        let e = run(&ctx, CatalogCmd::Refresh { from: None, json: false }).unwrap_err();
+        assert_eq!(e.code, "mcp.catalog_source_missing");
+        let src = d.path().join("c.json");
+        let item = json!({"id": "a", "name": "A", "description": "d", "category": "web", "spec": "npm:a", "transport": "stdio"});
+        std::fs::write(&src, json!({"version": 1, "items": [item]}).to_string()).unwrap();
+        run(&ctx, CatalogCmd::Refresh { from: Some(src.display().to_string()), json: false }).unwrap();
+        assert_eq!(catalog::load(&ctx.paths).items.len(), 1);
+        run(&ctx, CatalogCmd::List { json: false, category: None }).unwrap();
+    }
+}

@@ -1,0 +1,186 @@
+//! The registry's operations as the CLI and REST fronts both run them: each change to the
+//! registry (install, uninstall, config, exposure, policy) followed by the same Hermes join
+//! (`expose::join`), whose report (`hermes_sync`) never fails the operation itself.
+
+use super::expose::{self, Sync};
+use super::policy::ToolPolicy;
+use super::record::{FieldEdit, Record, Transport};
+use super::{Registry, consumers, spec, ssrf::Guard};
+use crate::config::Config;
+use crate::error::{Error, Kind, Result};
+use crate::paths::Paths;
+use crate::store::Store;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+/// What a person installs: a spec string or an inline manifest.
+pub enum Source {
+    Spec(String),
+    Manifest(Value),
+}
+
+fn check_name(name: &Option<String>) -> Result<()> {
+    if let Some(n) = name
+        && (n.trim().is_empty() || n.len() > 128)
+    {
+        return Err(Error::invalid("mcp.invalid_name", "a name is 1–128 characters"));
+    }
+    Ok(())
+}
+
+/// Build the record a source describes (a manifest URL is fetched behind `guard`).
+pub async fn resolve(src: &Source, id: Option<&str>, guard: &Guard) -> Result<Record> {
+    if let Some(id) = id {
+        super::record::validate_new_id(id)?;
+    }
+    match src {
+        Source::Spec(s) => spec::resolve(s, id, guard).await,
+        Source::Manifest(m) => {
+            let o = m
+                .as_object()
+                .ok_or_else(|| Error::invalid("mcp.manifest_invalid", "the manifest is not a JSON object"))?;
+            let name = o.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+            let id = id
+                .map(str::to_string)
+                .or_else(|| o.get("id").and_then(Value::as_str).map(str::to_string))
+                .unwrap_or_else(|| spec::slug(&name));
+            super::record::validate_new_id(&id)?;
+            let mut r =
+                Record::new(&id, if name.is_empty() { &id } else { &name }, "manifest:inline", Transport::Stdio);
+            r.source_kind = "manifest".into();
+            spec::apply_manifest(&mut r, m.to_string().as_bytes())?;
+            if let Some(u) = &r.url {
+                r.spec = u.clone();
+            }
+            Ok(r)
+        }
+    }
+}
+
+/// Install from `src`; the new record has no callable tool and no exposure.
+pub async fn install(
+    paths: &Paths,
+    cfg: &Config,
+    store: &Store,
+    src: Source,
+    id: Option<&str>,
+    name: Option<String>,
+) -> Result<(Record, Sync)> {
+    check_name(&name)?;
+    let mut r = resolve(&src, id, &Guard::system()).await?;
+    if let Some(n) = name {
+        r.name = n;
+    }
+    let r = Registry::new(paths).install(r)?;
+    Ok((r, expose::join(paths, cfg, store)))
+}
+
+/// Uninstall `id`: the record goes, every consumer key of it is revoked, and the join
+/// withdraws its entries from Hermes.
+pub fn uninstall(paths: &Paths, cfg: &Config, store: &Store, id: &str, force: bool) -> Result<(usize, Sync)> {
+    Registry::new(paths).uninstall(id, force)?;
+    let revoked = consumers::revoke_server(store, id)?;
+    Ok((revoked, expose::join(paths, cfg, store)))
+}
+
+/// `PATCH config`: `[env]` entries (an empty value removes one) and `enabled`. The join runs
+/// when `enabled` was given.
+pub fn configure(
+    paths: &Paths,
+    cfg: &Config,
+    store: &Store,
+    id: &str,
+    env: Option<BTreeMap<String, String>>,
+    enabled: Option<bool>,
+) -> Result<(Record, Option<Sync>)> {
+    let edit = FieldEdit { enabled, exposure: vec![], env: env.unwrap_or_default().into_iter().collect() };
+    let r = Registry::new(paths).set_fields(id, &edit)?;
+    Ok((r, enabled.map(|_| expose::join(paths, cfg, store))))
+}
+
+/// The exposure flags a request may set.
+pub const FLAGS: [&str; 4] = ["hermes", "brain", "openwebui", "opencode"];
+
+/// Parse a `PATCH exposure` body: any of the four flags, each a boolean.
+pub fn parse_exposure(body: &Map<String, Value>) -> Result<Vec<(String, bool)>> {
+    let bad = |m: String| Error::invalid("mcp.exposure_invalid", m);
+    if body.is_empty() {
+        return Err(bad(format!("give at least one of {} as true or false", FLAGS.join(", "))));
+    }
+    body.iter()
+        .map(|(k, v)| {
+            if !FLAGS.contains(&k.as_str()) {
+                return Err(bad(format!("unknown exposure flag `{k}`: choose from {}", FLAGS.join(", "))));
+            }
+            v.as_bool().map(|b| (k.clone(), b)).ok_or_else(|| bad(format!("`{k}` must be true or false")))
+        })
+        .collect()
+}
+
+/// Merge exposure flags into the record and re-run the join. Turning `openwebui`/`opencode`
+/// on is 501 `mcp.exposure_unsupported`; `hermes`/`brain` on a stdio record is 409
+/// `mcp.exposure_needs_supervisor`. Withdrawing always works.
+pub async fn set_exposure(
+    paths: &Paths,
+    cfg: &Config,
+    store: &Store,
+    id: &str,
+    flags: Vec<(String, bool)>,
+) -> Result<(Record, Sync)> {
+    let reg = Registry::new(paths);
+    let cur = reg.get(id)?;
+    for (k, on) in &flags {
+        if *on && (k == "openwebui" || k == "opencode") {
+            return Err(Error::new(
+                "mcp.exposure_unsupported",
+                Kind::Unsupported,
+                format!("hal0 has no join for {k} yet; only hermes and brain can be exposed"),
+            ));
+        }
+        if *on && cur.transport == Transport::Stdio {
+            return Err(Error::conflict(
+                "mcp.exposure_needs_supervisor",
+                format!(
+                    "`{id}` is a stdio server and hal0 has no process supervisor yet, so it cannot serve it to {k}"
+                ),
+            ));
+        }
+    }
+    let r = reg.set_fields(id, &FieldEdit { exposure: flags.clone(), ..Default::default() })?;
+    let mut sync = expose::join(paths, cfg, store);
+    if flags.iter().any(|(_, on)| *on) {
+        sync.probe = Some(match super::probe::probe(&r, &paths.api_env()).await {
+            Ok(p) => json!({"ok": true, "tools": p.tools, "missing_secrets": p.missing_secrets}),
+            Err(e) => json!({"ok": false, "error": {"code": e.code, "message": crate::redact::redact(&e.message)}}),
+        });
+    }
+    Ok((r, sync))
+}
+
+/// Replace the whole tool policy (`mcp.tools_invalid` when a tool sits on two lists).
+pub fn set_tools(paths: &Paths, cfg: &Config, store: &Store, id: &str, p: ToolPolicy) -> Result<(Record, Sync)> {
+    let r = Registry::new(paths).replace_policy(id, p)?;
+    Ok((r, expose::join(paths, cfg, store)))
+}
+
+/// Parse a `PATCH tools` body: `allow`, `gated`, `blocked`, each a list of tool names.
+pub fn parse_tools(body: &Map<String, Value>) -> Result<ToolPolicy> {
+    let bad = |m: String| Error::invalid("mcp.tools_invalid", m);
+    let mut p = ToolPolicy::default();
+    for (k, v) in body {
+        let list = match k.as_str() {
+            "allow" => &mut p.allow,
+            "gated" => &mut p.gated,
+            "blocked" => &mut p.blocked,
+            _ => return Err(bad(format!("unknown list `{k}`: the policy has allow, gated and blocked"))),
+        };
+        let items = v.as_array().ok_or_else(|| bad(format!("`{k}` must be a list of tool names")))?;
+        for i in items {
+            let t = i.as_str().ok_or_else(|| bad(format!("`{k}` holds a non-string entry")))?;
+            super::policy::validate_tool(t).map_err(|e| bad(e.message))?;
+            list.push(t.to_string());
+        }
+    }
+    p.validate()?;
+    Ok(p)
+}

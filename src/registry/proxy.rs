@@ -1,0 +1,421 @@
+//! The policy on the call path: what hal0's proxy (`/mcp/proxy/<id>/mcp`) does with each
+//! request of a consumer. `tools/list` shows the allowed and gated tools only; an allowed
+//! call is forwarded with the record's headers; a gated call becomes an approvals-inbox row
+//! and waits (bounded by `[mcp].gate_wait_secs`) for a person, then answers with the result
+//! of the one execution, a denial, or `pending_approval`; blocked and unlisted tools are
+//! refused and never reach the server. Every decision is written to the audit log with the
+//! policy in force. The record file is read on every call, so a policy edit applies at once.
+
+use super::policy::Verdict;
+use super::record::Record;
+use super::upstream::{self, Pool};
+use super::{Registry, Transport};
+use crate::approvals::{self, NewApproval};
+use crate::config::Config;
+use crate::error::{Error, Kind, Result};
+use crate::paths::Paths;
+use crate::store::Store;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, Tool};
+use serde_json::{Map, Value, json};
+use std::time::{Duration, Instant};
+
+/// The approvals-inbox kind of a gated proxied call.
+pub const KIND: &str = "mcp_call";
+/// Appended to a gated tool's description in the consumer's `tools/list`.
+const GATED_NOTE: &str = "(hal0: each call of this tool waits for a person's approval)";
+/// How often a waiting gated call looks at its row.
+const POLL: Duration = Duration::from_millis(200);
+
+/// Who is calling through the proxy.
+#[derive(Debug, Clone)]
+pub struct Who {
+    /// Audit identity: `consumer:<name>` or `admin:<agent>`.
+    pub identity: String,
+    /// The name an approval row shows as its client.
+    pub client: String,
+}
+
+/// The proxy of one hal0 installation.
+#[derive(Clone)]
+pub struct Proxy {
+    paths: Paths,
+    config: Config,
+    store: Store,
+    pool: Pool,
+}
+
+/// An error as the consumer sees it: a tool result with `isError` and `code: message`.
+pub fn error_result(e: &Error) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(format!("{}: {}", e.code, crate::redact::redact(&e.message)))])
+}
+
+/// Replace every resolved secret value of the record found in `result` with the mask.
+fn mask_secrets(result: CallToolResult, secrets: &[String]) -> CallToolResult {
+    if secrets.is_empty() {
+        return result;
+    }
+    let Ok(text) = serde_json::to_string(&result) else { return result };
+    if !secrets.iter().any(|s| text.contains(s.as_str())) {
+        return result;
+    }
+    let mut masked = text;
+    for s in secrets {
+        // The JSON form of the value (quotes and escapes aside) is what appears in `text`.
+        let enc = serde_json::to_string(s).unwrap_or_default();
+        let enc = enc.trim_matches('"');
+        masked = masked.replace(enc, crate::redact::MASK);
+    }
+    serde_json::from_str(&masked).unwrap_or_else(|_| {
+        CallToolResult::error(vec![ContentBlock::text("mcp.result_withheld: the result carried a credential")])
+    })
+}
+
+fn refused(code: &'static str, msg: String) -> Error {
+    Error::new(code, Kind::Forbidden, msg)
+}
+
+impl Proxy {
+    pub fn new(paths: Paths, config: Config, store: Store) -> Proxy {
+        Proxy { paths, config, store, pool: Pool::default() }
+    }
+
+    /// The record behind `/mcp/proxy/<id>/mcp`: installed, enabled, reachable over http.
+    pub fn record(&self, id: &str) -> Result<Record> {
+        serving(&Registry::new(&self.paths), id)
+    }
+
+    async fn client(&self, r: &Record) -> Result<std::sync::Arc<upstream::Client>> {
+        self.pool.client(r, &self.paths.api_env()).await
+    }
+
+    /// The consumer's view of the server's tools: allowed and gated only, in the server's order.
+    pub async fn list_tools(&self, id: &str) -> Result<Vec<Tool>> {
+        let r = self.record(id)?;
+        let all = self.list_upstream(&r).await?;
+        Ok(all
+            .into_iter()
+            .filter_map(|mut t| match r.tools.verdict(&t.name) {
+                Verdict::Allow => Some(t),
+                Verdict::Gated => {
+                    let d = t.description.as_deref().unwrap_or("").trim().to_string();
+                    t.description =
+                        Some(if d.is_empty() { GATED_NOTE.into() } else { format!("{d} {GATED_NOTE}").into() });
+                    Some(t)
+                }
+                _ => None,
+            })
+            .collect())
+    }
+
+    async fn list_upstream(&self, r: &Record) -> Result<Vec<Tool>> {
+        let timeout = Duration::from_secs(self.config.mcp.call_timeout_secs);
+        for attempt in 0..2 {
+            let c = self.client(r).await?;
+            match tokio::time::timeout(timeout, c.list_all_tools()).await {
+                Ok(Ok(t)) => return Ok(t),
+                Ok(Err(e)) if attempt == 0 && retryable(&e) => self.pool.evict(&r.id),
+                Ok(Err(e)) => return Err(upstream_error(r, &e.to_string())),
+                Err(_) => return Err(upstream_error(r, "tools/list timed out")),
+            }
+        }
+        Err(upstream_error(r, "the connection broke twice"))
+    }
+
+    /// One `tools/call` from a consumer. Policy refusals and upstream failures come back as
+    /// `isError` results (the model reads them); the audit log gets one row per decision.
+    pub async fn call(&self, id: &str, tool: &str, args: Option<Map<String, Value>>, who: &Who) -> CallToolResult {
+        let surface = format!("mcp:proxy/{id}");
+        let r = match self.record(id) {
+            Ok(r) => r,
+            Err(e) => {
+                self.audit(&surface, tool, who, &args, "refused", Some(e.code), None, "policy: unknown_server").await;
+                return error_result(&e);
+            }
+        };
+        let verdict = r.tools.verdict(tool);
+        let policy = format!("policy: {}", verdict.as_str());
+        match verdict {
+            Verdict::Allow => {
+                let out = self.forward(&r, tool, args.clone()).await;
+                let code = match &out {
+                    Ok(res) if res.is_error == Some(true) => Some("mcp.upstream_tool_error"),
+                    Ok(_) => None,
+                    Err(e) => Some(e.code),
+                };
+                self.audit(&surface, tool, who, &args, "allow", code, None, &policy).await;
+                out.unwrap_or_else(|e| error_result(&e))
+            }
+            Verdict::Gated => self.gated(&r, tool, args, who, &surface, &policy).await,
+            Verdict::Blocked => {
+                let e = refused(
+                    "mcp.tool_blocked",
+                    format!("the operator blocked `{tool}` on `{id}`; hal0 did not forward the call"),
+                );
+                self.audit(&surface, tool, who, &args, "blocked", Some(e.code), None, &policy).await;
+                error_result(&e)
+            }
+            Verdict::UnknownTool | Verdict::UnknownServer => {
+                let e = refused(
+                    "mcp.tool_unknown",
+                    format!(
+                        "`{tool}` is not on `{id}`'s tool policy, and unlisted tools are denied; hal0 did not forward \
+                         the call (an operator can allow it: hal0 mcp allow {id} {tool})"
+                    ),
+                );
+                self.audit(&surface, tool, who, &args, "refused", Some(e.code), None, &policy).await;
+                error_result(&e)
+            }
+        }
+    }
+
+    async fn forward(&self, r: &Record, tool: &str, args: Option<Map<String, Value>>) -> Result<CallToolResult> {
+        let timeout = Duration::from_secs(self.config.mcp.call_timeout_secs);
+        let secrets = upstream::secret_values(r, &self.paths.api_env());
+        for attempt in 0..2 {
+            let c = self.client(r).await?;
+            let mut p = CallToolRequestParams::new(tool.to_string());
+            if let Some(a) = args.clone() {
+                p = p.with_arguments(a);
+            }
+            match tokio::time::timeout(timeout, c.call_tool(p)).await {
+                Ok(Ok(res)) => return Ok(mask_secrets(res, &secrets)),
+                Ok(Err(e)) if attempt == 0 && retryable(&e) => self.pool.evict(&r.id),
+                Ok(Err(e)) => return Err(upstream_error(r, &e.to_string())),
+                Err(_) => {
+                    return Err(upstream_error(r, &format!("`{tool}` did not answer within {} s", timeout.as_secs())));
+                }
+            }
+        }
+        Err(upstream_error(r, "the connection broke twice"))
+    }
+
+    async fn gated(
+        &self,
+        r: &Record,
+        tool: &str,
+        args: Option<Map<String, Value>>,
+        who: &Who,
+        surface: &str,
+        policy: &str,
+    ) -> CallToolResult {
+        let arguments = Value::Object(args.clone().unwrap_or_default());
+        let full = format!("{}: {tool} {}", r.id, arguments);
+        let (head, cut) = crate::redact::cut(&full, 400);
+        let preview = crate::redact::redact(&format!("{head}{}", if cut { "…" } else { "" })).into_owned();
+        let stored = json!({"server": r.id, "tool": tool, "arguments": arguments});
+        let (client, tool_s) = (who.client.clone(), tool.to_string());
+        let row = self
+            .store
+            .call(move |s| {
+                approvals::create(
+                    s,
+                    NewApproval {
+                        kind: KIND,
+                        client: &client,
+                        tool: &tool_s,
+                        arguments: stored,
+                        preview,
+                        run_id: None,
+                    },
+                )
+            })
+            .await;
+        let row = match row {
+            Ok(row) => row,
+            Err(e) => {
+                self.audit(surface, tool, who, &args, "error", Some(e.code), None, policy).await;
+                return error_result(&e);
+            }
+        };
+        self.audit(surface, tool, who, &args, "gated", None, Some(&row.id), policy).await;
+        let decided_by = Instant::now() + Duration::from_secs(self.config.mcp.gate_wait_secs);
+        let executed_by = decided_by + Duration::from_secs(self.config.mcp.call_timeout_secs);
+        loop {
+            let id = row.id.clone();
+            let cur = self.store.call(move |s| approvals::get(s, &id)).await;
+            let now = Instant::now();
+            match cur {
+                Ok(cur) => match cur.status.as_str() {
+                    "executed" => return stored_result(&cur),
+                    "failed" => {
+                        let msg = cur.result.as_ref().map(|v| v["error"]["message"].clone()).unwrap_or_default();
+                        return error_result(&Error::new(
+                            "mcp.approved_call_failed",
+                            Kind::BadGateway,
+                            format!(
+                                "approval {} was approved but the call failed: {}",
+                                cur.id,
+                                msg.as_str().unwrap_or("")
+                            ),
+                        ));
+                    }
+                    "denied" => {
+                        let why = cur.reason.map(|r| format!(": {r}")).unwrap_or_default();
+                        return error_result(&refused(
+                            "mcp.call_denied",
+                            format!("a person denied this call of `{tool}` (approval {}){why}", cur.id),
+                        ));
+                    }
+                    "withdrawn" => {
+                        return error_result(&refused(
+                            "mcp.call_withdrawn",
+                            format!("approval {} was withdrawn; the call was not made", cur.id),
+                        ));
+                    }
+                    "pending" if now >= decided_by => return pending(&cur.id, self.config.mcp.gate_wait_secs),
+                    "approved" if now >= executed_by => return pending(&cur.id, self.config.mcp.gate_wait_secs),
+                    _ => {}
+                },
+                Err(e) if now >= decided_by => return error_result(&e),
+                Err(_) => {}
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn audit(
+        &self,
+        surface: &str,
+        tool: &str,
+        who: &Who,
+        args: &Option<Map<String, Value>>,
+        verdict: &str,
+        code: Option<&str>,
+        approval: Option<&str>,
+        detail: &str,
+    ) {
+        let args = Value::Object(args.clone().unwrap_or_default());
+        let (surface, tool, identity, verdict) =
+            (surface.to_string(), tool.to_string(), who.identity.clone(), verdict.to_string());
+        let (code, approval, detail) = (code.map(str::to_string), approval.map(str::to_string), detail.to_string());
+        let out = self
+            .store
+            .call(move |s| {
+                crate::audit::record(
+                    s,
+                    &crate::audit::Entry {
+                        surface: &surface,
+                        tool: &tool,
+                        identity: &identity,
+                        arguments: &args,
+                        verdict: &verdict,
+                        result_code: code.as_deref(),
+                        approval_id: approval.as_deref(),
+                        detail: Some(&detail),
+                    },
+                )
+            })
+            .await;
+        if let Err(err) = out {
+            tracing::warn!("cannot record the audit entry: {}", err.message);
+        }
+    }
+
+    /// Forget the pooled connection of `id` (after an uninstall or a record change).
+    pub fn evict(&self, id: &str) {
+        self.pool.evict(id);
+    }
+}
+
+fn pending(id: &str, waited: u64) -> CallToolResult {
+    let v = json!({
+        "status": "pending_approval",
+        "approval_id": id,
+        "detail": format!(
+            "no decision within {waited} s; the call waits in hal0's approvals inbox and runs once when a person approves it"
+        ),
+    });
+    CallToolResult::structured(v)
+}
+
+/// The result an approved call stored on its row (redacted when it was stored).
+fn stored_result(row: &approvals::Approval) -> CallToolResult {
+    let v = row.result.as_ref().map(|r| r["result"].clone()).unwrap_or(Value::Null);
+    serde_json::from_value(v).unwrap_or_else(|_| {
+        CallToolResult::error(vec![ContentBlock::text(format!(
+            "mcp.approved_call_failed: approval {} ran, but its stored result cannot be read",
+            row.id
+        ))])
+    })
+}
+
+fn retryable(e: &rmcp::ServiceError) -> bool {
+    match e {
+        rmcp::ServiceError::TransportClosed => true,
+        rmcp::ServiceError::TransportSend(t) => {
+            let s = t.to_string().to_lowercase();
+            s.contains("session") || s.contains("404") || s.contains("closed")
+        }
+        _ => false,
+    }
+}
+
+fn upstream_error(r: &Record, what: &str) -> Error {
+    upstream::failed(
+        "mcp.upstream_failed",
+        format!("`{}` ({}): {}", r.id, r.url.as_deref().unwrap_or("-"), crate::redact::redact(what)),
+    )
+}
+
+/// The record `id` if hal0 serves it through the proxy.
+pub fn serving(reg: &Registry, id: &str) -> Result<Record> {
+    let r = reg.get(id)?;
+    if !r.enabled {
+        return Err(Error::not_found("mcp.server_disabled", format!("`{id}` is installed but disabled")));
+    }
+    if r.transport == Transport::Stdio {
+        return Err(Error::new(
+            "mcp.supervisor_unavailable",
+            Kind::Unsupported,
+            format!("`{id}` is a stdio server: hal0 has no process supervisor yet, so it cannot serve it"),
+        ));
+    }
+    Ok(r)
+}
+
+/// Carry out an approved `mcp_call` row: the record must still be served and the tool still
+/// gated or allowed; then exactly one call on a fresh connection, no retry.
+pub async fn execute_approved(paths: &Paths, config: &Config, row: &approvals::Approval) -> Result<Value> {
+    let server = row.arguments["server"].as_str().unwrap_or_default();
+    let tool = row.arguments["tool"].as_str().unwrap_or_default();
+    let r = serving(&Registry::new(paths), server)?;
+    match r.tools.verdict(tool) {
+        Verdict::Allow | Verdict::Gated => {}
+        v => {
+            return Err(refused(
+                "mcp.tool_blocked",
+                format!("`{tool}` on `{server}` is now {} by the policy; the approved call was not made", v.as_str()),
+            ));
+        }
+    }
+    let (client, _) = upstream::connect(&r, &paths.api_env(), "mcp.upstream_failed").await?;
+    let mut p = CallToolRequestParams::new(tool.to_string());
+    if let Some(a) = row.arguments["arguments"].as_object() {
+        p = p.with_arguments(a.clone());
+    }
+    let timeout = Duration::from_secs(config.mcp.call_timeout_secs);
+    let out = tokio::time::timeout(timeout, client.call_tool(p)).await;
+    let _ = client.cancel().await;
+    let res = out
+        .map_err(|_| upstream_error(&r, &format!("`{tool}` did not answer within {} s", timeout.as_secs())))?
+        .map_err(|e| upstream_error(&r, &e.to_string()))?;
+    let res = mask_secrets(res, &upstream::secret_values(&r, &paths.api_env()));
+    serde_json::to_value(res).map_err(|e| Error::internal(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_masked_in_results() {
+        let r = CallToolResult::success(vec![ContentBlock::text("token is s3cr3t-value, \"quoted\"")]);
+        let out = mask_secrets(r, &["s3cr3t-value".into()]);
+        let text = serde_json::to_string(&out).unwrap();
+        assert!(!text.contains("s3cr3t-value"), "{text}");
+        assert!(text.contains(crate::redact::MASK), "{text}");
+        let r = CallToolResult::success(vec![ContentBlock::text("nothing here")]);
+        assert_eq!(mask_secrets(r.clone(), &["s3cr3t-value".into()]), r);
+    }
+}

@@ -1,0 +1,183 @@
+//! hal0 as an MCP client of an installed server: the headers the server gets (its `[env]`
+//! values and `[secrets]` resolved from api.env — never hal0's own credentials), one
+//! connection with clear errors (used by `hal0 mcp test`), and the pool of live connections
+//! the proxy shares between its consumers (one per server, replaced when the record's URL
+//! or headers change, reconnected once when it broke).
+
+use super::record::{Record, Transport};
+use crate::error::{Error, Kind, Result};
+use rmcp::ServiceExt;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long connecting (the MCP handshake) may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
+/// The headers the server gets, and the api.env keys the record names that are not set.
+pub fn headers(record: &Record, api_env: &Path) -> Result<(HashMap<String, String>, Vec<String>)> {
+    let mut out: HashMap<String, String> = record.env.clone().into_iter().collect();
+    let mut missing = Vec::new();
+    for (header, key) in &record.secrets {
+        match crate::envfile::get_var(api_env, key)? {
+            Some(v) => {
+                out.insert(header.clone(), v);
+            }
+            None => missing.push(key.clone()),
+        }
+    }
+    Ok((out, missing))
+}
+
+/// The resolved secret values of `record` (for masking them in what goes back out).
+pub fn secret_values(record: &Record, api_env: &Path) -> Vec<String> {
+    record
+        .secrets
+        .values()
+        .filter_map(|k| crate::envfile::get_var(api_env, k).ok().flatten())
+        .filter(|v| v.len() >= 4)
+        .collect()
+}
+
+/// A failure talking to the upstream server (502).
+pub fn failed(code: &'static str, what: String) -> Error {
+    Error::new(code, Kind::BadGateway, what)
+}
+
+fn is_loopback_host(host: &str) -> bool {
+    let h = host.trim_start_matches('[').trim_end_matches(']');
+    h.eq_ignore_ascii_case("localhost") || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The record's URL, checked: http(s) with a host, and credential headers only over https
+/// or to loopback (unless the record sets `allow_insecure_http`).
+pub fn target(record: &Record, hdrs: &HashMap<String, String>) -> Result<String> {
+    if record.transport == Transport::Stdio {
+        return Err(Error::new(
+            "mcp.supervisor_unavailable",
+            Kind::Unsupported,
+            format!("`{}` is a stdio server: hal0 has no process supervisor yet, so it cannot start it", record.id),
+        ));
+    }
+    let url =
+        record.url.clone().ok_or_else(|| Error::invalid("mcp.invalid_url", format!("`{}` has no url", record.id)))?;
+    let host = crate::config::url_host(&url);
+    if !(url.starts_with("http://") || url.starts_with("https://")) || host.is_none() {
+        return Err(Error::invalid(
+            "mcp.invalid_url",
+            format!("`{url}` is not an http:// or https:// URL with a host"),
+        ));
+    }
+    let plain = url.starts_with("http://") && !host.as_deref().is_some_and(is_loopback_host);
+    if plain && !hdrs.is_empty() && !record.allow_insecure_http {
+        return Err(Error::conflict(
+            "mcp.insecure_credentials",
+            format!(
+                "`{}` would send its headers ({}) over plain http to a non-loopback host; use https, or set \
+                 allow_insecure_http = true in its record if this network is trusted",
+                record.id,
+                hdrs.keys().cloned().collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    }
+    Ok(url)
+}
+
+/// Connect and initialize. `code` names the failure (`mcp.probe_failed`, `mcp.upstream_failed`).
+pub async fn connect(record: &Record, api_env: &Path, code: &'static str) -> Result<(Client, Vec<String>)> {
+    let (hdrs, missing) = headers(record, api_env)?;
+    let url = target(record, &hdrs)?;
+    let mut cfg = StreamableHttpClientTransportConfig::with_uri(url.clone());
+    let mut custom = HashMap::new();
+    for (k, v) in &hdrs {
+        if k.eq_ignore_ascii_case("authorization") {
+            cfg = cfg.auth_header(v.strip_prefix("Bearer ").unwrap_or(v).to_string());
+            continue;
+        }
+        let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| Error::invalid("mcp.invalid_header", format!("`{k}` is not a valid header name")))?;
+        let value = reqwest::header::HeaderValue::from_str(v).map_err(|_| {
+            Error::invalid("mcp.invalid_header", format!("the value of `{k}` is not a valid header value"))
+        })?;
+        custom.insert(name, value);
+    }
+    let cfg = cfg.custom_headers(custom);
+    let client = tokio::time::timeout(CONNECT_TIMEOUT, ().serve(StreamableHttpClientTransport::from_config(cfg)))
+        .await
+        .map_err(|_| {
+            failed(code, format!("{url} did not finish the MCP handshake within {} s", CONNECT_TIMEOUT.as_secs()))
+        })?
+        .map_err(|e| {
+            let text = e.to_string();
+            let low = text.to_lowercase();
+            let why = if text.contains("401") || text.contains("403") || low.contains("unauthorized") {
+                "refused our credentials (check the record's [secrets] and api.env)"
+            } else if low.contains("connect") || low.contains("refused") {
+                "does not answer (is the server running? is the url right?)"
+            } else {
+                "did not answer like an MCP server"
+            };
+            failed(code, format!("{url} {why}: {}", crate::redact::redact(&text)))
+        })?;
+    Ok((client, missing))
+}
+
+struct Conn {
+    fingerprint: String,
+    client: Arc<Client>,
+}
+
+/// Live upstream connections, one per server id, shared by every consumer of the proxy.
+#[derive(Clone, Default)]
+pub struct Pool {
+    conns: Arc<Mutex<HashMap<String, Conn>>>,
+    /// Serializes connecting per pool so a burst of first calls opens one connection.
+    connecting: Arc<tokio::sync::Mutex<()>>,
+}
+
+fn fingerprint(record: &Record, api_env: &Path) -> String {
+    let mut parts: Vec<String> = headers(record, api_env)
+        .map(|(h, _)| h.into_iter().map(|(k, v)| format!("{k}={v}")).collect())
+        .unwrap_or_default();
+    parts.sort();
+    crate::auth::token::sha256_hex(&format!("{}\n{}", record.url.as_deref().unwrap_or(""), parts.join("\n")))
+}
+
+impl Pool {
+    fn cached(&self, id: &str, fp: &str) -> Option<Arc<Client>> {
+        let m = self.conns.lock().unwrap_or_else(|p| p.into_inner());
+        m.get(id).filter(|c| c.fingerprint == fp && !c.client.is_closed()).map(|c| c.client.clone())
+    }
+
+    /// A live client for `record`: the pooled one, or a new connection.
+    pub async fn client(&self, record: &Record, api_env: &Path) -> Result<Arc<Client>> {
+        let fp = fingerprint(record, api_env);
+        if let Some(c) = self.cached(&record.id, &fp) {
+            return Ok(c);
+        }
+        let _one = self.connecting.lock().await;
+        if let Some(c) = self.cached(&record.id, &fp) {
+            return Ok(c);
+        }
+        let (client, _) = connect(record, api_env, "mcp.upstream_failed").await?;
+        let client = Arc::new(client);
+        let old = self
+            .conns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(record.id.clone(), Conn { fingerprint: fp, client: client.clone() });
+        drop(old);
+        Ok(client)
+    }
+
+    /// Drop the connection of `id` (it broke, or the server was uninstalled).
+    pub fn evict(&self, id: &str) {
+        let old = self.conns.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+        drop(old);
+    }
+}
