@@ -3,6 +3,9 @@
 # tests/external_clients.rs and the real-Hermes tests (tests/hermes/):
 #   - <repo>/.venv         Python venv with the official `mcp` SDK (pinned)
 #   - <repo>/.tools/node   the MCP Inspector CLI (pinned), installed locally
+#   - <repo>/.tools/node   also @modelcontextprotocol/server-everything (pinned), the
+#                          npm reference MCP server used as an upstream by
+#                          tests/support/upstream.rs (`node .../dist/index.js streamableHttp`)
 #   - <repo>/.hermes-venv  a separate venv with the Hermes agent (pinned) plus
 #                          aiohttp, which its API server needs but does not pull in
 # Safe to run repeatedly; it only installs what is missing or at the wrong
@@ -11,6 +14,7 @@ set -euo pipefail
 
 MCP_PY_VERSION="2.3.0"
 INSPECTOR_VERSION="2.12.0"
+EVERYTHING_VERSION="2026.8.31"
 HERMES_VERSION="0.19.0"
 HERMES_AIOHTTP_VERSION="3.14.1"
 
@@ -45,6 +49,18 @@ if [ "$installed" != "$INSPECTOR_VERSION" ] || [ ! -x "$NODE_PREFIX/node_modules
         "@modelcontextprotocol/inspector@$INSPECTOR_VERSION"
 else
     log "inspector $installed already installed"
+fi
+
+# --- MCP reference server "everything" (upstream for proxy tests) -----------
+everything_pkg="$NODE_PREFIX/node_modules/@modelcontextprotocol/server-everything/package.json"
+installed="$(node -e 'try{console.log(require(process.argv[1]).version)}catch(e){}' "$everything_pkg" 2>/dev/null || true)"
+if [ "$installed" != "$EVERYTHING_VERSION" ] || [ ! -f "$NODE_PREFIX/node_modules/@modelcontextprotocol/server-everything/dist/index.js" ]; then
+    log "installing @modelcontextprotocol/server-everything@$EVERYTHING_VERSION into $NODE_PREFIX (found: ${installed:-none})"
+    mkdir -p "$NODE_PREFIX"
+    npm install --prefix "$NODE_PREFIX" --no-audit --no-fund --loglevel=error --save-exact \
+        "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
+else
+    log "server-everything $installed already installed"
 fi
 
 # --- Hermes agent (real-Hermes end-to-end tests) ----------------------------

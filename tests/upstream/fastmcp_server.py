@@ -1,0 +1,121 @@
+"""A real upstream MCP server for hal0's proxy tests, built with the official Python SDK (mcp 2.x).
+
+Owns: the Python upstream used by tests/support/upstream.rs (`FastMcp`).
+
+Usage: fastmcp_server.py <port>   (0 = pick a free port)
+Serves streamable HTTP (stateful sessions) at http://127.0.0.1:<port>/mcp and prints exactly one
+line `PORT <n>` on stdout once listening.
+
+Tools: echo(text), add(a, b), delete_everything(confirm) (harmless stand-in, returns "deleted"),
+whoami() (JSON of the `authorization` and `x-api-key` request headers it received, or null).
+
+Env:
+  UPSTREAM_COUNTS=<file>          after every tool call, atomically rewrite <file> with
+                                  {"<tool>": <calls>, ...} (temp file + rename)
+  UPSTREAM_REQUIRE_BEARER=<token> answer 401 to any HTTP request whose Authorization is not
+                                  `Bearer <token>`
+  UPSTREAM_STATELESS=1            serve in stateless mode instead
+"""
+
+import asyncio
+import json
+import os
+import socket
+import sys
+import tempfile
+import threading
+
+import uvicorn
+from mcp.server.mcpserver import Context, MCPServer
+
+COUNTS_FILE = os.environ.get("UPSTREAM_COUNTS")
+REQUIRED_BEARER = os.environ.get("UPSTREAM_REQUIRE_BEARER")
+
+_counts: dict[str, int] = {}
+_lock = threading.Lock()
+
+
+def _record(tool: str) -> None:
+    with _lock:
+        _counts[tool] = _counts.get(tool, 0) + 1
+        if not COUNTS_FILE:
+            return
+        directory = os.path.dirname(os.path.abspath(COUNTS_FILE))
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".counts.", suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            json.dump(_counts, f, sort_keys=True)
+        os.replace(tmp, COUNTS_FILE)
+
+
+mcp = MCPServer("hal0-test-upstream-python", log_level="WARNING")
+
+
+@mcp.tool()
+def echo(text: str) -> str:
+    """Return the text unchanged."""
+    _record("echo")
+    return text
+
+
+@mcp.tool()
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    _record("add")
+    return a + b
+
+
+@mcp.tool()
+def delete_everything(confirm: bool) -> str:
+    """Pretend to delete everything (a harmless stand-in for a dangerous tool)."""
+    _record("delete_everything")
+    return "deleted"
+
+
+@mcp.tool()
+def whoami(ctx: Context) -> str:
+    """Report the Authorization and X-API-Key request headers this server received."""
+    _record("whoami")
+    headers = ctx.headers or {}
+    return json.dumps({"authorization": headers.get("authorization"), "x-api-key": headers.get("x-api-key")})
+
+
+def require_bearer(app, token: str):
+    """ASGI middleware: 401 for HTTP requests without `Authorization: Bearer <token>`."""
+    expected = f"Bearer {token}".encode()
+
+    async def wrapped(scope, receive, send):
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != expected:
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")],
+                }
+            )
+            await send({"type": "http.response.body", "body": b"unauthorized"})
+            return
+        await app(scope, receive, send)
+
+    return wrapped
+
+
+async def main(port: int) -> None:
+    app = mcp.streamable_http_app(stateless_http=os.environ.get("UPSTREAM_STATELESS") == "1")
+    if REQUIRED_BEARER:
+        app = require_bearer(app, REQUIRED_BEARER)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        if serving.done():
+            await serving
+            sys.exit("server stopped before it started")
+        await asyncio.sleep(0.01)
+    print(f"PORT {sock.getsockname()[1]}", flush=True)
+    await serving
+
+
+if __name__ == "__main__":
+    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 0))
