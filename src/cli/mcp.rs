@@ -254,10 +254,24 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
             }
             let r = reg.get(&id)?;
             let state = registry::state(&r);
+            let cfg = ctx.config()?;
+            let consumers = registry::consumers::list(&ctx.store()?, Some(&id))?;
+            let proxy = registry::expose::proxy_url(&cfg, &id);
             if json {
-                print_json(&record_json(&r, Some(state)));
+                let mut v = record_json(&r, Some(state));
+                v["proxy_url"] = json!(proxy);
+                v["consumers"] = json!(consumers);
+                print_json(&v);
                 return Ok(());
             }
+            let live: Vec<String> = consumers
+                .iter()
+                .filter(|c| !c.revoked)
+                .map(|c| match &c.last_used_at {
+                    Some(t) => format!("{} (last call {t})", c.name),
+                    None => format!("{} (never used)", c.name),
+                })
+                .collect();
             let list = |v: &Vec<String>| if v.is_empty() { "-".to_string() } else { v.join(", ") };
             let names = |m: &std::collections::BTreeMap<String, String>| {
                 if m.is_empty() { "-".to_string() } else { m.keys().cloned().collect::<Vec<_>>().join(", ") }
@@ -279,6 +293,8 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
                 vec!["env".into(), names(&r.env)],
                 vec!["secrets".into(), names(&r.secrets)],
                 vec!["exposure".into(), format!("hermes: {}, brain: {}", r.exposure.hermes, r.exposure.brain)],
+                vec!["proxy".into(), proxy],
+                vec!["consumers".into(), if live.is_empty() { "-".into() } else { live.join(", ") }],
                 vec!["installed".into(), r.installed_at.clone()],
             ];
             println!("{}", table(&[r.id.as_str(), ""], rows));

@@ -213,6 +213,22 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
             }
         });
     }
+    // Re-run the exposure join once at start: a record edited by hand, or a server disabled
+    // while hal0 was down, is reconciled with Hermes's config.
+    {
+        let (paths, cfg, store) = (state.paths.clone(), state.config.clone(), state.store.clone());
+        tokio::spawn(async move {
+            let sync = tokio::task::spawn_blocking(move || crate::registry::expose::join(&paths, &cfg, &store)).await;
+            if let Ok(s) = sync {
+                for e in &s.errors {
+                    tracing::warn!("mcp exposure: {e}");
+                }
+                if !s.changed.is_empty() {
+                    tracing::info!(changed = ?s.changed, restart = %s.restart, "mcp exposure reconciled at start");
+                }
+            }
+        });
+    }
     if let Some(b) = &state.bridge {
         let b = b.clone();
         let days = state.config.bridge.run_retention_days;

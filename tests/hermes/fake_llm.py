@@ -23,10 +23,11 @@ depends on the conversation in the request:
 * anything else -> text "FAKE ANSWER: <last user message>"
 
 MCPCALL and MCPBLOCKED take their arguments from env FAKE_LLM_MCP_ARGS (a JSON
-object, default {"text": "ping"}). A tool is only called when the request
-advertises it; otherwise the plain answer is given. ``stream: true`` answers
-with ``chat.completion.chunk`` events (tool calls as ``delta.tool_calls``),
-``stream: false`` with one ``chat.completion``.
+object, default {"text": "ping"}); MCPBLOCKED takes env FAKE_LLM_MCP_BLOCKED_ARGS
+instead when that is set, so the two tools can get different arguments. A tool
+is only called when the request advertises it; otherwise the plain answer is
+given. ``stream: true`` answers with ``chat.completion.chunk`` events (tool
+calls as ``delta.tool_calls``), ``stream: false`` with one ``chat.completion``.
 
 ``GET /v1/models`` lists the model with a ``context_length``; every other probe
 (``POST /api/show``, ``GET /v1/models/<id>``, ...) gets 404. When env
@@ -58,12 +59,21 @@ class Settings:
         self.victim = os.path.abspath(env.get("FAKE_LLM_VICTIM") or "victim")
         self.mcp_tool = env.get("FAKE_LLM_MCP_TOOL") or "bridge_echo"
         self.mcp_blocked_tool = env.get("FAKE_LLM_MCP_BLOCKED_TOOL") or ""
-        raw_args = env.get("FAKE_LLM_MCP_ARGS") or '{"text":"ping"}'
-        args = json.loads(raw_args)
-        if not isinstance(args, dict):
-            raise SystemExit("FAKE_LLM_MCP_ARGS must be a JSON object")
-        self.mcp_args = args
+        self.mcp_args = json_object(env, "FAKE_LLM_MCP_ARGS", '{"text":"ping"}')
+        blocked_args = json_object(env, "FAKE_LLM_MCP_BLOCKED_ARGS", None)
+        self.mcp_blocked_args = self.mcp_args if blocked_args is None else blocked_args
         self.log_path = env.get("FAKE_LLM_LOG") or None
+
+
+def json_object(env, name, default):
+    """The JSON object in env ``name`` (``default`` when unset or empty)."""
+    raw = env.get(name) or default
+    if raw is None:
+        return None
+    value = json.loads(raw)
+    if not isinstance(value, dict):
+        raise SystemExit("%s must be a JSON object" % name)
+    return value
 
 
 # --- deciding the reply ------------------------------------------------------
@@ -155,7 +165,7 @@ def decide(body, settings):
     if "MCPBLOCKED" in user:
         name = find_mcp_tool(tools, settings.mcp_blocked_tool)
         if name:
-            return ToolCall(name, settings.mcp_args)
+            return ToolCall(name, settings.mcp_blocked_args)
     if "MCPCALL" in user:
         name = find_mcp_tool(tools, settings.mcp_tool)
         if name:
