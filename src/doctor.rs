@@ -707,7 +707,14 @@ fn check_exposure(reg: &Registry, profiles: &Profiles) -> Row {
         }
     }
     if !problems.is_empty() {
-        return row("exposure", Status::Warn, format!("{}; fix: {REPROVISION}", problems.join("; ")));
+        return row(
+            "exposure",
+            Status::Warn,
+            format!(
+                "{}; fix: re-run the join with hal0 mcp expose ID --hermes (or --no-hermes), or restart hal0 serve",
+                problems.join("; ")
+            ),
+        );
     }
     if exposed.is_empty() {
         row("exposure", Status::Ok, "nothing exposed")
