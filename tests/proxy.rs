@@ -493,3 +493,45 @@ async fn rest_table_status_and_error_codes() {
     assert!(!std::fs::read_to_string(hermes.path().join(".env")).unwrap().contains("HAL0_MCP_UP_KEY"));
     c.cancel().await.ok();
 }
+
+/// The Python SDK as the consumer (both of its connect modes), FastMCP as the server: the
+/// listing, an allowed call, a gated call answering `pending_approval` (its tool's output
+/// schema is withheld, so a validating client accepts that answer) and a blocked call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_consumer_through_the_proxy() {
+    let Some(up) = FastMcp::start() else { return };
+    let python = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    let env = Env::new();
+    install_with_policy(&env, &up.url(), "py");
+    env.ok(&["config", "set", "mcp.gate_wait_secs", "0"]);
+    let key = key_for(&env, "py", "sdk");
+    let server = env.serve();
+    let url = server.url("/mcp/proxy/py/mcp");
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(python)
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/external/proxy_client.py"))
+            .args(["--url", &url, "--key", &key])
+            .args(["--allowed", "echo", "--allowed-args", r#"{"text":"py-consumer"}"#])
+            .args(["--gated", "delete_everything", "--gated-args", r#"{"confirm":true}"#])
+            .args(["--blocked", "add", "--blocked-args", r#"{"a":1,"b":2}"#])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success(), "proxy_client.py failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for mode in ["legacy", "auto"] {
+        let m = &report[mode];
+        assert_eq!(m["tools"], json!(["delete_everything", "echo"]), "{mode}: {m}");
+        assert_eq!(m["allowed"]["is_error"], false, "{mode}: {m}");
+        assert!(m["allowed"]["text"].as_str().unwrap().contains("py-consumer"), "{mode}: {m}");
+        assert_eq!(m["gated"]["is_error"], false, "{mode}: {m}");
+        assert_eq!(m["gated"]["structured"]["status"], "pending_approval", "{mode}: {m}");
+        assert_eq!(m["blocked"]["is_error"], true, "{mode}: {m}");
+        assert!(m["blocked"]["text"].as_str().unwrap().starts_with("mcp.tool_blocked:"), "{mode}: {m}");
+    }
+    assert_eq!(up.count("echo"), 2);
+    assert_eq!(up.count("delete_everything"), 0, "gated: nothing ran without an approval");
+    assert_eq!(up.count("add"), 0, "blocked: never reached the server");
+}

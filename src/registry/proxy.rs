@@ -17,6 +17,8 @@ use crate::paths::Paths;
 use crate::store::Store;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, Tool};
 use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The approvals-inbox kind of a gated proxied call.
@@ -35,6 +37,25 @@ pub struct Who {
     pub client: String,
 }
 
+/// A record the proxy serves, with what its calls need resolved once: the headers'
+/// fingerprint (which pooled connection) and the secret values (masked in results).
+pub struct Served {
+    pub record: Record,
+    fingerprint: String,
+    secrets: Vec<String>,
+}
+
+/// Identity of a file's current content for the cache: inode, size, mtime.
+type Stamp = Option<(u64, u64, i128)>;
+/// The served-record cache: id → (record file stamp, api.env stamp, what was resolved).
+type ServedCache = Arc<Mutex<HashMap<String, (Stamp, Stamp, Arc<Served>)>>>;
+
+fn stamp(p: &std::path::Path) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(p).ok()?;
+    Some((m.ino(), m.size(), i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec())))
+}
+
 /// The proxy of one hal0 installation.
 #[derive(Clone)]
 pub struct Proxy {
@@ -42,6 +63,9 @@ pub struct Proxy {
     config: Config,
     store: Store,
     pool: Pool,
+    /// Served records by id, valid while the record file and api.env keep their stamps: a
+    /// call costs two `stat`s instead of reading and parsing both files.
+    served: ServedCache,
 }
 
 /// An error as the consumer sees it: a tool result with `isError` and `code: message`.
@@ -76,30 +100,51 @@ fn refused(code: &'static str, msg: String) -> Error {
 
 impl Proxy {
     pub fn new(paths: Paths, config: Config, store: Store) -> Proxy {
-        Proxy { paths, config, store, pool: Pool::default() }
+        Proxy { paths, config, store, pool: Pool::default(), served: Default::default() }
     }
 
     /// The record behind `/mcp/proxy/<id>/mcp`: installed, enabled, reachable over http.
-    pub fn record(&self, id: &str) -> Result<Record> {
-        serving(&Registry::new(&self.paths), id)
+    pub fn record(&self, id: &str) -> Result<Arc<Served>> {
+        let reg = Registry::new(&self.paths);
+        let api_env = self.paths.api_env();
+        {
+            let m = self.served.lock().unwrap_or_else(|p| p.into_inner());
+            // Only ids that passed `serving` are cached, so the path below is a valid one.
+            if let Some((rs, es, s)) = m.get(id)
+                && *rs == stamp(&reg.path_of(id))
+                && *es == stamp(&api_env)
+            {
+                return Ok(s.clone());
+            }
+        }
+        let (rs, es) = (stamp(&reg.path_of(id)), stamp(&api_env));
+        let record = serving(&reg, id)?;
+        let (hdrs, _) = upstream::headers(&record, &api_env)?;
+        let secrets = record.secrets.keys().filter_map(|h| hdrs.get(h)).filter(|v| v.len() >= 4).cloned().collect();
+        let served = Arc::new(Served { fingerprint: upstream::fingerprint(&record, &hdrs), secrets, record });
+        self.served.lock().unwrap_or_else(|p| p.into_inner()).insert(id.to_string(), (rs, es, served.clone()));
+        Ok(served)
     }
 
-    async fn client(&self, r: &Record) -> Result<std::sync::Arc<upstream::Client>> {
-        self.pool.client(r, &self.paths.api_env()).await
+    async fn client(&self, s: &Served) -> Result<Arc<upstream::Client>> {
+        self.pool.client(&s.record, &s.fingerprint, &self.paths.api_env()).await
     }
 
     /// The consumer's view of the server's tools: allowed and gated only, in the server's order.
     pub async fn list_tools(&self, id: &str) -> Result<Vec<Tool>> {
-        let r = self.record(id)?;
-        let all = self.list_upstream(&r).await?;
+        let s = self.record(id)?;
+        let all = self.list_upstream(&s).await?;
         Ok(all
             .into_iter()
-            .filter_map(|mut t| match r.tools.verdict(&t.name) {
+            .filter_map(|mut t| match s.record.tools.verdict(&t.name) {
                 Verdict::Allow => Some(t),
                 Verdict::Gated => {
                     let d = t.description.as_deref().unwrap_or("").trim().to_string();
                     t.description =
                         Some(if d.is_empty() { GATED_NOTE.into() } else { format!("{d} {GATED_NOTE}").into() });
+                    // A gated call may answer `pending_approval`, which the server's output
+                    // schema does not describe; clients that validate would reject it.
+                    t.output_schema = None;
                     Some(t)
                 }
                 _ => None,
@@ -107,10 +152,11 @@ impl Proxy {
             .collect())
     }
 
-    async fn list_upstream(&self, r: &Record) -> Result<Vec<Tool>> {
+    async fn list_upstream(&self, s: &Served) -> Result<Vec<Tool>> {
+        let r = &s.record;
         let timeout = Duration::from_secs(self.config.mcp.call_timeout_secs);
         for attempt in 0..2 {
-            let c = self.client(r).await?;
+            let c = self.client(s).await?;
             match tokio::time::timeout(timeout, c.list_all_tools()).await {
                 Ok(Ok(t)) => return Ok(t),
                 Ok(Err(e)) if attempt == 0 && retryable(&e) => self.pool.evict(&r.id),
@@ -125,18 +171,19 @@ impl Proxy {
     /// `isError` results (the model reads them); the audit log gets one row per decision.
     pub async fn call(&self, id: &str, tool: &str, args: Option<Map<String, Value>>, who: &Who) -> CallToolResult {
         let surface = format!("mcp:proxy/{id}");
-        let r = match self.record(id) {
-            Ok(r) => r,
+        let served = match self.record(id) {
+            Ok(s) => s,
             Err(e) => {
                 self.audit(&surface, tool, who, &args, "refused", Some(e.code), None, "policy: unknown_server").await;
                 return error_result(&e);
             }
         };
+        let r = &served.record;
         let verdict = r.tools.verdict(tool);
         let policy = format!("policy: {}", verdict.as_str());
         match verdict {
             Verdict::Allow => {
-                let out = self.forward(&r, tool, args.clone()).await;
+                let out = self.forward(&served, tool, args.clone()).await;
                 let code = match &out {
                     Ok(res) if res.is_error == Some(true) => Some("mcp.upstream_tool_error"),
                     Ok(_) => None,
@@ -145,7 +192,7 @@ impl Proxy {
                 self.audit(&surface, tool, who, &args, "allow", code, None, &policy).await;
                 out.unwrap_or_else(|e| error_result(&e))
             }
-            Verdict::Gated => self.gated(&r, tool, args, who, &surface, &policy).await,
+            Verdict::Gated => self.gated(r, tool, args, who, &surface, &policy).await,
             Verdict::Blocked => {
                 let e = refused(
                     "mcp.tool_blocked",
@@ -168,17 +215,17 @@ impl Proxy {
         }
     }
 
-    async fn forward(&self, r: &Record, tool: &str, args: Option<Map<String, Value>>) -> Result<CallToolResult> {
+    async fn forward(&self, s: &Served, tool: &str, args: Option<Map<String, Value>>) -> Result<CallToolResult> {
+        let (r, secrets) = (&s.record, &s.secrets);
         let timeout = Duration::from_secs(self.config.mcp.call_timeout_secs);
-        let secrets = upstream::secret_values(r, &self.paths.api_env());
         for attempt in 0..2 {
-            let c = self.client(r).await?;
+            let c = self.client(s).await?;
             let mut p = CallToolRequestParams::new(tool.to_string());
             if let Some(a) = args.clone() {
                 p = p.with_arguments(a);
             }
             match tokio::time::timeout(timeout, c.call_tool(p)).await {
-                Ok(Ok(res)) => return Ok(mask_secrets(res, &secrets)),
+                Ok(Ok(res)) => return Ok(complete(mask_secrets(res, secrets))),
                 Ok(Err(e)) if attempt == 0 && retryable(&e) => self.pool.evict(&r.id),
                 Ok(Err(e)) => return Err(upstream_error(r, &e.to_string())),
                 Err(_) => {
@@ -332,12 +379,19 @@ fn pending(id: &str, waited: u64) -> CallToolResult {
 /// The result an approved call stored on its row (redacted when it was stored).
 fn stored_result(row: &approvals::Approval) -> CallToolResult {
     let v = row.result.as_ref().map(|r| r["result"].clone()).unwrap_or(Value::Null);
-    serde_json::from_value(v).unwrap_or_else(|_| {
+    serde_json::from_value(v).map(complete).unwrap_or_else(|_| {
         CallToolResult::error(vec![ContentBlock::text(format!(
             "mcp.approved_call_failed: approval {} ran, but its stored result cannot be read",
             row.id
         ))])
     })
+}
+
+/// A result as this hal0 answers it: an upstream on an older protocol sends no
+/// `resultType`, which consumers on 2026-07-28 require.
+fn complete(mut r: CallToolResult) -> CallToolResult {
+    r.result_type.get_or_insert(rmcp::model::ResultType::COMPLETE);
+    r
 }
 
 fn retryable(e: &rmcp::ServiceError) -> bool {

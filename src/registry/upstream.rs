@@ -140,10 +140,9 @@ pub struct Pool {
     connecting: Arc<tokio::sync::Mutex<()>>,
 }
 
-fn fingerprint(record: &Record, api_env: &Path) -> String {
-    let mut parts: Vec<String> = headers(record, api_env)
-        .map(|(h, _)| h.into_iter().map(|(k, v)| format!("{k}={v}")).collect())
-        .unwrap_or_default();
+/// What identifies a connection: the URL and every header sent (a change means a new one).
+pub fn fingerprint(record: &Record, hdrs: &HashMap<String, String>) -> String {
+    let mut parts: Vec<String> = hdrs.iter().map(|(k, v)| format!("{k}={v}")).collect();
     parts.sort();
     crate::auth::token::sha256_hex(&format!("{}\n{}", record.url.as_deref().unwrap_or(""), parts.join("\n")))
 }
@@ -154,14 +153,14 @@ impl Pool {
         m.get(id).filter(|c| c.fingerprint == fp && !c.client.is_closed()).map(|c| c.client.clone())
     }
 
-    /// A live client for `record`: the pooled one, or a new connection.
-    pub async fn client(&self, record: &Record, api_env: &Path) -> Result<Arc<Client>> {
-        let fp = fingerprint(record, api_env);
-        if let Some(c) = self.cached(&record.id, &fp) {
+    /// A live client for `record` whose headers have fingerprint `fp`: the pooled one, or a
+    /// new connection.
+    pub async fn client(&self, record: &Record, fp: &str, api_env: &Path) -> Result<Arc<Client>> {
+        if let Some(c) = self.cached(&record.id, fp) {
             return Ok(c);
         }
         let _one = self.connecting.lock().await;
-        if let Some(c) = self.cached(&record.id, &fp) {
+        if let Some(c) = self.cached(&record.id, fp) {
             return Ok(c);
         }
         let (client, _) = connect(record, api_env, "mcp.upstream_failed").await?;
@@ -170,7 +169,7 @@ impl Pool {
             .conns
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(record.id.clone(), Conn { fingerprint: fp, client: client.clone() });
+            .insert(record.id.clone(), Conn { fingerprint: fp.to_string(), client: client.clone() });
         drop(old);
         Ok(client)
     }
@@ -179,5 +178,38 @@ impl Pool {
     pub fn evict(&self, id: &str) {
         let old = self.conns.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
         drop(old);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(url: &str) -> Record {
+        let mut r = Record::new("x", "x", url, Transport::StreamableHttp);
+        r.url = Some(url.into());
+        r
+    }
+
+    #[test]
+    fn credentials_go_only_over_https_or_to_loopback() {
+        let creds = HashMap::from([("Authorization".to_string(), "Bearer t".to_string())]);
+        let none = HashMap::new();
+        for ok in
+            ["https://mcp.example.com/mcp", "http://127.0.0.1:9/mcp", "http://[::1]:9/mcp", "http://localhost/mcp"]
+        {
+            assert!(target(&rec(ok), &creds).is_ok(), "{ok}");
+        }
+        let e = target(&rec("http://mcp.example.com/mcp"), &creds).unwrap_err();
+        assert_eq!(e.code, "mcp.insecure_credentials");
+        assert!(e.message.contains("Authorization") && !e.message.contains("Bearer t"), "{}", e.message);
+        assert!(target(&rec("http://mcp.example.com/mcp"), &none).is_ok(), "no credential, plain http is fine");
+        let mut r = rec("http://10.0.0.5/mcp");
+        r.allow_insecure_http = true;
+        assert!(target(&r, &creds).is_ok(), "the operator's explicit opt-in");
+        assert_eq!(target(&rec("ftp://x/mcp"), &none).unwrap_err().code, "mcp.invalid_url");
+        let mut s = rec("npm:@x/y");
+        s.transport = Transport::Stdio;
+        assert_eq!(target(&s, &none).unwrap_err().code, "mcp.supervisor_unavailable");
     }
 }

@@ -165,7 +165,7 @@ fn proxy_target(state: &AppState, path: &str, cred: &Credential) -> crate::error
             c.server
         )));
     }
-    crate::registry::proxy::serving(&crate::registry::Registry::new(&state.paths), id).map(|r| r.id)
+    state.proxy.record(id).map(|s| s.record.id.clone())
 }
 
 /// `/mcp/<mount>` or `/mcp/<mount>/`: answered 405 before any credential check.
