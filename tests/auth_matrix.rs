@@ -14,34 +14,50 @@ const ROUTES: &[(&str, &str)] = &[
     ("agents", "POST /mcp/agents/mcp"),
     ("memory", "POST /mcp/memory/mcp"),
     ("admin", "POST /mcp/admin/mcp"),
+    ("proxy", "POST /mcp/proxy/up/mcp"),
 ];
 
-/// Credential columns; the names of bridge keys give their scopes.
-const CREDS: &[&str] =
-    &["none", "bad", "badbridge", "client", "admin", "b_agents", "b_memory", "b_admin", "b_all", "revoked"];
+/// Credential columns; the names of bridge keys give their scopes; `consumer` is a proxy key
+/// minted for server `up`, `c_other` one minted for server `other`.
+const CREDS: &[&str] = &[
+    "none",
+    "bad",
+    "badbridge",
+    "client",
+    "admin",
+    "b_agents",
+    "b_memory",
+    "b_admin",
+    "b_all",
+    "revoked",
+    "consumer",
+    "c_other",
+];
 
 /// Expected status per route, in CREDS order. `-` marks a credential that cannot exist in
 /// that state (there are no box keys while auth is off).
 const OFF: &[(&str, &str)] = &[
-    ("health", "200 200 200 -   -   200 200 200 200 200"),
-    ("me", "401 401 401 -   -   200 200 200 200 401"),
-    ("status", "200 401 401 -   -   403 403 403 403 401"),
-    ("clients", "200 401 401 -   -   403 403 403 403 401"),
-    ("unknown", "404 401 401 -   -   403 403 403 403 401"),
-    ("agents", "401 401 401 -   -   200 200 200 200 401"),
-    ("memory", "200 401 401 -   -   403 200 403 200 401"),
-    ("admin", "200 401 401 -   -   403 403 200 200 401"),
+    ("health", "200 200 200 -   -   200 200 200 200 200 200 200"),
+    ("me", "401 401 401 -   -   200 200 200 200 401 403 403"),
+    ("status", "200 401 401 -   -   403 403 403 403 401 403 403"),
+    ("clients", "200 401 401 -   -   403 403 403 403 401 403 403"),
+    ("unknown", "404 401 401 -   -   403 403 403 403 401 403 403"),
+    ("agents", "401 401 401 -   -   200 200 200 200 401 403 403"),
+    ("memory", "200 401 401 -   -   403 200 403 200 401 403 403"),
+    ("admin", "200 401 401 -   -   403 403 200 200 401 403 403"),
+    ("proxy", "401 401 401 -   -   403 403 403 403 401 200 403"),
 ];
 
 const ARMED: &[(&str, &str)] = &[
-    ("health", "200 200 200 200 200 200 200 200 200 200"),
-    ("me", "401 401 401 403 403 200 200 200 200 401"),
-    ("status", "401 401 401 403 200 403 403 403 403 401"),
-    ("clients", "401 401 401 403 200 403 403 403 403 401"),
-    ("unknown", "401 401 401 403 404 403 403 403 403 401"),
-    ("agents", "401 401 401 403 200 200 200 200 200 401"),
-    ("memory", "401 401 401 200 200 403 200 403 200 401"),
-    ("admin", "401 401 401 403 200 403 403 200 200 401"),
+    ("health", "200 200 200 200 200 200 200 200 200 200 200 200"),
+    ("me", "401 401 401 403 403 200 200 200 200 401 403 403"),
+    ("status", "401 401 401 403 200 403 403 403 403 401 403 403"),
+    ("clients", "401 401 401 403 200 403 403 403 403 401 403 403"),
+    ("unknown", "401 401 401 403 404 403 403 403 403 401 403 403"),
+    ("agents", "401 401 401 403 200 200 200 200 200 401 403 403"),
+    ("memory", "401 401 401 200 200 403 200 403 200 401 403 403"),
+    ("admin", "401 401 401 403 200 403 403 200 200 401 403 403"),
+    ("proxy", "401 401 401 403 200 403 403 403 403 401 200 403"),
 ];
 
 fn keys(env: &Env, armed: bool) -> Vec<(&'static str, Option<String>)> {
@@ -63,6 +79,12 @@ fn keys(env: &Env, armed: bool) -> Vec<(&'static str, Option<String>)> {
     let revoked = env.bridge_key("br", &["memory", "admin"]);
     env.ok(&["bridge", "revoke", "br", "--yes"]);
     v.push(("revoked", Some(revoked)));
+    // Proxied servers need not answer: initialize at the proxy is hal0's own.
+    env.ok(&["mcp", "install", "http://127.0.0.1:9/mcp", "--id", "up"]);
+    env.ok(&["mcp", "install", "http://127.0.0.1:9/mcp", "--id", "other"]);
+    let mint = |id: &str| env.json(&["mcp", "keys", "add", id, "m", "--json"])["key"].as_str().unwrap().to_string();
+    v.push(("consumer", Some(mint("up"))));
+    v.push(("c_other", Some(mint("other"))));
     v
 }
 

@@ -179,7 +179,9 @@ fn is_mount_root(path: &str) -> bool {
 pub async fn resolve(state: &Arc<AppState>, auth: Option<String>) -> crate::error::Result<(Credential, bool)> {
     let keys = state.keys.get()?;
     let armed = keys.armed();
-    let cred = if auth.as_deref().is_some_and(|a| a.contains(crate::auth::bridge::KEY_PREFIX)) {
+    let stored_key =
+        |a: &str| a.contains(crate::auth::bridge::KEY_PREFIX) || a.contains(crate::registry::consumers::KEY_PREFIX);
+    let cred = if auth.as_deref().is_some_and(stored_key) {
         state.store.call(move |s| Credential::resolve(auth.as_deref(), &keys, s)).await?
     } else {
         Credential::resolve(auth.as_deref(), &keys, &state.store)?
