@@ -11,6 +11,7 @@ pub mod probe;
 pub mod proxy;
 pub mod record;
 pub mod spec;
+pub mod sse_client;
 pub mod ssrf;
 pub mod upstream;
 

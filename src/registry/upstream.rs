@@ -92,23 +92,36 @@ pub fn target(record: &Record, hdrs: &HashMap<String, String>) -> Result<String>
 pub async fn connect(record: &Record, api_env: &Path, code: &'static str) -> Result<(Client, Vec<String>)> {
     let (hdrs, missing) = headers(record, api_env)?;
     let url = target(record, &hdrs)?;
-    let mut cfg = StreamableHttpClientTransportConfig::with_uri(url.clone());
-    let mut custom = HashMap::new();
-    for (k, v) in &hdrs {
-        if k.eq_ignore_ascii_case("authorization") {
-            cfg = cfg.auth_header(v.strip_prefix("Bearer ").unwrap_or(v).to_string());
-            continue;
+    let serving = if record.transport == Transport::Sse {
+        // Legacy HTTP+SSE. Authorization as the streamable client sends it: a bare token
+        // gets the Bearer scheme.
+        let mut hdrs = hdrs.clone();
+        for (k, v) in hdrs.iter_mut() {
+            if k.eq_ignore_ascii_case("authorization") && !v.trim().contains(' ') {
+                *v = format!("Bearer {}", v.trim());
+            }
         }
-        let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
-            .map_err(|_| Error::invalid("mcp.invalid_header", format!("`{k}` is not a valid header name")))?;
-        let value = reqwest::header::HeaderValue::from_str(v).map_err(|_| {
-            Error::invalid("mcp.invalid_header", format!("the value of `{k}` is not a valid header value"))
-        })?;
-        custom.insert(name, value);
-    }
-    let cfg = cfg.custom_headers(custom);
-    let client = tokio::time::timeout(CONNECT_TIMEOUT, ().serve(StreamableHttpClientTransport::from_config(cfg)))
-        .await
+        let transport = super::sse_client::connect(&url, &hdrs, code).await?;
+        tokio::time::timeout(CONNECT_TIMEOUT, ().serve(transport)).await
+    } else {
+        let mut cfg = StreamableHttpClientTransportConfig::with_uri(url.clone());
+        let mut custom = HashMap::new();
+        for (k, v) in &hdrs {
+            if k.eq_ignore_ascii_case("authorization") {
+                cfg = cfg.auth_header(v.strip_prefix("Bearer ").unwrap_or(v).to_string());
+                continue;
+            }
+            let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
+                .map_err(|_| Error::invalid("mcp.invalid_header", format!("`{k}` is not a valid header name")))?;
+            let value = reqwest::header::HeaderValue::from_str(v).map_err(|_| {
+                Error::invalid("mcp.invalid_header", format!("the value of `{k}` is not a valid header value"))
+            })?;
+            custom.insert(name, value);
+        }
+        let cfg = cfg.custom_headers(custom);
+        tokio::time::timeout(CONNECT_TIMEOUT, ().serve(StreamableHttpClientTransport::from_config(cfg))).await
+    };
+    let client = serving
         .map_err(|_| {
             failed(code, format!("{url} did not finish the MCP handshake within {} s", CONNECT_TIMEOUT.as_secs()))
         })?
