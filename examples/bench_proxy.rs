@@ -1,0 +1,243 @@
+//! Benchmark of what hal0's MCP proxy (`/mcp/proxy/<id>/mcp`) adds to a `tools/call`: the
+//! allowed tool `echo` of an rmcp upstream called DIRECTLY on the upstream and THROUGH the
+//! proxy, in the same run, by the same client code (`support::Session`, a raw MCP session over
+//! reqwest, one connection per session):
+//!
+//! 1. sequential latency p50/p99: one direct and one proxied session, warmed up, then the
+//!    calls interleaved one by one (which goes first alternates), and the added latency
+//!    (proxied minus direct);
+//! 2. `--clients` concurrent clients (each its own MCP session and connection): calls/s and
+//!    p50/p99, direct and proxied, in rounds ordered direct, proxied, proxied, direct so a
+//!    drift in machine load weighs on both alike.
+//!
+//! The upstream (`RmcpUpstream` of tests/support/upstream.rs) runs in its own process: this
+//! example re-executes itself with `--upstream`, so it has its own tokio runtime and threads,
+//! apart from the client load generator and from `hal0 serve`.
+//!
+//! Run: `cargo build --release &&
+//!       cargo run --release --example bench_proxy -- target/release/hal0 [--calls N] [--clients 32]`
+//! (`--calls`: calls per path in the sequential phase, and in the concurrent phase split
+//! evenly over the clients and the two rounds of each path; default 10000.)
+
+#[path = "support/mod.rs"]
+mod support;
+#[path = "../tests/support/upstream.rs"]
+mod upstream;
+
+use serde_json::json;
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, Stdio};
+use support::{Session, pct};
+
+const TEXT: &str = "bench-proxy-payload";
+
+/// The upstream process: serve until stdin closes (the parent exited or dropped it).
+fn upstream_main() {
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let up = rt.block_on(upstream::RmcpUpstream::start());
+    println!("UPSTREAM {}", up.url());
+    let _ = std::io::stdin().read_to_end(&mut Vec::new());
+    drop(up);
+}
+
+/// A child process killed when dropped (also when the bench panics).
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// This binary re-executed as the upstream; killed when dropped.
+struct UpstreamProcess {
+    _child: KillOnDrop,
+    url: String,
+}
+
+impl UpstreamProcess {
+    fn start() -> UpstreamProcess {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .arg("--upstream")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let url = loop {
+            let l = lines.next().expect("upstream exited before printing its URL").unwrap();
+            if let Some(u) = l.strip_prefix("UPSTREAM ") {
+                break u.to_string();
+            }
+        };
+        UpstreamProcess { _child: KillOnDrop(child), url }
+    }
+}
+
+fn loadavg() -> Vec<f64> {
+    let s = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    s.split_whitespace().take(3).filter_map(|x| x.parse().ok()).collect()
+}
+
+fn args_echo() -> serde_json::Value {
+    json!({ "text": TEXT })
+}
+
+async fn echo(s: &Session, id: u64) -> f64 {
+    s.call(id, "echo", args_echo(), TEXT).await.0
+}
+
+/// `clients` fresh sessions on `url`, each warmed up with `warm` calls (all at once).
+async fn open_warm(url: &str, key: &str, clients: usize, warm: u64) -> Vec<Session> {
+    let mut sessions = Vec::with_capacity(clients);
+    for _ in 0..clients {
+        sessions.push(Session::open(url, key).await);
+    }
+    futures::future::join_all(sessions.iter().map(|s| async move {
+        for i in 0..warm {
+            echo(s, 1_000_000 + i).await;
+        }
+    }))
+    .await;
+    sessions
+}
+
+/// p50, p99 and mean of `v` in ms.
+fn stats(v: &mut [f64]) -> (f64, f64, f64) {
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    (pct(v, 0.5), pct(v, 0.99), mean)
+}
+
+fn main() {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.first().map(String::as_str) == Some("--upstream") {
+        return upstream_main();
+    }
+    let mut bin = "target/release/hal0".to_string();
+    let (mut calls, mut clients) = (10_000u64, 32usize);
+    let mut it = argv.into_iter();
+    while let Some(a) = it.next() {
+        let mut num = |what: &str| -> u64 {
+            it.next().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or_else(|| panic!("{what} needs a number"))
+        };
+        match a.as_str() {
+            "--calls" => calls = num("--calls"),
+            "--clients" => clients = num("--clients") as usize,
+            _ if a.starts_with("--") => {
+                panic!("unknown option {a}; usage: bench_proxy HAL0_BIN [--calls N] [--clients C]")
+            }
+            _ => bin = a,
+        }
+    }
+    // The client load generator: a multi-thread runtime of its own (one worker per core).
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(run(bin, calls, clients));
+}
+
+async fn run(bin: String, calls: u64, clients: usize) {
+    let load_start = loadavg();
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let up = UpstreamProcess::start();
+
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, state) = (dir.path().join("etc"), dir.path().join("var"));
+    let hal0 = |args: &[&str]| {
+        let o = Command::new(&bin)
+            .args(args)
+            .env("HAL0_CONFIG_DIR", &cfg)
+            .env("HAL0_STATE_DIR", &state)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "hal0 {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    hal0(&["mcp", "install", &up.url, "--id", "up"]);
+    hal0(&["mcp", "allow", "up", "echo"]);
+    let out: serde_json::Value = serde_json::from_str(&hal0(&["mcp", "keys", "add", "up", "bench", "--json"])).unwrap();
+    let key = out["key"].as_str().unwrap().to_string();
+    let (server, base) = support::serve(&bin, &cfg, &state, &[]);
+    let server = KillOnDrop(server);
+    let proxied_url = format!("{base}/mcp/proxy/up/mcp");
+    // The upstream ignores the Authorization header; the direct path sends the same one.
+    let direct_url = up.url.clone();
+
+    // 1. Sequential: one session per path, interleaved call by call.
+    let warm = (calls / 10).clamp(20, 500);
+    let d = Session::open(&direct_url, &key).await;
+    let p = Session::open(&proxied_url, &key).await;
+    for i in 0..warm {
+        echo(&d, i).await;
+        echo(&p, i).await;
+    }
+    let (mut seq_d, mut seq_p) = (Vec::with_capacity(calls as usize), Vec::with_capacity(calls as usize));
+    for i in 0..calls {
+        let id = warm + i;
+        if i % 2 == 0 {
+            seq_d.push(echo(&d, id).await);
+            seq_p.push(echo(&p, id).await);
+        } else {
+            seq_p.push(echo(&p, id).await);
+            seq_d.push(echo(&d, id).await);
+        }
+    }
+    drop((d, p));
+    let (d50, d99, dmean) = stats(&mut seq_d);
+    let (p50, p99, pmean) = stats(&mut seq_p);
+
+    // 2. Concurrent: rounds direct, proxied, proxied, direct; fresh warmed sessions per round.
+    let per = (calls / clients as u64 / 2).max(1);
+    let cwarm = (per / 10).clamp(2, 20);
+    let (mut lat_d, mut lat_p, mut wall_d, mut wall_p) = (Vec::new(), Vec::new(), 0.0, 0.0);
+    for proxied in [false, true, true, false] {
+        let url = if proxied { &proxied_url } else { &direct_url };
+        let sessions = open_warm(url, &key, clients, cwarm).await;
+        let (lat, secs) = support::concurrent(sessions, per, "echo", args_echo(), TEXT).await;
+        if proxied {
+            lat_p.extend(lat);
+            wall_p += secs;
+        } else {
+            lat_d.extend(lat);
+            wall_d += secs;
+        }
+    }
+    let (cd50, cd99, _) = stats(&mut lat_d);
+    let (cp50, cp99, _) = stats(&mut lat_p);
+    let (rate_d, rate_p) = (lat_d.len() as f64 / wall_d, lat_p.len() as f64 / wall_p);
+    drop((server, up));
+    let load_end = loadavg();
+
+    println!("hal0 MCP proxy overhead: tools/call echo on an rmcp upstream (own process), direct vs /mcp/proxy/up/mcp");
+    println!("machine: {cores} cores, load average at start {load_start:?}, at end {load_end:?}");
+    println!("sequential, one session per path, {calls} calls each, interleaved after {warm} warm-up calls:");
+    println!("  direct   p50 {d50:.3} ms  p99 {d99:.3} ms  mean {dmean:.3} ms");
+    println!("  proxied  p50 {p50:.3} ms  p99 {p99:.3} ms  mean {pmean:.3} ms");
+    println!("  added    p50 {:.3} ms  p99 {:.3} ms  mean {:.3} ms", p50 - d50, p99 - d99, pmean - dmean);
+    let n = lat_d.len();
+    println!("{clients} concurrent clients (own session each), {n} calls per path in rounds D,P,P,D");
+    println!("  (each round on fresh sessions after {cwarm} warm-up calls per session):");
+    println!("  direct   {rate_d:.0} calls/s  p50 {cd50:.3} ms  p99 {cd99:.3} ms");
+    println!("  proxied  {rate_p:.0} calls/s  p50 {cp50:.3} ms  p99 {cp99:.3} ms");
+    let r3 = |x: f64| (x * 1000.0).round() / 1000.0;
+    let line = json!({
+        "bench": "proxy",
+        "bin": bin,
+        "calls": calls,
+        "clients": clients,
+        "cores": cores,
+        "upstream": "rmcp 3.11 (tests/support/upstream.rs), separate process, own multi-thread runtime",
+        "sequential": {
+            "direct": {"p50_ms": r3(d50), "p99_ms": r3(d99), "mean_ms": r3(dmean)},
+            "proxied": {"p50_ms": r3(p50), "p99_ms": r3(p99), "mean_ms": r3(pmean)},
+            "added": {"p50_ms": r3(p50 - d50), "p99_ms": r3(p99 - d99), "mean_ms": r3(pmean - dmean)},
+        },
+        "concurrent": {
+            "calls_per_path": lat_d.len(),
+            "direct": {"calls_per_s": rate_d.round(), "p50_ms": r3(cd50), "p99_ms": r3(cd99)},
+            "proxied": {"calls_per_s": rate_p.round(), "p50_ms": r3(cp50), "p99_ms": r3(cp99)},
+        },
+        "loadavg_start": load_start,
+        "loadavg_end": load_end,
+    });
+    println!("{line}");
+}
