@@ -112,6 +112,21 @@ pub fn ensure_dir(dir: &Path) -> Result<()> {
         .map_err(|e| Error::io("fs.write_failed", "set mode on", dir, e))
 }
 
+/// Open (creating) the lock file `dir/name` and hold an exclusive lock on it until the
+/// returned file is dropped: one read-modify-write at a time across processes.
+pub fn lock_file(dir: &Path, name: &str) -> Result<std::fs::File> {
+    ensure_dir(dir)?;
+    let p = dir.join(name);
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&p)
+        .map_err(|e| Error::io("fs.write_failed", "open", &p, e))?;
+    f.lock().map_err(|e| Error::io("fs.write_failed", "lock", &p, e))?;
+    Ok(f)
+}
+
 /// Write `contents` to `path` atomically (temp file in the same dir, fsync, rename) with
 /// mode 0600. A failure leaves the old file untouched and no temp file behind.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {

@@ -168,6 +168,7 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> Result<()> {
         AgentCmd::Approvals(c) => c,
         AgentCmd::Reprovision { agent: _, repair, json } => {
             let cfg = ctx.config()?;
+            let _lock = crate::registry::expose::lock(&ctx.paths)?;
             let rows = crate::hermes::wiring::converge(&ctx.store()?, &cfg, true, repair);
             if json {
                 print_json(&serde_json::json!({"profiles": rows}));

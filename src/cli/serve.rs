@@ -24,6 +24,14 @@ pub fn run(ctx: &Ctx, a: ServeArgs) -> Result<()> {
         tracing::warn!("{}", ctx.paths.describe().replace('\n', "; "));
     }
     let bind = a.bind.unwrap_or_else(|| config.bind_addr());
+    if a.bind.is_some_and(|b| b != config.bind_addr() && b.port() != 0) {
+        // Hermes entries hal0 writes (its own servers, exposed servers) name [network].bind.
+        tracing::warn!(
+            "listening on {bind}, but the Hermes entries hal0 writes point at [network].bind ({}); make it permanent \
+             with: hal0 config set network.bind {bind}",
+            config.bind_addr()
+        );
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

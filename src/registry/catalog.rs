@@ -447,7 +447,7 @@ async fn refresh_with(paths: &Paths, cfg: &Config, from: Option<&str>, guard: &G
         )
     })?;
     let previous = load(paths);
-    let fetched_at = now();
+    let fetched_at = crate::store::now();
     let doc = json!({
         "origin": origin,
         "fetched_at": fetched_at,
@@ -479,14 +479,6 @@ async fn refresh_with(paths: &Paths, cfg: &Config, from: Option<&str>, guard: &G
         previous: previous.source,
         path: path.display().to_string(),
     })
-}
-
-fn now() -> String {
-    time::OffsetDateTime::now_utc()
-        .replace_nanosecond(0)
-        .ok()
-        .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::hermes::Profiles;
 use crate::hermes::wiring::{client_name, local_base};
-use crate::paths::{Paths, ensure_dir, read_optional, write_atomic};
+use crate::paths::{Paths, read_optional, write_atomic};
 use crate::store::Store;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -185,17 +185,10 @@ pub fn join(paths: &Paths, cfg: &Config, store: &Store) -> Sync {
     s
 }
 
-fn lock(paths: &Paths) -> Result<std::fs::File> {
-    ensure_dir(&paths.state_dir)?;
-    let p = paths.state_dir.join(".mcp-exposure.lock");
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&p)
-        .map_err(|e| Error::io("fs.write_failed", "open", &p, e))?;
-    f.lock().map_err(|e| Error::io("fs.write_failed", "lock", &p, e))?;
-    Ok(f)
+/// Held by every writer of Hermes's config.yaml and `.env` files (this join and the wiring
+/// of hal0's own servers), so their read-modify-writes never interleave.
+pub fn lock(paths: &Paths) -> Result<std::fs::File> {
+    crate::paths::lock_file(&paths.state_dir, ".mcp-exposure.lock")
 }
 
 fn converge(paths: &Paths, cfg: &Config, store: &Store, s: &mut Sync) {

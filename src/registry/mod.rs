@@ -16,7 +16,7 @@ pub mod ssrf;
 pub mod upstream;
 
 use crate::error::{Error, Result};
-use crate::paths::{Paths, ensure_dir, read_optional, write_atomic};
+use crate::paths::{Paths, read_optional, write_atomic};
 pub use policy::{Tier, ToolPolicy, Verdict};
 pub use record::{BUNDLED_IDS, Record, Transport};
 use std::path::{Path, PathBuf};
@@ -78,16 +78,7 @@ impl Registry {
 
     /// Hold the registry's lock (a `.lock` file in the dir) for a read-modify-write.
     fn lock(&self) -> Result<std::fs::File> {
-        ensure_dir(&self.dir)?;
-        let p = self.dir.join(".lock");
-        let f = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&p)
-            .map_err(|e| Error::io("fs.write_failed", "open", &p, e))?;
-        f.lock().map_err(|e| Error::io("fs.write_failed", "lock", &p, e))?;
-        Ok(f)
+        crate::paths::lock_file(&self.dir, ".lock")
     }
 
     /// Installed records, sorted by id, and the files that do not load.
@@ -155,7 +146,7 @@ impl Registry {
         r.tools = ToolPolicy::default();
         r.exposure = record::Exposure::default();
         if r.installed_at.is_empty() {
-            r.installed_at = now();
+            r.installed_at = crate::store::now();
         }
         let text = r.to_toml();
         let back = Record::parse(&path, &text)?;
@@ -269,14 +260,6 @@ fn tcp_reachable(url: &str, timeout: Duration) -> bool {
     let host = host.trim_start_matches('[').trim_end_matches(']');
     let Ok(addrs) = (host, port).to_socket_addrs() else { return false };
     addrs.into_iter().any(|a| std::net::TcpStream::connect_timeout(&a, timeout).is_ok())
-}
-
-fn now() -> String {
-    time::OffsetDateTime::now_utc()
-        .replace_nanosecond(0)
-        .ok()
-        .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -198,12 +198,15 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     // Named Hermes profiles are re-converged to hal0's servers every 120 s (the default
     // profile only on `hal0 agent reprovision hermes`).
     {
-        let (store, cfg) = (state.store.clone(), state.config.clone());
+        let (store, cfg, paths) = (state.store.clone(), state.config.clone(), state.paths.clone());
         tokio::spawn(async move {
             loop {
-                let (s, c) = (store.clone(), cfg.clone());
-                if let Ok(rows) =
-                    tokio::task::spawn_blocking(move || crate::hermes::wiring::converge(&s, &c, false, false)).await
+                let (s, c, p) = (store.clone(), cfg.clone(), paths.clone());
+                if let Ok(rows) = tokio::task::spawn_blocking(move || {
+                    let _lock = crate::registry::expose::lock(&p);
+                    crate::hermes::wiring::converge(&s, &c, false, false)
+                })
+                .await
                 {
                     for r in rows.iter().filter(|r| r.outcome != "unchanged" && r.outcome != "skipped") {
                         tracing::info!(agent = %r.agent, outcome = %r.outcome, "hermes wiring: {}", r.detail);
