@@ -131,20 +131,67 @@ fn stored_arguments(arguments: &Value) -> String {
     serde_json::json!({"_truncated": true, "bytes": text.len()}).to_string()
 }
 
+/// An entry checked and redacted, ready for its INSERT.
+pub(crate) struct Prepared {
+    at: String,
+    surface: String,
+    tool: String,
+    identity: String,
+    arguments: String,
+    verdict: String,
+    result_code: Option<String>,
+    approval_id: Option<String>,
+    detail: Option<String>,
+}
+
+/// Check and redact an entry (the part of recording that needs no store).
+pub(crate) fn prepare(e: &Entry<'_>) -> Result<Prepared> {
+    check(e)?;
+    Ok(Prepared {
+        at: now(),
+        surface: e.surface.to_string(),
+        tool: e.tool.to_string(),
+        identity: e.identity.to_string(),
+        arguments: stored_arguments(e.arguments),
+        verdict: e.verdict.to_string(),
+        result_code: e.result_code.map(str::to_string),
+        approval_id: e.approval_id.map(str::to_string),
+        detail: e.detail.map(|d| crate::redact::redact(d).into_owned()),
+    })
+}
+
+/// INSERT one prepared entry on `c` (inside the caller's transaction, if any).
+pub(crate) fn insert(c: &rusqlite::Connection, p: &Prepared) -> Result<i64> {
+    let mut st = c.prepare_cached(
+        "INSERT INTO audit_log (at, surface, tool, identity, arguments, verdict, result_code, approval_id, detail)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?;
+    st.execute(rusqlite::params![
+        p.at,
+        p.surface,
+        p.tool,
+        p.identity,
+        p.arguments,
+        p.verdict,
+        p.result_code,
+        p.approval_id,
+        p.detail
+    ])?;
+    Ok(c.last_insert_rowid())
+}
+
 /// Append one entry; returns its id.
 pub fn record(store: &Store, e: &Entry<'_>) -> Result<i64> {
-    check(e)?;
-    let args = stored_arguments(e.arguments);
-    let detail = e.detail.map(|d| crate::redact::redact(d).into_owned());
-    let at = now();
-    store.with(|c| {
-        c.execute(
-            "INSERT INTO audit_log (at, surface, tool, identity, arguments, verdict, result_code, approval_id, detail)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            rusqlite::params![at, e.surface, e.tool, e.identity, args, e.verdict, e.result_code, e.approval_id, detail],
-        )?;
-        Ok(c.last_insert_rowid())
-    })
+    let p = prepare(e)?;
+    store.with(|c| insert(c, &p))
+}
+
+/// Append one entry from async code: entries arriving together are committed in one
+/// transaction by a writer thread per store (group commit); each caller still waits until
+/// its own entry is stored.
+pub async fn record_async(store: &Store, e: &Entry<'_>) -> Result<i64> {
+    let p = prepare(e)?;
+    crate::audit_writer::submit(store, p).await
 }
 
 fn bad_since(s: &str) -> Error {

@@ -5,6 +5,7 @@
 pub mod admin;
 pub mod approvals;
 pub mod audit;
+pub mod audit_writer;
 pub mod auth;
 pub mod bridge;
 pub mod cli;

@@ -245,12 +245,10 @@ pub fn lookup(store: &Store, key: &str) -> Result<Option<Client>> {
     }
     let hash = sha256_hex(key);
     store.with(|c| {
-        Ok(c.query_row(
-            &format!("SELECT {COLS} FROM bridge_clients WHERE key_sha256 = ?1 AND revoked_at IS NULL"),
-            [hash],
-            row_to_client,
-        )
-        .optional()?)
+        let mut st = c.prepare_cached(&format!(
+            "SELECT {COLS} FROM bridge_clients WHERE key_sha256 = ?1 AND revoked_at IS NULL"
+        ))?;
+        Ok(st.query_row([hash], row_to_client).optional()?)
     })
 }
 

@@ -81,25 +81,18 @@ pub async fn audit_call(
         Ok(_) => ("ok", None, None),
         Err(e) => ("error", Some(format!("rpc.{}", e.code.0)), None),
     };
-    let (tool, identity) = (tool.to_string(), identity.to_string());
     let args = serde_json::Value::Object(arguments.unwrap_or_default());
-    let r = store
-        .call(move |s| {
-            crate::audit::record(
-                s,
-                &crate::audit::Entry {
-                    surface,
-                    tool: &tool,
-                    identity: &identity,
-                    arguments: &args,
-                    verdict,
-                    result_code: code.as_deref(),
-                    approval_id: approval.as_deref(),
-                    detail: None,
-                },
-            )
-        })
-        .await;
+    let entry = crate::audit::Entry {
+        surface,
+        tool,
+        identity,
+        arguments: &args,
+        verdict,
+        result_code: code.as_deref(),
+        approval_id: approval.as_deref(),
+        detail: None,
+    };
+    let r = crate::audit::record_async(store, &entry).await;
     if let Err(e) = r {
         tracing::warn!("cannot record the audit entry: {}", e.message);
     }

@@ -108,12 +108,9 @@ pub fn lookup(store: &Store, key: &str) -> Result<Option<Consumer>> {
     }
     let hash = sha256_hex(key);
     store.with(|c| {
-        Ok(c.query_row(
-            &format!("SELECT {COLS} FROM mcp_consumers WHERE key_hash = ?1 AND revoked_at IS NULL"),
-            [hash],
-            row,
-        )
-        .optional()?)
+        let mut st =
+            c.prepare_cached(&format!("SELECT {COLS} FROM mcp_consumers WHERE key_hash = ?1 AND revoked_at IS NULL"))?;
+        Ok(st.query_row([hash], row).optional()?)
     })
 }
 

@@ -333,27 +333,17 @@ impl Proxy {
         detail: &str,
     ) {
         let args = Value::Object(args.clone().unwrap_or_default());
-        let (surface, tool, identity, verdict) =
-            (surface.to_string(), tool.to_string(), who.identity.clone(), verdict.to_string());
-        let (code, approval, detail) = (code.map(str::to_string), approval.map(str::to_string), detail.to_string());
-        let out = self
-            .store
-            .call(move |s| {
-                crate::audit::record(
-                    s,
-                    &crate::audit::Entry {
-                        surface: &surface,
-                        tool: &tool,
-                        identity: &identity,
-                        arguments: &args,
-                        verdict: &verdict,
-                        result_code: code.as_deref(),
-                        approval_id: approval.as_deref(),
-                        detail: Some(&detail),
-                    },
-                )
-            })
-            .await;
+        let entry = crate::audit::Entry {
+            surface,
+            tool,
+            identity: &who.identity,
+            arguments: &args,
+            verdict,
+            result_code: code,
+            approval_id: approval,
+            detail: Some(detail),
+        };
+        let out = crate::audit::record_async(&self.store, &entry).await;
         if let Err(err) = out {
             tracing::warn!("cannot record the audit entry: {}", err.message);
         }
