@@ -138,6 +138,7 @@ async fn no_gated_call_runs_without_an_approved_row() {
         ("mcp_server_config", json!({"id": "files", "enabled": false})),
         ("mcp_server_tools", json!({"id": "files", "allow": ["read_file"]})),
         ("mcp_server_exposure", json!({"id": "files", "hermes": true})),
+        ("mcp_server_control", json!({"id": "files", "action": "restart"})),
     ];
     let gated: Vec<&str> = hal0::admin::routes::GATED.to_vec();
     assert_eq!(calls.len(), gated.len(), "every gated tool is exercised");

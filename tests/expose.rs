@@ -138,7 +138,7 @@ fn refused_flags_and_the_restart_command() {
     hermes_home(home.path());
     env.ok(&["config", "set", "hermes.home", home.path().to_str().unwrap()]);
     env.ok(&["mcp", "install", "http://127.0.0.1:9/mcp", "--id", "web"]);
-    env.ok(&["mcp", "install", "npm:@example/stdio-server", "--id", "stdio1"]);
+    env.ok(&["mcp", "install", "git+https://example.com/x/stdio-server.git", "--id", "stdio1"]);
     let fails = |args: &[&str], code: &str| {
         let o = env.run(args);
         assert_ne!(o.code(), 0, "{args:?}");

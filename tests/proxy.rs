@@ -420,7 +420,8 @@ async fn rest_table_status_and_error_codes() {
     assert!(yaml.contains("/mcp/proxy/up/mcp") && yaml.contains("${HAL0_MCP_UP_KEY}"), "{yaml}");
     let dotenv = std::fs::read_to_string(hermes.path().join(".env")).unwrap();
     assert!(dotenv.contains("HAL0_MCP_UP_KEY=hal0pk_") && dotenv.contains("NO_PROXY="), "{dotenv}");
-    env.ok(&["mcp", "install", "npm:@example/stdio-server", "--id", "stdio1"]);
+    // A stdio record without a command (a git install) cannot be started, so not exposed.
+    env.ok(&["mcp", "install", "git+https://example.com/x/stdio-server.git", "--id", "stdio1"]);
     let (s, v) = rest(&server, k, "PATCH", "/api/mcp/stdio1/exposure", Some(json!({"brain": true}))).await;
     assert_eq!((s, v["error"]["code"].as_str()), (409, Some("mcp.exposure_needs_supervisor")), "{v}");
     let (s, v) = rest(&server, k, "PATCH", "/api/mcp/stdio1/exposure", Some(json!({"brain": false}))).await;
@@ -442,7 +443,9 @@ async fn rest_table_status_and_error_codes() {
     assert_eq!((s, v["error"]["code"].as_str()), (400, Some("mcp.config_invalid")), "{v}");
 
     let (s, v) = rest(&server, k, "POST", "/api/mcp/up/restart", None).await;
-    assert_eq!((s, v["error"]["code"].as_str()), (501, Some("mcp.supervisor_unavailable")), "{v}");
+    assert_eq!((s, v["error"]["code"].as_str()), (409, Some("mcp.not_supervised")), "an http server: {v}");
+    let (s, v) = rest(&server, k, "POST", "/api/mcp/up/explode", None).await;
+    assert_eq!((s, v["error"]["code"].as_str()), (404, Some("mcp.unknown_action")), "{v}");
     let (s, v) = rest(&server, k, "GET", "/api/mcp/catalog", None).await;
     assert_eq!(s, 200, "{v}");
     assert!(v["items"].as_array().unwrap().len() >= 5 && v["categories"].is_array(), "{v}");

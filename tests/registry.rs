@@ -272,7 +272,16 @@ fn mcp_test_probes_a_real_server_and_reports_verdicts() {
     let o = env.run(&["mcp", "test", "notmcp"]);
     assert_eq!(o.code(), 1, "{}", o.stderr());
     assert!(o.stderr().contains("mcp.probe_failed"), "{}", o.stderr());
-    env.ok(&["mcp", "install", "npm:@example/some-mcp-server", "--id", "stdio1"]);
+    // A stdio record whose command is missing on this machine fails to start, clearly; one
+    // without a command (a git install) cannot be started at all.
+    env.ok(&["mcp", "install", "npm:@example/some-mcp-server", "--id", "nocmd"]);
+    let rec = record_path(&env, "nocmd");
+    let text = std::fs::read_to_string(&rec).unwrap();
+    std::fs::write(&rec, text.replace("command = \"npx\"", "command = \"hal0-test-no-such-command\"")).unwrap();
+    let o = env.run(&["mcp", "test", "nocmd"]);
+    assert_eq!(o.code(), 1, "{}", o.stderr());
+    assert!(o.stderr().contains("mcp.probe_failed") && o.stderr().contains("cannot start"), "{}", o.stderr());
+    env.ok(&["mcp", "install", "git+https://example.com/x/some-mcp-server.git", "--id", "stdio1"]);
     let o = env.run(&["mcp", "test", "stdio1"]);
     assert_eq!(o.code(), 1, "{}", o.stderr());
     assert!(o.stderr().contains("mcp.supervisor_unavailable"), "{}", o.stderr());

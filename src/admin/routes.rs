@@ -284,7 +284,16 @@ pub const ROUTES: &[RouteDef] = &[
             "Expose a server to Hermes profiles through hal0's proxy, or withdraw it (PATCH /api/mcp/{id}/exposure).",
         )
     },
-    excluded("POST", "/api/mcp/{id}/{action}", "start/stop/restart answer 501 until a process supervisor exists"),
+    RouteDef {
+        hints: &[("action", "start, stop or restart")],
+        ..tool(
+            "POST",
+            "/api/mcp/{id}/{action}",
+            "mcp_server_control",
+            Tier::Gated,
+            "Start, stop or restart a stdio server's child process (POST /api/mcp/{id}/{action}).",
+        )
+    },
     tool(
         "GET",
         "/api/doctor",
@@ -370,6 +379,7 @@ pub const GATED: &[&str] = &[
     "mcp_server_config",
     "mcp_server_tools",
     "mcp_server_exposure",
+    "mcp_server_control",
 ];
 
 /// The route of a tool.

@@ -360,7 +360,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
                 .enable_all()
                 .build()
                 .map_err(|e| crate::error::Error::internal(e.to_string()))?;
-            let p = rt.block_on(crate::registry::probe::probe(&record, &ctx.paths.api_env()))?;
+            let p = rt.block_on(crate::registry::probe::probe(&record, &ctx.paths))?;
             if json {
                 print_json(&json!(p));
                 return Ok(());

@@ -150,7 +150,11 @@ struct Ctx<'a> {
 
 /// Whether a record can be joined at all: enabled, http or sse, with a url.
 fn joinable(r: &Record) -> bool {
-    r.enabled && matches!(r.transport, Transport::StreamableHttp | Transport::Sse) && r.url.is_some()
+    r.enabled
+        && match r.transport {
+            Transport::StreamableHttp | Transport::Sse => r.url.is_some(),
+            Transport::Stdio => super::supervisor::command_of(r).is_ok(),
+        }
 }
 
 /// Recompute every Hermes profile's hal0 entries from the registry: idempotent, never
@@ -486,7 +490,9 @@ fn record_warnings(r: &Record) -> Vec<String> {
         return out;
     }
     if r.transport == Transport::Stdio {
-        out.push(format!("`{}` is exposed but is a stdio server: it is not joined until hal0 can supervise it", r.id));
+        if super::supervisor::command_of(r).is_err() {
+            out.push(format!("`{}` is exposed but is a stdio server without a command: it is not joined", r.id));
+        }
         return out;
     }
     let mut headers: Vec<&str> = r.secrets.keys().map(String::as_str).collect();
@@ -974,12 +980,17 @@ approvals:
         sec.insert("Authorization", "MY_SRV_TOKEN".into());
         t.set("my-srv", None, "secrets", toml_edit::Item::Value(sec.into()));
         assert!(t.join().warnings.is_empty());
-        // A stdio server cannot be joined: warned, not written.
-        t.install("local", "npm:@x/local");
+        // A stdio server without a command cannot be joined: warned, not written; with a
+        // command hal0 supervises it and joins it like any other.
+        t.install("local", "git+https://example.com/x/local.git");
         t.expose("local", true, false);
         let s = t.join();
         assert!(s.warnings.iter().any(|w| w.contains("`local`") && w.contains("stdio")), "{s:?}");
         assert!(!t.has_entry("work", "local"));
+        t.install("npx-one", "npm:@x/npx-one");
+        t.expose("npx-one", true, false);
+        t.join();
+        assert!(t.has_entry("work", "npx-one"));
     }
 
     #[test]

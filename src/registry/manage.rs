@@ -137,11 +137,12 @@ pub async fn set_exposure(
                 format!("hal0 has no join for {k} yet; only hermes and brain can be exposed"),
             ));
         }
-        if *on && cur.transport == Transport::Stdio {
+        if *on && cur.transport == Transport::Stdio && super::supervisor::command_of(&cur).is_err() {
             return Err(Error::conflict(
                 "mcp.exposure_needs_supervisor",
                 format!(
-                    "`{id}` is a stdio server and hal0 has no process supervisor yet, so it cannot serve it to {k}"
+                    "`{id}` is a stdio server without a command, so hal0 cannot start it for {k}; set `command` and \
+                     `args` in its record"
                 ),
             ));
         }
@@ -149,7 +150,7 @@ pub async fn set_exposure(
     let r = reg.set_fields(id, &FieldEdit { exposure: flags.clone(), ..Default::default() })?;
     let mut sync = expose::join(paths, cfg, store);
     if flags.iter().any(|(_, on)| *on) {
-        sync.probe = Some(match super::probe::probe(&r, &paths.api_env()).await {
+        sync.probe = Some(match super::probe::probe(&r, paths).await {
             Ok(p) => json!({"ok": true, "tools": p.tools, "missing_secrets": p.missing_secrets}),
             Err(e) => json!({"ok": false, "error": {"code": e.code, "message": crate::redact::redact(&e.message)}}),
         });

@@ -13,6 +13,7 @@ pub mod record;
 pub mod spec;
 pub mod sse_client;
 pub mod ssrf;
+pub mod supervisor;
 pub mod upstream;
 
 use crate::error::{Error, Result};

@@ -5,7 +5,6 @@
 use super::record::Record;
 use crate::error::{Error, Result};
 use serde::Serialize;
-use std::path::Path;
 use std::time::Duration;
 
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -34,9 +33,14 @@ fn failed(what: String) -> Error {
 }
 
 /// Probe `record` (which must be an http or sse server with a URL).
-pub async fn probe(record: &Record, api_env: &Path) -> Result<Probe> {
-    let (client, missing) = super::upstream::connect(record, api_env, "mcp.probe_failed").await?;
-    let url = record.url.clone().unwrap_or_default();
+pub async fn probe(record: &Record, paths: &crate::paths::Paths) -> Result<Probe> {
+    let (up, missing) = super::upstream::connect(record, paths, "mcp.probe_failed").await?;
+    let client = up.client;
+    let url = match (&record.url, &record.command) {
+        (Some(u), _) => u.clone(),
+        (None, Some(c)) => format!("{c} {}", record.args.join(" ")),
+        (None, None) => String::new(),
+    };
     let info = client.peer_info().and_then(|i| i.server_info.clone());
     let listed = tokio::time::timeout(TIMEOUT, client.list_all_tools())
         .await

@@ -126,8 +126,42 @@ impl Proxy {
         Ok(served)
     }
 
-    async fn client(&self, s: &Served) -> Result<Arc<upstream::Client>> {
-        self.pool.client(&s.record, &s.fingerprint, &self.paths.api_env()).await
+    async fn client(&self, s: &Served) -> Result<Arc<upstream::Upstream>> {
+        self.pool.client(&s.record, &s.fingerprint, &self.paths).await
+    }
+
+    /// `start`, `stop` or `restart` a stdio server's child (`POST /api/mcp/{id}/{action}`);
+    /// http servers run on their own and are not hal0's to start.
+    pub async fn action(&self, id: &str, action: &str) -> Result<Value> {
+        if !["start", "stop", "restart"].contains(&action) {
+            return Err(Error::not_found(
+                "mcp.unknown_action",
+                format!("unknown action `{action}`: use start, stop or restart"),
+            ));
+        }
+        let s = self.record(id)?;
+        if s.record.transport != Transport::Stdio {
+            return Err(Error::conflict(
+                "mcp.not_supervised",
+                format!("`{id}` is an http server: it runs on its own, hal0 only connects to it"),
+            ));
+        }
+        if action != "start" {
+            self.pool.evict(id);
+        }
+        if action == "stop" {
+            return Ok(json!({"server": id, "state": "stopped"}));
+        }
+        let up = self.client(&s).await?;
+        Ok(json!({"server": id, "state": "running", "pid": up.child.as_ref().and_then(|c| c.pid())}))
+    }
+
+    /// `running` with its pid when a stdio server's child is up, else `stopped`.
+    pub fn child_state(&self, id: &str) -> (&'static str, Option<u32>) {
+        match self.pool.current(id) {
+            Some(up) => ("running", up.child.as_ref().and_then(|c| c.pid())),
+            None => ("stopped", None),
+        }
     }
 
     /// The consumer's view of the server's tools: allowed and gated only, in the server's order.
@@ -157,7 +191,7 @@ impl Proxy {
         let timeout = Duration::from_secs(self.config.mcp.call_timeout_secs);
         for attempt in 0..2 {
             let c = self.client(s).await?;
-            match tokio::time::timeout(timeout, c.list_all_tools()).await {
+            match tokio::time::timeout(timeout, c.client.list_all_tools()).await {
                 Ok(Ok(t)) => return Ok(t),
                 Ok(Err(e)) if attempt == 0 && retryable(&e) => self.pool.evict(&r.id),
                 Ok(Err(e)) => return Err(upstream_error(r, &e.to_string())),
@@ -224,7 +258,7 @@ impl Proxy {
             if let Some(a) = args.clone() {
                 p = p.with_arguments(a);
             }
-            match tokio::time::timeout(timeout, c.call_tool(p)).await {
+            match tokio::time::timeout(timeout, c.client.call_tool(p)).await {
                 Ok(Ok(res)) => return Ok(complete(mask_secrets(res, secrets))),
                 Ok(Err(e)) if attempt == 0 && retryable(&e) => self.pool.evict(&r.id),
                 Ok(Err(e)) => return Err(upstream_error(r, &e.to_string())),
@@ -409,11 +443,7 @@ pub fn serving(reg: &Registry, id: &str) -> Result<Record> {
         return Err(Error::not_found("mcp.server_disabled", format!("`{id}` is installed but disabled")));
     }
     if r.transport == Transport::Stdio {
-        return Err(Error::new(
-            "mcp.supervisor_unavailable",
-            Kind::Unsupported,
-            format!("`{id}` is a stdio server: hal0 has no process supervisor yet, so it cannot serve it"),
-        ));
+        super::supervisor::command_of(&r)?;
     }
     Ok(r)
 }
@@ -433,7 +463,8 @@ pub async fn execute_approved(paths: &Paths, config: &Config, row: &approvals::A
             ));
         }
     }
-    let (client, _) = upstream::connect(&r, &paths.api_env(), "mcp.upstream_failed").await?;
+    let (up, _) = upstream::connect(&r, paths, "mcp.upstream_failed").await?;
+    let (client, _child) = (up.client, up.child);
     let mut p = CallToolRequestParams::new(tool.to_string());
     if let Some(a) = row.arguments["arguments"].as_object() {
         p = p.with_arguments(a.clone());

@@ -59,9 +59,9 @@ fn is_loopback_host(host: &str) -> bool {
 pub fn target(record: &Record, hdrs: &HashMap<String, String>) -> Result<String> {
     if record.transport == Transport::Stdio {
         return Err(Error::new(
-            "mcp.supervisor_unavailable",
-            Kind::Unsupported,
-            format!("`{}` is a stdio server: hal0 has no process supervisor yet, so it cannot start it", record.id),
+            "mcp.invalid_url",
+            Kind::Invalid,
+            format!("`{}` is a stdio server: it has a command, not a URL", record.id),
         ));
     }
     let url =
@@ -88,12 +88,32 @@ pub fn target(record: &Record, hdrs: &HashMap<String, String>) -> Result<String>
     Ok(url)
 }
 
-/// Connect and initialize. Streamable-HTTP uses rmcp's default client, which opens a TCP
+/// A live MCP client of one installed server, and the child process behind it for a stdio
+/// server (killed when this is dropped).
+pub struct Upstream {
+    pub client: Client,
+    pub child: Option<super::supervisor::Child>,
+}
+
+/// Where a stdio server's child runs: `<state>/mcp-run/<id>`.
+pub fn work_dir(paths: &crate::paths::Paths, id: &str) -> std::path::PathBuf {
+    paths.state_dir.join("mcp-run").join(id)
+}
+
+/// Connect and initialize (a stdio server is started first). Streamable-HTTP uses rmcp's default client, which opens a TCP
 /// connection per request (no keep-alive pool). Measured here: a pooled client against a
 /// uvicorn (FastMCP) server stalls ~43 ms per call (Nagle on the server's last chunk meets
 /// delayed ACK), against 3 ms unpooled; the pool would only pay off for rmcp/node servers. `code` names the failure (`mcp.probe_failed`, `mcp.upstream_failed`).
-pub async fn connect(record: &Record, api_env: &Path, code: &'static str) -> Result<(Client, Vec<String>)> {
-    let (hdrs, missing) = headers(record, api_env)?;
+pub async fn connect(
+    record: &Record,
+    paths: &crate::paths::Paths,
+    code: &'static str,
+) -> Result<(Upstream, Vec<String>)> {
+    let (hdrs, missing) = headers(record, &paths.api_env())?;
+    if record.transport == Transport::Stdio {
+        let (client, child) = super::supervisor::start(record, &hdrs, &work_dir(paths, &record.id), code).await?;
+        return Ok((Upstream { client, child: Some(child) }, missing));
+    }
     let url = target(record, &hdrs)?;
     let serving = if record.transport == Transport::Sse {
         // Legacy HTTP+SSE. Authorization as the streamable client sends it: a bare token
@@ -140,12 +160,12 @@ pub async fn connect(record: &Record, api_env: &Path, code: &'static str) -> Res
             };
             failed(code, format!("{url} {why}: {}", crate::redact::redact(&text)))
         })?;
-    Ok((client, missing))
+    Ok((Upstream { client, child: None }, missing))
 }
 
 struct Conn {
     fingerprint: String,
-    client: Arc<Client>,
+    up: Arc<Upstream>,
 }
 
 /// Live upstream connections, one per server id, shared by every consumer of the proxy.
@@ -156,22 +176,33 @@ pub struct Pool {
     connecting: Arc<tokio::sync::Mutex<()>>,
 }
 
-/// What identifies a connection: the URL and every header sent (a change means a new one).
+/// What identifies a connection: the URL or command line and every header or variable sent
+/// (a change means a new connection, and a new child for a stdio server).
 pub fn fingerprint(record: &Record, hdrs: &HashMap<String, String>) -> String {
     let mut parts: Vec<String> = hdrs.iter().map(|(k, v)| format!("{k}={v}")).collect();
     parts.sort();
-    crate::auth::token::sha256_hex(&format!("{}\n{}", record.url.as_deref().unwrap_or(""), parts.join("\n")))
+    let target = match &record.url {
+        Some(u) if record.transport != Transport::Stdio => u.clone(),
+        _ => format!("{:?} {:?}", record.command, record.args),
+    };
+    crate::auth::token::sha256_hex(&format!("{target}\n{}", parts.join("\n")))
 }
 
 impl Pool {
-    fn cached(&self, id: &str, fp: &str) -> Option<Arc<Client>> {
+    fn cached(&self, id: &str, fp: &str) -> Option<Arc<Upstream>> {
         let m = self.conns.lock().unwrap_or_else(|p| p.into_inner());
-        m.get(id).filter(|c| c.fingerprint == fp && !c.client.is_closed()).map(|c| c.client.clone())
+        m.get(id).filter(|c| c.fingerprint == fp && !c.up.client.is_closed()).map(|c| c.up.clone())
+    }
+
+    /// The pooled connection of `id`, if one is open.
+    pub fn current(&self, id: &str) -> Option<Arc<Upstream>> {
+        let m = self.conns.lock().unwrap_or_else(|p| p.into_inner());
+        m.get(id).filter(|c| !c.up.client.is_closed()).map(|c| c.up.clone())
     }
 
     /// A live client for `record` whose headers have fingerprint `fp`: the pooled one, or a
-    /// new connection.
-    pub async fn client(&self, record: &Record, fp: &str, api_env: &Path) -> Result<Arc<Client>> {
+    /// new connection (a stdio server's child started).
+    pub async fn client(&self, record: &Record, fp: &str, paths: &crate::paths::Paths) -> Result<Arc<Upstream>> {
         if let Some(c) = self.cached(&record.id, fp) {
             return Ok(c);
         }
@@ -179,15 +210,15 @@ impl Pool {
         if let Some(c) = self.cached(&record.id, fp) {
             return Ok(c);
         }
-        let (client, _) = connect(record, api_env, "mcp.upstream_failed").await?;
-        let client = Arc::new(client);
+        let (up, _) = connect(record, paths, "mcp.upstream_failed").await?;
+        let up = Arc::new(up);
         let old = self
             .conns
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(record.id.clone(), Conn { fingerprint: fp.to_string(), client: client.clone() });
+            .insert(record.id.clone(), Conn { fingerprint: fp.to_string(), up: up.clone() });
         drop(old);
-        Ok(client)
+        Ok(up)
     }
 
     /// Drop the connection of `id` (it broke, or the server was uninstalled).
@@ -226,6 +257,6 @@ mod tests {
         assert_eq!(target(&rec("ftp://x/mcp"), &none).unwrap_err().code, "mcp.invalid_url");
         let mut s = rec("npm:@x/y");
         s.transport = Transport::Stdio;
-        assert_eq!(target(&s, &none).unwrap_err().code, "mcp.supervisor_unavailable");
+        assert_eq!(target(&s, &none).unwrap_err().code, "mcp.invalid_url");
     }
 }

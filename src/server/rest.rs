@@ -422,6 +422,7 @@ pub async fn activity_export(
 /// `GET /api/mcp/servers`: bundled servers, installed records with their state, broken files.
 pub async fn mcp_servers(State(state): State<Arc<AppState>>) -> Response {
     let paths = state.paths.clone();
+    let st = state.clone();
     reply(
         tokio::task::spawn_blocking(move || {
             let listing = crate::registry::Registry::new(&paths).list()?;
@@ -432,7 +433,14 @@ pub async fn mcp_servers(State(state): State<Arc<AppState>>) -> Response {
             for r in &listing.records {
                 let mut v = json!(r);
                 v["bundled"] = json!(false);
-                v["state"] = json!(crate::registry::state(r));
+                if r.transport == crate::registry::Transport::Stdio {
+                    // The daemon supervises stdio servers: say whether the child is up.
+                    let (s, pid) = st.proxy.child_state(&r.id);
+                    v["state"] = json!(s);
+                    v["pid"] = json!(pid);
+                } else {
+                    v["state"] = json!(crate::registry::state(r));
+                }
                 servers.push(v);
             }
             let mut out = json!({"count": servers.len(), "servers": servers, "broken": listing.broken});

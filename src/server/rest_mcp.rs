@@ -5,7 +5,7 @@
 
 use super::AppState;
 use super::guard::json_error;
-use crate::error::{Error, Kind, Result};
+use crate::error::{Error, Result};
 use crate::registry::{self, Registry, manage};
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
@@ -289,7 +289,7 @@ pub async fn test(State(state): State<Arc<AppState>>, Path(id): Path<String>) ->
     let run = async {
         let reg = Registry::new(&state.paths);
         let r = reg.get(&id)?;
-        let p = registry::probe::probe(&r, &state.paths.api_env()).await?;
+        let p = registry::probe::probe(&r, &state.paths).await?;
         let verdicts: Map<String, Value> = p.tools.iter().map(|t| (t.tool.clone(), json!(t.verdict))).collect();
         let exposure = json!({"available": true, "hermes": r.exposure.hermes, "brain": r.exposure.brain,
                               "proxy_url": registry::expose::proxy_url(&state.config, &id)});
@@ -323,13 +323,9 @@ pub async fn exposure(State(state): State<Arc<AppState>>, Path(id): Path<String>
     reply(run.await)
 }
 
-/// `POST /api/mcp/{id}/{action}`: start/stop/restart need the process supervisor.
-pub async fn action(Path((id, action)): Path<(String, String)>) -> Response {
-    json_error(&Error::new(
-        "mcp.supervisor_unavailable",
-        Kind::Unsupported,
-        format!("`{action}` on `{id}`: hal0 has no process supervisor yet (start/stop/restart are not implemented)"),
-    ))
+/// `POST /api/mcp/{id}/{start|stop|restart}`: a stdio server's child process.
+pub async fn action(State(state): State<Arc<AppState>>, Path((id, action)): Path<(String, String)>) -> Response {
+    reply(state.proxy.action(&id, &action).await)
 }
 
 /// How often the event stream looks for new audit rows.

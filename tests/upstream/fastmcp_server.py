@@ -6,6 +6,10 @@ Usage: fastmcp_server.py <port>   (0 = pick a free port)
 Serves streamable HTTP (stateful sessions) at http://127.0.0.1:<port>/mcp and prints exactly one
 line `PORT <n>` on stdout once listening.
 
+       fastmcp_server.py stdio
+Serves MCP on stdin/stdout instead (hal0's stdio supervisor starts it), with one more tool,
+getenv(name), reporting the value of an environment variable (or null).
+
 Tools: echo(text), add(a, b), delete_everything(confirm) (harmless stand-in, returns "deleted"),
 whoami() (JSON of the `authorization` and `x-api-key` request headers it received, or null).
 
@@ -118,4 +122,14 @@ async def main(port: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 0))
+    if len(sys.argv) > 1 and sys.argv[1] == "stdio":
+
+        @mcp.tool()
+        def getenv(name: str) -> str:
+            """The value of environment variable `name` in this process, as JSON (null when unset)."""
+            _record("getenv")
+            return json.dumps(os.environ.get(name))
+
+        mcp.run("stdio")
+    else:
+        asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 0))
