@@ -1,12 +1,14 @@
 //! hal0's legacy HTTP+SSE client transport (`hal0::registry::sse_client`) against a real
 //! legacy-SSE MCP server: the official Python SDK's `MCPServer.sse_app()`
-//! (tests/upstream/sse_server.py). Driven through rmcp's client (handshake, tools/list, calls,
+//! (`tests/upstream/fastmcp_server.py --sse`). Driven through rmcp's client (handshake, tools/list, calls,
 //! the record's headers on the GET and on every POST, a refused credential, the server going
 //! away), then through the CLI and the proxy (`hal0 mcp install <url>/sse`, `mcp allow`,
 //! `mcp test --json`, a proxied call). Needs tests/external/setup.sh; without the venv the tests
 //! skip, unless `HAL0_REQUIRE_EXTERNAL=1`, which turns the skip into a panic.
 
 mod support;
+#[path = "support/upstream.rs"]
+mod upstream;
 
 use hal0::registry::sse_client;
 use rmcp::ServiceExt;
@@ -15,79 +17,10 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 use support::*;
 
 type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
-
-const STARTUP: Duration = Duration::from_secs(60);
-
-/// `tests/upstream/sse_server.py` as a child process.
-struct SseServer {
-    child: Child,
-    port: u16,
-}
-
-impl SseServer {
-    fn start(env: &[(&str, &str)]) -> Option<SseServer> {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let python = root.join(".venv/bin/python");
-        if !python.exists() {
-            let msg = format!("skipped: run tests/external/setup.sh ({} is missing)", python.display());
-            if std::env::var("HAL0_REQUIRE_EXTERNAL").as_deref() == Ok("1") {
-                panic!("HAL0_REQUIRE_EXTERNAL=1 but {msg}");
-            }
-            eprintln!("{msg}");
-            return None;
-        }
-        let mut child = Command::new(&python)
-            .arg(root.join("tests/upstream/sse_server.py"))
-            .arg("0")
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn sse_server.py");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if let Some(p) = line.strip_prefix("PORT ") {
-                    let _ = tx.send(p.trim().parse::<u16>().expect("PORT <n>"));
-                }
-            }
-        });
-        match rx.recv_timeout(STARTUP) {
-            Ok(port) => Some(SseServer { child, port }),
-            Err(_) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("sse_server.py printed no PORT line within {STARTUP:?}");
-            }
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/sse", self.port)
-    }
-
-    fn stop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for SseServer {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
 
 async fn call_text(c: &Client, tool: &str, args: Value) -> String {
     let p = CallToolRequestParams::new(tool.to_string()).with_arguments(args.as_object().unwrap().clone());
@@ -106,18 +39,18 @@ async fn tool_names(c: &Client) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rmcp_client_over_the_python_sdk_sse_server() {
     let token = "sse-test-token-4d2c";
-    let Some(mut up) = SseServer::start(&[("UPSTREAM_REQUIRE_BEARER", token)]) else { return };
+    let Some(mut up) = upstream::FastMcp::start_sse(&[("UPSTREAM_REQUIRE_BEARER", token)]) else { return };
     let headers = HashMap::from([
         ("Authorization".to_string(), format!("Bearer {token}")),
         ("X-API-Key".to_string(), "xk-sse".to_string()),
     ]);
     let transport = sse_client::connect(&up.url(), &headers, "mcp.probe_failed").await.expect("SSE connect");
-    assert!(transport.endpoint().as_str().starts_with(&format!("http://127.0.0.1:{}/messages/", up.port)));
+    assert!(transport.endpoint().as_str().starts_with(&format!("http://127.0.0.1:{}/messages/", up.port())));
     let c: Client =
         tokio::time::timeout(Duration::from_secs(30), ().serve(transport)).await.expect("handshake in time").unwrap();
     let info = c.peer_info().and_then(|i| i.server_info.clone()).expect("server info");
-    assert_eq!(info.name, "hal0-test-upstream-sse");
-    assert_eq!(tool_names(&c).await, ["add", "echo", "whoami"]);
+    assert_eq!(info.name, "hal0-test-upstream-python");
+    assert_eq!(tool_names(&c).await, ["add", "delete_everything", "echo", "whoami"]);
     assert_eq!(call_text(&c, "echo", json!({"text": "hello over legacy sse"})).await, "hello over legacy sse");
     assert_eq!(call_text(&c, "add", json!({"a": 2, "b": 40})).await, "42");
     // The server answers 401 to any request without the bearer, so the GET and every POST
@@ -146,7 +79,7 @@ async fn rmcp_client_over_the_python_sdk_sse_server() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hal0_probes_and_proxies_an_sse_server() {
-    let Some(up) = SseServer::start(&[]) else { return };
+    let Some(up) = upstream::FastMcp::start_sse(&[]) else { return };
     let env = Env::new();
     let url = up.url();
     env.ok(&["mcp", "install", &url, "--id", "s"]);
@@ -161,7 +94,7 @@ async fn hal0_probes_and_proxies_an_sse_server() {
         o.stderr()
     );
     let probe: Value = serde_json::from_str(&o.stdout()).unwrap();
-    assert_eq!(probe["server_name"], "hal0-test-upstream-sse", "{probe}");
+    assert_eq!(probe["server_name"], "hal0-test-upstream-python", "{probe}");
     let verdict =
         |t: &str| probe["tools"].as_array().unwrap().iter().find(|x| x["tool"] == t).map(|x| x["verdict"].clone());
     assert_eq!(verdict("echo"), Some(json!("allow")), "{probe}");

@@ -61,6 +61,7 @@ fn read_counts(path: &Path) -> BTreeMap<String, u64> {
 pub struct FastMcp {
     child: Child,
     port: u16,
+    sse: bool,
     counts_file: PathBuf,
     _dir: tempfile::TempDir,
 }
@@ -72,6 +73,15 @@ impl FastMcp {
 
     /// Start with extra environment, e.g. `[("UPSTREAM_REQUIRE_BEARER", "tok")]`.
     pub fn start_with_env(env: &[(&str, &str)]) -> Option<FastMcp> {
+        Self::spawn(env, false)
+    }
+
+    /// The same server on the legacy HTTP+SSE transport (`url()` is then `/sse`).
+    pub fn start_sse(env: &[(&str, &str)]) -> Option<FastMcp> {
+        Self::spawn(env, true)
+    }
+
+    fn spawn(env: &[(&str, &str)], sse: bool) -> Option<FastMcp> {
         let python = root().join(".venv/bin/python");
         if !python.exists() {
             return missing(&python);
@@ -80,7 +90,7 @@ impl FastMcp {
         let counts_file = dir.path().join("counts.json");
         let mut child = Command::new(&python)
             .arg(root().join("tests/upstream/fastmcp_server.py"))
-            .arg("0")
+            .args(if sse { &["--sse", "0"][..] } else { &["0"][..] })
             .env("UPSTREAM_COUNTS", &counts_file)
             .envs(env.iter().copied())
             .stdin(Stdio::null())
@@ -99,7 +109,7 @@ impl FastMcp {
             }
         });
         match rx.recv_timeout(STARTUP) {
-            Ok(port) => Some(FastMcp { child, port, counts_file, _dir: dir }),
+            Ok(port) => Some(FastMcp { child, port, sse, counts_file, _dir: dir }),
             Err(_) => {
                 kill(&mut child);
                 panic!("fastmcp_server.py printed no PORT line within {STARTUP:?}");
@@ -112,7 +122,12 @@ impl FastMcp {
     }
 
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/mcp", self.port)
+        format!("http://127.0.0.1:{}/{}", self.port, if self.sse { "sse" } else { "mcp" })
+    }
+
+    /// Kill the server now (Drop does the same).
+    pub fn stop(&mut self) {
+        kill(&mut self.child);
     }
 
     pub fn counts(&self) -> BTreeMap<String, u64> {

@@ -6,6 +6,10 @@ Usage: fastmcp_server.py <port>   (0 = pick a free port)
 Serves streamable HTTP (stateful sessions) at http://127.0.0.1:<port>/mcp and prints exactly one
 line `PORT <n>` on stdout once listening.
 
+       fastmcp_server.py --sse <port>
+Serves the legacy HTTP+SSE transport instead: the event stream at /sse, messages posted to
+/messages/.
+
        fastmcp_server.py stdio
 Serves MCP on stdin/stdout instead (hal0's stdio supervisor starts it), with one more tool,
 getenv(name), reporting the value of an environment variable (or null).
@@ -103,8 +107,11 @@ def require_bearer(app, token: str):
     return wrapped
 
 
-async def main(port: int) -> None:
-    app = mcp.streamable_http_app(stateless_http=os.environ.get("UPSTREAM_STATELESS") == "1")
+async def main(port: int, sse: bool = False) -> None:
+    if sse:
+        app = mcp.sse_app()
+    else:
+        app = mcp.streamable_http_app(stateless_http=os.environ.get("UPSTREAM_STATELESS") == "1")
     if REQUIRED_BEARER:
         app = require_bearer(app, REQUIRED_BEARER)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -131,5 +138,7 @@ if __name__ == "__main__":
             return json.dumps(os.environ.get(name))
 
         mcp.run("stdio")
+    elif len(sys.argv) > 2 and sys.argv[1] == "--sse":
+        asyncio.run(main(int(sys.argv[2]), sse=True))
     else:
         asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 0))
