@@ -168,13 +168,23 @@ struct Conn {
     up: Arc<Upstream>,
 }
 
+/// After a failed connect, calls within this long get the same error at once instead of
+/// each trying again (a crashing stdio child is not restarted on every call).
+pub const RETRY_AFTER: Duration = Duration::from_secs(3);
+
 /// Live upstream connections, one per server id, shared by every consumer of the proxy.
 #[derive(Clone, Default)]
 pub struct Pool {
     conns: Arc<Mutex<HashMap<String, Conn>>>,
-    /// Serializes connecting per pool so a burst of first calls opens one connection.
-    connecting: Arc<tokio::sync::Mutex<()>>,
+    /// One lock per server id, so a burst of first calls opens one connection and a slow
+    /// start of one server never holds up another.
+    connecting: Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
+    /// The last failed connect per server id.
+    failed: Arc<Mutex<HashMap<String, Failure>>>,
 }
+
+/// A failed connect: the fingerprint it was for, when, and the error.
+type Failure = (String, std::time::Instant, Error);
 
 /// What identifies a connection: the URL or command line and every header or variable sent
 /// (a change means a new connection, and a new child for a stdio server).
@@ -206,12 +216,34 @@ impl Pool {
         if let Some(c) = self.cached(&record.id, fp) {
             return Ok(c);
         }
-        let _one = self.connecting.lock().await;
+        let gate =
+            self.connecting.lock().unwrap_or_else(|p| p.into_inner()).entry(record.id.clone()).or_default().clone();
+        let _one = gate.lock().await;
         if let Some(c) = self.cached(&record.id, fp) {
             return Ok(c);
         }
-        let (up, _) = connect(record, paths, "mcp.upstream_failed").await?;
-        let up = Arc::new(up);
+        if let Some((f, at, e)) = self.failed.lock().unwrap_or_else(|p| p.into_inner()).get(&record.id)
+            && f == fp
+            && at.elapsed() < RETRY_AFTER
+        {
+            let mut e = e.clone();
+            e.message = format!(
+                "{} (failed {} ms ago; hal0 tries again after {} s)",
+                e.message,
+                at.elapsed().as_millis(),
+                RETRY_AFTER.as_secs()
+            );
+            return Err(e);
+        }
+        let up = match connect(record, paths, "mcp.upstream_failed").await {
+            Ok((up, _)) => Arc::new(up),
+            Err(e) => {
+                let entry = (fp.to_string(), std::time::Instant::now(), e.clone());
+                self.failed.lock().unwrap_or_else(|p| p.into_inner()).insert(record.id.clone(), entry);
+                return Err(e);
+            }
+        };
+        self.failed.lock().unwrap_or_else(|p| p.into_inner()).remove(&record.id);
         let old = self
             .conns
             .lock()
@@ -225,6 +257,7 @@ impl Pool {
     pub fn evict(&self, id: &str) {
         let old = self.conns.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
         drop(old);
+        self.failed.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
     }
 }
 
@@ -236,6 +269,32 @@ mod tests {
         let mut r = Record::new("x", "x", url, Transport::StreamableHttp);
         r.url = Some(url.into());
         r
+    }
+
+    #[tokio::test]
+    async fn a_failed_connect_is_not_retried_on_every_call() {
+        let d = tempfile::tempdir().unwrap();
+        let paths = crate::paths::Paths {
+            config_dir: d.path().join("etc"),
+            state_dir: d.path().join("state"),
+            config_source: "test".into(),
+            state_source: "test".into(),
+        };
+        let pool = Pool::default();
+        let r = rec("http://127.0.0.1:1/mcp");
+        let fp = fingerprint(&r, &HashMap::new());
+        let first = pool.client(&r, &fp, &paths).await.err().unwrap();
+        assert_eq!(first.code, "mcp.upstream_failed");
+        assert!(!first.message.contains("ago"), "{}", first.message);
+        let again = pool.client(&r, &fp, &paths).await.err().unwrap();
+        assert!(again.message.contains("ms ago") && again.message.contains("tries again"), "{}", again.message);
+        // A changed record is tried at once; so is one after an explicit evict (restart).
+        let other = rec("http://127.0.0.1:2/mcp");
+        let e = pool.client(&other, &fingerprint(&other, &HashMap::new()), &paths).await.err().unwrap();
+        assert!(!e.message.contains("ago"), "{}", e.message);
+        pool.evict(&r.id);
+        let e = pool.client(&r, &fp, &paths).await.err().unwrap();
+        assert!(!e.message.contains("ago"), "{}", e.message);
     }
 
     #[test]
