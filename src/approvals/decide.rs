@@ -15,101 +15,98 @@ pub struct Decided {
     pub output: Option<serde_json::Value>,
 }
 
-/// Approve or deny row `id` as `by` (e.g. `cli:root`, `api:ops`). `admin` runs approved
-/// admin calls in-process.
-#[allow(clippy::too_many_arguments)]
-async fn decide_inner(
-    paths: &crate::paths::Paths,
-    store: &Store,
-    config: &Config,
-    admin: Option<&crate::admin::Dispatcher>,
-    id: &str,
-    approve: bool,
-    by: &str,
-    reason: Option<&str>,
-) -> Result<Decided> {
-    let row = get(store, id)?;
-    if row.kind == "hermes_command" {
-        let row = crate::bridge::decide_hermes_approval(store, config, id, approve, by, reason).await?;
-        return Ok(Decided { row, output: None });
-    }
-    if row.kind == "admin_call" && admin.is_none() {
-        return Err(Error::internal("admin calls need the route table"));
-    }
-    let builtin = ["admin_call", crate::registry::proxy::KIND];
-    if !builtin.contains(&row.kind.as_str()) && super::executor(&row.kind).is_none() {
-        return Err(Error::new(
-            "approvals.unsupported_kind",
-            Kind::Unsupported,
-            format!("rows of kind `{}` cannot be decided by this hal0", row.kind),
-        ));
-    }
-    let row = claim(store, id, approve, by, reason)?;
-    if !approve {
-        finish(store, id, "denied", &json!({"ok": true, "executed": false}))?;
-        return Ok(Decided { row: get(store, id)?, output: None });
-    }
-    let out = match (row.kind.as_str(), admin, super::executor(&row.kind)) {
-        ("admin_call", Some(admin), _) => crate::admin::execute_approved(admin, &row).await,
-        (crate::registry::proxy::KIND, _, _) => crate::registry::proxy::execute_approved(paths, config, &row).await,
-        (_, _, Some(exec)) => exec(store, config, &row),
-        _ => Err(Error::internal("no executor")),
-    };
-    let (status, mut stored, live) = match out {
-        Ok(v) => ("executed", json!({"ok": true, "result": v.clone()}), Some(v)),
-        Err(e) => ("failed", json!({"ok": false, "error": {"code": e.code, "message": e.message}}), None),
-    };
-    // The row keeps a redacted copy; the person deciding sees the live result once.
-    crate::redact::redact_json(&mut stored);
-    finish(store, id, status, &stored)?;
-    // Only an admin call's answer is shown to the approver (e.g. a new key); other kinds
-    // are fully described by the row.
-    let output = if row.kind == "admin_call" { live } else { None };
-    Ok(Decided { row: get(store, id)?, output })
+/// What deciding needs: the store holding the row, and what carrying out each kind needs
+/// (`admin` runs approved admin calls in-process; `paths` finds an MCP server's record).
+#[derive(Clone, Copy)]
+pub struct Decider<'a> {
+    pub paths: &'a crate::paths::Paths,
+    pub store: &'a Store,
+    pub config: &'a Config,
+    pub admin: Option<&'a crate::admin::Dispatcher>,
 }
 
-/// Approve or deny row `id` as `by` (e.g. `cli:root`, `api:ops`), and record the decision
-/// and its outcome in the audit log. `admin` runs approved admin calls in-process.
-#[allow(clippy::too_many_arguments)]
-pub async fn decide(
-    paths: &crate::paths::Paths,
-    store: &Store,
-    config: &Config,
-    admin: Option<&crate::admin::Dispatcher>,
-    id: &str,
-    approve: bool,
-    by: &str,
-    reason: Option<&str>,
-) -> Result<Decided> {
-    let out = decide_inner(paths, store, config, admin, id, approve, by, reason).await;
-    if let Ok(d) = &out {
-        let surface = if by.starts_with("api:") { "api" } else { "cli" };
-        let verdict = match d.row.status.as_str() {
-            "executed" => "executed",
-            "failed" => "failed",
-            "denied" => "denied",
-            _ => {
-                if approve {
-                    "approved"
-                } else {
-                    "denied"
-                }
-            }
-        };
-        let code = d.row.result.as_ref().and_then(|r| r["error"]["code"].as_str().map(str::to_string));
-        let entry = crate::audit::Entry {
-            surface,
-            tool: &d.row.tool,
-            identity: by,
-            arguments: &d.row.arguments,
-            verdict,
-            result_code: code.as_deref(),
-            approval_id: Some(&d.row.id),
-            detail: Some(&d.row.kind),
-        };
-        if let Err(e) = crate::audit::record(store, &entry) {
-            tracing::warn!("cannot record the decision in the audit log: {}", e.message);
+impl Decider<'_> {
+    /// Approve or deny row `id` as `by` (e.g. `cli:root`, `api:ops`), and record the decision
+    /// and its outcome in the audit log.
+    pub async fn decide(&self, id: &str, approve: bool, by: &str, reason: Option<&str>) -> Result<Decided> {
+        let out = self.decide_inner(id, approve, by, reason).await;
+        if let Ok(d) = &out {
+            audit_decision(self.store, d, approve, by);
         }
+        out
     }
-    out
+
+    /// Approve or deny row `id` as `by`: claim it, carry it out, record the outcome on the row.
+    async fn decide_inner(&self, id: &str, approve: bool, by: &str, reason: Option<&str>) -> Result<Decided> {
+        let Decider { paths, store, config, admin } = *self;
+        let row = get(store, id)?;
+        if row.kind == "hermes_command" {
+            let row = crate::bridge::decide_hermes_approval(store, config, id, approve, by, reason).await?;
+            return Ok(Decided { row, output: None });
+        }
+        if row.kind == "admin_call" && admin.is_none() {
+            return Err(Error::internal("admin calls need the route table"));
+        }
+        let builtin = ["admin_call", crate::registry::proxy::KIND];
+        if !builtin.contains(&row.kind.as_str()) && super::executor(&row.kind).is_none() {
+            return Err(Error::new(
+                "approvals.unsupported_kind",
+                Kind::Unsupported,
+                format!("rows of kind `{}` cannot be decided by this hal0", row.kind),
+            ));
+        }
+        let row = claim(store, id, approve, by, reason)?;
+        if !approve {
+            finish(store, id, "denied", &json!({"ok": true, "executed": false}))?;
+            return Ok(Decided { row: get(store, id)?, output: None });
+        }
+        let out = match (row.kind.as_str(), admin, super::executor(&row.kind)) {
+            ("admin_call", Some(admin), _) => crate::admin::execute_approved(admin, &row).await,
+            (crate::registry::proxy::KIND, _, _) => crate::registry::proxy::execute_approved(paths, config, &row).await,
+            (_, _, Some(exec)) => exec(store, config, &row),
+            _ => Err(Error::internal("no executor")),
+        };
+        let (status, mut stored, live) = match out {
+            Ok(v) => ("executed", json!({"ok": true, "result": v.clone()}), Some(v)),
+            Err(e) => ("failed", json!({"ok": false, "error": {"code": e.code, "message": e.message}}), None),
+        };
+        // The row keeps a redacted copy; the person deciding sees the live result once.
+        crate::redact::redact_json(&mut stored);
+        finish(store, id, status, &stored)?;
+        // Only an admin call's answer is shown to the approver (e.g. a new key); other kinds
+        // are fully described by the row.
+        let output = if row.kind == "admin_call" { live } else { None };
+        Ok(Decided { row: get(store, id)?, output })
+    }
+}
+
+/// The audit entry of a decision and its outcome.
+fn audit_decision(store: &Store, d: &Decided, approve: bool, by: &str) {
+    let surface = if by.starts_with("api:") { "api" } else { "cli" };
+    let verdict = match d.row.status.as_str() {
+        "executed" => "executed",
+        "failed" => "failed",
+        "denied" => "denied",
+        _ => {
+            if approve {
+                "approved"
+            } else {
+                "denied"
+            }
+        }
+    };
+    let code = d.row.result.as_ref().and_then(|r| r["error"]["code"].as_str().map(str::to_string));
+    let entry = crate::audit::Entry {
+        surface,
+        tool: &d.row.tool,
+        identity: by,
+        arguments: &d.row.arguments,
+        verdict,
+        result_code: code.as_deref(),
+        approval_id: Some(&d.row.id),
+        detail: Some(&d.row.kind),
+    };
+    if let Err(e) = crate::audit::record(store, &entry) {
+        tracing::warn!("cannot record the decision in the audit log: {}", e.message);
+    }
 }

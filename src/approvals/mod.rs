@@ -5,7 +5,7 @@
 
 pub mod decide;
 
-pub use decide::{Decided, decide};
+pub use decide::{Decided, Decider};
 
 use crate::config::Config;
 use crate::error::{Error, Result};

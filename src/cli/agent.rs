@@ -133,7 +133,8 @@ fn decide(ctx: &Ctx, id: Option<String>, approve: bool, reason: Option<String>, 
         } else {
             None
         };
-        approvals::decide(&ctx.paths, &store, &cfg, admin.as_ref(), &id, approve, &who(), reason.as_deref()).await
+        let decider = approvals::Decider { paths: &ctx.paths, store: &store, config: &cfg, admin: admin.as_ref() };
+        decider.decide(&id, approve, &who(), reason.as_deref()).await
     })?;
     let done = decided.row;
     if let Some(out) = &decided.output {

@@ -3,7 +3,7 @@
 
 use super::{Ctx, table};
 use crate::doctor::{self, Status};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Exit codes: 0 every check ok, 1 warnings, 2 failures.")]
@@ -23,11 +23,7 @@ fn badge(s: Status) -> &'static str {
 
 /// Run the checks and print them; returns the exit code.
 pub fn run(ctx: &Ctx, args: DoctorArgs) -> Result<i32> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Error::internal(format!("cannot start the runtime: {e}")))?;
-    let report = rt.block_on(doctor::run(&ctx.paths));
+    let report = super::runtime()?.block_on(doctor::run(&ctx.paths));
     if args.json {
         // Serialized from the struct, so each row keeps the order name, status, detail.
         println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());

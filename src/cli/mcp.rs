@@ -1,7 +1,7 @@
 //! `hal0 mcp install|list|status|uninstall|allow|gate|block`: third-party MCP servers and
 //! their tool policy. The rules live in `crate::registry`; this file translates.
 
-use super::{Ctx, confirm, print_json, table};
+use super::{Ctx, confirm, print_json, runtime, table};
 use crate::error::{Error, Result};
 use crate::registry::{self, Record, Registry, Tier};
 use serde_json::json;
@@ -118,13 +118,6 @@ fn record_json(r: &Record, state: Option<&str>) -> serde_json::Value {
         "tool_policy": r.tools,
         "exposure": {"hermes": r.exposure.hermes, "brain": r.exposure.brain},
     })
-}
-
-fn runtime() -> Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Error::internal(format!("cannot start the async runtime: {e}")))
 }
 
 fn set(ctx: &Ctx, id: &str, tool: &str, tier: Tier) -> Result<()> {
@@ -356,11 +349,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
         McpCmd::Catalog { cmd } => super::mcp_catalog::run(ctx, cmd),
         McpCmd::Test { id, json } => {
             let record = reg.get(&id)?;
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| crate::error::Error::internal(e.to_string()))?;
-            let p = rt.block_on(crate::registry::probe::probe(&record, &ctx.paths))?;
+            let p = runtime()?.block_on(crate::registry::probe::probe(&record, &ctx.paths))?;
             if json {
                 print_json(&json!(p));
                 return Ok(());

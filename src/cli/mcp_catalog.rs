@@ -2,9 +2,9 @@
 //! catalogue, its validation and the refresh live in `crate::registry::catalog`; this file
 //! translates.
 
-use super::{Ctx, print_json, table};
+use super::{Ctx, print_json, runtime, table};
 use crate::config::Config;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::registry::catalog;
 use serde_json::json;
 
@@ -26,13 +26,6 @@ pub enum CatalogCmd {
         #[arg(long)]
         json: bool,
     },
-}
-
-fn runtime() -> Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Error::internal(format!("cannot start the async runtime: {e}")))
 }
 
 fn ids(v: &[String]) -> String {

@@ -92,6 +92,14 @@ impl Ctx {
     }
 }
 
+/// A current-thread async runtime for a command that talks to the network or the store.
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| crate::error::Error::internal(format!("cannot start the async runtime: {e}")))
+}
+
 /// Print JSON to stdout.
 pub fn print_json(v: &serde_json::Value) {
     println!("{}", serde_json::to_string_pretty(v).unwrap_or_default());

@@ -1,6 +1,6 @@
 //! `hal0 runs list|show|events|stop`: the bridge's run ledger read and acted on directly.
 
-use super::{Ctx, confirm, print_json, table};
+use super::{Ctx, confirm, print_json, runtime, table};
 use crate::bridge::ledger;
 use crate::error::{Error, Result};
 use crate::hermes::{HermesClient, Profiles};
@@ -50,13 +50,6 @@ pub enum RunsCmd {
         #[arg(long, short = 'y')]
         yes: bool,
     },
-}
-
-fn runtime() -> Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Error::internal(format!("cannot start the runtime: {e}")))
 }
 
 fn load(ctx: &Ctx, run_id: &str) -> Result<ledger::Run> {

@@ -439,11 +439,6 @@ impl ServerHandler for AgentsServer {
         request: rmcp::model::CallToolRequestParams,
         context: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
-        let (name, args) = (request.name.to_string(), request.arguments.clone());
-        let identity = super::audit_identity(&context);
-        let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
-        let out = self.tool_router.call(tcc).await;
-        super::audit_call(&self.state.store, SURFACE, &name, &identity, args, &out).await;
-        out
+        super::routed_and_audited(self, &self.tool_router, &self.state.store, SURFACE, request, context).await
     }
 }

@@ -51,6 +51,24 @@ pub fn audit_identity(ctx: &RequestContext<RoleServer>) -> String {
     }
 }
 
+/// Run a tool through a generated tool router and record the call in the audit log (the
+/// `call_tool` of hal0-agents and hal0-memory).
+pub async fn routed_and_audited<S: Send + Sync + 'static>(
+    service: &S,
+    router: &rmcp::handler::server::router::tool::ToolRouter<S>,
+    store: &crate::store::Store,
+    surface: &'static str,
+    request: rmcp::model::CallToolRequestParams,
+    context: RequestContext<RoleServer>,
+) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
+    let (name, args) = (request.name.to_string(), request.arguments.clone());
+    let identity = audit_identity(&context);
+    let tcc = rmcp::handler::server::tool::ToolCallContext::new(service, request, context);
+    let out = router.call(tcc).await;
+    audit_call(store, surface, &name, &identity, args, &out).await;
+    out
+}
+
 /// Record one tool call in the audit log: the verdict, result code and approval id are read
 /// off the result. A failure to record is logged, never turned into a failed call.
 pub async fn audit_call(

@@ -4,7 +4,7 @@
 
 use super::caller;
 use crate::auth::Credential;
-use crate::registry::proxy::{Who, error_result};
+use crate::registry::proxy::{Served, Who, error_result};
 use crate::server::AppState;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult, PaginatedRequestParams,
@@ -14,9 +14,9 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use std::sync::Arc;
 
-/// The installed server a proxy request is for (set by the guard from the path).
-#[derive(Debug, Clone)]
-pub struct ProxyTarget(pub String);
+/// The installed server a proxy request is for, as the guard resolved it from the path.
+#[derive(Clone)]
+pub struct ProxyTarget(pub Arc<Served>);
 
 #[derive(Clone)]
 pub struct ProxyServer {
@@ -29,7 +29,7 @@ impl ProxyServer {
     }
 }
 
-fn target(ctx: &RequestContext<RoleServer>) -> Result<String, ErrorData> {
+fn target(ctx: &RequestContext<RoleServer>) -> Result<Arc<Served>, ErrorData> {
     ctx.extensions
         .get::<axum::http::request::Parts>()
         .and_then(|p| p.extensions.get::<ProxyTarget>())
@@ -63,8 +63,8 @@ impl ServerHandler for ProxyServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let id = target(&context)?;
-        match self.state.proxy.list_tools(&id).await {
+        let served = target(&context)?;
+        match self.state.proxy.list_tools(&served).await {
             Ok(tools) => Ok(ListToolsResult::with_all_items(tools)),
             Err(e) => {
                 Err(ErrorData::internal_error(format!("{}: {}", e.code, crate::redact::redact(&e.message)), None))
@@ -77,13 +77,13 @@ impl ServerHandler for ProxyServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let id = match target(&context) {
-            Ok(id) => id,
+        let served = match target(&context) {
+            Ok(s) => s,
             Err(e) => {
                 return Ok(error_result(&crate::error::Error::internal(e.message.to_string())).into());
             }
         };
         let who = who(&context);
-        Ok(self.state.proxy.call(&id, &request.name, request.arguments, &who).await.into())
+        Ok(self.state.proxy.call(&served, &request.name, request.arguments, &who).await.into())
     }
 }

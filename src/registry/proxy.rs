@@ -28,6 +28,17 @@ const GATED_NOTE: &str = "(hal0: each call of this tool waits for a person's app
 /// How often a waiting gated call looks at its row.
 const POLL: Duration = Duration::from_millis(200);
 
+/// One consumer call as the audit log describes it.
+struct Call<'a> {
+    /// `mcp:proxy/<id>`.
+    surface: String,
+    tool: &'a str,
+    who: &'a Who,
+    args: Option<Map<String, Value>>,
+    /// `policy: <verdict>`, the policy in force.
+    policy: String,
+}
+
 /// Who is calling through the proxy.
 #[derive(Debug, Clone)]
 pub struct Who {
@@ -120,7 +131,7 @@ impl Proxy {
         let (rs, es) = (stamp(&reg.path_of(id)), stamp(&api_env));
         let record = serving(&reg, id)?;
         let (hdrs, _) = upstream::headers(&record, &api_env)?;
-        let secrets = record.secrets.keys().filter_map(|h| hdrs.get(h)).filter(|v| v.len() >= 4).cloned().collect();
+        let secrets = upstream::secrets_in(&record, &hdrs);
         let served = Arc::new(Served { fingerprint: upstream::fingerprint(&record, &hdrs), secrets, record });
         self.served.lock().unwrap_or_else(|p| p.into_inner()).insert(id.to_string(), (rs, es, served.clone()));
         Ok(served)
@@ -165,9 +176,8 @@ impl Proxy {
     }
 
     /// The consumer's view of the server's tools: allowed and gated only, in the server's order.
-    pub async fn list_tools(&self, id: &str) -> Result<Vec<Tool>> {
-        let s = self.record(id)?;
-        let all = self.list_upstream(&s).await?;
+    pub async fn list_tools(&self, s: &Served) -> Result<Vec<Tool>> {
+        let all = self.list_upstream(s).await?;
         Ok(all
             .into_iter()
             .filter_map(|mut t| match s.record.tools.verdict(&t.name) {
@@ -201,38 +211,44 @@ impl Proxy {
         Err(upstream_error(r, "the connection broke twice"))
     }
 
-    /// One `tools/call` from a consumer. Policy refusals and upstream failures come back as
+    /// One `tools/call` from a consumer to the served record `served` (which the guard
+    /// resolved for this request). Policy refusals and upstream failures come back as
     /// `isError` results (the model reads them); the audit log gets one row per decision.
-    pub async fn call(&self, id: &str, tool: &str, args: Option<Map<String, Value>>, who: &Who) -> CallToolResult {
-        let surface = format!("mcp:proxy/{id}");
-        let served = match self.record(id) {
-            Ok(s) => s,
-            Err(e) => {
-                self.audit(&surface, tool, who, &args, "refused", Some(e.code), None, "policy: unknown_server").await;
-                return error_result(&e);
-            }
-        };
+    pub async fn call(
+        &self,
+        served: &Served,
+        tool: &str,
+        args: Option<Map<String, Value>>,
+        who: &Who,
+    ) -> CallToolResult {
         let r = &served.record;
+        let id = r.id.as_str();
         let verdict = r.tools.verdict(tool);
-        let policy = format!("policy: {}", verdict.as_str());
+        let c = Call {
+            surface: format!("mcp:proxy/{id}"),
+            tool,
+            who,
+            args,
+            policy: format!("policy: {}", verdict.as_str()),
+        };
         match verdict {
             Verdict::Allow => {
-                let out = self.forward(&served, tool, args.clone()).await;
+                let out = self.forward(served, tool, c.args.clone()).await;
                 let code = match &out {
                     Ok(res) if res.is_error == Some(true) => Some("mcp.upstream_tool_error"),
                     Ok(_) => None,
                     Err(e) => Some(e.code),
                 };
-                self.audit(&surface, tool, who, &args, "allow", code, None, &policy).await;
+                self.audit(&c, "allow", code, None).await;
                 out.unwrap_or_else(|e| error_result(&e))
             }
-            Verdict::Gated => self.gated(r, tool, args, who, &surface, &policy).await,
+            Verdict::Gated => self.gated(r, &c).await,
             Verdict::Blocked => {
                 let e = refused(
                     "mcp.tool_blocked",
                     format!("the operator blocked `{tool}` on `{id}`; hal0 did not forward the call"),
                 );
-                self.audit(&surface, tool, who, &args, "blocked", Some(e.code), None, &policy).await;
+                self.audit(&c, "blocked", Some(e.code), None).await;
                 error_result(&e)
             }
             Verdict::UnknownTool | Verdict::UnknownServer => {
@@ -243,7 +259,7 @@ impl Proxy {
                          the call (an operator can allow it: hal0 mcp allow {id} {tool})"
                     ),
                 );
-                self.audit(&surface, tool, who, &args, "refused", Some(e.code), None, &policy).await;
+                self.audit(&c, "refused", Some(e.code), None).await;
                 error_result(&e)
             }
         }
@@ -270,21 +286,14 @@ impl Proxy {
         Err(upstream_error(r, "the connection broke twice"))
     }
 
-    async fn gated(
-        &self,
-        r: &Record,
-        tool: &str,
-        args: Option<Map<String, Value>>,
-        who: &Who,
-        surface: &str,
-        policy: &str,
-    ) -> CallToolResult {
-        let arguments = Value::Object(args.clone().unwrap_or_default());
+    async fn gated(&self, r: &Record, c: &Call<'_>) -> CallToolResult {
+        let tool = c.tool;
+        let arguments = Value::Object(c.args.clone().unwrap_or_default());
         let full = format!("{}: {tool} {}", r.id, arguments);
         let (head, cut) = crate::redact::cut(&full, 400);
         let preview = crate::redact::redact(&format!("{head}{}", if cut { "…" } else { "" })).into_owned();
         let stored = json!({"server": r.id, "tool": tool, "arguments": arguments});
-        let (client, tool_s) = (who.client.clone(), tool.to_string());
+        let (client, tool_s) = (c.who.client.clone(), tool.to_string());
         let row = self
             .store
             .call(move |s| {
@@ -304,11 +313,11 @@ impl Proxy {
         let row = match row {
             Ok(row) => row,
             Err(e) => {
-                self.audit(surface, tool, who, &args, "error", Some(e.code), None, policy).await;
+                self.audit(c, "error", Some(e.code), None).await;
                 return error_result(&e);
             }
         };
-        self.audit(surface, tool, who, &args, "gated", None, Some(&row.id), policy).await;
+        self.audit(c, "gated", None, Some(&row.id)).await;
         let decided_by = Instant::now() + Duration::from_secs(self.config.mcp.gate_wait_secs);
         let executed_by = decided_by + Duration::from_secs(self.config.mcp.call_timeout_secs);
         loop {
@@ -354,28 +363,18 @@ impl Proxy {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    async fn audit(
-        &self,
-        surface: &str,
-        tool: &str,
-        who: &Who,
-        args: &Option<Map<String, Value>>,
-        verdict: &str,
-        code: Option<&str>,
-        approval: Option<&str>,
-        detail: &str,
-    ) {
-        let args = Value::Object(args.clone().unwrap_or_default());
+    /// The audit row of one decision about call `c`.
+    async fn audit(&self, c: &Call<'_>, verdict: &str, code: Option<&str>, approval: Option<&str>) {
+        let args = Value::Object(c.args.clone().unwrap_or_default());
         let entry = crate::audit::Entry {
-            surface,
-            tool,
-            identity: &who.identity,
+            surface: &c.surface,
+            tool: c.tool,
+            identity: &c.who.identity,
             arguments: &args,
             verdict,
             result_code: code,
             approval_id: approval,
-            detail: Some(detail),
+            detail: Some(&c.policy),
         };
         let out = crate::audit::record_async(&self.store, &entry).await;
         if let Err(err) = out {
@@ -475,7 +474,8 @@ pub async fn execute_approved(paths: &Paths, config: &Config, row: &approvals::A
     let res = out
         .map_err(|_| upstream_error(&r, &format!("`{tool}` did not answer within {} s", timeout.as_secs())))?
         .map_err(|e| upstream_error(&r, &e.to_string()))?;
-    let res = mask_secrets(res, &upstream::secret_values(&r, &paths.api_env()));
+    let (hdrs, _) = upstream::headers(&r, &paths.api_env())?;
+    let res = mask_secrets(res, &upstream::secrets_in(&r, &hdrs));
     serde_json::to_value(res).map_err(|e| Error::internal(e.to_string()))
 }
 

@@ -34,14 +34,10 @@ pub fn headers(record: &Record, api_env: &Path) -> Result<(HashMap<String, Strin
     Ok((out, missing))
 }
 
-/// The resolved secret values of `record` (for masking them in what goes back out).
-pub fn secret_values(record: &Record, api_env: &Path) -> Vec<String> {
-    record
-        .secrets
-        .values()
-        .filter_map(|k| crate::envfile::get_var(api_env, k).ok().flatten())
-        .filter(|v| v.len() >= 4)
-        .collect()
+/// The values among `hdrs` that came from the record's `[secrets]` (masked wherever they
+/// would go back out; very short values are left alone, they would mask ordinary text).
+pub fn secrets_in(record: &Record, hdrs: &HashMap<String, String>) -> Vec<String> {
+    record.secrets.keys().filter_map(|h| hdrs.get(h)).filter(|v| v.len() >= 4).cloned().collect()
 }
 
 /// A failure talking to the upstream server (502).

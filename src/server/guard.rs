@@ -105,8 +105,8 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
     }
     if class == RouteClass::Proxy {
         match proxy_target(&state, &path, &cred) {
-            Ok(id) => {
-                req.extensions_mut().insert(crate::mcp::proxy::ProxyTarget(id));
+            Ok(served) => {
+                req.extensions_mut().insert(crate::mcp::proxy::ProxyTarget(served));
             }
             Err(e) => {
                 tracing::info!(path, cred = cred.label(), "refused: {}", e.message);
@@ -152,7 +152,11 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
 
 /// The installed server of a `/mcp/proxy/<id>/…` request, once the key is known to be for
 /// it (a consumer key opens only its own server) and hal0 serves it.
-fn proxy_target(state: &AppState, path: &str, cred: &Credential) -> crate::error::Result<String> {
+fn proxy_target(
+    state: &AppState,
+    path: &str,
+    cred: &Credential,
+) -> crate::error::Result<Arc<crate::registry::proxy::Served>> {
     let id = path.strip_prefix("/mcp/proxy/").and_then(|r| r.split('/').next()).unwrap_or("");
     if id.is_empty() {
         return Err(Error::not_found("mcp.not_found", "no server id in the proxy path (use /mcp/proxy/<id>/mcp)"));
@@ -165,7 +169,7 @@ fn proxy_target(state: &AppState, path: &str, cred: &Credential) -> crate::error
             c.server
         )));
     }
-    state.proxy.record(id).map(|s| s.record.id.clone())
+    state.proxy.record(id)
 }
 
 /// `/mcp/<mount>` or `/mcp/<mount>/`: answered 405 before any credential check.

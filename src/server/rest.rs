@@ -123,18 +123,13 @@ async fn decide(
 ) -> Response {
     let by = format!("api:{}", caller.identity);
     let reason = body.and_then(|b| b.reason);
-    match crate::approvals::decide(
-        &state.paths,
-        &state.store,
-        &state.config,
-        state.admin.get(),
-        &id,
-        approve,
-        &by,
-        reason.as_deref(),
-    )
-    .await
-    {
+    let decider = crate::approvals::Decider {
+        paths: &state.paths,
+        store: &state.store,
+        config: &state.config,
+        admin: state.admin.get(),
+    };
+    match decider.decide(&id, approve, &by, reason.as_deref()).await {
         Ok(d) => {
             let mut v = json!(d.row);
             if let Some(out) = d.output {
@@ -206,6 +201,13 @@ pub fn handler(method: &str, path: &str) -> axum::routing::MethodRouter<Arc<AppS
         ("GET", "/api/activity/export") => get(activity_export),
         _ => panic!("no handler for {method} {path}: add one in server/rest.rs"),
     }
+}
+
+/// Run blocking domain code (files, the store) off the async runtime.
+pub(crate) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> crate::error::Result<T> + Send + 'static,
+) -> crate::error::Result<T> {
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| Err(Error::internal(e.to_string())))
 }
 
 fn reply<T: serde::Serialize>(r: crate::error::Result<T>) -> Response {
@@ -310,7 +312,7 @@ pub struct SettingWrite {
 pub async fn settings_put(State(state): State<Arc<AppState>>, axum::Json(b): axum::Json<SettingWrite>) -> Response {
     let paths = state.paths.clone();
     reply(
-        tokio::task::spawn_blocking(move || {
+        blocking(move || {
             let cfg = match b.value {
                 None | Some(serde_json::Value::Null) => crate::config::unset_value(&paths, &b.key)?,
                 Some(serde_json::Value::String(s)) => crate::config::set_value(&paths, &b.key, &s)?,
@@ -318,8 +320,7 @@ pub async fn settings_put(State(state): State<Arc<AppState>>, axum::Json(b): axu
             };
             Ok(json!({"key": b.key, "settings": cfg, "note": "takes effect when hal0 serve restarts"}))
         })
-        .await
-        .unwrap_or_else(|e| Err(Error::internal(e.to_string()))),
+        .await,
     )
 }
 
@@ -424,7 +425,7 @@ pub async fn mcp_servers(State(state): State<Arc<AppState>>) -> Response {
     let paths = state.paths.clone();
     let st = state.clone();
     reply(
-        tokio::task::spawn_blocking(move || {
+        blocking(move || {
             let listing = crate::registry::Registry::new(&paths).list()?;
             let mut servers: Vec<serde_json::Value> = crate::registry::bundled()
                 .into_iter()
@@ -447,8 +448,7 @@ pub async fn mcp_servers(State(state): State<Arc<AppState>>) -> Response {
             crate::redact::redact_json(&mut out);
             Ok(out)
         })
-        .await
-        .unwrap_or_else(|e| Err(Error::internal(e.to_string()))),
+        .await,
     )
 }
 
@@ -459,12 +459,11 @@ pub async fn mcp_server(
 ) -> Response {
     let paths = state.paths.clone();
     reply(
-        tokio::task::spawn_blocking(move || {
+        blocking(move || {
             let mut v = json!(crate::registry::Registry::new(&paths).get(&id)?);
             crate::redact::redact_json(&mut v);
             Ok(v)
         })
-        .await
-        .unwrap_or_else(|e| Err(Error::internal(e.to_string()))),
+        .await,
     )
 }

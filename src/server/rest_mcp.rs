@@ -5,6 +5,7 @@
 
 use super::AppState;
 use super::guard::json_error;
+use super::rest::blocking;
 use crate::error::{Error, Result};
 use crate::registry::{self, Registry, manage};
 use axum::body::Bytes;
@@ -33,10 +34,6 @@ fn body_object(b: &Bytes, code: &'static str) -> Result<Map<String, Value>> {
         Ok(_) => Err(Error::invalid(code, "the body must be a JSON object")),
         Err(e) => Err(Error::invalid(code, format!("the body is not valid JSON: {e}"))),
     }
-}
-
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
-    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| Err(Error::internal(e.to_string())))
 }
 
 fn server_json(r: &registry::Record) -> Value {
