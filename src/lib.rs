@@ -23,5 +23,6 @@ pub mod redact;
 pub mod registry;
 pub mod server;
 pub mod skills;
+pub mod sse;
 pub mod store;
 pub mod yamledit;

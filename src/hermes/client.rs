@@ -156,27 +156,28 @@ impl HermesClient {
         }
         let agent = self.agent.clone();
         let bytes = resp.bytes_stream();
-        let parsed =
-            futures::stream::unfold((bytes, Vec::<u8>::new(), agent), |(mut bytes, mut buf, agent)| async move {
-                loop {
-                    if let Some(frame) = take_frame(&mut buf) {
-                        if let Some(ev) = parse_frame(&frame) {
-                            return Some((Ok(ev), (bytes, buf, agent)));
-                        }
-                        continue;
-                    }
-                    match bytes.next().await {
-                        Some(Ok(chunk)) => buf.extend_from_slice(&chunk),
-                        Some(Err(e)) => {
-                            tracing::warn!(agent = %agent, error = %e, "Hermes event stream broke");
-                            let err =
-                                Error::new("bridge.agent_unavailable", Kind::BadGateway, "the event stream broke");
-                            return Some((Err(err), (bytes, Vec::new(), agent)));
-                        }
-                        None => return None,
-                    }
+        let state = (bytes, crate::sse::SseParser::new(), std::collections::VecDeque::new(), agent);
+        let parsed = futures::stream::unfold(state, |(mut bytes, mut parser, mut ready, agent)| async move {
+            loop {
+                if let Some(ev) = ready.pop_front() {
+                    return Some((Ok(ev), (bytes, parser, ready, agent)));
                 }
-            });
+                let broke = match bytes.next().await {
+                    Some(Ok(chunk)) => match parser.push(&chunk) {
+                        Ok(events) => {
+                            ready.extend(events.iter().filter_map(|e| parse_event(&e.data)));
+                            continue;
+                        }
+                        Err(_) => "an event larger than the limit".to_string(),
+                    },
+                    Some(Err(e)) => e.to_string(),
+                    None => return None,
+                };
+                tracing::warn!(agent = %agent, error = %broke, "Hermes event stream broke");
+                let err = Error::new("bridge.agent_unavailable", Kind::BadGateway, "the event stream broke");
+                return Some((Err(err), (bytes, crate::sse::SseParser::new(), ready, agent)));
+            }
+        });
         Ok(Some(parsed))
     }
 
@@ -213,27 +214,10 @@ impl HermesClient {
     }
 }
 
-/// Take one complete SSE frame (up to a blank line) off the front of `buf`.
-fn take_frame(buf: &mut Vec<u8>) -> Option<Vec<u8>> {
-    let pos = buf
-        .windows(2)
-        .position(|w| w == b"\n\n")
-        .map(|p| (p, 2))
-        .or_else(|| buf.windows(4).position(|w| w == b"\r\n\r\n").map(|p| (p, 4)))?;
-    let frame = buf[..pos.0].to_vec();
-    buf.drain(..pos.0 + pos.1);
-    Some(frame)
-}
-
-/// The JSON of a frame's `data:` lines; comments (`: keepalive`) and empty frames give `None`.
-fn parse_frame(frame: &[u8]) -> Option<HermesEvent> {
-    let text = String::from_utf8_lossy(frame);
-    let data: Vec<&str> =
-        text.lines().filter_map(|l| l.strip_prefix("data:").map(|d| d.strip_prefix(' ').unwrap_or(d))).collect();
-    if data.is_empty() {
-        return None;
-    }
-    let payload: Value = serde_json::from_str(&data.join("\n")).ok()?;
+/// A Hermes event from one SSE event's data; comments, keep-alives and data that is not a
+/// JSON object with an `event` name give `None`.
+fn parse_event(data: &str) -> Option<HermesEvent> {
+    let payload: Value = serde_json::from_str(data).ok()?;
     let event = payload["event"].as_str()?.to_string();
     Some(HermesEvent { event, payload })
 }
@@ -244,16 +228,18 @@ mod tests {
 
     #[test]
     fn frames() {
-        let mut buf = b": keepalive\n\ndata: {\"event\":\"message.delta\",\"delta\":\"hi\"}\n\ndata: {\"ev".to_vec();
-        let f1 = take_frame(&mut buf).unwrap();
-        assert!(parse_frame(&f1).is_none());
-        let f2 = take_frame(&mut buf).unwrap();
-        let ev = parse_frame(&f2).unwrap();
-        assert_eq!(ev.event, "message.delta");
-        assert_eq!(ev.payload["delta"], "hi");
-        assert!(take_frame(&mut buf).is_none());
-        assert_eq!(buf, b"data: {\"ev");
-        let mut crlf = b"data: {\"event\":\"run.completed\"}\r\n\r\n".to_vec();
-        assert_eq!(parse_frame(&take_frame(&mut crlf).unwrap()).unwrap().event, "run.completed");
+        let events = |p: &mut crate::sse::SseParser, bytes: &[u8]| -> Vec<HermesEvent> {
+            p.push(bytes).unwrap().iter().filter_map(|e| parse_event(&e.data)).collect()
+        };
+        let mut p = crate::sse::SseParser::new();
+        let got = events(&mut p, b": keepalive\n\ndata: {\"event\":\"message.delta\",\"delta\":\"hi\"}\n\ndata: {\"ev");
+        assert_eq!(got.len(), 1, "the keep-alive is no event; the partial frame waits");
+        assert_eq!(got[0].event, "message.delta");
+        assert_eq!(got[0].payload["delta"], "hi");
+        let got = events(&mut p, b"ent\":\"run.completed\"}\r\n\r\n");
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].event, "run.completed");
+        let mut crlf = crate::sse::SseParser::new();
+        assert_eq!(events(&mut crlf, b"data: {\"event\":\"run.completed\"}\r\n\r\n")[0].event, "run.completed");
     }
 }
