@@ -201,7 +201,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
         }
         McpCmd::List { json } => {
             let listing = reg.list()?;
-            let states: Vec<&str> = listing.records.iter().map(registry::state).collect();
+            let states: Vec<&str> = registry::states(&listing.records);
             if json {
                 let bundled: Vec<_> = registry::bundled()
                     .iter()

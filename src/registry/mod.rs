@@ -239,6 +239,14 @@ pub fn classify(record: Option<&Record>, tool: &str) -> Verdict {
     }
 }
 
+/// [`state`] of every record, probed at once (each probe may wait 1.5 s).
+pub fn states(records: &[Record]) -> Vec<&'static str> {
+    std::thread::scope(|s| {
+        let probes: Vec<_> = records.iter().map(|r| s.spawn(move || state(r))).collect();
+        probes.into_iter().map(|p| p.join().unwrap_or("unreachable")).collect()
+    })
+}
+
 /// Reachability of an installed server as `hal0 mcp list` shows it.
 pub fn state(r: &Record) -> &'static str {
     match r.transport {

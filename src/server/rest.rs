@@ -431,7 +431,8 @@ pub async fn mcp_servers(State(state): State<Arc<AppState>>) -> Response {
                 .into_iter()
                 .map(|b| json!({"id": b.id, "bundled": true, "mount": b.mount, "description": b.description, "state": "running"}))
                 .collect();
-            for r in &listing.records {
+            let states = crate::registry::states(&listing.records);
+            for (r, state) in listing.records.iter().zip(states) {
                 let mut v = json!(r);
                 v["bundled"] = json!(false);
                 if r.transport == crate::registry::Transport::Stdio {
@@ -440,7 +441,7 @@ pub async fn mcp_servers(State(state): State<Arc<AppState>>) -> Response {
                     v["state"] = json!(s);
                     v["pid"] = json!(pid);
                 } else {
-                    v["state"] = json!(crate::registry::state(r));
+                    v["state"] = json!(state);
                 }
                 servers.push(v);
             }
