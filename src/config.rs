@@ -16,6 +16,53 @@ pub struct Config {
     pub hermes: Hermes,
     pub skills: Skills,
     pub mcp: Mcp,
+    pub limits: Limits,
+}
+
+/// What one daemon holds open at most: connections, MCP sessions, and how long a client may
+/// take to send a request's headers.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Limits {
+    /// Open TCP connections; past it, new ones wait in the kernel's backlog.
+    pub max_connections: usize,
+    /// Seconds a client has to send a request's headers before the connection is closed.
+    pub header_timeout_secs: u64,
+    /// Seconds a client has to send a request's body once its headers arrived.
+    pub body_timeout_secs: u64,
+    /// Open MCP sessions across every mount.
+    pub max_sessions: usize,
+    /// Open MCP sessions of one credential (one key, or every anonymous caller together).
+    pub max_sessions_per_key: usize,
+    /// Seconds an MCP session may sit unused before it is closed.
+    pub session_idle_secs: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_connections: 512,
+            header_timeout_secs: 10,
+            body_timeout_secs: 30,
+            max_sessions: 1000,
+            max_sessions_per_key: 128,
+            session_idle_secs: 300,
+        }
+    }
+}
+
+impl Limits {
+    /// Each bound with its allowed range: (key, value, min, max).
+    fn bounds(&self) -> [(&'static str, u64, u64, u64); 6] {
+        [
+            ("max_connections", self.max_connections as u64, 8, 65_536),
+            ("header_timeout_secs", self.header_timeout_secs, 1, 300),
+            ("body_timeout_secs", self.body_timeout_secs, 1, 3600),
+            ("max_sessions", self.max_sessions as u64, 1, 100_000),
+            ("max_sessions_per_key", self.max_sessions_per_key as u64, 1, 100_000),
+            ("session_idle_secs", self.session_idle_secs, 10, 86_400),
+        ]
+    }
 }
 
 /// The MCP server registry and its proxy.
@@ -153,6 +200,16 @@ impl Config {
                 "must be between 0 and 3600 seconds",
             ));
         }
+        for (key, v, min, max) in self.limits.bounds() {
+            if !(min..=max).contains(&v) {
+                return Err(config_error(
+                    path,
+                    find_key_line(text, "limits", key),
+                    Some(format!("limits.{key}").as_str()),
+                    &format!("must be between {min} and {max}"),
+                ));
+            }
+        }
         if !(1..=3600).contains(&self.mcp.call_timeout_secs) {
             return Err(config_error(
                 path,
@@ -186,6 +243,12 @@ pub fn schema() -> serde_json::Value {
         "mcp.gate_wait_secs": {"type": "integer", "minimum": 0, "maximum": 3600, "default": d.mcp.gate_wait_secs, "description": "how long a gated proxied call waits for a decision before answering pending_approval"},
         "mcp.call_timeout_secs": {"type": "integer", "minimum": 1, "maximum": 3600, "default": d.mcp.call_timeout_secs, "description": "how long one proxied call may take at the upstream server"},
         "mcp.catalog_url": {"type": ["string", "null"], "default": null, "description": "file path or https URL `hal0 mcp catalog refresh` reads"},
+        "limits.max_connections": {"type": "integer", "minimum": 8, "maximum": 65536, "default": d.limits.max_connections, "description": "open TCP connections at most; new ones wait past it"},
+        "limits.header_timeout_secs": {"type": "integer", "minimum": 1, "maximum": 300, "default": d.limits.header_timeout_secs, "description": "seconds a client has to send a request's headers"},
+        "limits.body_timeout_secs": {"type": "integer", "minimum": 1, "maximum": 3600, "default": d.limits.body_timeout_secs, "description": "seconds a client has to send a request's body"},
+        "limits.max_sessions": {"type": "integer", "minimum": 1, "maximum": 100000, "default": d.limits.max_sessions, "description": "open MCP sessions across every mount"},
+        "limits.max_sessions_per_key": {"type": "integer", "minimum": 1, "maximum": 100000, "default": d.limits.max_sessions_per_key, "description": "open MCP sessions of one credential (anonymous callers share one count)"},
+        "limits.session_idle_secs": {"type": "integer", "minimum": 10, "maximum": 86400, "default": d.limits.session_idle_secs, "description": "an MCP session unused this long is closed"},
     })
 }
 

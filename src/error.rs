@@ -30,6 +30,12 @@ pub enum Kind {
     Unprocessable,
     /// An upstream refused or failed (502, exit 1).
     BadGateway,
+    /// A body in a media type the route does not take (415, exit 2).
+    UnsupportedMedia,
+    /// The request took too long to arrive (408, exit 1).
+    RequestTimeout,
+    /// The request body is larger than hal0 accepts (413, exit 2).
+    TooLarge,
     /// An upstream's own status passed through (exit 1).
     Upstream(u16),
 }
@@ -85,6 +91,9 @@ impl Error {
             Kind::Unsupported => 501,
             Kind::Unprocessable => 422,
             Kind::BadGateway => 502,
+            Kind::UnsupportedMedia => 415,
+            Kind::RequestTimeout => 408,
+            Kind::TooLarge => 413,
             Kind::Upstream(s) => s,
         }
     }
@@ -92,16 +101,18 @@ impl Error {
     /// CLI exit code: 0 ok, 1 failure, 2 usage, 3 declined, 4 auth.
     pub fn exit_code(&self) -> i32 {
         match self.kind {
-            Kind::Invalid | Kind::Unprocessable => 2,
+            Kind::Invalid | Kind::Unprocessable | Kind::UnsupportedMedia | Kind::TooLarge => 2,
             Kind::Declined => 3,
             Kind::Unauthorized | Kind::Forbidden => 4,
             _ => 1,
         }
     }
 
-    /// `{"error":{"code","message"}}`, the REST body.
+    /// `{"error":{"code","message"}}`, the REST body. The message is outward text, so it
+    /// passes the redactor (a value quoted back from the caller's input or an upstream's
+    /// answer may hold a credential).
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({"error": {"code": self.code, "message": self.message}})
+        serde_json::json!({"error": {"code": self.code, "message": crate::redact::redact(&self.message)}})
     }
 
     /// Wrap an I/O failure on `path` with a message naming the file.

@@ -43,6 +43,53 @@ pub struct Approval {
     pub run_id: Option<String>,
 }
 
+impl Approval {
+    /// The card as a remote caller may see it (REST, `approval_list` / `approval_get`):
+    /// arguments, preview, reason and result through the redactor, and every value of an
+    /// `env` or `headers` map masked whole (environment values and headers are credentials
+    /// more often than not, and the redactor cannot know which). Only the shell's
+    /// `hal0 agent approvals show` shows the raw card, to the person deciding.
+    pub fn redacted(mut self) -> Approval {
+        let mut masked = Vec::new();
+        mask_maps(&mut self.arguments, &mut masked);
+        crate::redact::redact_json(&mut self.arguments);
+        // The preview quotes the arguments: what was masked there is masked here too.
+        for v in masked.iter().filter(|v| v.len() >= 4) {
+            for form in [v.clone(), Value::String(v.clone()).to_string().trim_matches('"').to_string()] {
+                self.preview = self.preview.replace(&form, crate::redact::MASK);
+            }
+        }
+        self.preview = crate::redact::redact(&self.preview).into_owned();
+        self.reason = self.reason.map(|r| crate::redact::redact(&r).into_owned());
+        if let Some(r) = self.result.as_mut() {
+            crate::redact::redact_json(r);
+        }
+        self
+    }
+}
+
+/// Mask the values of every `env` / `headers` object inside `v`, collecting what was masked.
+fn mask_maps(v: &mut Value, masked: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, item) in m.iter_mut() {
+                if (k.eq_ignore_ascii_case("env") || k.eq_ignore_ascii_case("headers")) && item.is_object() {
+                    for x in item.as_object_mut().into_iter().flat_map(|o| o.values_mut()) {
+                        if !x.is_null() && x.as_str() != Some("") {
+                            masked.push(x.as_str().map(str::to_string).unwrap_or_else(|| x.to_string()));
+                            *x = Value::String(crate::redact::MASK.to_string());
+                        }
+                    }
+                } else {
+                    mask_maps(item, masked);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| mask_maps(x, masked)),
+        _ => {}
+    }
+}
+
 /// A row to queue.
 pub struct NewApproval<'a> {
     pub kind: &'a str,

@@ -161,7 +161,8 @@ fn print_sync(s: &registry::expose::Sync) {
 
 fn toggle(ctx: &Ctx, id: &str, on: bool) -> Result<()> {
     let (cfg, store) = (ctx.config()?, ctx.store()?);
-    let (_, sync) = registry::manage::configure(&ctx.paths, &cfg, &store, id, None, Some(on))?;
+    let (_, sync) =
+        registry::manage::configure(&ctx.paths, &cfg, &store, id, None, Some(on), registry::program::Via::Shell)?;
     println!("`{id}` is {}.", if on { "enabled" } else { "disabled" });
     if let Some(s) = sync {
         print_sync(&s);
@@ -189,6 +190,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
                 registry::manage::Source::Spec(s),
                 id.as_deref(),
                 name,
+                registry::program::Via::Shell,
             ))?;
             if json {
                 print_json(&json!({"installed": record_json(&r, None), "hermes_sync": sync}));

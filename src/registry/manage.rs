@@ -4,6 +4,7 @@
 
 use super::expose::{self, Sync};
 use super::policy::ToolPolicy;
+use super::program::{self, Via};
 use super::record::{FieldEdit, Record, Transport};
 use super::{Registry, consumers, spec, ssrf::Guard};
 use crate::config::Config;
@@ -65,12 +66,14 @@ pub async fn install(
     src: Source,
     id: Option<&str>,
     name: Option<String>,
+    via: Via,
 ) -> Result<(Record, Sync)> {
     check_name(&name)?;
     let mut r = resolve(&src, id, &Guard::system()).await?;
     if let Some(n) = name {
         r.name = n;
     }
+    program::check_install(via, &r)?;
     let r = Registry::new(paths).install(r)?;
     Ok((r, expose::join(paths, cfg, store)))
 }
@@ -92,7 +95,11 @@ pub fn configure(
     id: &str,
     env: Option<BTreeMap<String, String>>,
     enabled: Option<bool>,
+    via: Via,
 ) -> Result<(Record, Option<Sync>)> {
+    if env.as_ref().is_some_and(|e| !e.is_empty()) {
+        program::check_env_edit(via, &Registry::new(paths).get(id)?)?;
+    }
     let edit = FieldEdit { enabled, exposure: vec![], env: env.unwrap_or_default().into_iter().collect() };
     let r = Registry::new(paths).set_fields(id, &edit)?;
     Ok((r, enabled.map(|_| expose::join(paths, cfg, store))))

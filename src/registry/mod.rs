@@ -8,6 +8,7 @@ pub mod expose;
 pub mod manage;
 pub mod policy;
 pub mod probe;
+pub mod program;
 pub mod proxy;
 pub mod record;
 pub mod spec;

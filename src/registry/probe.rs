@@ -32,10 +32,18 @@ fn failed(what: String) -> Error {
     super::upstream::failed("mcp.probe_failed", what)
 }
 
-/// Probe `record` (which must be an http or sse server with a URL).
+/// Probe `record`: connect with its own URL and headers (a stdio server's command is
+/// started for the probe and stopped after it), list its tools and judge each.
 pub async fn probe(record: &Record, paths: &crate::paths::Paths) -> Result<Probe> {
     let (up, missing) = super::upstream::connect(record, paths, "mcp.probe_failed").await?;
-    let client = up.client;
+    let out = probe_with(record, &up.client, missing).await;
+    let _ = up.client.cancel().await;
+    out
+}
+
+/// Probe `record` over a connection that is already open (the daemon's running child of a
+/// stdio server); the connection stays open.
+pub async fn probe_with(record: &Record, client: &super::upstream::Client, missing: Vec<String>) -> Result<Probe> {
     let url = match (&record.url, &record.command) {
         (Some(u), _) => u.clone(),
         (None, Some(c)) => format!("{c} {}", record.args.join(" ")),
@@ -46,7 +54,6 @@ pub async fn probe(record: &Record, paths: &crate::paths::Paths) -> Result<Probe
         .await
         .map_err(|_| failed(format!("{url} did not list its tools within {} s", TIMEOUT.as_secs())))?
         .map_err(|e| failed(format!("{url} failed tools/list: {}", crate::redact::redact(&e.to_string()))))?;
-    let _ = client.cancel().await;
     let names: Vec<String> = listed.iter().map(|t| t.name.to_string()).collect();
     let tools = names
         .iter()

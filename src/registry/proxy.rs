@@ -167,6 +167,12 @@ impl Proxy {
         Ok(json!({"server": id, "state": "running", "pid": up.child.as_ref().and_then(|c| c.pid())}))
     }
 
+    /// The running child's connection of a stdio server, if hal0 has one open. Never starts
+    /// anything: a probe from the API must not run a program the gated `start` did not.
+    pub fn running(&self, id: &str) -> Option<Arc<upstream::Upstream>> {
+        self.pool.current(id)
+    }
+
     /// `running` with its pid when a stdio server's child is up, else `stopped`.
     pub fn child_state(&self, id: &str) -> (&'static str, Option<u32>) {
         match self.pool.current(id) {

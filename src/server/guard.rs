@@ -1,5 +1,5 @@
-//! The one middleware every request passes: mount availability, the `/mcp/*` host and
-//! origin allowlists, credential resolution and the tier decision, the caller extension
+//! The one middleware every request passes: request hygiene (host and origin allowlists,
+//! JSON-only writes, the bounded body read: `hygiene`), mount availability, credential resolution and the tier decision, the caller extension
 //! handlers read, and revocation of open SSE streams.
 
 use super::AppState;
@@ -43,22 +43,15 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
     let class = RouteClass::of(&path);
     let is_mcp = path == "/mcp" || path.starts_with("/mcp/");
 
-    if is_mcp {
-        let host = req
-            .headers()
-            .get(header::HOST)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string)
-            .or_else(|| req.uri().authority().map(|a| a.to_string()));
-        if !state.hosts.host_allowed(host.as_deref()) {
-            tracing::info!(path, host = host.as_deref().unwrap_or(""), "refused: host not allowed");
+    match super::hygiene::check_origin(&state, &req) {
+        Ok(()) => {}
+        Err(super::hygiene::Refusal::Host) => {
             return (StatusCode::MISDIRECTED_REQUEST, "Invalid Host header").into_response();
         }
-        let origin = req.headers().get(header::ORIGIN).map(|v| v.to_str().unwrap_or("\u{0}"));
-        if !state.hosts.origin_allowed(origin) {
-            tracing::info!(path, "refused: origin not allowed");
-            return json_error(&Error::forbidden("this Origin is not allowed (see HAL0_MCP_ALLOWED_ORIGINS)"));
-        }
+        Err(super::hygiene::Refusal::Error(e)) => return json_error(&e),
+    }
+    if let Err(e) = super::hygiene::check_media_type(&req) {
+        return json_error(&e);
     }
     let disabled = match class {
         RouteClass::Agents => !state.config.bridge.enabled,
@@ -135,10 +128,43 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
             }
         });
     }
+    let mut req =
+        match super::hygiene::buffer_body(req, std::time::Duration::from_secs(state.config.limits.body_timeout_secs))
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => return json_error(&e),
+        };
+    // MCP sessions: a POST without a session id may open one, within the bounds.
+    let session_id = req.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_string);
+    let admission = match (&session_id, is_mcp && req.method() == axum::http::Method::POST) {
+        (None, true) => match state.sessions.admit(&cred.label()) {
+            Ok(a) => Some(a),
+            Err(e) => {
+                tracing::info!(path, cred = cred.label(), "refused: {}", e.message);
+                return json_error(&e);
+            }
+        },
+        _ => None,
+    };
+    if let Some(id) = &session_id {
+        state.sessions.touch(id);
+    }
+    let ends_session = req.method() == axum::http::Method::DELETE;
     let identity = cred.identity(agent.as_deref());
     let watch = !matches!(cred, Credential::None) && class != RouteClass::Open;
     req.extensions_mut().insert(Caller { cred: cred.clone(), identity, private });
     let resp = next.run(req).await;
+    if resp.status().is_success() {
+        if let Some(a) = admission
+            && let Some(id) = resp.headers().get("mcp-session-id").and_then(|v| v.to_str().ok())
+        {
+            a.opened(id);
+        }
+        if ends_session && let Some(id) = &session_id {
+            state.sessions.closed(id);
+        }
+    }
     let is_sse = resp
         .headers()
         .get(header::CONTENT_TYPE)

@@ -1,11 +1,14 @@
 //! `hal0 serve`: the axum application — shared state, the router with the REST routes and
-//! the three MCP mounts, the listener (TCP_NODELAY), systemd readiness and graceful
-//! shutdown.
+//! the MCP mounts, systemd readiness and graceful shutdown (the listener itself is
+//! `listen`).
 
 pub mod guard;
+pub mod hygiene;
+pub mod listen;
 pub mod rest;
 pub mod rest_mcp;
 pub mod revoke;
+pub mod sessions;
 
 use crate::auth::boxkeys::BoxKeyCache;
 use crate::auth::hosts::{BoxNames, HostPolicy};
@@ -15,7 +18,6 @@ use crate::paths::Paths;
 use crate::store::Store;
 use axum::Router;
 use axum::routing::any;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -39,6 +41,8 @@ pub struct AppState {
     pub admin: std::sync::OnceLock<crate::admin::Dispatcher>,
     /// The policy proxy in front of installed MCP servers.
     pub proxy: crate::registry::proxy::Proxy,
+    /// Open MCP sessions and their bounds.
+    pub sessions: Arc<sessions::Sessions>,
     last_seen: Mutex<HashMap<String, Instant>>,
 }
 
@@ -75,6 +79,7 @@ pub fn build_state(paths: Paths, config: Config, port: u16, cancel: &Cancellatio
     let bridge = config.bridge.enabled.then(|| crate::bridge::Bridge::new(store.clone(), &config));
     let proxy = crate::registry::proxy::Proxy::new(paths.clone(), config.clone(), store.clone());
     Ok(Arc::new(AppState {
+        sessions: Arc::new(sessions::Sessions::new(&config.limits)),
         proxy,
         bridge,
         admin: std::sync::OnceLock::new(),
@@ -122,7 +127,7 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
         let st = state.clone();
         let svc = StreamableHttpService::new(
             move || Ok(crate::mcp::agents::AgentsServer::new(st.clone())),
-            LocalSessionManager::default().into(),
+            state.sessions.manager(),
             mcp_config(&state, cancel),
         );
         app = mount(app, "agents", svc);
@@ -131,7 +136,7 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
         let st = state.clone();
         let svc = StreamableHttpService::new(
             move || Ok(crate::mcp::memory::MemoryServer::new(st.clone())),
-            LocalSessionManager::default().into(),
+            state.sessions.manager(),
             mcp_config(&state, cancel),
         );
         app = mount(app, "memory", svc);
@@ -139,14 +144,14 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
     let st = state.clone();
     let svc = StreamableHttpService::new(
         move || Ok(crate::mcp::admin::AdminServer::new(st.clone())),
-        LocalSessionManager::default().into(),
+        state.sessions.manager(),
         mcp_config(&state, cancel),
     );
     app = mount(app, "admin", svc);
     let st = state.clone();
     let svc = StreamableHttpService::new(
         move || Ok(crate::mcp::proxy::ProxyServer::new(st.clone())),
-        LocalSessionManager::default().into(),
+        state.sessions.manager(),
         mcp_config(&state, cancel),
     );
     app = app.nest_service("/mcp/proxy/{id}/mcp", svc);
@@ -184,7 +189,6 @@ where
 
 /// Run the daemon until SIGTERM/SIGINT.
 pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()> {
-    use axum::serve::ListenerExt;
     let cancel = CancellationToken::new();
     let listener = tokio::net::TcpListener::bind(bind).await.map_err(|e| {
         Error::unavailable(
@@ -251,11 +255,6 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
             }
         });
     }
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::warn!("cannot set TCP_NODELAY: {e}");
-        }
-    });
     tracing::info!(
         addr = %local,
         config_dir = %state.paths.config_dir.display(),
@@ -269,18 +268,21 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     if let Err(e) = sd_notify::notify(&[sd_notify::NotifyState::Ready, sd_notify::NotifyState::Status(&status)]) {
         tracing::warn!("cannot notify systemd: {e}");
     }
-    let shutdown_cancel = cancel.clone();
-    let shutdown = async move {
-        wait_for_signal().await;
-        tracing::info!("shutting down");
-        let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
-        shutdown_cancel.cancel();
+    let limits = listen::Limits {
+        max_connections: state.config.limits.max_connections,
+        header_timeout: Duration::from_secs(state.config.limits.header_timeout_secs),
     };
-    let server =
-        axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).with_graceful_shutdown(shutdown);
+    let server = listen::serve(listener, app, limits, cancel.clone());
     let cancelled = cancel.clone();
     tokio::select! {
-        r = server => r.map_err(|e| Error::internal(format!("server failed: {e}")))?,
+        _ = server => {}
+        _ = async {
+            wait_for_signal().await;
+            tracing::info!("shutting down");
+            let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
+            cancel.cancel();
+            std::future::pending::<()>().await
+        } => {}
         // Long-lived streams may hold the graceful drain; give them a bounded grace period.
         _ = async move { cancelled.cancelled().await; tokio::time::sleep(Duration::from_secs(5)).await } => {
             tracing::warn!("open connections did not close within 5 s; exiting");

@@ -93,7 +93,10 @@ pub async fn approvals_list(
     axum::extract::Query(q): axum::extract::Query<ApprovalsQuery>,
 ) -> Response {
     match state.store.call(move |s| crate::approvals::list(s, q.status.as_deref())).await {
-        Ok(rows) => axum::Json(json!({"count": rows.len(), "approvals": rows})).into_response(),
+        Ok(rows) => {
+            let rows: Vec<_> = rows.into_iter().map(crate::approvals::Approval::redacted).collect();
+            axum::Json(json!({"count": rows.len(), "approvals": rows})).into_response()
+        }
         Err(e) => json_error(&e),
     }
 }
@@ -104,7 +107,7 @@ pub async fn approvals_get(
     axum::extract::Path(id): axum::extract::Path<String>,
 ) -> Response {
     match state.store.call(move |s| crate::approvals::get(s, &id)).await {
-        Ok(row) => axum::Json(json!(row)).into_response(),
+        Ok(row) => axum::Json(json!(row.redacted())).into_response(),
         Err(e) => json_error(&e),
     }
 }
@@ -131,8 +134,9 @@ async fn decide(
     };
     match decider.decide(&id, approve, &by, reason.as_deref()).await {
         Ok(d) => {
-            let mut v = json!(d.row);
-            if let Some(out) = d.output {
+            let mut v = json!(d.row.redacted());
+            if let Some(mut out) = d.output {
+                crate::redact::redact_json(&mut out);
                 v["output"] = out;
             }
             axum::Json(v).into_response()
@@ -294,7 +298,9 @@ pub async fn settings_get(State(state): State<Arc<AppState>>) -> Response {
         Err(e) => return json_error(&e),
     };
     crate::redact::redact_json(&mut v);
-    axum::Json(json!({"path": state.paths.hal0_toml(), "settings": v, "running": json!(state.config)})).into_response()
+    let mut running = json!(state.config);
+    crate::redact::redact_json(&mut running);
+    axum::Json(json!({"path": state.paths.hal0_toml(), "settings": v, "running": running})).into_response()
 }
 
 /// `GET /api/settings/schema`.
@@ -318,7 +324,9 @@ pub async fn settings_put(State(state): State<Arc<AppState>>, axum::Json(b): axu
                 Some(serde_json::Value::String(s)) => crate::config::set_value(&paths, &b.key, &s)?,
                 Some(other) => crate::config::set_value(&paths, &b.key, &other.to_string())?,
             };
-            Ok(json!({"key": b.key, "settings": cfg, "note": "takes effect when hal0 serve restarts"}))
+            let mut settings = json!(cfg);
+            crate::redact::redact_json(&mut settings);
+            Ok(json!({"key": b.key, "settings": settings, "note": "takes effect when hal0 serve restarts"}))
         })
         .await,
     )

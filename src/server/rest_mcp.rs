@@ -165,6 +165,11 @@ pub async fn resolve(Query(q): Query<ResolveQuery>) -> Response {
     reply(r.map(|r| resolved_json(&r)))
 }
 
+/// A registry change arriving over the API, and whether auth is armed right now.
+fn api_via(state: &AppState) -> Result<registry::program::Via> {
+    Ok(registry::program::Via::Api { auth_armed: state.keys.get()?.armed() })
+}
+
 /// `POST /api/mcp/install` `{"url"}` or `{"manifest"}`, optional `id`, `name`: 201.
 pub async fn install(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
     let run = async {
@@ -195,7 +200,9 @@ pub async fn install(State(state): State<Arc<AppState>>, body: Bytes) -> Respons
             }
         };
         let (id, name) = (text("id")?, text("name")?);
-        let (r, sync) = manage::install(&state.paths, &state.config, &state.store, src, id.as_deref(), name).await?;
+        let (r, sync) =
+            manage::install(&state.paths, &state.config, &state.store, src, id.as_deref(), name, api_via(&state)?)
+                .await?;
         Ok(json!({"installed": server_json(&r), "hermes_sync": sync}))
     };
     match run.await {
@@ -269,7 +276,7 @@ pub async fn config(State(state): State<Arc<AppState>>, Path(id): Path<String>, 
             if env.is_none() && enabled.is_none() {
                 return Err(Error::invalid("mcp.config_invalid", "give env and/or enabled"));
             }
-            let (r, sync) = manage::configure(&st.paths, &st.config, &st.store, &id, env, enabled)?;
+            let (r, sync) = manage::configure(&st.paths, &st.config, &st.store, &id, env, enabled, api_via(&st)?)?;
             st.proxy.evict(&id);
             let mut out = json!({"server": server_json(&r)});
             if let Some(s) = sync {
@@ -286,7 +293,24 @@ pub async fn test(State(state): State<Arc<AppState>>, Path(id): Path<String>) ->
     let run = async {
         let reg = Registry::new(&state.paths);
         let r = reg.get(&id)?;
-        let p = registry::probe::probe(&r, &state.paths).await?;
+        let p = if r.transport == registry::record::Transport::Stdio {
+            // A probe never starts a program: only a running child is probed.
+            let Some(up) = state.proxy.running(&id) else {
+                return Err(Error::new(
+                    "mcp.supervisor_unavailable",
+                    crate::error::Kind::Unsupported,
+                    format!(
+                        "`{id}` is a stdio server that is not running, and a test does not start it: start it with \
+                         POST /api/mcp/{id}/start (the gated mcp_server_control tool), or run `hal0 mcp test {id}` \
+                         on the box"
+                    ),
+                ));
+            };
+            let (_, missing) = registry::upstream::headers(&r, &state.paths.api_env())?;
+            registry::probe::probe_with(&r, &up.client, missing).await?
+        } else {
+            registry::probe::probe(&r, &state.paths).await?
+        };
         let verdicts: Map<String, Value> = p.tools.iter().map(|t| (t.tool.clone(), json!(t.verdict))).collect();
         let exposure = json!({"available": true, "hermes": r.exposure.hermes, "brain": r.exposure.brain,
                               "proxy_url": registry::expose::proxy_url(&state.config, &id)});
