@@ -2926,7 +2926,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp__subcmd__install)
-            opts="-h --id --name --json --config-dir --state-dir --help"
+            opts="-h --id --name --ca-file --json --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2937,6 +2937,10 @@ _hal0() {
                     return 0
                     ;;
                 --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ca-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

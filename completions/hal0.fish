@@ -222,12 +222,14 @@ complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and not __fish_seen_subco
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and not __fish_seen_subcommand_from install add list status uninstall remove allow gate block test expose enable disable catalog keys help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from install" -l id -d 'The server id (default: derived from the spec): lower-case letters, digits, `-`, `_`, at most 64' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from install" -l name -d 'A display name (default: derived from the spec)' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from install" -l ca-file -d 'A PEM file of CA certificates to trust for this server\'s https URL (a private CA), besides the system store and the webpki roots' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from install" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from install" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from install" -l json
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from install" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from add" -l id -d 'The server id (default: derived from the spec): lower-case letters, digits, `-`, `_`, at most 64' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from add" -l name -d 'A display name (default: derived from the spec)' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from add" -l ca-file -d 'A PEM file of CA certificates to trust for this server\'s https URL (a private CA), besides the system store and the webpki roots' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from add" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from add" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from add" -l json

@@ -44,7 +44,7 @@ async fn rmcp_client_over_the_python_sdk_sse_server() {
         ("Authorization".to_string(), format!("Bearer {token}")),
         ("X-API-Key".to_string(), "xk-sse".to_string()),
     ]);
-    let transport = sse_client::connect(&up.url(), &headers, "mcp.probe_failed").await.expect("SSE connect");
+    let transport = sse_client::connect(&up.url(), &headers, "mcp.probe_failed", None).await.expect("SSE connect");
     assert!(transport.endpoint().as_str().starts_with(&format!("http://127.0.0.1:{}/messages/", up.port())));
     let c: Client =
         tokio::time::timeout(Duration::from_secs(30), ().serve(transport)).await.expect("handshake in time").unwrap();
@@ -64,11 +64,12 @@ async fn rmcp_client_over_the_python_sdk_sse_server() {
 
     // A wrong credential is refused on the GET, with a clear message and no secret in it.
     let wrong = HashMap::from([("Authorization".to_string(), "Bearer nope".to_string())]);
-    let e = sse_client::connect(&up.url(), &wrong, "mcp.probe_failed").await.unwrap_err();
+    let e = sse_client::connect(&up.url(), &wrong, "mcp.probe_failed", None).await.unwrap_err();
     assert_eq!((e.code, e.status()), ("mcp.probe_failed", 502));
     assert!(e.message.contains("refused our credentials"), "{}", e.message);
     // The streamable-http endpoint is not there: a clear error, not a hang.
-    let e = sse_client::connect(&up.url().replace("/sse", "/mcp"), &headers, "mcp.probe_failed").await.unwrap_err();
+    let e =
+        sse_client::connect(&up.url().replace("/sse", "/mcp"), &headers, "mcp.probe_failed", None).await.unwrap_err();
     assert!(e.message.contains("404") || e.message.contains("401"), "{}", e.message);
 
     // The server goes away: the stream ends and rmcp sees the connection closed.

@@ -19,6 +19,10 @@ pub enum McpCmd {
         /// A display name (default: derived from the spec).
         #[arg(long)]
         name: Option<String>,
+        /// A PEM file of CA certificates to trust for this server's https URL (a private CA),
+        /// besides the system store and the webpki roots.
+        #[arg(long, value_name = "PEM")]
+        ca_file: Option<std::path::PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -173,7 +177,7 @@ fn toggle(ctx: &Ctx, id: &str, on: bool) -> Result<()> {
 pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
     let reg = Registry::new(&ctx.paths);
     match cmd {
-        McpCmd::Install { spec: s, id, name, json } => {
+        McpCmd::Install { spec: s, id, name, ca_file, json } => {
             if let Some(id) = &id {
                 registry::record::validate_new_id(id)?;
             }
@@ -188,8 +192,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
                 &cfg,
                 &store,
                 registry::manage::Source::Spec(s),
-                id.as_deref(),
-                name,
+                registry::manage::InstallOptions { id, name, ca_file },
                 registry::program::Via::Shell,
             ))?;
             if json {

@@ -368,20 +368,7 @@ async fn read_source(raw: &str, base: Option<&Path>, guard: &Guard) -> Result<(S
             return Err(source_invalid("a catalogue URL with credentials in it is refused".into()));
         }
         let limits = FetchLimits { max_bytes: MAX_BYTES, ..FetchLimits::default() };
-        let (final_url, body) = ssrf::fetch(guard, url.as_str(), limits).await.map_err(|e| {
-            if e.code == "mcp.fetch_unsupported" {
-                Error::new(
-                    e.code,
-                    e.kind,
-                    format!(
-                        "cannot fetch {url}: this hal0 build fetches over plain http only; download the \
-                         catalogue and pass it with --from FILE"
-                    ),
-                )
-            } else {
-                e
-            }
-        })?;
+        let (final_url, body) = ssrf::fetch(guard, url.as_str(), limits).await?;
         return Ok((final_url.to_string(), body));
     }
     let path = if lower.starts_with("file://") {
@@ -743,11 +730,10 @@ mod tests {
         let r = refresh_with(&p, &Config::default(), Some(&url), &guard).await.unwrap();
         assert_eq!((r.items, r.source.origin.as_deref()), (1, Some(url.as_str())));
         assert_eq!(load(&p).get("remote").unwrap().spec, "npm:remote");
-        // https is checked by the guard, then refused by this build with a catalogue hint.
-        let g = Guard::test_only_with(vec![("pub.test".into(), "93.184.216.34".parse().unwrap())], vec![]);
-        let e = refresh_with(&p, &Config::default(), Some("https://pub.test/c.json"), &g).await.unwrap_err();
-        assert_eq!(e.code, "mcp.fetch_unsupported");
-        assert!(e.message.contains("--from FILE"), "{}", e.message);
+        // https URLs meet the guard first (tests/tls.rs covers the TLS part on loopback).
+        let e =
+            refresh_with(&p, &Config::default(), Some("https://10.1.2.3/c.json"), &Guard::system()).await.unwrap_err();
+        assert_eq!(e.code, "mcp.ssrf_refused");
     }
 
     #[tokio::test]

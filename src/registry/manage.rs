@@ -58,20 +58,46 @@ pub async fn resolve(src: &Source, id: Option<&str>, guard: &Guard) -> Result<Re
     }
 }
 
+/// A record's `ca_file`: an https server's, readable, holding PEM certificates; stored
+/// as an absolute path.
+fn check_ca_file(r: &Record, p: &std::path::Path) -> Result<std::path::PathBuf> {
+    if !r.url.as_deref().is_some_and(|u| u.starts_with("https://")) {
+        return Err(Error::invalid(
+            "mcp.tls_ca_invalid",
+            format!("--ca-file is for a server reached over https; `{}` is not", r.spec),
+        ));
+    }
+    crate::outbound::ca_certs(p)?;
+    std::path::absolute(p).map_err(|e| Error::invalid("mcp.tls_ca_invalid", format!("{}: {e}", p.display())))
+}
+
+/// What an install may set besides its source.
+#[derive(Debug, Default)]
+pub struct InstallOptions {
+    /// The server id (default: derived from the source).
+    pub id: Option<String>,
+    /// A display name (default: derived from the source).
+    pub name: Option<String>,
+    /// A PEM file of CA certificates for an https server (`--ca-file`).
+    pub ca_file: Option<std::path::PathBuf>,
+}
+
 /// Install from `src`; the new record has no callable tool and no exposure.
 pub async fn install(
     paths: &Paths,
     cfg: &Config,
     store: &Store,
     src: Source,
-    id: Option<&str>,
-    name: Option<String>,
+    opts: InstallOptions,
     via: Via,
 ) -> Result<(Record, Sync)> {
-    check_name(&name)?;
-    let mut r = resolve(&src, id, &Guard::system()).await?;
-    if let Some(n) = name {
+    check_name(&opts.name)?;
+    let mut r = resolve(&src, opts.id.as_deref(), &Guard::system()).await?;
+    if let Some(n) = opts.name {
         r.name = n;
+    }
+    if let Some(p) = opts.ca_file {
+        r.ca_file = Some(check_ca_file(&r, &p)?);
     }
     program::check_install(via, &r)?;
     let r = Registry::new(paths).install(r)?;

@@ -84,6 +84,10 @@ pub struct Record {
     pub verified: bool,
     #[serde(default)]
     pub allow_insecure_http: bool,
+    /// A PEM file of CA certificates trusted for this server's https URL besides the system
+    /// store and the webpki roots (a private CA).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<std::path::PathBuf>,
     /// Plain, non-secret settings: name → value.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
@@ -169,6 +173,7 @@ impl Record {
             author: "user".into(),
             verified: false,
             allow_insecure_http: false,
+            ca_file: None,
             env: BTreeMap::new(),
             secrets: BTreeMap::new(),
             tools: ToolPolicy::default(),
@@ -243,6 +248,9 @@ impl Record {
         }
         if let Some(c) = &self.command {
             put("command", c.as_str().into());
+        }
+        if let Some(p) = &self.ca_file {
+            put("ca_file", p.to_string_lossy().as_ref().into());
         }
         put("args", self.args.iter().map(String::as_str).collect::<toml_edit::Array>().into());
         put("enabled", self.enabled.into());

@@ -174,17 +174,14 @@ pub fn resolve_endpoint(sse_url: &Url, data: &str, code: &'static str) -> Result
     Ok(endpoint)
 }
 
-/// An HTTP client that follows redirects only within the origin a request started on.
-fn http_client() -> Result<reqwest::Client> {
+/// An HTTP client with hal0's TLS trust (and the record's `ca_file`) that follows
+/// redirects only within the origin a request started on.
+fn http_client(ca_file: Option<&std::path::Path>) -> Result<reqwest::Client> {
     let policy = reqwest::redirect::Policy::custom(|attempt| {
         let same = attempt.previous().first().is_some_and(|first| first.origin() == attempt.url().origin());
         if same && attempt.previous().len() <= MAX_REDIRECTS { attempt.follow() } else { attempt.stop() }
     });
-    reqwest::Client::builder()
-        .redirect(policy)
-        .connect_timeout(ENDPOINT_TIMEOUT)
-        .build()
-        .map_err(|e| Error::internal(format!("cannot build the HTTP client: {e}")))
+    crate::outbound::build(crate::outbound::builder(ca_file)?.redirect(policy).connect_timeout(ENDPOINT_TIMEOUT))
 }
 
 /// The JSON-RPC messages in one `message` event (a single message or a batch); anything else
@@ -261,8 +258,13 @@ async fn read_stream(
 /// to [`ENDPOINT_TIMEOUT`] for the `endpoint` event and return the transport. Failures of the
 /// server carry `code` (e.g. `mcp.probe_failed`, `mcp.upstream_failed`; 502); a bad URL is
 /// `mcp.invalid_url` and a bad header `mcp.invalid_header` (400).
-pub async fn connect(url: &str, headers: &HashMap<String, String>, code: &'static str) -> Result<SseClientTransport> {
-    connect_within(url, headers, code, ENDPOINT_TIMEOUT).await
+pub async fn connect(
+    url: &str,
+    headers: &HashMap<String, String>,
+    code: &'static str,
+    ca_file: Option<&std::path::Path>,
+) -> Result<SseClientTransport> {
+    connect_within(url, headers, code, ENDPOINT_TIMEOUT, ca_file).await
 }
 
 async fn connect_within(
@@ -270,13 +272,14 @@ async fn connect_within(
     headers: &HashMap<String, String>,
     code: &'static str,
     wait: Duration,
+    ca_file: Option<&std::path::Path>,
 ) -> Result<SseClientTransport> {
     let sse_url =
         Url::parse(url).ok().filter(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some()).ok_or_else(
             || Error::invalid("mcp.invalid_url", format!("`{url}` is not an http:// or https:// URL with a host")),
         )?;
     let hdrs = header_map(headers)?;
-    let http = http_client()?;
+    let http = http_client(ca_file)?;
     let fail = |what: String| Error::new(code, Kind::BadGateway, format!("{sse_url} {what}"));
     let stop = CancellationToken::new();
     // Any early return below drops the guard, which stops the reader task.
@@ -292,10 +295,13 @@ async fn connect_within(
             .send()
             .await
             .map_err(|e| {
-                fail(format!(
-                    "does not answer (is the server running? is the url right?): {}",
-                    crate::redact::redact(&error_chain(&e))
-                ))
+                let text = error_chain(&e);
+                crate::outbound::tls_error(sse_url.as_str(), &text).unwrap_or_else(|| {
+                    fail(format!(
+                        "does not answer (is the server running? is the url right?): {}",
+                        crate::redact::redact(&text)
+                    ))
+                })
             })?;
         let status = resp.status();
         if matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
@@ -528,7 +534,7 @@ mod tests {
     #[tokio::test]
     async fn rmcp_client_over_a_tiny_sse_server() {
         let (url, s) = tiny(Mode::Good).await;
-        let t = connect(&url, &creds(), "mcp.probe_failed").await.unwrap();
+        let t = connect(&url, &creds(), "mcp.probe_failed", None).await.unwrap();
         assert_eq!(t.endpoint().path(), "/messages");
         let client = tokio::time::timeout(Duration::from_secs(10), ().serve(t)).await.unwrap().unwrap();
         assert_eq!(client.peer_info().unwrap().server_info.as_ref().unwrap().name, "tiny-sse");
@@ -558,7 +564,7 @@ mod tests {
     #[tokio::test]
     async fn a_forgotten_session_closes_the_transport() {
         let (url, s) = tiny(Mode::Good).await;
-        let client = ().serve(connect(&url, &HashMap::new(), "mcp.probe_failed").await.unwrap()).await.unwrap();
+        let client = ().serve(connect(&url, &HashMap::new(), "mcp.probe_failed", None).await.unwrap()).await.unwrap();
         // The server forgets the session (its stream stays open): the next POST is 404, the
         // call fails with that status, and the transport closes.
         s.lock().unwrap().forgotten = true;
@@ -572,7 +578,7 @@ mod tests {
     #[tokio::test]
     async fn cross_origin_endpoint_is_refused() {
         let (url, s) = tiny(Mode::CrossOrigin).await;
-        let e = connect(&url, &creds(), "mcp.probe_failed").await.unwrap_err();
+        let e = connect(&url, &creds(), "mcp.probe_failed", None).await.unwrap_err();
         assert_eq!((e.code, e.status()), ("mcp.probe_failed", 502));
         assert!(e.message.contains("another origin") && e.message.contains("http://other.invalid:9"), "{}", e.message);
         assert!(!e.message.contains("t0k"), "{}", e.message);
@@ -582,25 +588,25 @@ mod tests {
     #[tokio::test]
     async fn clear_errors() {
         let (url, _s) = tiny(Mode::Silent).await;
-        let e = connect_within(&url, &HashMap::new(), "mcp.upstream_failed", Duration::from_millis(300)).await;
+        let e = connect_within(&url, &HashMap::new(), "mcp.upstream_failed", Duration::from_millis(300), None).await;
         let e = e.unwrap_err();
         assert_eq!(e.code, "mcp.upstream_failed");
         assert!(e.message.contains("endpoint event within"), "{}", e.message);
 
         let (url, _s) = tiny(Mode::NotSse).await;
-        let e = connect(&url, &HashMap::new(), "mcp.probe_failed").await.unwrap_err();
+        let e = connect(&url, &HashMap::new(), "mcp.probe_failed", None).await.unwrap_err();
         assert!(e.message.contains("content-type `application/json`"), "{}", e.message);
 
-        let e = connect(&url.replace("/sse", "/nope"), &HashMap::new(), "mcp.probe_failed").await.unwrap_err();
+        let e = connect(&url.replace("/sse", "/nope"), &HashMap::new(), "mcp.probe_failed", None).await.unwrap_err();
         assert!(e.message.contains("404"), "{}", e.message);
 
-        let e = connect("http://127.0.0.1:1/sse", &HashMap::new(), "mcp.probe_failed").await.unwrap_err();
+        let e = connect("http://127.0.0.1:1/sse", &HashMap::new(), "mcp.probe_failed", None).await.unwrap_err();
         assert!(e.message.contains("does not answer"), "{}", e.message);
 
-        assert_eq!(connect("ftp://x/sse", &HashMap::new(), "c").await.unwrap_err().code, "mcp.invalid_url");
+        assert_eq!(connect("ftp://x/sse", &HashMap::new(), "c", None).await.unwrap_err().code, "mcp.invalid_url");
         let bad = HashMap::from([("bad header".to_string(), "v".to_string())]);
-        assert_eq!(connect(&url, &bad, "c").await.unwrap_err().code, "mcp.invalid_header");
+        assert_eq!(connect(&url, &bad, "c", None).await.unwrap_err().code, "mcp.invalid_header");
         let bad = HashMap::from([("X-Ok".to_string(), "line\nbreak".to_string())]);
-        assert_eq!(connect(&url, &bad, "c").await.unwrap_err().code, "mcp.invalid_header");
+        assert_eq!(connect(&url, &bad, "c", None).await.unwrap_err().code, "mcp.invalid_header");
     }
 }

@@ -7,12 +7,14 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 /// Limits for one guarded fetch.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct FetchLimits {
     pub max_bytes: usize,
     pub max_redirects: usize,
     pub timeout: Duration,
     pub connect_timeout: Duration,
+    /// CA certificates (PEM) trusted besides the system store and the webpki roots.
+    pub ca_file: Option<std::path::PathBuf>,
 }
 
 impl Default for FetchLimits {
@@ -22,6 +24,7 @@ impl Default for FetchLimits {
             max_redirects: 5,
             timeout: Duration::from_secs(6),
             connect_timeout: Duration::from_secs(4),
+            ca_file: None,
         }
     }
 }
@@ -186,8 +189,8 @@ fn fetch_failed(msg: String) -> Error {
 
 /// GET `url` behind the guard: every hop (at most `limits.max_redirects` redirects) is
 /// resolved and checked, the connection goes only to the checked addresses, no proxy is
-/// used, and the body is capped at `limits.max_bytes`. https hops are checked and then
-/// refused with `mcp.fetch_unsupported` (this build's HTTP client speaks plain http only).
+/// used, and the body is capped at `limits.max_bytes`. https hops verify the certificate
+/// for the host name while connecting to the checked address.
 pub async fn fetch(guard: &Guard, url: &str, limits: FetchLimits) -> Result<(reqwest::Url, Vec<u8>)> {
     let mut url = reqwest::Url::parse(url)
         .map_err(|e| Error::invalid("mcp.invalid_spec", format!("`{url}` is not a valid URL: {e}")))?;
@@ -195,17 +198,9 @@ pub async fn fetch(guard: &Guard, url: &str, limits: FetchLimits) -> Result<(req
     loop {
         let (host, port) = target(&url)?;
         let addrs = guard.check(&host, port)?;
-        if url.scheme() == "https" {
-            return Err(Error::new(
-                "mcp.fetch_unsupported",
-                Kind::Unsupported,
-                format!(
-                    "cannot fetch {url}: this hal0 build fetches manifests over plain http only; \
-                     install from the server's endpoint URL or a package spec instead"
-                ),
-            ));
-        }
-        let mut b = reqwest::Client::builder()
+        // TLS with hal0's trust; the connection goes only to the checked addresses, while
+        // SNI and the certificate check use the name (`resolve_to_addrs` keeps it).
+        let mut b = crate::outbound::builder(limits.ca_file.as_deref())?
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
             .timeout(limits.timeout)
@@ -214,12 +209,11 @@ pub async fn fetch(guard: &Guard, url: &str, limits: FetchLimits) -> Result<(req
             b = b.resolve_to_addrs(&host, &addrs);
         }
         let client = b.build().map_err(|e| Error::internal(format!("http client: {e}")))?;
-        let mut resp = client
-            .get(url.clone())
-            .header("accept", "application/json")
-            .send()
-            .await
-            .map_err(|e| fetch_failed(format!("cannot fetch {url}: {e}")))?;
+        let mut resp = client.get(url.clone()).header("accept", "application/json").send().await.map_err(|e| {
+            let text = crate::outbound::chain(&e);
+            crate::outbound::tls_error(url.as_str(), &text)
+                .unwrap_or_else(|| fetch_failed(format!("cannot fetch {url}: {}", crate::redact::redact(&text))))
+        })?;
         let status = resp.status();
         if status.is_redirection() {
             hops += 1;
@@ -376,16 +370,12 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn system_guard_refuses_loopback_fetch_and_https_is_unsupported() {
+    async fn system_guard_refuses_loopback_and_private_fetches_before_connecting() {
         let addr = redirect_server("/manifest.json").await;
         let e =
             fetch(&Guard::system(), &format!("http://{addr}/manifest.json"), FetchLimits::default()).await.unwrap_err();
         assert_eq!(e.code, "mcp.ssrf_refused");
         let e = fetch(&Guard::system(), "https://10.0.0.1/manifest.json", FetchLimits::default()).await.unwrap_err();
-        assert_eq!(e.code, "mcp.ssrf_refused", "the guard runs before the scheme check");
-        let g = Guard::test_only_with(vec![("pub.test".into(), "93.184.216.34".parse().unwrap())], vec![]);
-        let e = fetch(&g, "https://pub.test/manifest.json", FetchLimits::default()).await.unwrap_err();
-        assert_eq!(e.code, "mcp.fetch_unsupported");
-        assert_eq!(e.status(), 501);
+        assert_eq!(e.code, "mcp.ssrf_refused", "the guard runs before any connection, https too");
     }
 }

@@ -120,7 +120,7 @@ pub async fn connect(
                 *v = format!("Bearer {}", v.trim());
             }
         }
-        let transport = super::sse_client::connect(&url, &hdrs, code).await?;
+        let transport = super::sse_client::connect(&url, &hdrs, code, record.ca_file.as_deref()).await?;
         tokio::time::timeout(CONNECT_TIMEOUT, ().serve(transport)).await
     } else {
         let mut cfg = StreamableHttpClientTransportConfig::with_uri(url.clone());
@@ -138,14 +138,30 @@ pub async fn connect(
             custom.insert(name, value);
         }
         let cfg = cfg.custom_headers(custom);
-        tokio::time::timeout(CONNECT_TIMEOUT, ().serve(StreamableHttpClientTransport::from_config(cfg))).await
+        // rmcp's own default client, plus hal0's TLS trust: one connection per request for
+        // now (see above), same-origin 307/308 redirects.
+        let http =
+            crate::outbound::build(crate::outbound::builder(record.ca_file.as_deref())?.pool_max_idle_per_host(0))?;
+        tokio::time::timeout(CONNECT_TIMEOUT, ().serve(StreamableHttpClientTransport::with_client(http, cfg))).await
     };
-    let client = serving
-        .map_err(|_| {
-            failed(code, format!("{url} did not finish the MCP handshake within {} s", CONNECT_TIMEOUT.as_secs()))
-        })?
-        .map_err(|e| {
-            let text = e.to_string();
+    let client = match serving {
+        Err(_) => {
+            return Err(failed(
+                code,
+                format!("{url} did not finish the MCP handshake within {} s", CONNECT_TIMEOUT.as_secs()),
+            ));
+        }
+        Ok(Ok(c)) => c,
+        Ok(Err(e)) => {
+            let text = crate::outbound::chain(&e);
+            if let Some(tls) = crate::outbound::tls_error(&url, &text) {
+                return Err(tls);
+            }
+            // rmcp keeps only the text of the HTTP error, not its cause: ask once more
+            // without MCP to learn whether the certificate was the reason.
+            if let Some(tls) = crate::outbound::diagnose(&url, record.ca_file.as_deref()).await {
+                return Err(tls);
+            }
             let low = text.to_lowercase();
             let why = if text.contains("401") || text.contains("403") || low.contains("unauthorized") {
                 "refused our credentials (check the record's [secrets] and api.env)"
@@ -154,8 +170,9 @@ pub async fn connect(
             } else {
                 "did not answer like an MCP server"
             };
-            failed(code, format!("{url} {why}: {}", crate::redact::redact(&text)))
-        })?;
+            return Err(failed(code, format!("{url} {why}: {}", crate::redact::redact(&text))));
+        }
+    };
     Ok((Upstream { client, child: None }, missing))
 }
 

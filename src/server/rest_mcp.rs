@@ -200,9 +200,15 @@ pub async fn install(State(state): State<Arc<AppState>>, body: Bytes) -> Respons
             }
         };
         let (id, name) = (text("id")?, text("name")?);
-        let (r, sync) =
-            manage::install(&state.paths, &state.config, &state.store, src, id.as_deref(), name, api_via(&state)?)
-                .await?;
+        let (r, sync) = manage::install(
+            &state.paths,
+            &state.config,
+            &state.store,
+            src,
+            manage::InstallOptions { id, name, ca_file: None },
+            api_via(&state)?,
+        )
+        .await?;
         Ok(json!({"installed": server_json(&r), "hermes_sync": sync}))
     };
     match run.await {

@@ -4,6 +4,7 @@
 pub mod fake_hermes;
 pub mod mcp;
 pub mod real_hermes;
+pub mod tls;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
