@@ -364,7 +364,8 @@ pub fn export(store: &Store, f: &Filter, out: &mut impl Write) -> Result<u64> {
         while let Some(r) = rows.next()? {
             let row = to_row(r)?;
             let line = serde_json::to_string(&row).map_err(|e| Error::internal(e.to_string()))?;
-            out.write_all(line.as_bytes()).map_err(write_err)?;
+            // The same value, with control and invisible characters as `\u` escapes.
+            out.write_all(crate::term::json_safe(&line).as_bytes()).map_err(write_err)?;
             out.write_all(b"\n").map_err(write_err)?;
             n += 1;
         }

@@ -175,13 +175,13 @@ impl Config {
             ));
         }
         if let Some(u) = &self.network.public_url
-            && (!(u.starts_with("http://") || u.starts_with("https://")) || url_host(u).is_none())
+            && let Err(why) = check_public_url(u)
         {
             return Err(config_error(
                 path,
                 find_key_line(text, "network", "public_url"),
                 Some("network.public_url"),
-                &format!("`{u}` is not an http:// or https:// URL with a host"),
+                &format!("`{}` {why}", crate::term::safe_line(u)),
             ));
         }
         if self.bridge.max_concurrent_runs_per_client == 0 {
@@ -250,6 +250,33 @@ pub fn schema() -> serde_json::Value {
         "limits.max_sessions_per_key": {"type": "integer", "minimum": 1, "maximum": 100000, "default": d.limits.max_sessions_per_key, "description": "open MCP sessions of one credential (anonymous callers share one count)"},
         "limits.session_idle_secs": {"type": "integer", "minimum": 10, "maximum": 86400, "default": d.limits.session_idle_secs, "description": "an MCP session unused this long is closed"},
     })
+}
+
+/// Why `u` cannot be `network.public_url`, printed into lines people paste into a shell: it
+/// must be an http:// or https:// URL with a host, no user or password, no query or
+/// fragment, written only with letters, digits and `- . _ ~ : / [ ] %` (so no whitespace,
+/// quote or shell metacharacter can reach a printed command line).
+fn check_public_url(u: &str) -> std::result::Result<(), &'static str> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~' | ':' | '/' | '[' | ']' | '%');
+    if let Some(c) = u.chars().find(|&c| !plain(c)) {
+        return Err(if c == '@' {
+            "holds a user or password (`@`); the public URL names only the scheme, host, port and path"
+        } else if c == '?' || c == '#' {
+            "holds a query or fragment; the public URL names only the scheme, host, port and path"
+        } else {
+            "holds a character a URL to paste may not hold (whitespace, a quote or a shell metacharacter); \
+             use only letters, digits and - . _ ~ : / [ ] %"
+        });
+    }
+    let url = reqwest::Url::parse(u).map_err(|_| "is not an http:// or https:// URL with a host")?;
+    if !matches!(url.scheme(), "http" | "https")
+        || !(u.starts_with("http://") || u.starts_with("https://"))
+        || url.host_str().is_none_or(str::is_empty)
+        || url_host(u).is_none()
+    {
+        return Err("is not an http:// or https:// URL with a host");
+    }
+    Ok(())
 }
 
 /// The host part of an http(s) URL, without brackets or port.
@@ -412,6 +439,48 @@ mod tests {
     fn syntax_error_names_line() {
         let e = Config::parse(&p(), "[network]\nbind = \n").unwrap_err();
         assert!(e.message.contains("line 2"), "{}", e.message);
+    }
+
+    #[test]
+    fn public_url_must_be_a_plain_http_url() {
+        let cfg = |u: &str| Config::parse(&p(), &format!("[network]\npublic_url = {}\n", toml_edit::Value::from(u)));
+        for good in [
+            "https://hal0.example.com",
+            "https://hal0.example.com:8443/",
+            "http://192.168.1.20:8080",
+            "http://[fd00::1]:8080/base/path",
+            "https://xn--hl0-sna.example/a_b~c%20d",
+        ] {
+            assert_eq!(cfg(good).unwrap().network.public_url.as_deref(), Some(good));
+        }
+        for (bad, why) in [
+            ("https://h.example/$(touch /tmp/p)", "shell metacharacter"),
+            ("https://h.example/`id`", "shell metacharacter"),
+            ("https://h.example/a;b", "shell metacharacter"),
+            ("https://h.example/a&b", "shell metacharacter"),
+            ("https://h.example/a|b", "shell metacharacter"),
+            ("https://h.example/a b", "whitespace"),
+            ("https://h.example/a\tb", "whitespace"),
+            ("https://h.example/\"x", "a quote"),
+            ("https://h.example/'x", "a quote"),
+            ("https://h.example/a>b", "shell metacharacter"),
+            ("https://h.example/a*", "shell metacharacter"),
+            ("https://h.example/\u{1b}[2K", "shell metacharacter"),
+            ("https://user:pw@h.example", "user or password"),
+            ("https://h.example/?a=1", "query or fragment"),
+            ("https://h.example/#top", "query or fragment"),
+            ("ftp://h.example", "not an http:// or https:// URL"),
+            ("https://", "not an http:// or https:// URL"),
+            ("https:///path", "not an http:// or https:// URL"),
+            ("hal0.example.com", "not an http:// or https:// URL"),
+            ("HTTP://h.example", "not an http:// or https:// URL"),
+        ] {
+            let e = cfg(bad).unwrap_err();
+            assert_eq!(e.code, "config.invalid", "{bad}");
+            assert!(e.message.contains("line 2, key `network.public_url`"), "{bad}: {}", e.message);
+            assert!(e.message.contains(why), "{bad}: {}", e.message);
+            assert!(!e.message.contains('\u{1b}'), "{bad}: {}", e.message);
+        }
     }
 
     #[test]

@@ -73,12 +73,20 @@ pub fn servers_for(cfg: &Config, scopes: &BTreeSet<Scope>) -> Vec<(&'static str,
 pub fn claude_lines(base: &str, cfg: &Config, scopes: &BTreeSet<Scope>, key: &str) -> Vec<String> {
     servers_for(cfg, scopes)
         .into_iter()
-        .map(|(server, mount)| {
-            format!(
-                "claude mcp add --transport http {server} {base}/mcp/{mount}/mcp --header \"Authorization: Bearer {key}\""
-            )
-        })
+        .map(|(server, mount)| claude_line(server, &format!("{base}/mcp/{mount}/mcp"), key))
         .collect()
+}
+
+/// `claude mcp add --transport http NAME URL --header 'Authorization: Bearer KEY'`, every
+/// interpolated word shell-quoted ([`crate::term::shell_quote`]).
+pub fn claude_line(name: &str, url: &str, key: &str) -> String {
+    use crate::term::shell_quote as q;
+    format!(
+        "claude mcp add --transport http {} {} --header {}",
+        q(name),
+        q(url),
+        q(&format!("Authorization: Bearer {key}"))
+    )
 }
 
 #[cfg(test)]
@@ -95,8 +103,8 @@ mod tests {
         assert_eq!(
             lines,
             vec![
-                "claude mcp add --transport http hal0-agents https://h/mcp/agents/mcp --header \"Authorization: Bearer hal0bk_x\"",
-                "claude mcp add --transport http hal0-memory https://h/mcp/memory/mcp --header \"Authorization: Bearer hal0bk_x\"",
+                "claude mcp add --transport http hal0-agents https://h/mcp/agents/mcp --header 'Authorization: Bearer hal0bk_x'",
+                "claude mcp add --transport http hal0-memory https://h/mcp/memory/mcp --header 'Authorization: Bearer hal0bk_x'",
             ]
         );
     }

@@ -20,10 +20,15 @@ pub mod mcp;
 pub mod memory;
 pub mod outbound;
 pub mod paths;
+#[cfg(test)]
+pub(crate) mod prop;
 pub mod redact;
 pub mod registry;
 pub mod server;
 pub mod skills;
 pub mod sse;
 pub mod store;
+pub mod term;
 pub mod yamledit;
+#[cfg(test)]
+mod yamledit_props;

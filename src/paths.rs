@@ -112,8 +112,9 @@ pub fn ensure_dir(dir: &Path) -> Result<()> {
         .map_err(|e| Error::io("fs.write_failed", "set mode on", dir, e))
 }
 
-/// Open (creating) the lock file `dir/name` and hold an exclusive lock on it until the
-/// returned file is dropped: one read-modify-write at a time across processes.
+/// Open (creating, mode 0600) the lock file `dir/name` and hold an exclusive lock on it
+/// until the returned file is dropped: one read-modify-write at a time across processes. A
+/// lock file an older hal0 left readable by others is narrowed to 0600.
 pub fn lock_file(dir: &Path, name: &str) -> Result<std::fs::File> {
     ensure_dir(dir)?;
     let p = dir.join(name);
@@ -121,8 +122,13 @@ pub fn lock_file(dir: &Path, name: &str) -> Result<std::fs::File> {
         .create(true)
         .truncate(false)
         .write(true)
+        .mode(0o600)
         .open(&p)
         .map_err(|e| Error::io("fs.write_failed", "open", &p, e))?;
+    if f.metadata().is_ok_and(|m| m.permissions().mode() & 0o077 != 0) {
+        f.set_permissions(fs::Permissions::from_mode(0o600))
+            .map_err(|e| Error::io("fs.write_failed", "set mode on", &p, e))?;
+    }
     f.lock().map_err(|e| Error::io("fs.write_failed", "lock", &p, e))?;
     Ok(f)
 }
@@ -177,6 +183,20 @@ mod tests {
         assert_eq!(fs::metadata(p.parent().unwrap()).unwrap().permissions().mode() & 0o777, 0o700);
         let names: Vec<_> = fs::read_dir(p.parent().unwrap()).unwrap().collect();
         assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn lock_files_are_0600() {
+        let d = tempfile::tempdir().unwrap();
+        // Under the usual umask (022) a plain create would be 0644.
+        let f = lock_file(&d.path().join("state"), "x.lock").unwrap();
+        let p = d.path().join("state/x.lock");
+        assert_eq!(fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o600);
+        drop(f);
+        // One an older hal0 created world-readable is narrowed when next taken.
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o644)).unwrap();
+        let _f = lock_file(&d.path().join("state"), "x.lock").unwrap();
+        assert_eq!(fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o600);
     }
 
     #[test]

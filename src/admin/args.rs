@@ -4,19 +4,18 @@
 //! segment by segment).
 
 use crate::error::{Error, Result};
+use crate::skills::validate::hidden_char;
 use serde_json::Value;
 
 fn invalid(name: &str, why: &str) -> Error {
     Error::invalid("mcp.invalid_arg", format!("path argument `{name}` {why}"))
 }
 
-/// Characters a card would not show as they are: controls and invisible formatting.
+/// Characters a card would not show as they are: every control character (tab and line
+/// breaks too) and the skill card's hidden set ([`hidden_char`]: format, private-use,
+/// unassigned, separators, default-ignorable, variation selectors).
 fn invisible(c: char) -> bool {
-    c.is_control()
-        || matches!(c as u32,
-            0x00AD | 0x034F | 0x061C | 0x115F | 0x1160 | 0x17B4 | 0x17B5 | 0x180B..=0x180F | 0x200B..=0x200F
-            | 0x2028..=0x202E | 0x2060..=0x206F | 0x3164 | 0xFE00..=0xFE0F | 0xFEFF | 0xFFA0 | 0xFFF0..=0xFFFB
-            | 0xE0000..=0xE007F | 0xE0100..=0xE01EF)
+    c.is_control() || hidden_char(c).is_some()
 }
 
 /// One segment's text: refused when empty, `.`, `..`, holding `/`, or invisible characters.
@@ -156,8 +155,98 @@ mod tests {
             assert_eq!(fill(t, json!({"name": v.clone()})).unwrap_err().code, "mcp.invalid_arg", "{v}");
         }
         assert_eq!(fill(t, json!({})).unwrap_err().code, "mcp.missing_arg");
+        // Format characters, named one by one (the list the card rules cover) ...
+        let named = [
+            0x00AD, 0x061C, 0x180E, 0x200B, 0x200C, 0x200D, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E,
+            0x2060, 0x2066, 0x2067, 0x2068, 0x2069, 0xFEFF, 0xFFF9,
+            // ... and the ones a hand-written list missed (Arabic number signs, the Syriac
+            // abbreviation mark, Kaithi and Egyptian hieroglyph format controls, shorthand
+            // format controls, musical symbol beams and slurs), private use, unassigned.
+            0x0600, 0x0605, 0x06DD, 0x070F, 0x0890, 0x08E2, 0x110BD, 0x110CD, 0x13430, 0x13438, 0x1BCA0, 0x1BCA3,
+            0x1D173, 0x1D17A, 0xE000, 0xF0000, 0x0378, 0xFFFF,
+        ];
+        for cp in named {
+            let c = char::from_u32(cp).unwrap();
+            let v = format!("a{c}b");
+            let e = fill(t, json!({"name": v})).unwrap_err();
+            assert_eq!(e.code, "mcp.invalid_arg", "U+{cp:04X}");
+            assert!(e.message.contains("invisible formatting character"), "U+{cp:04X}: {}", e.message);
+            assert_eq!(fill("/api/f/{*p}", json!({"p": format!("ok/{v}")})).unwrap_err().code, "mcp.invalid_arg");
+        }
+        // Every Cf character of the planes that hold them is refused.
+        let cf = regex::Regex::new(r"^\p{Cf}$").unwrap();
+        let planes = (0..0x2_0000u32).chain(0xE_0000..0xE_1000);
+        let mut n = 0;
+        for c in planes.filter_map(char::from_u32) {
+            let mut b = [0u8; 4];
+            if cf.is_match(c.encode_utf8(&mut b)) {
+                n += 1;
+                assert!(check_segment("name", &format!("x{c}")).is_err(), "U+{:04X} accepted", u32::from(c));
+            }
+        }
+        assert!(n > 150, "only {n} format characters found");
         for bad in ["/lead", "trail/", "dou//ble", "a/../b", "./a", "a/\u{200B}"] {
             assert_eq!(fill("/api/f/{*p}", json!({"p": bad})).unwrap_err().code, "mcp.invalid_arg", "{bad}");
+        }
+    }
+
+    /// `%XX` back to bytes.
+    fn decode(seg: &str) -> Vec<u8> {
+        let b = seg.as_bytes();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == b'%' {
+                out.push(u8::from_str_radix(&seg[i + 1..i + 3], 16).unwrap());
+                i += 3;
+            } else {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+        out
+    }
+
+    fn text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop_oneof![
+            any::<String>(),
+            "[a-zA-Z0-9 ./%?#_~-]{0,24}",
+            "(\\.{1,3}|[a-z]{1,4})(/(\\.{1,3}|[a-z]{0,4})){0,4}",
+            "[a-z]{0,4}[\u{0}-\u{1f}\u{7f}-\u{9f}\u{200b}-\u{200f}\u{202a}-\u{202e}\u{2066}-\u{2069}\u{feff}\u{ad}\u{61c}\u{1d173}][a-z]{0,4}",
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(crate::prop::config(2048))]
+
+        /// A path argument never panics; what it fills in is only unreserved characters and
+        /// `%XX`, decodes back to the value, and never holds a hidden character, an empty,
+        /// `.` or `..` segment, or (for a single segment) a `/`.
+        #[test]
+        fn fill_path_encodes_or_refuses(v in text(), multi in proptest::bool::ANY) {
+            let t = if multi { "/api/f/{*p}/end" } else { "/api/x/{p}/end" };
+            let r = fill(t, json!({"p": v}));
+            let hidden = v.chars().any(invisible);
+            let parts: Vec<&str> = if multi { v.split('/').collect() } else { vec![v.as_str()] };
+            let bad_part = parts.iter().any(|p| p.is_empty() || *p == "." || *p == ".." || (!multi && p.contains('/')));
+            match r {
+                Ok(path) => {
+                    proptest::prop_assert!(!hidden && !bad_part, "{v:?} accepted as {path}");
+                    let inner = path.strip_prefix(if multi { "/api/f/" } else { "/api/x/" }).unwrap();
+                    let inner = inner.strip_suffix("/end").unwrap();
+                    proptest::prop_assert!(inner.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._~%/".contains(&b)));
+                    let segs: Vec<&str> = inner.split('/').collect();
+                    proptest::prop_assert_eq!(segs.len(), parts.len());
+                    for (seg, part) in segs.iter().zip(&parts) {
+                        proptest::prop_assert_eq!(decode(seg), part.as_bytes().to_vec());
+                    }
+                }
+                Err(e) => {
+                    proptest::prop_assert_eq!(e.code, "mcp.invalid_arg");
+                    proptest::prop_assert!(hidden || bad_part, "{v:?} refused: {}", e.message);
+                }
+            }
         }
     }
 }

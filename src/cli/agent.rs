@@ -4,6 +4,7 @@
 use super::{Ctx, confirm, print_json, table};
 use crate::approvals::{self, Approval};
 use crate::error::{Error, Result};
+use crate::term::{safe, safe_line};
 use std::io::IsTerminal;
 
 #[derive(Debug, clap::Subcommand)]
@@ -79,7 +80,10 @@ fn pick(ctx: &Ctx, id: Option<String>) -> Result<String> {
     if rows.is_empty() {
         return Err(Error::not_found("approvals.none_pending", "nothing is pending"));
     }
-    let items: Vec<String> = rows.iter().map(|r| format!("{}  {}  {}", r.id, r.client, r.preview)).collect();
+    let items: Vec<String> = rows
+        .iter()
+        .map(|r| format!("{}  {}  {}", safe_line(&r.id), safe_line(&r.client), safe_line(&r.preview)))
+        .collect();
     let i = dialoguer::Select::new()
         .with_prompt("Which request?")
         .items(&items)
@@ -89,23 +93,41 @@ fn pick(ctx: &Ctx, id: Option<String>) -> Result<String> {
     Ok(rows[i].id.clone())
 }
 
+/// One line of the card: `label: value`, the value through [`safe_line`].
+fn line(label: &str, value: &str) {
+    println!("{label:>11}: {}", safe_line(value));
+}
+
+/// A card field that may hold several lines: each through [`safe`], the lines after the
+/// first indented under the value, so no line of it can pass for a field of the card.
+fn block(label: &str, value: &str) {
+    let shown = safe(value);
+    let mut lines = shown.split('\n');
+    println!("{label:>11}: {}", lines.next().unwrap_or(""));
+    for l in lines {
+        println!("{:>11}  {l}", "");
+    }
+}
+
+/// The whole card. Every value came from outside (an agent, Hermes, the store), so it is
+/// shown with control and invisible characters escaped.
 fn print_card(a: &Approval) {
-    println!("{:>11}: {}", "id", a.id);
-    println!("{:>11}: {}", "kind", a.kind);
-    println!("{:>11}: {}", "client", a.client);
-    println!("{:>11}: {}", "tool", a.tool);
-    println!("{:>11}: {}", "status", a.status);
-    println!("{:>11}: {}", "created", a.created_at);
+    line("id", &a.id);
+    line("kind", &a.kind);
+    line("client", &a.client);
+    line("tool", &a.tool);
+    line("status", &a.status);
+    line("created", &a.created_at);
     if let Some(d) = &a.decided_at {
-        println!("{:>11}: {} by {}", "decided", d, a.decided_by.as_deref().unwrap_or("?"));
+        line("decided", &format!("{d} by {}", a.decided_by.as_deref().unwrap_or("?")));
     }
     if let Some(r) = &a.reason {
-        println!("{:>11}: {r}", "reason");
+        block("reason", r);
     }
-    println!("{:>11}: {}", "preview", a.preview);
-    println!("{:>11}: {}", "arguments", serde_json::to_string_pretty(&a.arguments).unwrap_or_default());
+    block("preview", &a.preview);
+    block("arguments", &serde_json::to_string_pretty(&a.arguments).unwrap_or_default());
     if let Some(r) = &a.result {
-        println!("{:>11}: {r}", "result");
+        block("result", &r.to_string());
     }
 }
 

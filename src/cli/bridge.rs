@@ -4,6 +4,7 @@ use super::{Ctx, confirm, print_json, table};
 use crate::auth::bridge::{self, Client, parse_scopes};
 use crate::connect::{base_url, claude_lines};
 use crate::error::Result;
+use crate::term::{safe, shell_quote};
 use serde_json::json;
 
 #[derive(Debug, clap::Subcommand)]
@@ -64,7 +65,7 @@ fn print_key(ctx: &Ctx, c: &Client, key: &str, json_out: bool, verb: &str) -> Re
     let (base, warn) = base_url(&cfg);
     let lines = claude_lines(&base, &cfg, &c.scopes, key);
     if let Some(w) = warn {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", safe(&w));
     }
     if json_out {
         print_json(&json!({"name": c.name, "key": key, "scopes": c.scopes, "claude_mcp_add": lines}));
@@ -81,10 +82,12 @@ fn print_key(ctx: &Ctx, c: &Client, key: &str, json_out: bool, verb: &str) -> Re
     println!("On the remote machine, paste:");
     println!();
     for l in &lines {
-        println!("{l}");
+        println!("{}", safe(l));
     }
     println!();
-    println!("Check it from there: curl -s {base}/api/bridge/me -H \"Authorization: Bearer {key}\"");
+    let me = format!("{base}/api/bridge/me");
+    let header = format!("Authorization: Bearer {key}");
+    println!("Check it from there: {}", safe(&format!("curl -s {} -H {}", shell_quote(&me), shell_quote(&header))));
     Ok(())
 }
 

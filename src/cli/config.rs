@@ -25,7 +25,7 @@ pub fn run(ctx: &Ctx, cmd: ConfigCmd) -> Result<()> {
                 print_json(&serde_json::to_value(&cfg).unwrap_or_default());
             } else {
                 println!("# {}", ctx.paths.hal0_toml().display());
-                print!("{}", toml_edit::ser::to_string_pretty(&cfg).unwrap_or_default());
+                print!("{}", crate::term::safe(&toml_edit::ser::to_string_pretty(&cfg).unwrap_or_default()));
             }
             Ok(())
         }

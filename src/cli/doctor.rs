@@ -26,7 +26,7 @@ pub fn run(ctx: &Ctx, args: DoctorArgs) -> Result<i32> {
     let report = super::runtime()?.block_on(doctor::run(&ctx.paths));
     if args.json {
         // Serialized from the struct, so each row keeps the order name, status, detail.
-        println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
+        println!("{}", crate::term::json_safe(&serde_json::to_string_pretty(&report).unwrap_or_default()));
     } else {
         let rows = report
             .rows

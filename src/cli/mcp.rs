@@ -4,6 +4,7 @@
 use super::{Ctx, confirm, print_json, runtime, table};
 use crate::error::{Error, Result};
 use crate::registry::{self, Record, Registry, Tier};
+use crate::term::{safe, safe_line};
 use serde_json::json;
 
 #[derive(Debug, clap::Subcommand)]
@@ -128,6 +129,7 @@ fn set(ctx: &Ctx, id: &str, tool: &str, tier: Tier) -> Result<()> {
     let reg = Registry::new(&ctx.paths);
     let before = reg.get(id)?.tools.tier_of(tool);
     reg.set_tier(id, tool, tier)?;
+    let tool = safe_line(tool);
     match before {
         Some(b) if b == tier => println!("`{tool}` on `{id}` is already {}.", tier.key()),
         Some(b) => println!("`{tool}` on `{id}`: {} → {}.", b.key(), tier.key()),
@@ -139,25 +141,25 @@ fn set(ctx: &Ctx, id: &str, tool: &str, tier: Tier) -> Result<()> {
 /// The join's report for people: what changed in Hermes, errors, warnings, the restart.
 fn print_sync(s: &registry::expose::Sync) {
     for a in &s.applied {
-        println!("Hermes: joined {a}.");
+        println!("Hermes: joined {}.", safe_line(a));
     }
     for r in &s.removed {
-        println!("Hermes: withdrew {r}.");
+        println!("Hermes: withdrew {}.", safe_line(r));
     }
     for w in &s.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", safe(w));
     }
     for e in &s.errors {
-        eprintln!("warning: the Hermes join could not finish: {e}");
+        eprintln!("warning: the Hermes join could not finish: {}", safe(e));
     }
     match s.restart.as_str() {
         "not_needed" => {}
         "restarted" => println!("Hermes restarted ([hermes].restart_command) to load its mcp_servers."),
         _ => {
             if let Some(n) = &s.note {
-                println!("{n}");
+                println!("{}", safe(n));
             } else {
-                println!("Hermes restart: {}", s.restart);
+                println!("Hermes restart: {}", safe_line(&s.restart));
             }
         }
     }
@@ -199,7 +201,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
                 print_json(&json!({"installed": record_json(&r, None), "hermes_sync": sync}));
                 return Ok(());
             }
-            println!("Installed `{}` ({}, {}).", r.id, r.name, r.transport.as_str());
+            println!("Installed `{}` ({}, {}).", safe_line(&r.id), safe_line(&r.name), r.transport.as_str());
             println!("File: {}", reg.path_of(&r.id).display());
             println!("No tool is callable yet; allow one with: hal0 mcp allow {} TOOL", r.id);
             Ok(())
@@ -235,7 +237,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
             }
             println!("{}", table(&["ID", "TRANSPORT", "URL / COMMAND", "STATE", "ALLOW/GATED/BLOCKED"], rows));
             for b in &listing.broken {
-                eprintln!("warning: broken record {}: {}", b.file, b.error);
+                eprintln!("warning: broken record {}: {}", safe_line(&b.file), safe(&b.error));
             }
             Ok(())
         }
@@ -359,20 +361,21 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
                 print_json(&json!(p));
                 return Ok(());
             }
+            // The server's name, version and tool names come from the server itself.
             println!(
                 "{} answers at {} ({} {})",
-                p.id,
-                p.url,
-                p.server_name.as_deref().unwrap_or("?"),
-                p.server_version.as_deref().unwrap_or("")
+                safe_line(&p.id),
+                safe_line(&p.url),
+                safe_line(p.server_name.as_deref().unwrap_or("?")),
+                safe_line(p.server_version.as_deref().unwrap_or(""))
             );
             let rows = p.tools.iter().map(|t| vec![t.tool.clone(), t.verdict.to_string()]).collect();
             println!("{}", table(&["TOOL", "VERDICT"], rows));
             if !p.stale_policy.is_empty() {
-                println!("policy names tools the server does not offer: {}", p.stale_policy.join(", "));
+                println!("policy names tools the server does not offer: {}", safe_line(&p.stale_policy.join(", ")));
             }
             if !p.missing_secrets.is_empty() {
-                println!("secrets not in api.env: {}", p.missing_secrets.join(", "));
+                println!("secrets not in api.env: {}", safe_line(&p.missing_secrets.join(", ")));
             }
             if p.tools.iter().all(|t| t.verdict == "unknown_tool") {
                 println!("no tool is callable yet: hal0 mcp allow|gate {} TOOL", p.id);

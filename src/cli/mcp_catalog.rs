@@ -6,6 +6,7 @@ use super::{Ctx, print_json, runtime, table};
 use crate::config::Config;
 use crate::error::Result;
 use crate::registry::catalog;
+use crate::term::{safe, safe_line};
 use serde_json::json;
 
 #[derive(Debug, clap::Subcommand)]
@@ -29,7 +30,7 @@ pub enum CatalogCmd {
 }
 
 fn ids(v: &[String]) -> String {
-    if v.is_empty() { "-".into() } else { v.join(", ") }
+    if v.is_empty() { "-".into() } else { safe_line(&v.join(", ")).into_owned() }
 }
 
 pub fn run(ctx: &Ctx, cmd: CatalogCmd) -> Result<()> {
@@ -37,7 +38,7 @@ pub fn run(ctx: &Ctx, cmd: CatalogCmd) -> Result<()> {
         CatalogCmd::List { json, category } => {
             let cat = catalog::load(&ctx.paths);
             if let Some(w) = &cat.source.warning {
-                eprintln!("warning: {w}");
+                eprintln!("warning: {}", safe(w));
             }
             let items = match &category {
                 Some(c) => cat.in_category(c)?,
@@ -59,7 +60,7 @@ pub fn run(ctx: &Ctx, cmd: CatalogCmd) -> Result<()> {
                 .collect();
             println!("{}", table(&["ID", "CATEGORY", "SPEC", "DESCRIPTION"], rows));
             println!("{} of {} server(s).", items.len(), cat.items.len());
-            println!("Catalogue: {}.", cat.source.describe());
+            println!("Catalogue: {}.", safe(&cat.source.describe()));
             println!("install with: hal0 mcp install <spec> --id <id>");
             Ok(())
         }
@@ -78,8 +79,8 @@ pub fn run(ctx: &Ctx, cmd: CatalogCmd) -> Result<()> {
             }
             println!(
                 "Catalogue refreshed from {} at {}: {} server(s).",
-                r.source.origin.as_deref().unwrap_or("?"),
-                r.source.fetched_at.as_deref().unwrap_or("?"),
+                safe_line(r.source.origin.as_deref().unwrap_or("?")),
+                safe_line(r.source.fetched_at.as_deref().unwrap_or("?")),
                 r.items
             );
             println!("added: {}", ids(&r.added));

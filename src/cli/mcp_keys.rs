@@ -80,7 +80,7 @@ pub fn run(ctx: &Ctx, cmd: KeysCmd) -> Result<()> {
             println!("Key for consumer `{name}` on `{id}` (shown once; hal0 keeps only its hash):");
             println!("{key}");
             println!("Proxy URL: {url}");
-            println!("claude mcp add --transport http {id} {url} --header \"Authorization: Bearer {key}\"");
+            println!("{}", crate::term::safe(&crate::connect::claude_line(&id, &url, &key)));
             Ok(())
         }
         KeysCmd::Revoke { id, name, yes } => {

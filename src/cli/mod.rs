@@ -100,19 +100,19 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
         .map_err(|e| crate::error::Error::internal(format!("cannot start the async runtime: {e}")))
 }
 
-/// Print JSON to stdout.
+/// Print JSON to stdout (control and invisible characters inside strings as `\u` escapes).
 pub fn print_json(v: &serde_json::Value) {
-    println!("{}", serde_json::to_string_pretty(v).unwrap_or_default());
+    println!("{}", crate::term::json_safe(&serde_json::to_string_pretty(v).unwrap_or_default()));
 }
 
-/// A table for people.
+/// A table for people; every header and cell is shown through [`crate::term::safe`].
 pub fn table(header: &[&str], rows: Vec<Vec<String>>) -> comfy_table::Table {
     let mut t = comfy_table::Table::new();
     t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(comfy_table::ContentArrangement::Dynamic)
-        .set_header(header.to_vec());
+        .set_header(header.iter().map(|h| crate::term::safe_line(h).into_owned()).collect::<Vec<_>>());
     for r in rows {
-        t.add_row(r);
+        t.add_row(r.iter().map(|c| crate::term::safe(c).into_owned()).collect::<Vec<_>>());
     }
     t
 }
@@ -123,6 +123,7 @@ pub fn confirm(yes: bool, prompt: &str) -> Result<()> {
     if yes {
         return Ok(());
     }
+    let prompt = &*crate::term::safe_line(prompt);
     if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
         return Err(Error::declined(format!(
             "{prompt} — not confirmed: no terminal to ask on; pass --yes to go ahead"
@@ -183,7 +184,7 @@ pub fn main() -> i32 {
     match result {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("error: {} [{}]", e.message, e.code);
+            eprintln!("error: {} [{}]", crate::term::safe(&e.message), e.code);
             e.exit_code()
         }
     }

@@ -4,6 +4,7 @@ use super::{Ctx, confirm, print_json, runtime, table};
 use crate::bridge::ledger;
 use crate::error::{Error, Result};
 use crate::hermes::{HermesClient, Profiles};
+use crate::term::{safe, safe_line};
 use serde_json::json;
 
 #[derive(Debug, clap::Subcommand)]
@@ -127,10 +128,11 @@ pub fn run(ctx: &Ctx, cmd: RunsCmd) -> Result<()> {
                 ] {
                     let val = &v[k];
                     if !val.is_null() {
-                        println!("{k:>14}: {}", val.as_str().map(str::to_string).unwrap_or_else(|| val.to_string()));
+                        let text = val.as_str().map(str::to_string).unwrap_or_else(|| val.to_string());
+                        println!("{k:>14}: {}", safe_line(&text));
                     }
                 }
-                println!("{:>14}:\n{output}", "output");
+                println!("{:>14}:\n{}", "output", safe(&output));
             }
             Ok(())
         }
@@ -155,7 +157,7 @@ pub fn run(ctx: &Ctx, cmd: RunsCmd) -> Result<()> {
                         m.remove("event");
                         m.remove("timestamp");
                     }
-                    println!("{seq:>5} {name:<20} {rest}");
+                    println!("{seq:>5} {:<20} {}", safe_line(&name), safe_line(&rest.to_string()));
                 }
             }
             Ok(())
@@ -163,7 +165,7 @@ pub fn run(ctx: &Ctx, cmd: RunsCmd) -> Result<()> {
         RunsCmd::Stop { run_id, yes } => {
             let r = load(ctx, &run_id)?;
             if r.finished {
-                println!("Run {run_id} has already ended ({}).", r.status);
+                println!("Run {run_id} has already ended ({}).", safe_line(&r.status));
                 return Ok(());
             }
             confirm(yes, &format!("Stop run {run_id} of {} on {}?", r.client, r.agent))?;

@@ -156,26 +156,35 @@ impl HermesClient {
         }
         let agent = self.agent.clone();
         let bytes = resp.bytes_stream();
-        let state = (bytes, crate::sse::SseParser::new(), std::collections::VecDeque::new(), agent);
+        let ready: std::collections::VecDeque<Result<HermesEvent>> = std::collections::VecDeque::new();
+        let state = (bytes, crate::sse::SseParser::new(), ready, agent);
         let parsed = futures::stream::unfold(state, |(mut bytes, mut parser, mut ready, agent)| async move {
             loop {
-                if let Some(ev) = ready.pop_front() {
-                    return Some((Ok(ev), (bytes, parser, ready, agent)));
+                if let Some(item) = ready.pop_front() {
+                    return Some((item, (bytes, parser, ready, agent)));
                 }
                 let broke = match bytes.next().await {
                     Some(Ok(chunk)) => match parser.push(&chunk) {
                         Ok(events) => {
-                            ready.extend(events.iter().filter_map(|e| parse_event(&e.data)));
+                            ready.extend(events.iter().filter_map(|e| parse_event(&e.data)).map(Ok));
                             continue;
                         }
-                        Err(_) => "an event larger than the limit".to_string(),
+                        Err(o) => {
+                            // The events before the oversize one still count; the break follows them.
+                            ready.extend(o.before.iter().filter_map(|e| parse_event(&e.data)).map(Ok));
+                            "an event larger than the limit".to_string()
+                        }
                     },
                     Some(Err(e)) => e.to_string(),
                     None => return None,
                 };
                 tracing::warn!(agent = %agent, error = %broke, "Hermes event stream broke");
-                let err = Error::new("bridge.agent_unavailable", Kind::BadGateway, "the event stream broke");
-                return Some((Err(err), (bytes, crate::sse::SseParser::new(), ready, agent)));
+                parser = crate::sse::SseParser::new();
+                ready.push_back(Err(Error::new(
+                    "bridge.agent_unavailable",
+                    Kind::BadGateway,
+                    "the event stream broke",
+                )));
             }
         });
         Ok(Some(parsed))

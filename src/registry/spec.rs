@@ -3,6 +3,10 @@
 //! `oci://REF`, `npm:PKG`/`npx:PKG`, `uvx:PKG`/`uv:PKG`, `git+https://…`, an http(s) URL
 //! ending in `.json` (a manifest, fetched behind the SSRF guard), or any other http(s) URL
 //! (a streamable-http endpoint; `…/sse` is an SSE endpoint).
+//!
+//! A package or image name starts with a letter or a digit (an npm scope's `@` aside), so
+//! no spec reaches `npx`, `uvx` or `docker run` as an option or a path; the argv of `npx`
+//! and `docker run` also ends their options with `--` before the name.
 
 use super::record::{Record, Transport};
 use super::ssrf::{self, FetchLimits, Guard};
@@ -50,6 +54,22 @@ fn invalid(msg: String) -> Error {
     Error::invalid("mcp.invalid_spec", format!("{msg}; {ACCEPTED}"))
 }
 
+/// A package or image that starts with `-` would reach `npx`, `uvx` or `docker run` as an
+/// option (`--privileged`, `-v/:/host`), not as a name.
+fn option_like(p: &str) -> Error {
+    invalid(format!(
+        "`{}` starts with `-`, so the command that starts it would read it as an option; package and image \
+         names start with a letter, a digit or `@`",
+        crate::term::safe_line(p)
+    ))
+}
+
+/// Package and image names start with a letter or a digit (an npm scope's `@` aside), so
+/// neither an option nor a path (`.`, `..`, `/…`) passes for one.
+fn starts_alnum(p: &str) -> bool {
+    p.starts_with(|c: char| c.is_ascii_alphanumeric())
+}
+
 fn pkg_ok(p: &str, extra: &[char]) -> bool {
     !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || "_./-".contains(c) || extra.contains(&c))
 }
@@ -80,7 +100,10 @@ pub fn parse(spec: &str) -> Result<Parsed> {
     }
     let mk = |kind, target: &str, name: String| Parsed { kind, spec: spec.into(), target: target.into(), name };
     if let Some(r) = spec.strip_prefix("oci://") {
-        if !pkg_ok(r, &[':', '@']) {
+        if r.starts_with('-') {
+            return Err(option_like(r));
+        }
+        if !pkg_ok(r, &[':', '@']) || !starts_alnum(r) {
             return Err(invalid(format!("`{spec}` is not an OCI image reference")));
         }
         let last = last_segment(r.split('@').next().unwrap_or(r));
@@ -89,7 +112,10 @@ pub fn parse(spec: &str) -> Result<Parsed> {
     for (prefix, kind) in [("npm:", Kind::Npm), ("npx:", Kind::Npm), ("uvx:", Kind::Uvx), ("uv:", Kind::Uvx)] {
         if let Some(p) = spec.strip_prefix(prefix) {
             let bare = if kind == Kind::Npm { p.strip_prefix('@').unwrap_or(p) } else { p };
-            if !pkg_ok(bare, &[]) || (kind == Kind::Npm && p.matches('@').count() > 1) {
+            if p.starts_with('-') || bare.starts_with('-') {
+                return Err(option_like(p));
+            }
+            if !pkg_ok(bare, &[]) || !starts_alnum(bare) || (kind == Kind::Npm && p.matches('@').count() > 1) {
                 return Err(invalid(format!("`{p}` is not a package name")));
             }
             let name = if kind == Kind::Npm { last_segment(p) } else { p.to_string() };
@@ -144,10 +170,15 @@ pub fn slug(name: &str) -> String {
 /// The record a parsed spec becomes (without network: manifests need [`resolve`]).
 pub fn record_for(p: &Parsed, id: &str) -> Record {
     let (transport, command, args, url) = match p.kind {
-        Kind::Oci => {
-            (Transport::Stdio, Some("docker"), vec!["run".into(), "-i".into(), "--rm".into(), p.target.clone()], None)
-        }
-        Kind::Npm => (Transport::Stdio, Some("npx"), vec!["-y".into(), p.target.clone()], None),
+        // `--` ends the options of `docker run` and `npx`, so the name is never read as one
+        // (parse refuses names starting with `-` as well). uvx gets the refusal alone.
+        Kind::Oci => (
+            Transport::Stdio,
+            Some("docker"),
+            vec!["run".into(), "-i".into(), "--rm".into(), "--".into(), p.target.clone()],
+            None,
+        ),
+        Kind::Npm => (Transport::Stdio, Some("npx"), vec!["-y".into(), "--".into(), p.target.clone()], None),
         Kind::Uvx => (Transport::Stdio, Some("uvx"), vec![p.target.clone()], None),
         Kind::Git => (Transport::Stdio, None, vec![], None),
         Kind::Manifest => (Transport::Stdio, None, vec![], None),
@@ -270,6 +301,99 @@ mod tests {
             assert!(e.message.contains("accepted: oci://"), "{bad}: {}", e.message);
         }
         assert!(parse("http://user:pw@h/mcp").unwrap_err().message.contains("credentials"));
+    }
+
+    #[test]
+    fn paths_are_no_package_names() {
+        for bad in
+            ["npm:./x", "npm:../..", "npm:/etc", "npm:.bin", "npm:_x", "uvx:./x", "uvx:/tmp/x", "oci://./x", "oci:///x"]
+        {
+            assert_eq!(parse(bad).unwrap_err().code, "mcp.invalid_spec", "{bad}");
+        }
+        assert_eq!(parse("npm:0x").unwrap().target, "0x");
+    }
+
+    #[test]
+    fn names_starting_with_a_dash_are_refused() {
+        for bad in [
+            "oci://--privileged",
+            "oci://-v/:/host",
+            "oci://-",
+            "npm:--yes",
+            "npm:-p",
+            "npm:@-scope/x",
+            "npx:--call=id",
+            "uvx:--from",
+            "uvx:-w",
+            "uv:--with=evil",
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert_eq!(e.code, "mcp.invalid_spec", "{bad}");
+            assert!(e.message.contains("starts with `-`"), "{bad}: {}", e.message);
+        }
+    }
+
+    /// The argv each stdio kind becomes: `--` before the name where the tool takes it.
+    #[test]
+    fn stdio_argv_ends_options_before_the_name() {
+        let argv = |spec: &str| {
+            let r = record_for(&parse(spec).unwrap(), "x");
+            std::iter::once(r.command.unwrap()).chain(r.args).collect::<Vec<_>>()
+        };
+        assert_eq!(argv("oci://ghcr.io/a/b:1"), ["docker", "run", "-i", "--rm", "--", "ghcr.io/a/b:1"]);
+        assert_eq!(argv("npm:@scope/pkg"), ["npx", "-y", "--", "@scope/pkg"]);
+        assert_eq!(argv("uvx:some-server"), ["uvx", "some-server"]);
+    }
+
+    /// Specs: the documented shapes with arbitrary tails, and arbitrary text.
+    fn any_spec() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let prefix = prop_oneof![
+            Just(""),
+            Just("oci://"),
+            Just("npm:"),
+            Just("npx:"),
+            Just("npm:@"),
+            Just("uvx:"),
+            Just("uv:"),
+            Just("git+https://"),
+            Just("https://"),
+            Just("http://"),
+            Just(" npm:-"),
+        ];
+        let tail = prop_oneof![
+            "[a-z0-9@:/._-]{0,40}",
+            "[-a-z0-9@:/._ ;&|$`'\"?#=%\\\\]{0,40}",
+            any::<String>(),
+            "[a-z]{1,12}\\.[a-z]{2,6}/[a-z/._-]{0,20}(\\.json|/sse)?",
+        ];
+        (prefix, tail).prop_map(|(p, t)| format!("{p}{t}"))
+    }
+
+    proptest::proptest! {
+        #![proptest_config(crate::prop::config(2048))]
+
+        /// Parsing never panics; what parses parses again to the same spec; no package or
+        /// image name starts with `-`; the argv of a stdio record holds the name as one
+        /// argument after the options.
+        #[test]
+        fn parse_round_trips_and_never_yields_an_option(spec in any_spec()) {
+            let Ok(p) = parse(&spec) else { return Ok(()) };
+            proptest::prop_assert_eq!(parse(&p.spec).unwrap(), p.clone());
+            proptest::prop_assert!(!p.target.starts_with(['-', '.', '/']), "{:?}", p);
+            proptest::prop_assert!(!p.target.is_empty(), "{:?}", p);
+            let r = record_for(&p, "x");
+            let argv: Vec<&str> = r.args.iter().map(String::as_str).collect();
+            match p.kind {
+                Kind::Oci => proptest::prop_assert_eq!(argv, ["run", "-i", "--rm", "--", p.target.as_str()]),
+                Kind::Npm => proptest::prop_assert_eq!(argv, ["-y", "--", p.target.as_str()]),
+                Kind::Uvx => proptest::prop_assert_eq!(argv, [p.target.as_str()]),
+                _ => proptest::prop_assert!(argv.is_empty()),
+            }
+            for a in &r.args {
+                proptest::prop_assert!(!a.chars().any(|c| c.is_whitespace() || c.is_control()), "{a:?}");
+            }
+        }
     }
 
     #[test]

@@ -223,9 +223,10 @@ async fn read_stream(
                 }
                 Some(Ok(c)) => c,
             };
-            let Ok(events) = parser.push(&chunk) else {
-                tracing::warn!(url = %url, limit = MAX_EVENT_BYTES, "an SSE event was too large; closing");
-                return;
+            // Past the limit: the events completed before it are still delivered, then the stream closes.
+            let (events, oversize) = match parser.push(&chunk) {
+                Ok(events) => (events, false),
+                Err(o) => (o.before, true),
             };
             for ev in events {
                 match ev.event.as_str() {
@@ -244,6 +245,10 @@ async fn read_stream(
                     }
                     other => tracing::debug!(url = %url, event = %other, "ignored an SSE event"),
                 }
+            }
+            if oversize {
+                tracing::warn!(url = %url, limit = MAX_EVENT_BYTES, "an SSE event was too large; closing");
+                return;
             }
         }
     };

@@ -3,7 +3,7 @@
 //! addresses that were checked. Redirects are followed by hand, each hop checked again.
 
 use crate::error::{Error, Kind, Result};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 /// Limits for one guarded fetch.
@@ -29,34 +29,59 @@ impl Default for FetchLimits {
     }
 }
 
-/// The class of a refused address, or `None` for a public one.
+/// The class of a refused address, or `None` for a public one. Refused: every IANA
+/// special-purpose block that is not globally reachable, and every IPv6 address outside
+/// global unicast (2000::/3). Addresses that carry an IPv4 address (IPv4-mapped
+/// `::ffff:0:0/96`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`) are judged by the embedded
+/// IPv4 address; Teredo (`2001::/32`) and local-use NAT64 (`64:ff9b:1::/48`) are refused
+/// outright.
 pub fn refused_class(ip: IpAddr) -> Option<&'static str> {
     match ip {
         IpAddr::V4(v4) => refused_v4(v4),
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return refused_v4(v4).map(|_| "IPv4-mapped non-public");
-            }
-            let s = v6.segments();
-            if v6.is_loopback() {
-                Some("loopback")
-            } else if v6.is_unspecified() {
-                Some("unspecified")
-            } else if v6.is_multicast() {
-                Some("multicast")
-            } else if s[0] & 0xfe00 == 0xfc00 {
-                Some("private (unique local fc00::/7)")
-            } else if s[0] & 0xffc0 == 0xfe80 {
-                Some("link-local")
-            } else if s[0] & 0xffc0 == 0xfec0 {
-                Some("site-local")
-            } else if s[..6] == [0, 0, 0, 0, 0, 0] {
-                // IPv4-compatible (::a.b.c.d), deprecated; never a public target.
-                Some("IPv4-compatible")
-            } else {
-                None
-            }
-        }
+        IpAddr::V6(v6) => refused_v6(v6),
+    }
+}
+
+fn refused_v6(v6: Ipv6Addr) -> Option<&'static str> {
+    let s = v6.segments();
+    let embedded = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
+    if v6.is_loopback() {
+        Some("loopback")
+    } else if v6.is_unspecified() {
+        Some("unspecified")
+    } else if let Some(v4) = v6.to_ipv4_mapped() {
+        refused_v4(v4).map(|_| "IPv4-mapped non-public")
+    } else if s[..6] == [0, 0, 0, 0, 0, 0] {
+        // IPv4-compatible (::a.b.c.d), deprecated; never a public target.
+        Some("IPv4-compatible")
+    } else if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        refused_v4(embedded(s[6], s[7])).map(|_| "NAT64 (64:ff9b::/96) of a non-public IPv4")
+    } else if s[..3] == [0x64, 0xff9b, 1] {
+        Some("local-use NAT64 (64:ff9b:1::/48)")
+    } else if s[0] == 0x2002 {
+        refused_v4(embedded(s[1], s[2])).map(|_| "6to4 (2002::/16) of a non-public IPv4")
+    } else if s[..2] == [0x2001, 0] {
+        Some("Teredo (2001::/32)")
+    } else if s[0] == 0x2001 && s[1] & 0xfe00 == 0 {
+        Some("IETF protocol assignment (2001::/23)")
+    } else if s[..2] == [0x2001, 0x0db8] || (s[0] == 0x3fff && s[1] & 0xf000 == 0) {
+        Some("documentation (2001:db8::/32, 3fff::/20)")
+    } else if s[0] == 0x5f00 {
+        Some("SRv6 SIDs (5f00::/16)")
+    } else if v6.is_multicast() {
+        Some("multicast")
+    } else if s[0] & 0xfe00 == 0xfc00 {
+        Some("private (unique local fc00::/7)")
+    } else if s[0] & 0xffc0 == 0xfe80 {
+        Some("link-local")
+    } else if s[0] & 0xffc0 == 0xfec0 {
+        Some("site-local")
+    } else if s[..4] == [0x100, 0, 0, 0] || s[..4] == [0x100, 0, 0, 1] {
+        Some("discard-only or dummy (100::/64, 100:0:0:1::/64)")
+    } else if s[0] & 0xe000 != 0x2000 {
+        Some("reserved (outside global unicast 2000::/3)")
+    } else {
+        None
     }
 }
 
@@ -64,8 +89,8 @@ fn refused_v4(ip: Ipv4Addr) -> Option<&'static str> {
     let o = ip.octets();
     if ip.is_loopback() {
         Some("loopback")
-    } else if ip.is_unspecified() || o[0] == 0 {
-        Some("unspecified")
+    } else if o[0] == 0 {
+        Some("unspecified (0.0.0.0/8)")
     } else if ip.is_broadcast() {
         Some("broadcast")
     } else if ip.is_private() {
@@ -74,10 +99,18 @@ fn refused_v4(ip: Ipv4Addr) -> Option<&'static str> {
         Some("link-local")
     } else if o[0] == 100 && (o[1] & 0xc0) == 64 {
         Some("CGNAT (100.64.0.0/10)")
+    } else if o[..3] == [192, 0, 0] {
+        Some("IETF protocol assignment (192.0.0.0/24)")
+    } else if o[..3] == [192, 0, 2] || o[..3] == [198, 51, 100] || o[..3] == [203, 0, 113] {
+        Some("documentation (TEST-NET)")
+    } else if o[0] == 198 && (o[1] & 0xfe) == 18 {
+        Some("benchmarking (198.18.0.0/15)")
+    } else if o[..3] == [192, 88, 99] {
+        Some("6to4 relay anycast (192.88.99.0/24)")
     } else if ip.is_multicast() {
         Some("multicast")
     } else if o[0] >= 240 {
-        Some("reserved")
+        Some("reserved (240.0.0.0/4)")
     } else {
         None
     }
@@ -158,8 +191,9 @@ impl Guard {
     }
 }
 
-/// Resolve `host` with the system resolver and refuse loopback, private, link-local, CGNAT,
-/// unspecified, multicast, broadcast and reserved addresses (and IPv4-mapped forms).
+/// Resolve `host` with the system resolver and refuse every address [`refused_class`]
+/// names (loopback, private, link-local, CGNAT, documentation, benchmarking, multicast,
+/// reserved, … and IPv6 forms carrying such an IPv4 address).
 pub fn check_target(host: &str, port: u16) -> Result<Vec<SocketAddr>> {
     Guard::system().check(host, port)
 }
@@ -246,33 +280,106 @@ pub async fn fetch(guard: &Guard, url: &str, limits: FetchLimits) -> Result<(req
 mod tests {
     use super::*;
 
-    fn refused(ip: &str) -> Option<&'static str> {
-        refused_class(ip.parse().unwrap())
-    }
-
+    /// The verdict for each address (nothing is connected to).
     #[test]
     fn classes() {
-        assert_eq!(refused("127.0.0.1"), Some("loopback"));
-        assert_eq!(refused("::1"), Some("loopback"));
-        assert_eq!(refused("10.1.2.3"), Some("private"));
-        assert_eq!(refused("172.16.0.1"), Some("private"));
-        assert_eq!(refused("192.168.1.1"), Some("private"));
-        assert_eq!(refused("fd00::1"), Some("private (unique local fc00::/7)"));
-        assert_eq!(refused("169.254.1.1"), Some("link-local"));
-        assert_eq!(refused("fe80::1"), Some("link-local"));
-        assert_eq!(refused("100.64.0.1"), Some("CGNAT (100.64.0.0/10)"));
-        assert_eq!(refused("100.127.255.255"), Some("CGNAT (100.64.0.0/10)"));
-        assert_eq!(refused("0.0.0.0"), Some("unspecified"));
-        assert_eq!(refused("::"), Some("unspecified"));
-        assert_eq!(refused("::ffff:127.0.0.1"), Some("IPv4-mapped non-public"));
-        assert_eq!(refused("::ffff:10.0.0.1"), Some("IPv4-mapped non-public"));
-        assert_eq!(refused("224.0.0.1"), Some("multicast"));
-        assert_eq!(refused("ff02::1"), Some("multicast"));
-        assert_eq!(refused("255.255.255.255"), Some("broadcast"));
-        assert_eq!(refused("93.184.216.34"), None);
-        assert_eq!(refused("100.128.0.1"), None);
-        assert_eq!(refused("2606:4700::1111"), None);
-        assert_eq!(refused("::ffff:93.184.216.34"), None);
+        let rows: &[(&str, Option<&str>)] = &[
+            // IPv4 special-purpose blocks.
+            ("0.0.0.0", Some("unspecified (0.0.0.0/8)")),
+            ("0.1.2.3", Some("unspecified (0.0.0.0/8)")),
+            ("10.1.2.3", Some("private")),
+            ("100.64.0.1", Some("CGNAT (100.64.0.0/10)")),
+            ("100.127.255.255", Some("CGNAT (100.64.0.0/10)")),
+            ("127.0.0.1", Some("loopback")),
+            ("127.255.0.9", Some("loopback")),
+            ("169.254.169.254", Some("link-local")),
+            ("172.16.0.1", Some("private")),
+            ("172.31.255.254", Some("private")),
+            ("192.0.0.1", Some("IETF protocol assignment (192.0.0.0/24)")),
+            ("192.0.0.170", Some("IETF protocol assignment (192.0.0.0/24)")),
+            ("192.0.2.10", Some("documentation (TEST-NET)")),
+            ("192.88.99.1", Some("6to4 relay anycast (192.88.99.0/24)")),
+            ("192.168.1.1", Some("private")),
+            ("198.18.0.1", Some("benchmarking (198.18.0.0/15)")),
+            ("198.19.255.255", Some("benchmarking (198.18.0.0/15)")),
+            ("198.51.100.7", Some("documentation (TEST-NET)")),
+            ("203.0.113.200", Some("documentation (TEST-NET)")),
+            ("224.0.0.1", Some("multicast")),
+            ("239.255.255.250", Some("multicast")),
+            ("240.0.0.1", Some("reserved (240.0.0.0/4)")),
+            ("254.1.2.3", Some("reserved (240.0.0.0/4)")),
+            ("255.255.255.255", Some("broadcast")),
+            // IPv4 public, including the neighbours of the blocks above.
+            ("93.184.216.34", None),
+            ("1.1.1.1", None),
+            ("100.63.255.255", None),
+            ("100.128.0.1", None),
+            ("172.32.0.1", None),
+            ("192.0.1.1", None),
+            ("192.0.3.1", None),
+            ("198.17.255.255", None),
+            ("198.20.0.1", None),
+            ("198.51.101.1", None),
+            ("203.0.112.1", None),
+            ("223.255.255.255", None),
+            // IPv6.
+            ("::", Some("unspecified")),
+            ("::1", Some("loopback")),
+            ("::ffff:127.0.0.1", Some("IPv4-mapped non-public")),
+            ("::ffff:10.0.0.1", Some("IPv4-mapped non-public")),
+            ("::ffff:198.18.0.1", Some("IPv4-mapped non-public")),
+            ("::ffff:93.184.216.34", None),
+            ("::10.0.0.1", Some("IPv4-compatible")),
+            ("::93.184.216.34", Some("IPv4-compatible")),
+            ("64:ff9b::7f00:1", Some("NAT64 (64:ff9b::/96) of a non-public IPv4")),
+            ("64:ff9b::a9fe:a9fe", Some("NAT64 (64:ff9b::/96) of a non-public IPv4")),
+            ("64:ff9b::c0a8:101", Some("NAT64 (64:ff9b::/96) of a non-public IPv4")),
+            ("64:ff9b::5db8:d822", None),
+            ("64:ff9b:1::5db8:d822", Some("local-use NAT64 (64:ff9b:1::/48)")),
+            ("64:ff9b:1:ffff::1", Some("local-use NAT64 (64:ff9b:1::/48)")),
+            ("2002:7f00:1::1", Some("6to4 (2002::/16) of a non-public IPv4")),
+            ("2002:a00:1::", Some("6to4 (2002::/16) of a non-public IPv4")),
+            ("2002:c000:201::1", Some("6to4 (2002::/16) of a non-public IPv4")),
+            ("2002:5db8:d822::1", None),
+            ("2001::1", Some("Teredo (2001::/32)")),
+            ("2001:0:4136:e378:8000:63bf:3fff:fdd2", Some("Teredo (2001::/32)")),
+            ("2001:2::1", Some("IETF protocol assignment (2001::/23)")),
+            ("2001:1ff:ffff::1", Some("IETF protocol assignment (2001::/23)")),
+            ("2001:db8::1", Some("documentation (2001:db8::/32, 3fff::/20)")),
+            ("2001:db8:ffff::1", Some("documentation (2001:db8::/32, 3fff::/20)")),
+            ("3fff::1", Some("documentation (2001:db8::/32, 3fff::/20)")),
+            ("3fff:fff::1", Some("documentation (2001:db8::/32, 3fff::/20)")),
+            ("3fff:1000::1", None),
+            ("5f00::1", Some("SRv6 SIDs (5f00::/16)")),
+            ("fc00::1", Some("private (unique local fc00::/7)")),
+            ("fd12:3456::1", Some("private (unique local fc00::/7)")),
+            ("fe80::1", Some("link-local")),
+            ("febf::1", Some("link-local")),
+            ("fec0::1", Some("site-local")),
+            ("ff02::1", Some("multicast")),
+            ("ff0e::1", Some("multicast")),
+            ("100::1", Some("discard-only or dummy (100::/64, 100:0:0:1::/64)")),
+            ("100::ffff:ffff:ffff:ffff", Some("discard-only or dummy (100::/64, 100:0:0:1::/64)")),
+            ("100:0:0:1::1", Some("discard-only or dummy (100::/64, 100:0:0:1::/64)")),
+            ("100:0:0:2::1", Some("reserved (outside global unicast 2000::/3)")),
+            ("4000::1", Some("reserved (outside global unicast 2000::/3)")),
+            ("e000::1", Some("reserved (outside global unicast 2000::/3)")),
+            ("1::1", Some("reserved (outside global unicast 2000::/3)")),
+            // IPv6 public.
+            ("2606:4700::1111", None),
+            ("2a00:1450:4001::200e", None),
+            ("2001:200::1", None),
+            ("2001:4860:4860::8888", None),
+            ("3ffe::1", None),
+        ];
+        let mut wrong = Vec::new();
+        for (ip, want) in rows {
+            let got = refused_class(ip.parse().unwrap());
+            if got != *want {
+                wrong.push(format!("{ip}: {got:?}, want {want:?}"));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     }
 
     #[test]
@@ -285,6 +392,8 @@ mod tests {
             ("100.64.0.1", "CGNAT"),
             ("0.0.0.0", "unspecified"),
             ("::ffff:127.0.0.1", "IPv4-mapped"),
+            ("198.18.0.1", "benchmarking"),
+            ("64:ff9b::a00:1", "NAT64"),
             ("224.0.0.1", "multicast"),
         ] {
             let e = check_target(ip, 80).unwrap_err();

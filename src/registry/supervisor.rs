@@ -1,5 +1,5 @@
 //! The stdio supervisor: starts an installed stdio server (`command` + `args` of its record,
-//! e.g. `npx -y <package>`, `uvx <package>`, `docker run -i --rm <image>`) as a child process
+//! e.g. `npx -y -- <package>`, `uvx <package>`, `docker run -i --rm -- <image>`) as a child process
 //! and speaks MCP to it over stdin/stdout, so it is served through the same proxy and policy
 //! as an http server. The child gets a small, fixed environment (never hal0's own, which may
 //! hold box keys) plus the record's `[env]` values and `[secrets]` resolved from api.env as
@@ -85,7 +85,9 @@ pub async fn start(
             let mut n = 0;
             while let Ok(Some(line)) = lines.next_line().await {
                 if n < STDERR_LINES {
-                    tracing::info!(server = %id, "stderr: {}", crate::redact::redact(&line));
+                    // The child's own text: redacted, and with no control or invisible
+                    // character left to act on the terminal that shows the log.
+                    tracing::info!(server = %id, "stderr: {}", crate::term::safe_line(&crate::redact::redact(&line)));
                 }
                 n += 1;
             }

@@ -17,6 +17,8 @@ mod frontmatter;
 mod secrets;
 pub mod store;
 pub mod validate;
+#[cfg(test)]
+mod validate_props;
 
 pub use card::{card, digest, push_bytes};
 pub use store::{READ_MAX, Skill, SkillDirs, SkillInfo, Source};

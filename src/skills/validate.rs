@@ -72,7 +72,7 @@ pub(crate) fn shown(s: &str) -> String {
             break;
         }
         if c.is_control() || hidden_char(c).is_some() {
-            out.push_str(&format!("\\u{{{:04X}}}", u32::from(c)));
+            crate::term::push_escape(&mut out, c);
         } else {
             out.push(c);
         }
