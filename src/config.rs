@@ -1,8 +1,10 @@
 //! `hal0.toml`: the typed view (serde, defaults for everything, unknown keys refused) and
-//! in-place edits through toml_edit so an operator's comments and ordering survive.
+//! in-place edits through toml_edit so an operator's comments and ordering survive. An edit
+//! reads and writes under the file's lock, so `hal0 config set` and `PUT /api/settings` at
+//! the same moment both land.
 
 use crate::error::{Error, Result};
-use crate::paths::{Paths, read_optional, write_atomic};
+use crate::paths::{Paths, read_optional, with_lock, write_atomic};
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -344,10 +346,15 @@ fn find_key_line(text: &str, section: &str, key: &str) -> Option<usize> {
 /// written; a bad value leaves the file as it was.
 pub fn set_value(paths: &Paths, dotted: &str, raw: &str) -> Result<Config> {
     let path = paths.hal0_toml();
-    let text = read_optional(&path)?.unwrap_or_default();
+    crate::paths::ensure_dir(&paths.config_dir)?;
+    with_lock(&path, || set_locked(&path, dotted, raw))
+}
+
+fn set_locked(path: &Path, dotted: &str, raw: &str) -> Result<Config> {
+    let text = read_optional(path)?.unwrap_or_default();
     let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
         let line = e.span().map(|s| line_of_offset(&text, s.start));
-        config_error(&path, line, None, e.message().trim())
+        config_error(path, line, None, e.message().trim())
     })?;
     let (section, key) = dotted.split_once('.').ok_or_else(|| {
         Error::invalid("config.invalid_key", format!("`{dotted}` is not SECTION.KEY, e.g. network.public_url"))
@@ -375,25 +382,29 @@ pub fn set_value(paths: &Paths, dotted: &str, raw: &str) -> Result<Config> {
         }
     }
     let out = doc.to_string();
-    let cfg = Config::parse(&path, &out)?;
-    write_atomic(&path, out.as_bytes())?;
+    let cfg = Config::parse(path, &out)?;
+    write_atomic(path, out.as_bytes())?;
     Ok(cfg)
 }
 
 /// Remove `section.key` from `hal0.toml` (back to its default), keeping everything else.
 pub fn unset_value(paths: &Paths, dotted: &str) -> Result<Config> {
     let path = paths.hal0_toml();
-    let Some(text) = read_optional(&path)? else { return Ok(Config::default()) };
+    with_lock(&path, || unset_locked(&path, dotted))
+}
+
+fn unset_locked(path: &Path, dotted: &str) -> Result<Config> {
+    let Some(text) = read_optional(path)? else { return Ok(Config::default()) };
     let mut doc: toml_edit::DocumentMut =
-        text.parse().map_err(|e: toml_edit::TomlError| config_error(&path, None, None, e.message().trim()))?;
+        text.parse().map_err(|e: toml_edit::TomlError| config_error(path, None, None, e.message().trim()))?;
     if let Some((section, key)) = dotted.split_once('.')
         && let Some(t) = doc.get_mut(section).and_then(|i| i.as_table_like_mut())
     {
         t.remove(key);
     }
     let out = doc.to_string();
-    let cfg = Config::parse(&path, &out)?;
-    write_atomic(&path, out.as_bytes())?;
+    let cfg = Config::parse(path, &out)?;
+    write_atomic(path, out.as_bytes())?;
     Ok(cfg)
 }
 
@@ -439,6 +450,51 @@ mod tests {
     fn syntax_error_names_line() {
         let e = Config::parse(&p(), "[network]\nbind = \n").unwrap_err();
         assert!(e.message.contains("line 2"), "{}", e.message);
+    }
+
+    /// Threads each setting their own key round after round: every final value is the last
+    /// one its thread wrote (without the file lock, a write based on a stale read put an
+    /// older value of another key back).
+    #[test]
+    fn parallel_sets_lose_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let paths = Paths::resolve(Some(d.path().join("etc")), Some(d.path().join("var")));
+        std::fs::create_dir_all(&paths.config_dir).unwrap();
+        std::fs::write(paths.hal0_toml(), "# operator comment\n[network]\nbind = \"127.0.0.1:9\"\n").unwrap();
+        let value = |k: &str, r: u32| match k {
+            "network.public_url" => format!("http://h{r}.example"),
+            "hermes.restart_command" => format!("echo {r}"),
+            _ => (r + 1).to_string(),
+        };
+        let keys = [
+            "network.public_url",
+            "hermes.restart_command",
+            "bridge.run_retention_days",
+            "bridge.max_concurrent_runs_per_client",
+            "mcp.gate_wait_secs",
+            "mcp.call_timeout_secs",
+        ];
+        let rounds = 6;
+        std::thread::scope(|s| {
+            for k in keys {
+                let paths = &paths;
+                s.spawn(move || {
+                    for r in 0..rounds {
+                        set_value(paths, k, &value(k, r)).unwrap();
+                    }
+                });
+            }
+        });
+        let text = std::fs::read_to_string(paths.hal0_toml()).unwrap();
+        assert!(text.starts_with("# operator comment\n"), "{text}");
+        let got = serde_json::to_value(Config::load(&paths).unwrap()).unwrap();
+        for k in keys {
+            let (sec, key) = k.split_once('.').unwrap();
+            let v = &got[sec][key];
+            let shown = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+            assert_eq!(shown, value(k, rounds - 1), "{k} lost its last write:\n{text}");
+        }
+        assert_eq!(got["network"]["bind"], "127.0.0.1:9");
     }
 
     #[test]

@@ -1,13 +1,19 @@
 //! `KEY=VALUE` env files (`api.env`, a Hermes profile's `.env`): set variables in place,
-//! keeping every other line, written atomically with mode 0600.
+//! keeping every other line, written atomically with mode 0600. Every edit reads and writes
+//! under the file's lock ([`crate::paths::with_lock`]), so concurrent edits never lose one.
 
 use crate::error::Result;
-use crate::paths::{read_optional, write_atomic};
+use crate::paths::{ensure_dir, read_optional, with_lock, write_atomic};
 use std::path::Path;
 
 /// Set each `(name, value)` in the env file at `path` (creating it), replacing the first
 /// line that defines it and dropping later duplicates. Returns whether the file changed.
 pub fn set_vars(path: &Path, vars: &[(&str, &str)]) -> Result<bool> {
+    ensure_dir(path.parent().unwrap_or(Path::new(".")))?;
+    with_lock(path, || set_vars_locked(path, vars))
+}
+
+fn set_vars_locked(path: &Path, vars: &[(&str, &str)]) -> Result<bool> {
     let text = read_optional(path)?.unwrap_or_default();
     let mut out = String::new();
     let mut done = vec![false; vars.len()];
@@ -41,6 +47,10 @@ pub fn set_vars(path: &Path, vars: &[(&str, &str)]) -> Result<bool> {
 /// at `path`, keeping every other line. A missing file is left missing. Returns whether the
 /// file changed; an unchanged file is not rewritten.
 pub fn remove_vars(path: &Path, names: &[&str]) -> Result<bool> {
+    with_lock(path, || remove_vars_locked(path, names))
+}
+
+fn remove_vars_locked(path: &Path, names: &[&str]) -> Result<bool> {
     let Some(text) = read_optional(path)? else {
         return Ok(false);
     };
@@ -86,6 +96,42 @@ mod tests {
         assert!(!set_vars(&p, &[("B", "new")]).unwrap(), "no change, no write");
         assert_eq!(get_var(&p, "D").unwrap().as_deref(), Some("4"));
         assert_eq!(get_var(&p, "Z").unwrap(), None);
+    }
+
+    /// Threads each setting their own variables one at a time (every call a read-modify-write
+    /// of the same file): without the file lock some read the text before another's write
+    /// landed and wrote it back without that variable.
+    #[test]
+    fn parallel_edits_lose_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("api.env");
+        std::fs::write(&p, "# keep me\nDROP=1\n").unwrap();
+        let (threads, each) = (8, 6);
+        std::thread::scope(|s| {
+            for t in 0..threads {
+                let p = &p;
+                s.spawn(move || {
+                    for i in 0..each {
+                        set_vars(p, &[(&format!("T{t}_{i}"), &format!("v{t}.{i}"))]).unwrap();
+                        if t == 0 && i == 0 {
+                            remove_vars(p, &["DROP"]).unwrap();
+                        }
+                    }
+                });
+            }
+        });
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.starts_with("# keep me\n"), "{text}");
+        assert_eq!(get_var(&p, "DROP").unwrap(), None);
+        let mut missing = vec![];
+        for t in 0..threads {
+            for i in 0..each {
+                if get_var(&p, &format!("T{t}_{i}")).unwrap().as_deref() != Some(format!("v{t}.{i}").as_str()) {
+                    missing.push(format!("T{t}_{i}"));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "lost {} of {} writes: {missing:?}", missing.len(), threads * each);
     }
 
     #[test]

@@ -133,6 +133,41 @@ pub fn lock_file(dir: &Path, name: &str) -> Result<std::fs::File> {
     Ok(f)
 }
 
+/// Run `f` holding the exclusive lock of the file at `path`: the lock file `.<name>.lock`
+/// beside it (a leading dot of the name is not doubled: `.env` locks `.env.lock`). Every
+/// read-modify-write of a file goes through here, so two writers (the CLI and the daemon,
+/// or two threads) never both read the old text and one silently drops the other's change.
+/// Re-entrant within a thread: a nested call for the same path runs `f` at once.
+///
+/// No directory is created for the lock: when the file's directory does not exist there is
+/// no file to race on, and `f` runs unlocked (an edit that finds nothing to change then
+/// leaves nothing behind, e.g. in a removed Hermes profile). A writer that always writes
+/// creates the directory first ([`ensure_dir`]), so its first write is locked too.
+pub fn with_lock<T>(path: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    thread_local! {
+        static HELD: std::cell::RefCell<Vec<PathBuf>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    if HELD.with(|h| h.borrow().iter().any(|p| p == path)) {
+        return f();
+    }
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        return f();
+    }
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let _lock = lock_file(dir, &format!(".{}.lock", name.trim_start_matches('.')))?;
+    /// Pops the path again however `f` ends (return or unwind).
+    struct Held;
+    impl Drop for Held {
+        fn drop(&mut self) {
+            HELD.with(|h| h.borrow_mut().pop());
+        }
+    }
+    HELD.with(|h| h.borrow_mut().push(path.to_path_buf()));
+    let _held = Held;
+    f()
+}
+
 /// Write `contents` to `path` atomically (temp file in the same dir, fsync, rename) with
 /// mode 0600. A failure leaves the old file untouched and no temp file behind.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {

@@ -226,13 +226,19 @@ impl YamlDoc {
 /// Edit a file in place: read, apply `f`, verify the result still parses and that every
 /// top-level key other than the sections `f` edited is unchanged in the parsed view, then
 /// write atomically keeping the file's mode and owner (0600 if new). A symlink is followed.
-/// Returns whether the file changed; an unchanged file is not rewritten.
+/// Returns whether the file changed; an unchanged file is not rewritten. The whole edit holds
+/// the file's lock ([`crate::paths::with_lock`]), so concurrent edits never lose one.
 pub fn edit_file(path: &Path, f: impl FnOnce(&mut YamlDoc) -> Result<()>) -> Result<bool> {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let target = match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
         _ => path.to_path_buf(),
     };
+    crate::paths::with_lock(&target, || edit_locked(&target, f))
+}
+
+fn edit_locked(target: &Path, f: impl FnOnce(&mut YamlDoc) -> Result<()>) -> Result<bool> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let target = target.to_path_buf();
     let meta = std::fs::metadata(&target).ok();
     let original = crate::paths::read_optional(&target)?.unwrap_or_default();
     let in_file = |e: Error| -> Error {

@@ -521,3 +521,108 @@ async fn bulk_delete_waits_in_the_inbox() {
     assert_eq!(m.search("agents", json!({"dataset": "agents"})).await.len(), 1, "other rows wait");
     m.0.cancel().await.unwrap();
 }
+
+/// A bridge client's private memory is its own: the client box key naming the client with
+/// X-hal0-Agent cannot read, search, list, write or delete it; the admin box key may read
+/// it, but its deletes and changes wait in the inbox and it writes nothing new there; a name
+/// no bridge client holds (a Hermes profile's) keeps its own private memory (issue 10, item 7).
+#[tokio::test]
+async fn box_keys_do_not_take_a_bridge_clients_private_memory() {
+    let env = Env::new();
+    let bob_key = env.bridge_key("bob", &["memory"]);
+    let client = env.json(&["auth", "rotate", "client", "--yes", "--json"])["key"].as_str().unwrap().to_string();
+    let admin = env.json(&["auth", "rotate", "admin", "--yes", "--json"])["key"].as_str().unwrap().to_string();
+    let server = env.serve();
+    let bob = Mem::connect(&server, &bob_key, &[("X-hal0-Private", "1")]).await;
+    let note = bob.add("bob's secret: the deploy token rotates on fridays").await;
+    assert_eq!(note["dataset"], "private:bob");
+    let id = note["id"].clone();
+
+    // The client box key claiming bob, in private mode: refused with one stable code.
+    let fake = Mem::connect(&server, &client, &[("X-hal0-Agent", "bob"), ("X-hal0-Private", "1")]).await;
+    for (tool, args) in [
+        ("memory_search", json!({"query": "secret"})),
+        ("memory_recall", json!({"query": "secret"})),
+        ("memory_list", json!({})),
+        ("memory_tags_list", json!({})),
+        ("memory_add", json!({"text": "planted"})),
+        ("memory_delete", json!({"ids": [id]})),
+    ] {
+        let e = fake.err(tool, args).await;
+        assert_eq!(e["code"], "memory.private_forbidden", "{tool}: {e}");
+        assert!(e["detail"].as_str().unwrap().contains("only with its own bridge key"), "{tool}: {e}");
+    }
+    // Without private mode: naming the dataset is refused the same way, and by id the note
+    // does not exist for this caller.
+    let fake_plain = Mem::connect(&server, &client, &[("X-hal0-Agent", "bob")]).await;
+    for tool in ["memory_search", "memory_list"] {
+        let e = fake_plain.err(tool, json!({"query": "secret", "dataset": "private:bob"})).await;
+        assert_eq!(e["code"], "memory.private_forbidden", "{tool}: {e}");
+    }
+    assert!(fake_plain.search("secret", json!({})).await.is_empty());
+    for (tool, args) in
+        [("memory_history", json!({"id": id})), ("memory_curate", json!({"id": id, "text": "overwritten"}))]
+    {
+        let e = fake_plain.err(tool, args).await;
+        assert_eq!(e["code"], "memory.not_found", "{tool}: {e}");
+    }
+    assert_eq!(fake_plain.err("memory_delete", json!({"ids": [id]})).await["code"], "memory.not_found");
+    assert_eq!(fake_plain.ok("memory_bank_stats", json!({})).await["datasets"].get("private:bob"), None);
+    assert_eq!(fake_plain.ok("memory_bank_consolidate", json!({})).await["deduplicated"], 0);
+
+    // A name no bridge client holds (how a Hermes profile names itself) keeps its own.
+    let profile = Mem::connect(&server, &client, &[("X-hal0-Agent", "work"), ("X-hal0-Private", "1")]).await;
+    assert_eq!(profile.add("the work profile's own secret").await["dataset"], "private:work");
+    assert_eq!(
+        texts(&profile.search("secret", json!({"dataset": "private:work"})).await),
+        ["the work profile's own secret"]
+    );
+
+    // The admin box key claiming bob reads bob's private memory ...
+    let adm = Mem::connect(&server, &admin, &[("X-hal0-Agent", "bob"), ("X-hal0-Private", "1")]).await;
+    assert_eq!(texts(&adm.search("secret", json!({})).await), ["bob's secret: the deploy token rotates on fridays"]);
+    adm.ok("memory_history", json!({"id": id})).await;
+    // ... writes nothing new into it, and consolidating it is refused ...
+    let e = adm.err("memory_add", json!({"text": "planted by the admin key"})).await;
+    assert_eq!(e["code"], "memory.private_forbidden", "{e}");
+    let e = adm.err("memory_bank_consolidate", json!({"dataset": "private:bob"})).await;
+    assert_eq!(e["code"], "memory.private_forbidden", "{e}");
+    // ... and its delete and curate of bob's note wait for the operator.
+    let del = adm.ok("memory_delete", json!({"ids": [id]})).await;
+    assert_eq!(del["status"], "pending_approval", "{del}");
+    let cur = adm.ok("memory_curate", json!({"id": id, "text": "bob's secret, corrected by the operator"})).await;
+    assert_eq!(cur["status"], "pending_approval", "{cur}");
+    assert_eq!(
+        adm.ok("memory_curate", json!({"id": id, "text": "bob's secret, corrected by the operator"})).await["approval_id"],
+        cur["approval_id"],
+        "a repeat is the same row"
+    );
+    // Also when the admin key names the dataset outside private mode.
+    let adm_plain = Mem::connect(&server, &admin, &[("X-hal0-Agent", "bob")]).await;
+    let again = adm_plain.ok("memory_delete", json!({"ids": [id], "dataset": "private:bob"})).await;
+    assert_eq!(again["status"], "pending_approval", "{again}");
+
+    // Bob still sees his note as he wrote it.
+    assert_eq!(texts(&bob.search("secret", json!({})).await), ["bob's secret: the deploy token rotates on fridays"]);
+
+    let rows = env.json(&["agent", "approvals", "list", "--status", "pending", "--json"]);
+    let row = |id: &Value| rows.as_array().unwrap().iter().find(|r| &r["id"] == id).expect("a pending row").clone();
+    let (d, c) = (row(&del["approval_id"]), row(&cur["approval_id"]));
+    assert_eq!((d["kind"].as_str(), d["client"].as_str()), (Some("memory_delete"), Some("admin:bob")));
+    assert_eq!((c["kind"].as_str(), c["client"].as_str()), (Some("memory_curate"), Some("admin:bob")));
+    assert!(c["preview"].as_str().unwrap().contains("private:bob"), "{c}");
+
+    // Approved, the change lands exactly as asked, recorded as the admin key's.
+    let done = env.json(&["agent", "approvals", "approve", cur["approval_id"].as_str().unwrap(), "--yes", "--json"]);
+    assert_eq!(done["status"], "executed", "{done}");
+    assert_eq!(texts(&bob.search("secret", json!({})).await), ["bob's secret, corrected by the operator"]);
+    let h = bob.ok("memory_history", json!({"id": id})).await;
+    let last = h["history"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!((last["actor"].as_str(), last["action"].as_str()), (Some("admin:bob"), Some("curated")), "{h}");
+    let done = env.json(&["agent", "approvals", "approve", del["approval_id"].as_str().unwrap(), "--yes", "--json"]);
+    assert_eq!(done["status"], "executed", "{done}");
+    assert!(bob.search("secret", json!({})).await.is_empty());
+    for m in [bob, fake, fake_plain, profile, adm, adm_plain] {
+        m.0.cancel().await.unwrap();
+    }
+}

@@ -21,7 +21,7 @@ pub type Executor = fn(&Store, &Config, &Approval) -> Result<Value>;
 pub fn executor(kind: &str) -> Option<Executor> {
     match kind {
         "skill_put" | "skill_delete" => Some(crate::bridge::skills::execute_approved),
-        "memory_delete" | "directive_delete" => Some(crate::memory::gate::execute_approved_row),
+        "memory_delete" | "memory_curate" | "directive_delete" => Some(crate::memory::gate::execute_approved_row),
         _ => None,
     }
 }

@@ -171,6 +171,16 @@ pub fn list(store: &Store) -> Result<Vec<Client>> {
     })
 }
 
+/// Whether a bridge client (live or revoked) holds `name`; any string may be asked.
+pub fn name_exists(store: &Store, name: &str) -> Result<bool> {
+    if validate_name(name).is_err() {
+        return Ok(false);
+    }
+    store.with(|c| {
+        Ok(c.query_row("SELECT 1 FROM bridge_clients WHERE name = ?1", [name], |_| Ok(())).optional()?.is_some())
+    })
+}
+
 pub fn get(store: &Store, name: &str) -> Result<Client> {
     validate_name(name)?;
     store

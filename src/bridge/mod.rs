@@ -59,6 +59,33 @@ pub struct StartRequest {
     pub wait_s: Option<u64>,
 }
 
+/// One waiter's subscription to a run's changes. Dropping it (the wait returned, failed,
+/// timed out, or its caller went away and the future was dropped) unsubscribes; the last
+/// waiter of a run removes the run's entry, so the map holds only runs someone waits on.
+struct Watch {
+    inner: Arc<Inner>,
+    run_id: String,
+    rx: Option<tokio::sync::watch::Receiver<u64>>,
+}
+
+impl Watch {
+    async fn changed(&mut self) {
+        if let Some(rx) = self.rx.as_mut() {
+            let _ = rx.changed().await;
+        }
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let mut w = self.inner.watchers.lock().unwrap_or_else(|p| p.into_inner());
+        drop(self.rx.take());
+        if w.get(&self.run_id).is_some_and(|tx| tx.receiver_count() == 0) {
+            w.remove(&self.run_id);
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct Bridge {
     inner: Arc<Inner>,
@@ -103,6 +130,19 @@ fn check_key(code: &'static str, what: &str, client: &str, key: &str) -> Result<
         ));
     }
     Ok(prefixed)
+}
+
+/// A `run_id` argument: 1 to [`KEY_MAX`] visible ASCII characters without spaces (Hermes's
+/// ids are `run_<hex>`). Checked before anything is looked up or waited on.
+fn check_run_id(run_id: &str) -> Result<()> {
+    if run_id.is_empty() || run_id.len() > KEY_MAX || !run_id.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
+        return Err(Error::new(
+            "bridge.invalid_run_id",
+            Kind::Unprocessable,
+            format!("run_id must be 1 to {KEY_MAX} visible ASCII characters without spaces, as agent_run returned it"),
+        ));
+    }
+    Ok(())
 }
 
 fn fingerprint(r: &StartRequest) -> String {
@@ -150,9 +190,17 @@ impl Bridge {
         }
     }
 
-    fn subscribe(&self, run_id: &str) -> tokio::sync::watch::Receiver<u64> {
+    /// Subscribe to changes of `run_id` (a run the caller was just shown to exist). The
+    /// subscription ends when the returned [`Watch`] is dropped, however the wait ends.
+    fn subscribe(&self, run_id: &str) -> Watch {
         let mut w = self.inner.watchers.lock().unwrap_or_else(|p| p.into_inner());
-        w.entry(run_id.to_string()).or_insert_with(|| tokio::sync::watch::channel(0).0).subscribe()
+        let rx = w.entry(run_id.to_string()).or_insert_with(|| tokio::sync::watch::channel(0).0).subscribe();
+        Watch { inner: self.inner.clone(), run_id: run_id.to_string(), rx: Some(rx) }
+    }
+
+    /// How many runs have a waiter subscribed now (for tests and diagnostics).
+    pub fn watcher_count(&self) -> usize {
+        self.inner.watchers.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
     async fn db<T: Send + 'static>(&self, f: impl FnOnce(&Store) -> Result<T> + Send + 'static) -> Result<T> {
@@ -160,6 +208,7 @@ impl Bridge {
     }
 
     async fn load(&self, asker: &Asker, run_id: &str) -> Result<Run> {
+        check_run_id(run_id)?;
         let (id, filter) = (run_id.to_string(), asker.filter().map(str::to_string));
         self.db(move |s| ledger::get(s, &id, filter.as_deref())).await?.ok_or_else(run_not_found)
     }
@@ -388,6 +437,9 @@ impl Bridge {
             ));
         }
         let deadline = Instant::now() + Duration::from_secs(t);
+        // Only a valid id of a run this caller may see gets a subscription; then read it
+        // again, so a change between the first read and the subscription is not missed.
+        self.load(asker, run_id).await?;
         let mut rx = self.subscribe(run_id);
         let mut run = self.load(asker, run_id).await?;
         let timed_out = loop {
@@ -612,6 +664,93 @@ pub async fn decide_hermes_approval(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn run(id: &str, client: &str) -> Run {
+        Run {
+            run_id: id.into(),
+            agent: "hermes".into(),
+            profile: "default".into(),
+            client: client.into(),
+            status: "running".into(),
+            created_at: now(),
+            updated_at: now(),
+            input_preview: "x".into(),
+            fingerprint: "f".into(),
+            idempotency_key: None,
+            session_key: None,
+            output: String::new(),
+            error: None,
+            usage: None,
+            pending: None,
+            last_seq: 0,
+            finished: false,
+        }
+    }
+
+    async fn settle(b: &Bridge, want: usize) -> usize {
+        for _ in 0..200 {
+            if b.watcher_count() == want {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        b.watcher_count()
+    }
+
+    /// Waits on unknown, foreign and malformed ids register nothing; waits on real runs
+    /// unsubscribe however they end (answer, timeout, the caller going away), and the last
+    /// waiter of a run removes its entry.
+    #[tokio::test]
+    async fn waits_leave_no_watchers_behind() {
+        let d = tempfile::tempdir().unwrap();
+        let store = Store::open(&d.path().join("b.db")).unwrap();
+        let b = Bridge::new(store.clone(), &Config::default());
+        let ws = Asker { client: "ws".into(), admin: false };
+        ledger::insert(&store, &run("run_mine", "ws")).unwrap();
+        ledger::insert(&store, &run("run_other", "other")).unwrap();
+
+        for i in 0..200 {
+            let e = b.wait(&ws, &format!("run_{i:032x}"), Some(5)).await.unwrap_err();
+            assert_eq!(e.code, "bridge.run_not_found");
+        }
+        assert_eq!(b.wait(&ws, "run_other", Some(5)).await.unwrap_err().code, "bridge.run_not_found");
+        let long = "r".repeat(256 * 1024);
+        for bad in [long.as_str(), &"r".repeat(KEY_MAX + 1), "", "run id", "run\t1", "rün"] {
+            let e = b.wait(&ws, bad, Some(5)).await.unwrap_err();
+            assert_eq!(e.code, "bridge.invalid_run_id", "{bad:.20?}");
+            assert!(e.message.contains("run_id must be 1 to 256"), "{}", e.message);
+        }
+        assert!(b.wait(&ws, &"r".repeat(KEY_MAX), Some(5)).await.unwrap_err().code == "bridge.run_not_found");
+        assert_eq!(b.watcher_count(), 0, "no waiter is left on an unknown or invalid id");
+
+        // A wait that times out.
+        assert_eq!(b.wait(&ws, "run_mine", Some(0)).await.unwrap()["timed_out"], true);
+        assert_eq!(b.watcher_count(), 0);
+
+        // Two waiters share one entry; one caller goes away (its future is dropped), then
+        // the run ends and the other returns: nothing is left.
+        let spawn_wait = || {
+            let (b, ws) = (b.clone(), ws.clone());
+            tokio::spawn(async move { b.wait(&ws, "run_mine", Some(60)).await })
+        };
+        let (w1, w2) = (spawn_wait(), spawn_wait());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(settle(&b, 1).await, 1, "two waiters on one run are one entry");
+        w1.abort();
+        assert!(w1.await.unwrap_err().is_cancelled());
+        assert_eq!(b.watcher_count(), 1, "the other waiter still waits");
+        let done = ledger::Update { status: Some("completed".into()), ..Default::default() };
+        ledger::apply(&store, "run_mine", &done).unwrap();
+        b.notify("run_mine");
+        let v = tokio::time::timeout(Duration::from_secs(10), w2).await.unwrap().unwrap().unwrap();
+        assert_eq!((v["status"].as_str(), v["timed_out"].as_bool()), (Some("completed"), Some(false)));
+        assert_eq!(b.watcher_count(), 0);
+
+        // A caller that gives up mid-wait (a timeout around the call) leaves nothing either.
+        ledger::insert(&store, &run("run_two", "ws")).unwrap();
+        assert!(tokio::time::timeout(Duration::from_millis(150), b.wait(&ws, "run_two", Some(60))).await.is_err());
+        assert_eq!(b.watcher_count(), 0);
+    }
 
     #[test]
     fn key_rules() {

@@ -67,8 +67,13 @@ pub fn entries(cfg: &Config, p: &Profile) -> (Value, Value) {
 /// when it does not. Returns whether anything changed.
 fn ensure_key(store: &Store, p: &Profile, repair: bool) -> Result<bool> {
     let env = p.dir.join(".env");
+    // Read, mint and write under one lock of the `.env`: the key minted is the key kept.
+    crate::paths::with_lock(&env, || ensure_key_locked(store, p, &env, repair))
+}
+
+fn ensure_key_locked(store: &Store, p: &Profile, env: &std::path::Path, repair: bool) -> Result<bool> {
     let name = client_name(p);
-    let current = crate::envfile::get_var(&env, KEY_VAR)?;
+    let current = crate::envfile::get_var(env, KEY_VAR)?;
     let live = match &current {
         Some(k) => bridge::lookup(store, k)?.is_some_and(|c| c.name == name),
         None => false,
@@ -92,7 +97,7 @@ fn ensure_key(store: &Store, p: &Profile, repair: bool) -> Result<bool> {
             bridge::add(store, &name, &format!("Hermes profile {} (hal0 agent reprovision)", p.agent_id), scopes)?.1
         }
     };
-    crate::envfile::set_vars(&env, &[(KEY_VAR, &key)])?;
+    crate::envfile::set_vars(env, &[(KEY_VAR, &key)])?;
     Ok(true)
 }
 

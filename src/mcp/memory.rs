@@ -9,7 +9,9 @@ use super::{caller, ok_json};
 use crate::error::{Error, Kind, Result};
 use crate::memory::directives::{DirectiveChanges, NewDirective};
 use crate::memory::gate::DatasetArg;
-use crate::memory::{Changes, DeleteOutcome, Filter, MemoryEngine, NO_LLM, NewNote, Who, input, schema_error};
+use crate::memory::{
+    Changes, Claim, CurateOutcome, DeleteOutcome, Filter, MemoryEngine, NO_LLM, NewNote, Via, Who, input, schema_error,
+};
 use crate::server::AppState;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -356,8 +358,20 @@ fn pending(approval_id: &str, detail: String) -> Value {
     json!({"status": "pending_approval", "approval_id": approval_id, "detail": detail})
 }
 
-fn who(ctx: &RequestContext<RoleServer>) -> Who {
-    caller(ctx).map(|c| Who::new(c.identity, c.private)).unwrap_or_else(Who::anonymous)
+/// What the guard resolved about the caller; the memory rules turn it into a [`Who`].
+fn claim(ctx: &RequestContext<RoleServer>) -> Claim {
+    use crate::auth::principal::Credential;
+    match caller(ctx) {
+        Some(c) => {
+            let via = match c.cred {
+                Credential::Bridge(_) => Via::BridgeKey,
+                Credential::Admin => Via::AdminKey,
+                _ => Via::ClientKey,
+            };
+            Claim { identity: c.identity, private: c.private, via }
+        }
+        None => Claim { identity: crate::memory::namespace::ANONYMOUS.into(), private: false, via: Via::ClientKey },
+    }
 }
 
 /// The audit surface of this server.
@@ -380,6 +394,19 @@ impl MemoryServer {
             Err(e) => memory_error(&e),
         }
     }
+
+    /// [`Self::run`] for the caller of `ctx`, as the memory rules see it.
+    async fn run_as<F>(&self, ctx: &RequestContext<RoleServer>, f: F) -> CallToolResult
+    where
+        F: FnOnce(&MemoryEngine, Who) -> Result<Value> + Send + 'static,
+    {
+        let claim = claim(ctx);
+        self.run(move |eng| {
+            let who = Who::resolve(&eng.store, claim)?;
+            f(eng, who)
+        })
+        .await
+    }
 }
 
 #[tool_router]
@@ -396,8 +423,7 @@ impl MemoryServer {
         Parameters(a): Parameters<Checked<AddArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let who = who(&ctx);
-        self.run(move |eng| {
+        self.run_as(&ctx, move |eng, who| {
             let a = a.get()?;
             if a.source.is_some() {
                 return Err(schema_error("`source` is set by hal0 from your identity; do not send it"));
@@ -439,8 +465,7 @@ impl MemoryServer {
         Parameters(a): Parameters<Checked<SearchArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let who = who(&ctx);
-        self.run(move |eng| {
+        self.run_as(&ctx, move |eng, who| {
             let a = a.get()?;
             let limit = input::range(a.limit, 1, 200, 10, "limit")?;
             let query = blank_checked(&a.query)?;
@@ -466,8 +491,7 @@ impl MemoryServer {
         Parameters(a): Parameters<Checked<RecallArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let who = who(&ctx);
-        self.run(move |eng| {
+        self.run_as(&ctx, move |eng, who| {
             let a = a.get()?;
             let max = input::range(a.max_tokens, 1, 32768, 4096, "max_tokens")?;
             let query = blank_checked(&a.query)?;
@@ -491,8 +515,7 @@ impl MemoryServer {
         Parameters(a): Parameters<Checked<ListArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let who = who(&ctx);
-        self.run(move |eng| {
+        self.run_as(&ctx, move |eng, who| {
             let a = a.get()?;
             let limit = input::range(a.limit, 1, 200, 50, "limit")?;
             let datasets = who.read_datasets(&dataset_list(a.dataset))?;
@@ -502,7 +525,7 @@ impl MemoryServer {
     }
 
     #[tool(
-        description = "Delete memories by id. One id in your own write namespace is deleted at once: {deleted}. More than one id, or a dataset other than your write namespace (or a list), waits for the operator: {status: \"pending_approval\", approval_id, detail}.",
+        description = "Delete memories by id. One id in your own write namespace is deleted at once: {deleted}. More than one id, a dataset other than your write namespace (or a list), or a note in a bridge client's private memory reached with the admin key, waits for the operator: {status: \"pending_approval\", approval_id, detail}.",
         annotations(destructive_hint = true)
     )]
     async fn memory_delete(
@@ -510,8 +533,7 @@ impl MemoryServer {
         Parameters(a): Parameters<Checked<DeleteArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let who = who(&ctx);
-        self.run(move |eng| {
+        self.run_as(&ctx, move |eng, who| {
             let a = a.get()?;
             let dataset = match a.dataset {
                 None => DatasetArg::None,
@@ -533,15 +555,14 @@ impl MemoryServer {
     }
 
     #[tool(
-        description = "Correct a memory without deleting it: change text, context, occurred_start, occurred_end, fact_type or entities, or set state to invalidated (hidden from search, recall and list; history keeps it) or active. At least one field besides id. Returns {id, changed, memory}."
+        description = "Correct a memory without deleting it: change text, context, occurred_start, occurred_end, fact_type or entities, or set state to invalidated (hidden from search, recall and list; history keeps it) or active. At least one field besides id. Returns {id, changed, memory}. A note in a bridge client's private memory, reached with the admin key under that client's name, waits for the operator: {status: \"pending_approval\", approval_id, detail}."
     )]
     async fn memory_curate(
         &self,
         Parameters(a): Parameters<Checked<CurateArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let who = who(&ctx);
-        self.run(move |eng| {
+        self.run_as(&ctx, move |eng, who| {
             let a = a.get()?;
             let ch = Changes {
                 text: a.text,
@@ -552,8 +573,16 @@ impl MemoryServer {
                 entities: a.entities,
                 state: a.state,
             };
-            let c = eng.curate(&who, &a.id, ch)?;
-            Ok(json!({"id": c.note.id, "changed": c.changed, "memory": c.note}))
+            Ok(match eng.curate_request(&who, &a.id, ch)? {
+                CurateOutcome::Done(c) => json!({"id": c.note.id, "changed": c.changed, "memory": c.note}),
+                CurateOutcome::Pending(ap) => pending(
+                    &ap.id,
+                    format!(
+                        "this change waits for the operator's approval in the hal0 inbox ({}); nothing is changed until then",
+                        ap.preview
+                    ),
+                ),
+            })
         })
         .await
     }
@@ -567,8 +596,7 @@ impl MemoryServer {
         Parameters(a): Parameters<Checked<IdArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let who = who(&ctx);
-        self.run(move |eng| {
+        self.run_as(&ctx, move |eng, who| {
             let (note, h) = eng.history(&who, &a.get()?.id)?;
             Ok(json!({"id": note.id, "state": note.state, "history": h}))
         })
@@ -584,8 +612,7 @@ impl MemoryServer {
         Parameters(a): Parameters<Checked<DatasetArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let who = who(&ctx);
-        self.run(move |eng| {
+        self.run_as(&ctx, move |eng, who| {
             let datasets = who.read_datasets(&dataset_list(a.get()?.dataset))?;
             let tags = eng.tags_list(&datasets)?;
             Ok(json!({"count": tags.len(), "tags": tags}))
@@ -598,8 +625,7 @@ impl MemoryServer {
         annotations(read_only_hint = true)
     )]
     async fn memory_bank_stats(&self, ctx: RequestContext<RoleServer>) -> CallToolResult {
-        let who = who(&ctx);
-        self.run(move |eng| eng.bank_stats(&who)).await
+        self.run_as(&ctx, move |eng, who| eng.bank_stats(&who)).await
     }
 
     #[tool(
@@ -610,8 +636,7 @@ impl MemoryServer {
         Parameters(a): Parameters<Checked<ConsolidateArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let who = who(&ctx);
-        self.run(move |eng| {
+        self.run_as(&ctx, move |eng, who| {
             let dataset = match a.get()?.dataset.filter(|d| !d.trim().is_empty()) {
                 Some(d) => Some(who.read_datasets(&[d])?.remove(0)),
                 None => None,
@@ -627,8 +652,7 @@ impl MemoryServer {
         Parameters(a): Parameters<Checked<DirectiveCreateArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let who = who(&ctx);
-        self.run(move |eng| {
+        self.run_as(&ctx, move |eng, who| {
             let a = a.get()?;
             let d = NewDirective {
                 name: a.name,
@@ -685,8 +709,7 @@ impl MemoryServer {
         Parameters(a): Parameters<Checked<IdArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let who = who(&ctx);
-        self.run(move |eng| {
+        self.run_as(&ctx, move |eng, who| {
             let ap = eng.directive_delete_request(&who, &a.get()?.id)?;
             Ok(pending(
                 &ap.id,
@@ -705,8 +728,7 @@ impl MemoryServer {
         Parameters(a): Parameters<Checked<OperationListArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let who = who(&ctx);
-        self.run(move |eng| {
+        self.run_as(&ctx, move |eng, who| {
             let a = a.get()?;
             let limit = input::range(a.limit, 1, 200, 50, "limit")?;
             let ops = eng.operation_list(&who, a.status.as_deref(), a.kind.as_deref(), limit as usize)?;
@@ -724,8 +746,7 @@ impl MemoryServer {
         Parameters(a): Parameters<Checked<IdArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let who = who(&ctx);
-        self.run(move |eng| Ok(json!(eng.operation_get(&who, &a.get()?.id)?))).await
+        self.run_as(&ctx, move |eng, who| Ok(json!(eng.operation_get(&who, &a.get()?.id)?))).await
     }
 
     #[tool(
@@ -736,8 +757,7 @@ impl MemoryServer {
         Parameters(a): Parameters<Checked<IdArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let who = who(&ctx);
-        self.run(move |eng| Ok(json!(eng.operation_cancel(&who, &a.get()?.id)?))).await
+        self.run_as(&ctx, move |eng, who| Ok(json!(eng.operation_cancel(&who, &a.get()?.id)?))).await
     }
 
     #[tool(description = "Re-run a failed operation (a failed consolidation). Others are refused with their state.")]
@@ -746,8 +766,7 @@ impl MemoryServer {
         Parameters(a): Parameters<Checked<IdArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let who = who(&ctx);
-        self.run(move |eng| Ok(json!(eng.operation_retry(&who, &a.get()?.id)?))).await
+        self.run_as(&ctx, move |eng, who| Ok(json!(eng.operation_retry(&who, &a.get()?.id)?))).await
     }
 
     #[tool(
@@ -817,7 +836,7 @@ fn blank_checked(q: &str) -> Result<&str> {
     if q.trim().is_empty() { Err(schema_error("`query` must not be empty")) } else { Ok(q) }
 }
 
-#[tool_handler(router = self.tool_router, name = "hal0-memory", instructions = "hal0 long-term memory (embedded SQLite FTS5 engine). Datasets: shared (default), agents, project:<id>; send X-hal0-Private: 1 to keep notes in your own private dataset. Prefer memory_recall for context and memory_search for ranked hits. Bulk deletes and directive deletes wait for the operator's approval.")]
+#[tool_handler(router = self.tool_router, name = "hal0-memory", instructions = "hal0 long-term memory (embedded SQLite FTS5 engine). Datasets: shared (default), agents, project:<id>; send X-hal0-Private: 1 to keep notes in your own private dataset (a bridge client's private memory is reachable only with its own bridge key; the admin key may read it). Prefer memory_recall for context and memory_search for ranked hits. Bulk deletes and directive deletes wait for the operator's approval.")]
 impl ServerHandler for MemoryServer {
     async fn call_tool(
         &self,

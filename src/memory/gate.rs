@@ -1,10 +1,12 @@
-//! Which memory deletes wait for a person, and carrying them out once approved. One note
+//! Which memory changes wait for a person, and carrying them out once approved. One note
 //! in the caller's own write namespace goes at once; more than one id, a named dataset
 //! other than that namespace (or a list of datasets), a note filed elsewhere, and every
-//! directive delete become a `pending` row in the approvals inbox. [`execute_approved`]
-//! performs exactly the stored arguments.
+//! directive delete become a `pending` row in the approvals inbox. So does every delete or
+//! curate of a note in a bridge client's private memory that the admin key reads under that
+//! client's name (see [`super::namespace`]). [`execute_approved`] performs exactly the
+//! stored arguments.
 
-use super::{MemoryEngine, Who, input, not_found};
+use super::{Changes, Curated, MemoryEngine, Who, input, not_found, plan_curate};
 use crate::approvals::{self, Approval, NewApproval};
 use crate::config::Config;
 use crate::error::{Error, Kind, Result};
@@ -13,12 +15,22 @@ use serde_json::{Value, json};
 
 pub const KIND_MEMORY_DELETE: &str = "memory_delete";
 pub const KIND_DIRECTIVE_DELETE: &str = "directive_delete";
+pub const KIND_MEMORY_CURATE: &str = "memory_curate";
 
 /// What a delete request came to.
 #[derive(Debug, Clone)]
 pub enum DeleteOutcome {
     /// Done at once: this many notes were deleted.
     Deleted(usize),
+    /// Waiting in the inbox (a new row, or the caller's identical pending one).
+    Pending(Box<Approval>),
+}
+
+/// What a curate request came to.
+#[derive(Debug, Clone)]
+pub enum CurateOutcome {
+    /// Done at once.
+    Done(Box<Curated>),
     /// Waiting in the inbox (a new row, or the caller's identical pending one).
     Pending(Box<Approval>),
 }
@@ -59,7 +71,7 @@ impl DatasetArg {
 }
 
 fn bad_row() -> Error {
-    Error::invalid("approvals.invalid_arguments", "the approval row's arguments are not a memory delete")
+    Error::invalid("approvals.invalid_arguments", "the approval row's arguments are not a memory operation")
 }
 
 fn cut(s: &str, n: usize) -> String {
@@ -83,6 +95,7 @@ impl MemoryEngine {
     /// see (in `dataset` when named), then delete at once or queue for approval.
     pub fn delete_request(&self, who: &Who, ids: &[String], dataset: DatasetArg) -> Result<DeleteOutcome> {
         let ids = input::ids(ids)?;
+        let home = who.home_dataset()?;
         let named = dataset.names();
         if matches!(dataset, DatasetArg::Many(_)) && named.is_empty() {
             return Err(super::schema_error("`dataset` must not be an empty list"));
@@ -108,18 +121,18 @@ impl MemoryEngine {
                 ),
             ));
         }
-        let home = who.write_dataset(None)?;
         let gated = ids.len() > 1
             || matches!(dataset, DatasetArg::Many(_))
             || named.iter().any(|d| d.trim() != home)
-            || notes.iter().any(|n| n.dataset != home);
+            || notes.iter().any(|n| n.dataset != home || who.borrows(&n.dataset));
         if !gated {
             return Ok(DeleteOutcome::Deleted(self.delete_in(&ids, Some(std::slice::from_ref(&home)))?));
         }
         let mut sorted = ids.clone();
         sorted.sort();
         let arguments = json!({"ids": sorted, "dataset": dataset.to_json()});
-        if let Some(a) = pending_twin(self, KIND_MEMORY_DELETE, &who.identity, &arguments)? {
+        let actor = who.actor();
+        if let Some(a) = pending_twin(self, KIND_MEMORY_DELETE, &actor, &arguments)? {
             return Ok(DeleteOutcome::Pending(Box::new(a)));
         }
         let mut datasets: Vec<&str> = notes.iter().map(|n| n.dataset.as_str()).collect();
@@ -138,7 +151,7 @@ impl MemoryEngine {
             &self.store,
             NewApproval {
                 kind: KIND_MEMORY_DELETE,
-                client: &who.identity,
+                client: &actor,
                 tool: "memory_delete",
                 arguments,
                 preview,
@@ -153,14 +166,15 @@ impl MemoryEngine {
     pub fn directive_delete_request(&self, who: &Who, id: &str) -> Result<Approval> {
         let d = self.directive_get(id)?;
         let arguments = json!({"id": d.id});
-        if let Some(a) = pending_twin(self, KIND_DIRECTIVE_DELETE, &who.identity, &arguments)? {
+        let actor = who.actor();
+        if let Some(a) = pending_twin(self, KIND_DIRECTIVE_DELETE, &actor, &arguments)? {
             return Ok(a);
         }
         approvals::create(
             &self.store,
             NewApproval {
                 kind: KIND_DIRECTIVE_DELETE,
-                client: &who.identity,
+                client: &actor,
                 tool: "memory_directive_delete",
                 arguments,
                 preview: format!("delete directive {} \"{}\": {}", d.id, cut(&d.name, 60), cut(&d.content, 120)),
@@ -170,15 +184,59 @@ impl MemoryEngine {
     }
 }
 
+impl MemoryEngine {
+    /// `memory_curate` as a caller asks it: checked at once; a note in a bridge client's
+    /// private memory that the admin key reads under that client's name changes only once
+    /// the operator approves (an identical pending row from the same caller is returned
+    /// again), any other note at once.
+    pub fn curate_request(&self, who: &Who, id: &str, ch: Changes) -> Result<CurateOutcome> {
+        super::check_changes(&ch)?;
+        let cur = self.get(who, id)?;
+        if !who.borrows(&cur.dataset) {
+            return Ok(CurateOutcome::Done(Box::new(self.apply_curate(&who.actor(), cur, &ch)?)));
+        }
+        let (_, changes) = plan_curate(&cur, &ch)?;
+        if changes.is_empty() {
+            return Ok(CurateOutcome::Done(Box::new(Curated { note: cur, changed: vec![] })));
+        }
+        let arguments = json!({"id": cur.id, "dataset": cur.dataset, "changes": ch});
+        let actor = who.actor();
+        if let Some(a) = pending_twin(self, KIND_MEMORY_CURATE, &actor, &arguments)? {
+            return Ok(CurateOutcome::Pending(Box::new(a)));
+        }
+        let fields: Vec<&str> = changes.keys().map(String::as_str).collect();
+        let preview = format!(
+            "change {} of memory {} in {} (\"{}\")",
+            fields.join(", "),
+            cur.id,
+            cur.dataset,
+            cut(&cur.text, 60)
+        );
+        let a = approvals::create(
+            &self.store,
+            NewApproval {
+                kind: KIND_MEMORY_CURATE,
+                client: &actor,
+                tool: "memory_curate",
+                arguments,
+                preview,
+                run_id: None,
+            },
+        )?;
+        Ok(CurateOutcome::Pending(Box::new(a)))
+    }
+}
+
 /// [`execute_approved`] in the shape of the inbox's executor table
-/// (`fn(&Store, &Config, &Approval)`), for registering the `memory_delete` and
-/// `directive_delete` kinds.
+/// (`fn(&Store, &Config, &Approval)`), for registering the `memory_delete`,
+/// `memory_curate` and `directive_delete` kinds.
 pub fn execute_approved_row(store: &Store, _config: &Config, approval: &Approval) -> Result<Value> {
     execute_approved(&MemoryEngine::new(store.clone()), approval)
 }
 
 /// Carry out an approved memory row exactly as stored: `memory_delete` deletes its `ids`
-/// (only within its `dataset` when one was named) and answers `{deleted}`;
+/// (only within its `dataset` when one was named) and answers `{deleted}`; `memory_curate`
+/// applies its `changes` to its note (still in its `dataset`) and answers `{id, changed}`;
 /// `directive_delete` deletes its directive and answers `{deleted, id}`. The row must be
 /// `approved`; recording the outcome is the inbox's job.
 pub fn execute_approved(engine: &MemoryEngine, approval: &Approval) -> Result<Value> {
@@ -202,6 +260,19 @@ pub fn execute_approved(engine: &MemoryEngine, approval: &Approval) -> Result<Va
             let within = (!names.is_empty()).then_some(names);
             let deleted = engine.delete_in(&ids, within.as_deref())?;
             Ok(json!({"deleted": deleted}))
+        }
+        KIND_MEMORY_CURATE => {
+            let id = args["id"].as_str().ok_or_else(bad_row)?;
+            let dataset = args["dataset"].as_str().ok_or_else(bad_row)?;
+            let ch: Changes = serde_json::from_value(args["changes"].clone()).map_err(|_| bad_row())?;
+            // The note must still be where it was when the change was asked for.
+            let cur = engine
+                .get_many(&[id.to_string()])?
+                .pop()
+                .filter(|n| n.dataset == dataset)
+                .ok_or_else(|| not_found("memory", id))?;
+            let done = engine.apply_curate(&approval.client, cur, &ch)?;
+            Ok(json!({"id": done.note.id, "changed": done.changed}))
         }
         KIND_DIRECTIVE_DELETE => {
             let id = args["id"].as_str().ok_or_else(bad_row)?;

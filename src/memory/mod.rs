@@ -16,8 +16,8 @@ pub mod input;
 pub mod namespace;
 pub mod operations;
 
-pub use gate::{DeleteOutcome, execute_approved, execute_approved_row};
-pub use namespace::Who;
+pub use gate::{CurateOutcome, DeleteOutcome, execute_approved, execute_approved_row};
+pub use namespace::{Claim, Via, Who};
 
 use crate::error::{Error, Result};
 use crate::store::{Store, now};
@@ -141,14 +141,23 @@ pub struct Page {
 
 /// Fields `curate` may change; `None` leaves a field alone, an empty string clears
 /// `context`/`occurred_*`.
-#[derive(Debug, Clone, Default)]
+/// (Stored as JSON in a gated change's approval row: only the fields named.)
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Changes {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub occurred_start: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub occurred_end: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fact_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub entities: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
 }
 
@@ -237,6 +246,13 @@ fn texts(xs: &[String]) -> impl Iterator<Item = Sql> + '_ {
 /// `(substr(col,1,8) <> 'private:' OR col = ?own)`: the datasets `who` may see.
 pub(crate) fn visible_sql(col: &str, who: &Who, p: &mut Vec<Sql>) -> String {
     p.push(who.own_private().map(Sql::Text).unwrap_or(Sql::Null));
+    format!("(substr({col}, 1, 8) <> 'private:' OR {col} = ?)")
+}
+
+/// Like [`visible_sql`], less a private dataset `who` only reads as the admin key under a
+/// bridge client's name: the datasets a change may touch.
+pub(crate) fn changeable_sql(col: &str, who: &Who, p: &mut Vec<Sql>) -> String {
+    p.push(who.own_private().filter(|d| !who.borrows(d)).map(Sql::Text).unwrap_or(Sql::Null));
     format!("(substr({col}, 1, 8) <> 'private:' OR {col} = ?)")
 }
 
@@ -567,79 +583,27 @@ impl MemoryEngine {
     /// Edit a note's text/context/occurred range/fact type/entities, or (in)validate it via
     /// `state`. Each call that changes something leaves one history row. An invalidated
     /// note is hidden from search, recall and list; its history stays.
+    /// A note in a bridge client's private memory that the admin key reads under that
+    /// client's name is refused here (`memory.private_forbidden`); [`Self::curate_request`]
+    /// queues such a change for approval instead.
     pub fn curate(&self, who: &Who, id: &str, ch: Changes) -> Result<Curated> {
-        if ch.is_empty() {
-            return Err(schema_error(
-                "name at least one field to change: text, context, occurred_start, occurred_end, fact_type, entities or state",
-            ));
-        }
+        check_changes(&ch)?;
         let cur = self.get(who, id)?;
-        let opt_time = |v: &Option<String>, f: &str| -> Result<Option<Option<String>>> {
-            match v.as_deref().map(str::trim) {
-                None => Ok(None),
-                Some("") => Ok(Some(None)),
-                Some(s) => Ok(Some(Some(input::time(s, f)?))),
-            }
-        };
-        let text = ch.text.as_deref().map(|t| input::text(t, "text")).transpose()?;
-        let context = match ch.context.as_deref().map(str::trim) {
-            None => None,
-            Some("") => Some(None),
-            Some(c) => Some(Some(input::text(c, "context")?)),
-        };
-        let start = opt_time(&ch.occurred_start, "occurred_start")?;
-        let end = opt_time(&ch.occurred_end, "occurred_end")?;
-        let fact_type =
-            ch.fact_type.as_deref().map(|t| input::one_of(t, input::FACT_TYPES, "fact_type")).transpose()?;
-        let entities = ch.entities.as_deref().map(input::entities).transpose()?;
-        let state = ch.state.as_deref().map(|s| input::one_of(s, input::STATES, "state")).transpose()?;
+        if who.borrows(&cur.dataset) {
+            return Err(who.no_writes_over());
+        }
+        self.apply_curate(&who.actor(), cur, &ch)
+    }
 
-        let mut new = cur.clone();
-        let mut changes = serde_json::Map::new();
-        let mut record = |field: &str, before: Value, after: Value| {
-            if before != after {
-                changes.insert(field.to_string(), json!({"before": before, "after": after}));
-            }
-        };
-        if let Some(t) = text {
-            record("text", json!(cur.text), json!(t));
-            new.text = t;
-        }
-        if let Some(c) = context {
-            record("context", json!(cur.context), json!(c));
-            new.context = c;
-        }
-        if let Some(s) = start {
-            record("occurred_start", json!(cur.occurred_start), json!(s));
-            new.occurred_start = s;
-        }
-        if let Some(e) = end {
-            record("occurred_end", json!(cur.occurred_end), json!(e));
-            new.occurred_end = e;
-        }
-        if let Some(t) = fact_type {
-            record("fact_type", json!(cur.fact_type), json!(t));
-            new.fact_type = t;
-        }
-        if let Some(e) = entities {
-            record("entities", json!(cur.entities), json!(e));
-            new.entities = e;
-        }
-        if let Some(s) = state {
-            record("state", json!(cur.state), json!(s));
-            new.state = s;
-        }
-        if let (Some(s), Some(e)) = (&new.occurred_start, &new.occurred_end)
-            && s > e
-        {
-            return Err(schema_error("`occurred_start` must not be after `occurred_end`"));
-        }
+    /// Apply `ch` to the note `cur` as `actor`, leaving one history row when anything changed.
+    pub(crate) fn apply_curate(&self, actor: &str, cur: Note, ch: &Changes) -> Result<Curated> {
+        let (new, changes) = plan_curate(&cur, ch)?;
         let changed: Vec<String> = changes.keys().cloned().collect();
         if changed.is_empty() {
             return Ok(Curated { note: cur, changed });
         }
         let text_changed = changes.contains_key("text");
-        let actor = who.identity.clone();
+        let actor = actor.to_string();
         let changes = Value::Object(changes);
         self.write(|tx| {
             let at = now();
@@ -664,7 +628,8 @@ impl MemoryEngine {
             )?;
             history_row(tx, seq, &actor, "curated", &changes)
         })?;
-        Ok(Curated { note: self.get(who, &cur.id)?, changed })
+        let note = self.get_many(std::slice::from_ref(&cur.id))?.pop().ok_or_else(|| not_found("memory", &cur.id))?;
+        Ok(Curated { note, changed })
     }
 
     /// A note's history, oldest first, starting with its creation. Invalidated notes keep
@@ -808,6 +773,82 @@ impl MemoryEngine {
     pub fn search_in(&self, datasets: &[String], query: &str, limit: usize) -> Result<Vec<Hit>> {
         self.search(query, &Filter { datasets: datasets.to_vec(), ..Filter::default() }, limit)
     }
+}
+
+/// At least one field must be named.
+pub(crate) fn check_changes(ch: &Changes) -> Result<()> {
+    if ch.is_empty() {
+        return Err(schema_error(
+            "name at least one field to change: text, context, occurred_start, occurred_end, fact_type, entities or state",
+        ));
+    }
+    Ok(())
+}
+
+/// Validate `ch` against the note `cur`: the note as it would be, and `{field: {before,
+/// after}}` for every field that would change.
+pub(crate) fn plan_curate(cur: &Note, ch: &Changes) -> Result<(Note, serde_json::Map<String, Value>)> {
+    check_changes(ch)?;
+    let opt_time = |v: &Option<String>, f: &str| -> Result<Option<Option<String>>> {
+        match v.as_deref().map(str::trim) {
+            None => Ok(None),
+            Some("") => Ok(Some(None)),
+            Some(s) => Ok(Some(Some(input::time(s, f)?))),
+        }
+    };
+    let text = ch.text.as_deref().map(|t| input::text(t, "text")).transpose()?;
+    let context = match ch.context.as_deref().map(str::trim) {
+        None => None,
+        Some("") => Some(None),
+        Some(c) => Some(Some(input::text(c, "context")?)),
+    };
+    let start = opt_time(&ch.occurred_start, "occurred_start")?;
+    let end = opt_time(&ch.occurred_end, "occurred_end")?;
+    let fact_type = ch.fact_type.as_deref().map(|t| input::one_of(t, input::FACT_TYPES, "fact_type")).transpose()?;
+    let entities = ch.entities.as_deref().map(input::entities).transpose()?;
+    let state = ch.state.as_deref().map(|s| input::one_of(s, input::STATES, "state")).transpose()?;
+
+    let mut new = cur.clone();
+    let mut changes = serde_json::Map::new();
+    let mut record = |field: &str, before: Value, after: Value| {
+        if before != after {
+            changes.insert(field.to_string(), json!({"before": before, "after": after}));
+        }
+    };
+    if let Some(t) = text {
+        record("text", json!(cur.text), json!(t));
+        new.text = t;
+    }
+    if let Some(c) = context {
+        record("context", json!(cur.context), json!(c));
+        new.context = c;
+    }
+    if let Some(s) = start {
+        record("occurred_start", json!(cur.occurred_start), json!(s));
+        new.occurred_start = s;
+    }
+    if let Some(e) = end {
+        record("occurred_end", json!(cur.occurred_end), json!(e));
+        new.occurred_end = e;
+    }
+    if let Some(t) = fact_type {
+        record("fact_type", json!(cur.fact_type), json!(t));
+        new.fact_type = t;
+    }
+    if let Some(e) = entities {
+        record("entities", json!(cur.entities), json!(e));
+        new.entities = e;
+    }
+    if let Some(s) = state {
+        record("state", json!(cur.state), json!(s));
+        new.state = s;
+    }
+    if let (Some(s), Some(e)) = (&new.occurred_start, &new.occurred_end)
+        && s > e
+    {
+        return Err(schema_error("`occurred_start` must not be after `occurred_end`"));
+    }
+    Ok((new, changes))
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! applies to `pending`/`processing` work and retry only to `failed` work, and say so
 //! otherwise.
 
-use super::{MemoryEngine, Who, history_row, input, marks, not_found, visible_sql};
+use super::{MemoryEngine, Who, changeable_sql, history_row, input, marks, not_found, visible_sql};
 use crate::error::{Error, Result};
 use crate::store::now;
 use rusqlite::types::Value as Sql;
@@ -162,7 +162,12 @@ impl MemoryEngine {
     /// Deduplicate identical active texts within each dataset `who` may see (or only
     /// `dataset`): the oldest note stays, the others are invalidated (kept in history) and
     /// their tags merged into it. Recorded as a `consolidation` operation.
+    /// A bridge client's private dataset the admin key only reads is left out, and naming
+    /// it is refused (`memory.private_forbidden`).
     pub fn consolidate(&self, who: &Who, dataset: Option<&str>) -> Result<Consolidated> {
+        if dataset.is_some_and(|d| who.borrows(d)) {
+            return Err(who.no_writes_over());
+        }
         let id = input::new_id("op")?;
         let at = now();
         let request = json!({"dataset": dataset});
@@ -180,8 +185,11 @@ impl MemoryEngine {
     /// Run a consolidation pass recorded as operation `op_id`, and record its outcome.
     fn consolidate_into(&self, who: &Who, dataset: Option<&str>, op_id: &str) -> Result<Consolidated> {
         let run = self.write(|tx| {
+            if dataset.is_some_and(|d| who.borrows(d)) {
+                return Err(who.no_writes_over());
+            }
             let mut p = Vec::new();
-            let mut scope = visible_sql("dataset", who, &mut p);
+            let mut scope = changeable_sql("dataset", who, &mut p);
             if let Some(d) = dataset {
                 scope.push_str(" AND dataset = ?");
                 p.push(Sql::Text(d.to_string()));
@@ -216,7 +224,7 @@ impl MemoryEngine {
                             )?;
                             let ch =
                                 json!({"state": {"before": "active", "after": "invalidated"}, "duplicate_of": k.1});
-                            history_row(tx, seq, &who.identity, "consolidated", &ch)?;
+                            history_row(tx, seq, &who.actor(), "consolidated", &ch)?;
                             for t in tags {
                                 if !k.3.contains(&t) {
                                     k.3.push(t.clone());

@@ -427,3 +427,50 @@ fn re_adding_an_invalidated_document_brings_it_back() {
     let (_, h) = e.history(&who, &a.id).unwrap();
     assert_eq!(h.last().unwrap().changes, json!({"state": {"before": "invalidated", "after": "active"}}));
 }
+
+/// The admin key under a bridge client's name: its curate of the client's private note is a
+/// row that, approved, changes exactly that note as long as it is still where it was; the
+/// client box key under that name neither sees nor changes it.
+#[test]
+fn changes_to_a_bridge_clients_private_note_wait_for_approval() {
+    let (_d, e) = engine();
+    crate::auth::bridge::add(&e.store, "bob", "", Default::default()).unwrap();
+    let claim = |via| Claim { identity: "bob".into(), private: true, via };
+    let bob = Who::resolve(&e.store, claim(Via::BridgeKey)).unwrap();
+    let admin = Who::resolve(&e.store, claim(Via::AdminKey)).unwrap();
+    let fake = Who::resolve(&e.store, claim(Via::ClientKey)).unwrap();
+    let n = e.add("bob", note("bob's plan", &bob.write_dataset(None).unwrap())).unwrap().note;
+    assert_eq!(n.dataset, "private:bob");
+
+    let ch = || Changes { text: Some("the operator's plan".into()), ..Changes::default() };
+    assert_eq!(e.curate_request(&fake, &n.id, ch()).unwrap_err().code, NOT_FOUND);
+    assert_eq!(e.curate(&admin, &n.id, ch()).unwrap_err().code, namespace::PRIVATE_FORBIDDEN, "no direct path");
+    let CurateOutcome::Pending(a) = e.curate_request(&admin, &n.id, ch()).unwrap() else { panic!("not gated") };
+    assert_eq!((a.kind.as_str(), a.client.as_str()), ("memory_curate", "admin:bob"));
+    assert!(e.curate_request(&admin, &n.id, Changes { state: Some("gone".into()), ..Changes::default() }).is_err());
+    assert_eq!(e.get(&bob, &n.id).unwrap().text, "bob's plan", "nothing changes before approval");
+    // bob's own change goes at once.
+    let CurateOutcome::Done(c) =
+        e.curate_request(&bob, &n.id, Changes { context: Some("q3".into()), ..Changes::default() }).unwrap()
+    else {
+        panic!("bob's own note is not gated")
+    };
+    assert_eq!(c.changed, ["context"]);
+
+    let a = crate::approvals::claim(&e.store, &a.id, true, "root", None).unwrap();
+    let done = execute_approved(&e, &a).unwrap();
+    assert_eq!(done["changed"], serde_json::json!(["text"]));
+    let (now, history) = e.history(&bob, &n.id).unwrap();
+    assert_eq!((now.text.as_str(), now.context.as_deref()), ("the operator's plan", Some("q3")));
+    assert_eq!(history.last().unwrap().actor, "admin:bob");
+
+    // A row whose note moved or went is not carried out elsewhere.
+    let CurateOutcome::Pending(b) =
+        e.curate_request(&admin, &n.id, Changes { state: Some("invalidated".into()), ..Changes::default() }).unwrap()
+    else {
+        panic!("not gated")
+    };
+    let b = crate::approvals::claim(&e.store, &b.id, true, "root", None).unwrap();
+    e.delete(std::slice::from_ref(&n.id)).unwrap();
+    assert_eq!(execute_approved(&e, &b).unwrap_err().code, NOT_FOUND);
+}

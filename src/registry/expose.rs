@@ -396,16 +396,21 @@ fn put_owned(manifest: &mut Manifest, key: &str, t: &Target, owned: &BTreeSet<St
 /// Make sure the profile's `.env` holds a live key for `id` and config.yaml holds the entry.
 /// Returns (config.yaml changed, `.env` changed).
 fn join_one(ctx: &Ctx<'_>, t: &Target, id: &str, var: &str, cfg_path: &Path, env_path: &Path) -> Result<(bool, bool)> {
-    let live = match crate::envfile::get_var(env_path, var)? {
-        Some(k) => consumers::holds(ctx.store, id, &t.consumer, &k)?,
-        None => false,
-    };
-    let mut env_changed = false;
-    if !live {
-        let note = format!("Hermes profile {} (hal0 mcp expose)", t.agent);
-        let (_, key) = consumers::mint(ctx.store, id, &t.consumer, &note)?;
-        env_changed = keep_owner(env_path, || crate::envfile::set_vars(env_path, &[(var, &key)]))?;
-    }
+    // Read the key, mint and write under one lock of the `.env`: the key minted is the key kept.
+    let env_changed = crate::paths::with_lock(env_path, || {
+        keep_owner(env_path, || {
+            let live = match crate::envfile::get_var(env_path, var)? {
+                Some(k) => consumers::holds(ctx.store, id, &t.consumer, &k)?,
+                None => false,
+            };
+            if live {
+                return Ok(false);
+            }
+            let note = format!("Hermes profile {} (hal0 mcp expose)", t.agent);
+            let (_, key) = consumers::mint(ctx.store, id, &t.consumer, &note)?;
+            crate::envfile::set_vars(env_path, &[(var, &key)])
+        })
+    })?;
     let value = entry(ctx.cfg, id);
     let yaml_changed = crate::yamledit::edit_file(cfg_path, |doc| doc.set_entry(SECTION, id, &value))?;
     Ok((yaml_changed, env_changed))
@@ -447,6 +452,10 @@ fn no_proxy_wanted(paths: &Paths, cfg: &Config) -> Vec<String> {
 /// they differ, or they lack an entry of `wanted`. The entries already there are kept
 /// first (the file is the operator's), then `wanted`; an unchanged file is not rewritten.
 fn ensure_no_proxy(env_path: &Path, wanted: &[String]) -> Result<bool> {
+    crate::paths::with_lock(env_path, || ensure_no_proxy_locked(env_path, wanted))
+}
+
+fn ensure_no_proxy_locked(env_path: &Path, wanted: &[String]) -> Result<bool> {
     let upper = crate::envfile::get_var(env_path, "NO_PROXY")?;
     let lower = crate::envfile::get_var(env_path, "no_proxy")?;
     let mut value = Vec::new();
@@ -464,6 +473,8 @@ fn ensure_no_proxy(env_path: &Path, wanted: &[String]) -> Result<bool> {
 /// Run an edit of a profile's `.env` (rewritten by temp file and rename, so owned by this
 /// process) and give the file back to its owner: the previous file's, or for a new file the
 /// profile directory's, so that Hermes can still read it when hal0 runs as root.
+/// (The edits lock the file themselves; a caller that reads before it edits holds the lock
+/// around this call.)
 fn keep_owner(path: &Path, edit: impl FnOnce() -> Result<bool>) -> Result<bool> {
     use std::os::unix::fs::MetadataExt;
     let owner = std::fs::metadata(path)

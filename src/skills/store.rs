@@ -17,7 +17,8 @@
 //! new one, never a mix; the previous version's supporting files go with the parked directory.
 //! (An atomic exchange would need `renameat2(RENAME_EXCHANGE)`, which std does not offer.)
 //! After a crash, the next change of that name restores a parked directory when the skill is
-//! missing and removes leftovers older than [`STALE_SECS`].
+//! missing and removes leftovers older than [`STALE_SECS`]. Every change holds the drop-in
+//! directory's lock (`.lock` in it), so the CLI and the daemon never swap the same name at once.
 
 use super::validate::{SKILL_MD, shown, validate_push};
 use crate::error::{Error, Kind, Result};
@@ -29,7 +30,6 @@ use std::fs;
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// How much of `SKILL.md` the read tools return (bytes, after redaction).
@@ -39,9 +39,6 @@ pub const STALE_SECS: u64 = 600;
 /// Most supporting-file names listed per skill, and how deep a hand-placed skill is walked.
 const LIST_FILES_MAX: usize = 1000;
 const LIST_DEPTH_MAX: usize = 8;
-
-/// Serialises changes made by this process (another process is covered by the stale rule).
-static WRITE_LOCK: Mutex<()> = Mutex::new(());
 
 /// Where a skill comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -367,6 +364,12 @@ impl SkillDirs {
         Ok(Some(parked))
     }
 
+    /// Serialises changes of the drop-in directory across threads and processes (the CLI and
+    /// the daemon both carry out approved rows): the lock file `.lock` in it, held until dropped.
+    fn write_lock(&self) -> Result<fs::File> {
+        crate::paths::lock_file(&self.dropin, ".lock")
+    }
+
     /// Write the drop-in skill `name` (create or replace, completely: the previous version's
     /// supporting files are removed). Runs [`validate_push`] again, refuses a shipped name
     /// (`bridge.skill_readonly`), and swaps the directory in atomically (see the module doc).
@@ -376,7 +379,7 @@ impl SkillDirs {
         if self.is_shipped(name) {
             return Err(readonly(name));
         }
-        let _guard = WRITE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+        let _guard = self.write_lock()?;
         ensure_dir(&self.dropin)?;
         self.recover(name)?;
         let tag = tag()?;
@@ -412,7 +415,7 @@ impl SkillDirs {
         if self.is_shipped(name) {
             return Err(readonly(name));
         }
-        let _guard = WRITE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+        let _guard = self.write_lock()?;
         self.recover(name)?;
         if !self.dropin_exists(name) {
             return Err(not_found(name));
@@ -467,9 +470,13 @@ mod tests {
     }
 
     /// Entries of the drop-in dir (to see that no temporary or parked dir is left).
+    /// The drop-in dir's entries, less its lock file.
     fn dropin_entries(dirs: &SkillDirs) -> Vec<String> {
-        let mut v: Vec<String> =
-            fs::read_dir(&dirs.dropin).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        let mut v: Vec<String> = fs::read_dir(&dirs.dropin)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n != ".lock")
+            .collect();
         v.sort();
         v
     }
