@@ -101,11 +101,15 @@ pub struct Network {
     pub bind: String,
     /// The URL remote clients use to reach this box (printed in `claude mcp add` lines).
     pub public_url: Option<String>,
+    /// PEM certificate chain for https on `hal0 serve` (with `tls_key`); re-read when it changes.
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key for `tls_cert`.
+    pub tls_key: Option<PathBuf>,
 }
 
 impl Default for Network {
     fn default() -> Self {
-        Network { bind: "127.0.0.1:8080".into(), public_url: None }
+        Network { bind: "127.0.0.1:8080".into(), public_url: None, tls_cert: None, tls_key: None }
     }
 }
 
@@ -234,6 +238,8 @@ pub fn schema() -> serde_json::Value {
     serde_json::json!({
         "network.bind": {"type": "string", "default": d.network.bind, "description": "HOST:PORT hal0 serve listens on (restart to apply)"},
         "network.public_url": {"type": ["string", "null"], "default": null, "description": "the URL remote clients use; printed in claude mcp add lines"},
+        "network.tls_cert": {"type": ["string", "null"], "default": null, "description": "PEM certificate chain: hal0 serve speaks https (with network.tls_key); re-read when the file changes"},
+        "network.tls_key": {"type": ["string", "null"], "default": null, "description": "PEM private key of network.tls_cert"},
         "bridge.enabled": {"type": "boolean", "default": d.bridge.enabled, "description": "serve hal0-agents at /mcp/agents/mcp"},
         "bridge.max_concurrent_runs_per_client": {"type": "integer", "minimum": 1, "default": d.bridge.max_concurrent_runs_per_client, "description": "unfinished runs one client may have"},
         "bridge.run_retention_days": {"type": "integer", "default": d.bridge.run_retention_days, "description": "finished runs older than this are pruned"},

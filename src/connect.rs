@@ -13,25 +13,28 @@ pub fn base_url(cfg: &Config) -> (String, Option<String>) {
     }
     let bind: SocketAddr = cfg.bind_addr();
     let port = bind.port();
+    // With a certificate configured, remote clients must use https (plain http is for
+    // loopback callers only).
+    let scheme = if cfg.network.tls_cert.is_some() { "https" } else { "http" };
     let ip = bind.ip();
     if ip.is_unspecified() {
         let lan = lan_ip().unwrap_or(IpAddr::from([127, 0, 0, 1]));
         let warn = lan
             .is_loopback()
             .then(|| "no LAN address found; the lines name 127.0.0.1: set [network].public_url".to_string());
-        return (format!("http://{}", host_port(lan, port)), warn);
+        return (format!("{scheme}://{}", host_port(lan, port)), warn);
     }
     if ip.is_loopback() {
         let lan = lan_ip();
         let shown = lan.unwrap_or(ip);
         return (
-            format!("http://{}", host_port(shown, port)),
+            format!("{scheme}://{}", host_port(shown, port)),
             Some(format!(
                 "hal0 listens on {bind} only, so remote clients cannot reach it yet: set [network].bind to \"0.0.0.0:{port}\" (hal0 config set network.bind 0.0.0.0:{port}) or set [network].public_url"
             )),
         );
     }
-    (format!("http://{}", host_port(ip, port)), None)
+    (format!("{scheme}://{}", host_port(ip, port)), None)
 }
 
 fn host_port(ip: IpAddr, port: u16) -> String {

@@ -137,3 +137,73 @@ async fn the_guarded_fetcher_checks_the_certificate_for_the_name_it_resolved() {
         .unwrap_err();
     assert_eq!(e.code, "mcp.ssrf_refused");
 }
+
+/// A client trusting `ca` only, reporting the certificate each server presents.
+fn client_trusting(ca: &Ca) -> reqwest::Client {
+    let cert = reqwest::Certificate::from_pem(ca.pem().as_bytes()).unwrap();
+    reqwest::Client::builder().tls_certs_only([cert]).tls_info(true).build().unwrap()
+}
+
+async fn presented(http: &reqwest::Client, url: &str) -> Vec<u8> {
+    let r = http.get(url).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    r.extensions().get::<reqwest::tls::TlsInfo>().and_then(|i| i.peer_certificate()).unwrap().to_vec()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hal0_serve_speaks_https_and_reloads_a_renewed_certificate() {
+    let ca = Ca::new();
+    let env = Env::new();
+    let first = ca.leaf(&["localhost", "127.0.0.1"], Flaw::None);
+    let (cert, key) = first.write(env.dir.path(), "serve");
+    env.ok(&["config", "set", "network.tls_cert", cert.to_str().unwrap()]);
+    env.ok(&["config", "set", "network.tls_key", key.to_str().unwrap()]);
+    // The lines to paste name https once a certificate is configured.
+    let added = env.json(&["bridge", "add", "ws", "--json"]);
+    let key_ws = added["key"].as_str().unwrap().to_string();
+    assert!(added.to_string().contains("https://"), "{added}");
+    let server = env.serve();
+    assert!(server.base.starts_with("https://"), "{}", server.base);
+    let https = format!("https://localhost:{}", server.port);
+    let http = client_trusting(&ca);
+    assert_eq!(presented(&http, &format!("{https}/api/status")).await, first.der());
+
+    // MCP over https with a client that trusts the CA.
+    let cfg = StreamableHttpClientTransportConfig::with_uri(format!("{https}/mcp/agents/mcp")).auth_header(key_ws);
+    let transport = StreamableHttpClientTransport::with_client(http.clone(), cfg);
+    let c = ().serve(transport).await.expect("MCP handshake over https");
+    assert!(!c.list_all_tools().await.unwrap().is_empty());
+
+    // Loopback callers (Hermes, the CLI, local tools) may still speak plain http.
+    let plain = reqwest::get(format!("http://127.0.0.1:{}/api/health", server.port)).await.unwrap();
+    assert_eq!(plain.status().as_u16(), 200);
+
+    // A renewed certificate written over the files applies to new connections, no restart.
+    let second = ca.leaf(&["localhost", "127.0.0.1"], Flaw::None);
+    second.write(env.dir.path(), "serve");
+    let renewed = eventually(std::time::Duration::from_secs(15), async || {
+        let fresh = client_trusting(&ca);
+        presented(&fresh, &format!("{https}/api/status")).await == second.der()
+    })
+    .await;
+    assert!(renewed, "the renewed certificate was not served");
+    // A broken file is not taken: the renewed pair stays in use.
+    std::fs::write(&cert, "garbage").unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    assert_eq!(presented(&client_trusting(&ca), &format!("{https}/api/status")).await, second.der());
+}
+
+#[test]
+fn a_bad_certificate_pair_stops_the_start() {
+    let env = Env::new();
+    let junk = env.dir.path().join("junk.pem");
+    std::fs::write(&junk, "not pem").unwrap();
+    env.ok(&["config", "set", "network.tls_cert", junk.to_str().unwrap()]);
+    let o = env.run(&["serve", "--bind", "127.0.0.1:0"]);
+    assert_ne!(o.code(), 0);
+    assert!(o.stderr().contains("network.tls_key") && o.stderr().contains("config.tls_invalid"), "{}", o.stderr());
+    env.ok(&["config", "set", "network.tls_key", junk.to_str().unwrap()]);
+    let o = env.run(&["serve", "--bind", "127.0.0.1:0"]);
+    assert_ne!(o.code(), 0);
+    assert!(o.stderr().contains("tls_cert") && o.stderr().contains("config.tls_invalid"), "{}", o.stderr());
+}

@@ -1,5 +1,5 @@
 //! The listener of `hal0 serve`: the accept loop, TCP_NODELAY on every connection, a cap
-//! on open connections, the HTTP/1 header read deadline (a client that trickles its
+//! on open connections, https when a certificate is configured (`tls`), the HTTP/1 header read deadline (a client that trickles its
 //! headers is cut off; the body deadline is the guard's), and a graceful drain on shutdown.
 //!
 //! axum's own `serve` sets no timer, so hyper's header timeout never fires there: 300
@@ -18,18 +18,20 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
-/// The listener's bounds.
-#[derive(Debug, Clone, Copy)]
+/// The listener's bounds, and its certificate when it speaks https.
+#[derive(Clone)]
 pub struct Limits {
     /// Open connections at most; past it, new ones wait in the kernel's backlog.
     pub max_connections: usize,
     /// Time a client has to send a request's headers (also an idle keep-alive's next one).
     pub header_timeout: Duration,
+    /// https: the live certificate; plain http is then answered for loopback peers only.
+    pub tls: Option<Arc<super::tls::Reloader>>,
 }
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { max_connections: 512, header_timeout: Duration::from_secs(10) }
+        Limits { max_connections: 512, header_timeout: Duration::from_secs(10), tls: None }
     }
 }
 
@@ -67,26 +69,61 @@ pub async fn serve(listener: TcpListener, app: Router, limits: Limits, shutdown:
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::warn!("cannot set TCP_NODELAY: {e}");
         }
-        let svc = app.clone().map_request(move |mut req: axum::http::Request<Incoming>| {
-            req.extensions_mut().insert(ConnectInfo(peer));
-            req.map(axum::body::Body::new)
-        });
-        let conn = http.serve_connection(TokioIo::new(tcp), TowerToHyperService::new(svc)).with_upgrades();
-        let stop = shutdown.clone();
+        let (app, http, stop, tls, deadline) =
+            (app.clone(), http.clone(), shutdown.clone(), limits.tls.clone(), limits.header_timeout);
         tokio::spawn(async move {
             let _permit = permit;
-            let mut conn = std::pin::pin!(conn);
-            tokio::select! {
-                _ = conn.as_mut() => {}
-                _ = stop.cancelled() => {
-                    conn.as_mut().graceful_shutdown();
-                    let _ = conn.await;
+            let Some(tls) = tls else {
+                return serve_conn(TokioIo::new(tcp), app, peer, &http, stop).await;
+            };
+            // The first byte tells a TLS handshake (0x16) from plain http.
+            let mut first = [0u8; 1];
+            match tokio::time::timeout(deadline, tcp.peek(&mut first)).await {
+                Ok(Ok(1)) if first[0] == 0x16 => {
+                    let accepting = tls.acceptor().accept(tcp);
+                    match tokio::time::timeout(deadline, accepting).await {
+                        Ok(Ok(stream)) => serve_conn(TokioIo::new(stream), app, peer, &http, stop).await,
+                        Ok(Err(e)) => tracing::debug!(%peer, "TLS handshake failed: {e}"),
+                        Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                    }
                 }
+                Ok(Ok(1)) if peer.ip().is_loopback() => serve_conn(TokioIo::new(tcp), app, peer, &http, stop).await,
+                Ok(Ok(1)) => {
+                    use tokio::io::AsyncWriteExt;
+                    let mut tcp = tcp;
+                    let _ = tokio::time::timeout(deadline, tcp.write_all(super::tls::PLAIN_REFUSED)).await;
+                }
+                _ => {}
             }
         });
     }
     // Wait (bounded by the caller) for the connections to drain.
     let _ = slots.acquire_many(limits.max_connections.max(1) as u32).await;
+}
+
+/// Serve one connection (plain or TLS) until it ends, or drain it when `stop` fires.
+async fn serve_conn<I>(
+    io: I,
+    app: Router,
+    peer: SocketAddr,
+    http: &hyper::server::conn::http1::Builder,
+    stop: CancellationToken,
+) where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    let svc = app.map_request(move |mut req: axum::http::Request<Incoming>| {
+        req.extensions_mut().insert(ConnectInfo(peer));
+        req.map(axum::body::Body::new)
+    });
+    let conn = http.serve_connection(io, TowerToHyperService::new(svc)).with_upgrades();
+    let mut conn = std::pin::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => {}
+        _ = stop.cancelled() => {
+            conn.as_mut().graceful_shutdown();
+            let _ = conn.await;
+        }
+    }
 }
 
 /// The address a request came from, as the listener saw it.

@@ -9,6 +9,7 @@ pub mod rest;
 pub mod rest_mcp;
 pub mod revoke;
 pub mod sessions;
+pub mod tls;
 
 use crate::auth::boxkeys::BoxKeyCache;
 use crate::auth::hosts::{BoxNames, HostPolicy};
@@ -190,6 +191,8 @@ where
 /// Run the daemon until SIGTERM/SIGINT.
 pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()> {
     let cancel = CancellationToken::new();
+    // A bad certificate pair stops the start before anything listens.
+    let tls = tls::from_config(&config.network)?;
     let listener = tokio::net::TcpListener::bind(bind).await.map_err(|e| {
         Error::unavailable(
             "serve.bind_failed",
@@ -263,14 +266,16 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
         "hal0 serve listening"
     );
     // Machine-readable line for scripts and tests that bind port 0.
-    eprintln!("hal0: listening on http://{local}");
-    let status = format!("listening on {local}");
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    eprintln!("hal0: listening on {scheme}://{local}");
+    let status = format!("listening on {scheme}://{local}");
     if let Err(e) = sd_notify::notify(&[sd_notify::NotifyState::Ready, sd_notify::NotifyState::Status(&status)]) {
         tracing::warn!("cannot notify systemd: {e}");
     }
     let limits = listen::Limits {
         max_connections: state.config.limits.max_connections,
         header_timeout: Duration::from_secs(state.config.limits.header_timeout_secs),
+        tls,
     };
     let server = listen::serve(listener, app, limits, cancel.clone());
     let cancelled = cancel.clone();

@@ -72,6 +72,11 @@ impl Ca {
 }
 
 impl Leaf {
+    /// The certificate's DER bytes (to compare with what a server presented).
+    pub fn der(&self) -> &[u8] {
+        self.der.as_ref()
+    }
+
     /// A rustls server config presenting this certificate.
     pub fn server_config(&self) -> Arc<rustls::ServerConfig> {
         let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(self.key.clone()));
