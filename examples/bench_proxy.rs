@@ -15,7 +15,9 @@
 //! apart from the client load generator and from `hal0 serve`.
 //!
 //! Run: `cargo build --release &&
-//!       cargo run --release --example bench_proxy -- target/release/hal0 [--calls N] [--clients 32]`
+//!       cargo run --release --example bench_proxy -- target/release/hal0 [--calls N] [--clients 32] [--fastmcp]`
+//! (`--fastmcp`: the upstream is the Python SDK's FastMCP server under uvicorn, from
+//! tests/external/setup.sh, to show whether a pooled connection stalls against it.)
 //! (`--calls`: calls per path in the sequential phase, and in the concurrent phase split
 //! evenly over the clients and the two rounds of each path; default 10000.)
 
@@ -52,7 +54,9 @@ impl Drop for KillOnDrop {
 
 /// This binary re-executed as the upstream; killed when dropped.
 struct UpstreamProcess {
-    _child: KillOnDrop,
+    _child: Option<KillOnDrop>,
+    /// With `--fastmcp`: the Python SDK's FastMCP server under uvicorn instead.
+    _fastmcp: Option<upstream::FastMcp>,
     url: String,
 }
 
@@ -71,7 +75,13 @@ impl UpstreamProcess {
                 break u.to_string();
             }
         };
-        UpstreamProcess { _child: KillOnDrop(child), url }
+        UpstreamProcess { _child: Some(KillOnDrop(child)), _fastmcp: None, url }
+    }
+
+    /// FastMCP (uvicorn) from tests/external/setup.sh's venv.
+    fn fastmcp() -> UpstreamProcess {
+        let up = upstream::FastMcp::start().expect("FastMCP needs tests/external/setup.sh (the .venv)");
+        UpstreamProcess { _child: None, url: up.url(), _fastmcp: Some(up) }
     }
 }
 
@@ -115,7 +125,7 @@ fn main() {
         return upstream_main();
     }
     let mut bin = "target/release/hal0".to_string();
-    let (mut calls, mut clients) = (10_000u64, 32usize);
+    let (mut calls, mut clients, mut fastmcp) = (10_000u64, 32usize, false);
     let mut it = argv.into_iter();
     while let Some(a) = it.next() {
         let mut num = |what: &str| -> u64 {
@@ -124,20 +134,26 @@ fn main() {
         match a.as_str() {
             "--calls" => calls = num("--calls"),
             "--clients" => clients = num("--clients") as usize,
+            "--fastmcp" => fastmcp = true,
             _ if a.starts_with("--") => {
-                panic!("unknown option {a}; usage: bench_proxy HAL0_BIN [--calls N] [--clients C]")
+                panic!("unknown option {a}; usage: bench_proxy HAL0_BIN [--calls N] [--clients C] [--fastmcp]")
             }
             _ => bin = a,
         }
     }
     // The client load generator: a multi-thread runtime of its own (one worker per core).
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(run(bin, calls, clients));
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(run(bin, calls, clients, fastmcp));
 }
 
-async fn run(bin: String, calls: u64, clients: usize) {
+async fn run(bin: String, calls: u64, clients: usize, fastmcp: bool) {
     let load_start = loadavg();
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    let up = UpstreamProcess::start();
+    let up = if fastmcp { UpstreamProcess::fastmcp() } else { UpstreamProcess::start() };
+    let upstream_name = if fastmcp {
+        "FastMCP (Python mcp SDK, uvicorn), separate process"
+    } else {
+        "rmcp 3.11 (tests/support/upstream.rs), separate process, own multi-thread runtime"
+    };
 
     let dir = tempfile::tempdir().unwrap();
     let (cfg, state) = (dir.path().join("etc"), dir.path().join("var"));
@@ -207,7 +223,7 @@ async fn run(bin: String, calls: u64, clients: usize) {
     drop((server, up));
     let load_end = loadavg();
 
-    println!("hal0 MCP proxy overhead: tools/call echo on an rmcp upstream (own process), direct vs /mcp/proxy/up/mcp");
+    println!("hal0 MCP proxy overhead: tools/call echo on {upstream_name}, direct vs /mcp/proxy/up/mcp");
     println!("machine: {cores} cores, load average at start {load_start:?}, at end {load_end:?}");
     println!("sequential, one session per path, {calls} calls each, interleaved after {warm} warm-up calls:");
     println!("  direct   p50 {d50:.3} ms  p99 {d99:.3} ms  mean {dmean:.3} ms");
@@ -225,7 +241,7 @@ async fn run(bin: String, calls: u64, clients: usize) {
         "calls": calls,
         "clients": clients,
         "cores": cores,
-        "upstream": "rmcp 3.11 (tests/support/upstream.rs), separate process, own multi-thread runtime",
+        "upstream": upstream_name,
         "sequential": {
             "direct": {"p50_ms": r3(d50), "p99_ms": r3(d99), "mean_ms": r3(dmean)},
             "proxied": {"p50_ms": r3(p50), "p99_ms": r3(p99), "mean_ms": r3(pmean)},

@@ -68,7 +68,7 @@ pub struct Session {
 
 impl Session {
     pub async fn open(url: &str, key: &str) -> Session {
-        let http = reqwest::Client::new();
+        let http = reqwest::Client::builder().tcp_nodelay(true).build().unwrap();
         let init = serde_json::json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}});
         let r = post(&http, url, key, None, init).send().await.unwrap();
         let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_string();

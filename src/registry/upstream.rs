@@ -138,8 +138,9 @@ pub async fn connect(
             custom.insert(name, value);
         }
         let cfg = cfg.custom_headers(custom);
-        // rmcp's own default client, plus hal0's TLS trust: one connection per request for
-        // now (see above), same-origin 307/308 redirects.
+        // hal0's TLS trust, TCP_NODELAY and same-origin 307/308 redirects; one connection
+        // per request still (see above: with keep-alive a FastMCP upstream stalls ~43 ms per
+        // call even with TCP_NODELAY on this side, so the delay is not this client's Nagle).
         let http =
             crate::outbound::build(crate::outbound::builder(record.ca_file.as_deref())?.pool_max_idle_per_host(0))?;
         tokio::time::timeout(CONNECT_TIMEOUT, ().serve(StreamableHttpClientTransport::with_client(http, cfg))).await
