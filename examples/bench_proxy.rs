@@ -142,7 +142,11 @@ fn main() {
         }
     }
     // The client load generator: a multi-thread runtime of its own (one worker per core).
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(run(bin, calls, clients, fastmcp));
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(run(bin, calls, clients, fastmcp));
 }
 
 async fn run(bin: String, calls: u64, clients: usize, fastmcp: bool) {

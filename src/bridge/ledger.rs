@@ -308,11 +308,17 @@ pub fn prune(store: &Store, days: u32) -> Result<usize> {
     store.with(|c| Ok(c.execute("DELETE FROM runs WHERE finished = 1 AND created_at < ?1", [cutoff])?))
 }
 
+/// A queued run of `client` for tests of the ledger and its users.
+#[cfg(test)]
+pub(crate) fn sample(id: &str, client: &str) -> Run {
+    tests::run(id, client)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn run(id: &str, client: &str) -> Run {
+    pub(super) fn run(id: &str, client: &str) -> Run {
         Run {
             run_id: id.into(),
             agent: "hermes".into(),

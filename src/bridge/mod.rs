@@ -665,26 +665,9 @@ pub async fn decide_hermes_approval(
 mod tests {
     use super::*;
 
+    /// A running run of `client`.
     fn run(id: &str, client: &str) -> Run {
-        Run {
-            run_id: id.into(),
-            agent: "hermes".into(),
-            profile: "default".into(),
-            client: client.into(),
-            status: "running".into(),
-            created_at: now(),
-            updated_at: now(),
-            input_preview: "x".into(),
-            fingerprint: "f".into(),
-            idempotency_key: None,
-            session_key: None,
-            output: String::new(),
-            error: None,
-            usage: None,
-            pending: None,
-            last_seq: 0,
-            finished: false,
-        }
+        Run { status: "running".into(), input_preview: "x".into(), ..ledger::sample(id, client) }
     }
 
     async fn settle(b: &Bridge, want: usize) -> usize {
