@@ -440,6 +440,51 @@ async fn a_killed_hal0_recovers_its_runs() {
     );
 }
 
+/// A run that ends while hal0 is down is settled from Hermes's run status after the
+/// restart: its events still end with its end (`run.completed`, marked `reconciled`), and
+/// its stored texts add up to its output (the text missed meanwhile is one more
+/// `message.text`). Found by the soak (examples/soak.rs): such runs ended with no end event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_ends_while_hal0_is_down_still_ends_its_events() {
+    let hermes = FakeHermes::start(FakeHermesOptions {
+        slow_interval: std::time::Duration::from_millis(30),
+        ..Default::default()
+    })
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    write_profile(home.path(), &hermes);
+    let env = Env::new();
+    let h = [("HAL0_HERMES_HOME", home.path().to_str().unwrap())];
+    let mut server = env.serve_with(&h);
+    let key = env.bridge_key("ws", &[]);
+    let c = connect(&server, &key).await;
+    let v = ok(&c, "agent_run", json!({"agent": "hermes", "input": "SLOW"})).await;
+    let id = v["run_id"].as_str().unwrap().to_string();
+    // Some text stored, then kill -9 while the run goes on; it ends while hal0 is down.
+    let stored = eventually(std::time::Duration::from_secs(20), async || {
+        ok(&c, "agent_run_status", json!({"run_id": id})).await["last_seq"].as_i64().unwrap_or(0) >= 1
+    })
+    .await;
+    assert!(stored, "hal0 stored no event of the run");
+    unsafe_kill9(&mut server);
+    drop(c);
+    let done = hermes.wait_for_status(&id, "completed", std::time::Duration::from_secs(30)).await;
+    let server = env.serve_with(&h);
+    let c = connect(&server, &key).await;
+    let w = ok(&c, "agent_run_wait", json!({"run_id": id, "timeout_s": 60})).await;
+    assert_eq!(w["status"], "completed", "{w}");
+    let e = ok(&c, "agent_run_events", json!({"run_id": id, "limit": 500})).await;
+    let events = e["events"].as_array().unwrap();
+    let seqs: Vec<i64> = events.iter().map(|e| e["seq"].as_i64().unwrap()).collect();
+    assert_eq!(seqs, (1..=events.len() as i64).collect::<Vec<_>>(), "seq 1..=n");
+    let last = events.last().unwrap();
+    assert_eq!((last["event"].as_str(), last["reconciled"].as_bool()), (Some("run.completed"), Some(true)), "{last}");
+    let text: String =
+        events.iter().filter(|e| e["event"] == "message.text").map(|e| e["text"].as_str().unwrap()).collect();
+    assert_eq!(text, done["output"].as_str().unwrap(), "the stored texts add up to the output");
+    assert_eq!(w["output"], done["output"]);
+}
+
 fn unsafe_kill9(s: &mut Server) {
     let _ = std::process::Command::new("kill").args(["-9", &s.child.id().to_string()]).status();
     let _ = s.child.wait();

@@ -37,12 +37,11 @@ async fn follow_inner(bridge: &Bridge, run_id: &str) -> Result<()> {
     let profile = match bridge.profiles().get(&run.agent) {
         Ok(p) => p,
         Err(_) => {
+            let error = format!("the agent `{}` no longer exists on this box; the run cannot be followed", run.agent);
             let u = Update {
                 status: Some("interrupted".into()),
-                error: Some(format!(
-                    "the agent `{}` no longer exists on this box; the run cannot be followed",
-                    run.agent
-                )),
+                events: vec![settled_end("interrupted", Some(&error))],
+                error: Some(error),
                 pending: Some(None),
                 ..Default::default()
             };
@@ -150,6 +149,11 @@ async fn reconcile(
                 }
                 if TERMINAL.contains(&status.as_str()) {
                     if let Some(o) = v["output"].as_str() {
+                        // Text Hermes streamed while hal0 was not reading is stored as one
+                        // more `message.text`, so the run's texts still add up to its output.
+                        if let Some(tail) = o.strip_prefix(run.output.as_str()).filter(|t| !t.is_empty()) {
+                            u.events.push(("message.text".into(), json!({"text": tail, "timestamp": now_epoch()})));
+                        }
                         u.set_output = Some(o.to_string());
                     }
                     if let Some(e) = v["error"].as_str() {
@@ -158,6 +162,7 @@ async fn reconcile(
                     if v["usage"].is_object() {
                         u.usage = Some(v["usage"].clone());
                     }
+                    u.events.push(settled_end(&status, v["error"].as_str()));
                     u.pending = Some(None);
                     u.status = Some(status);
                     state.withdraw(bridge, "the run ended").await;
@@ -170,11 +175,11 @@ async fn reconcile(
             }
             Ok(None) => {
                 state.withdraw(bridge, "Hermes no longer knows the run").await;
+                let error = "Hermes no longer knows this run (it restarted, or the run expired before hal0 could read its end); what was stored is kept";
                 let u = Update {
                     status: Some("interrupted".into()),
-                    error: Some(
-                        "Hermes no longer knows this run (it restarted, or the run expired before hal0 could read its end); what was stored is kept".into(),
-                    ),
+                    error: Some(error.into()),
+                    events: vec![settled_end("interrupted", Some(error))],
                     pending: Some(None),
                     ..Default::default()
                 };
@@ -312,6 +317,23 @@ impl State {
         u.events.push((ev.event, payload));
         Ok(())
     }
+}
+
+/// The end event of a run hal0 settled without reading Hermes's own end event (it was not
+/// reading when the run ended: hal0 restarted, the stream broke or went silent, or the
+/// agent is gone): `run.<status>` marked `reconciled`, so a finished run's events always
+/// end with its end. Events Hermes sent meanwhile are not invented; only the missed text
+/// is stored, just before this one.
+fn settled_end(status: &str, error: Option<&str>) -> (String, Value) {
+    let mut payload = json!({
+        "reconciled": true,
+        "detail": "hal0 settled this run from the agent's run status, not from its event stream",
+        "timestamp": now_epoch(),
+    });
+    if let Some(e) = error {
+        payload["error"] = json!(e);
+    }
+    (format!("run.{status}"), payload)
 }
 
 fn flush_text(text: &mut String, u: &mut Update) {
