@@ -77,11 +77,14 @@ pub struct Mcp {
     pub call_timeout_secs: u64,
     /// Where `hal0 mcp catalog refresh` reads the catalogue from (a file path or an https URL).
     pub catalog_url: Option<String>,
+    /// How often a long wait of an MCP call (agent_run_wait, a gated call) reports progress to
+    /// a client that sent a progress token.
+    pub progress_secs: u64,
 }
 
 impl Default for Mcp {
     fn default() -> Self {
-        Mcp { gate_wait_secs: 30, call_timeout_secs: 120, catalog_url: None }
+        Mcp { gate_wait_secs: 30, call_timeout_secs: 120, catalog_url: None, progress_secs: 5 }
     }
 }
 
@@ -224,6 +227,14 @@ impl Config {
                 "must be between 1 and 3600 seconds",
             ));
         }
+        if !(1..=60).contains(&self.mcp.progress_secs) {
+            return Err(config_error(
+                path,
+                find_key_line(text, "mcp", "progress_secs"),
+                Some("mcp.progress_secs"),
+                "must be between 1 and 60 seconds",
+            ));
+        }
         Ok(())
     }
 
@@ -250,6 +261,7 @@ pub fn schema() -> serde_json::Value {
         "hermes.restart_command": {"type": ["string", "null"], "default": null, "description": "shell command run after hal0 changes Hermes's mcp_servers (unset: hal0 says a restart is needed)"},
         "mcp.gate_wait_secs": {"type": "integer", "minimum": 0, "maximum": 3600, "default": d.mcp.gate_wait_secs, "description": "how long a gated proxied call waits for a decision before answering pending_approval"},
         "mcp.call_timeout_secs": {"type": "integer", "minimum": 1, "maximum": 3600, "default": d.mcp.call_timeout_secs, "description": "how long one proxied call may take at the upstream server"},
+        "mcp.progress_secs": {"type": "integer", "minimum": 1, "maximum": 60, "default": d.mcp.progress_secs, "description": "how often a long wait of an MCP call reports progress to a client that sent a progress token"},
         "mcp.catalog_url": {"type": ["string", "null"], "default": null, "description": "file path or https URL `hal0 mcp catalog refresh` reads"},
         "limits.max_connections": {"type": "integer", "minimum": 8, "maximum": 65536, "default": d.limits.max_connections, "description": "open TCP connections at most; new ones wait past it"},
         "limits.header_timeout_secs": {"type": "integer", "minimum": 1, "maximum": 300, "default": d.limits.header_timeout_secs, "description": "seconds a client has to send a request's headers"},
@@ -450,6 +462,17 @@ mod tests {
     fn bad_bind_names_key() {
         let e = Config::parse(&p(), "[network]\nbind = \"localhost\"\n").unwrap_err();
         assert!(e.message.contains("line 2, key `network.bind`"), "{}", e.message);
+    }
+
+    #[test]
+    fn progress_pace_is_bounded() {
+        assert_eq!(Config::default().mcp.progress_secs, 5);
+        assert_eq!(Config::parse(&p(), "[mcp]\nprogress_secs = 1\n").unwrap().mcp.progress_secs, 1);
+        for bad in ["0", "61"] {
+            let e = Config::parse(&p(), &format!("[mcp]\nprogress_secs = {bad}\n")).unwrap_err();
+            assert!(e.message.contains("line 2, key `mcp.progress_secs`"), "{}", e.message);
+            assert!(e.message.contains("between 1 and 60"), "{}", e.message);
+        }
     }
 
     #[test]

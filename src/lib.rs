@@ -20,6 +20,7 @@ pub mod mcp;
 pub mod memory;
 pub mod outbound;
 pub mod paths;
+pub mod progress;
 #[cfg(test)]
 pub(crate) mod prop;
 pub mod redact;

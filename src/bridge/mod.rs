@@ -14,6 +14,7 @@ use crate::approvals;
 use crate::config::Config;
 use crate::error::{Error, Kind, Result};
 use crate::hermes::{HermesClient, Profile, Profiles};
+use crate::progress::Progress;
 use crate::store::{Store, now};
 use ledger::Run;
 use serde_json::{Value, json};
@@ -21,8 +22,14 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Limits from the spec.
+// Limits from the spec; the quiet default wait is hal0's own.
+/// `agent_run_wait`'s default when the caller listens to progress (its request carried a
+/// progress token): the call is kept alive by progress reports.
 pub const WAIT_DEFAULT_S: u64 = 120;
+/// The default when it does not: common clients end a request that sends nothing for 60 s
+/// (the TypeScript SDK's default timeout), so the wait answers `timed_out` before that and
+/// the caller simply calls again.
+pub const WAIT_DEFAULT_QUIET_S: u64 = 50;
 pub const WAIT_MAX_S: u64 = 600;
 pub const KEY_MAX: usize = 256;
 pub const EVENTS_DEFAULT: i64 = 100;
@@ -286,8 +293,8 @@ impl Bridge {
         Ok(capabilities::view(&p, version.as_deref()))
     }
 
-    /// `agent_run`.
-    pub async fn start(&self, asker: &Asker, req: StartRequest) -> Result<Value> {
+    /// `agent_run`; a `wait_s` wait reports to `progress`.
+    pub async fn start(&self, asker: &Asker, req: StartRequest, progress: &Progress) -> Result<Value> {
         if req.input.trim().is_empty() {
             return Err(Error::new("bridge.invalid_input", Kind::Unprocessable, "input must not be empty"));
         }
@@ -324,7 +331,7 @@ impl Bridge {
                     ));
                 }
                 drop(_guard);
-                return self.finish_start(asker, existing.run_id, wait).await;
+                return self.finish_start(asker, existing.run_id, wait, progress).await;
             }
         }
         let c2 = client.clone();
@@ -389,12 +396,12 @@ impl Bridge {
         }
         drop(_guard);
         self.follow(run_id.clone());
-        self.finish_start(asker, run_id, wait).await
+        self.finish_start(asker, run_id, wait, progress).await
     }
 
-    async fn finish_start(&self, asker: &Asker, run_id: String, wait: u64) -> Result<Value> {
+    async fn finish_start(&self, asker: &Asker, run_id: String, wait: u64, progress: &Progress) -> Result<Value> {
         if wait > 0 {
-            return self.wait(asker, &run_id, Some(wait)).await;
+            return self.wait(asker, &run_id, Some(wait), progress).await;
         }
         let run = self.load(asker, &run_id).await?;
         view::run_view(&run, 0)
@@ -426,9 +433,17 @@ impl Bridge {
         Ok(n)
     }
 
-    /// `agent_run_wait`: until the run ends, asks a question, or `timeout_s` passes.
-    pub async fn wait(&self, asker: &Asker, run_id: &str, timeout_s: Option<u64>) -> Result<Value> {
-        let t = timeout_s.unwrap_or(WAIT_DEFAULT_S);
+    /// `agent_run_wait`: until the run ends, asks a question, or `timeout_s` passes (default
+    /// [`WAIT_DEFAULT_S`] when someone listens to `progress`, else [`WAIT_DEFAULT_QUIET_S`]);
+    /// `progress` hears how long it has waited, at a steady pace, until then.
+    pub async fn wait(
+        &self,
+        asker: &Asker,
+        run_id: &str,
+        timeout_s: Option<u64>,
+        progress: &Progress,
+    ) -> Result<Value> {
+        let t = timeout_s.unwrap_or(if progress.wanted() { WAIT_DEFAULT_S } else { WAIT_DEFAULT_QUIET_S });
         if t > WAIT_MAX_S {
             return Err(Error::new(
                 "bridge.invalid_timeout",
@@ -436,26 +451,32 @@ impl Bridge {
                 format!("timeout_s is at most {WAIT_MAX_S} (got {t})"),
             ));
         }
-        let deadline = Instant::now() + Duration::from_secs(t);
+        let bound = Duration::from_secs(t);
+        let deadline = Instant::now() + bound;
         // Only a valid id of a run this caller may see gets a subscription; then read it
         // again, so a change between the first read and the subscription is not missed.
         self.load(asker, run_id).await?;
         let mut rx = self.subscribe(run_id);
-        let mut run = self.load(asker, run_id).await?;
-        let timed_out = loop {
-            let asks = run.pending.as_ref().is_some_and(|p| p["kind"] == "clarify");
-            if run.finished || asks {
-                break false;
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                break true;
-            }
-            // Also poll: a change made by another process (the CLI) does not notify us.
-            let step = (deadline - now).min(Duration::from_millis(500));
-            let _ = tokio::time::timeout(step, rx.changed()).await;
-            run = self.load(asker, run_id).await?;
+        let run = self.load(asker, run_id).await?;
+        let until_done = async move {
+            let mut run = run;
+            let timed_out = loop {
+                let asks = run.pending.as_ref().is_some_and(|p| p["kind"] == "clarify");
+                if run.finished || asks {
+                    break false;
+                }
+                let now = Instant::now();
+                if now >= deadline {
+                    break true;
+                }
+                // Also poll: a change made by another process (the CLI) does not notify us.
+                let step = (deadline - now).min(Duration::from_millis(500));
+                let _ = tokio::time::timeout(step, rx.changed()).await;
+                run = self.load(asker, run_id).await?;
+            };
+            Ok::<_, Error>((run, timed_out))
         };
+        let (run, timed_out) = progress.during(bound, &format!("waiting for run {run_id}"), until_done).await?;
         let mut v = view::run_view(&run, 0)?;
         let id = run.run_id.clone();
         let tail = self.db(move |s| ledger::tail(s, &id, TAIL)).await?;
@@ -693,28 +714,34 @@ mod tests {
         ledger::insert(&store, &run("run_other", "other")).unwrap();
 
         for i in 0..200 {
-            let e = b.wait(&ws, &format!("run_{i:032x}"), Some(5)).await.unwrap_err();
+            let e = b.wait(&ws, &format!("run_{i:032x}"), Some(5), &Progress::none()).await.unwrap_err();
             assert_eq!(e.code, "bridge.run_not_found");
         }
-        assert_eq!(b.wait(&ws, "run_other", Some(5)).await.unwrap_err().code, "bridge.run_not_found");
+        assert_eq!(
+            b.wait(&ws, "run_other", Some(5), &Progress::none()).await.unwrap_err().code,
+            "bridge.run_not_found"
+        );
         let long = "r".repeat(256 * 1024);
         for bad in [long.as_str(), &"r".repeat(KEY_MAX + 1), "", "run id", "run\t1", "rün"] {
-            let e = b.wait(&ws, bad, Some(5)).await.unwrap_err();
+            let e = b.wait(&ws, bad, Some(5), &Progress::none()).await.unwrap_err();
             assert_eq!(e.code, "bridge.invalid_run_id", "{bad:.20?}");
             assert!(e.message.contains("run_id must be 1 to 256"), "{}", e.message);
         }
-        assert!(b.wait(&ws, &"r".repeat(KEY_MAX), Some(5)).await.unwrap_err().code == "bridge.run_not_found");
+        assert!(
+            b.wait(&ws, &"r".repeat(KEY_MAX), Some(5), &Progress::none()).await.unwrap_err().code
+                == "bridge.run_not_found"
+        );
         assert_eq!(b.watcher_count(), 0, "no waiter is left on an unknown or invalid id");
 
         // A wait that times out.
-        assert_eq!(b.wait(&ws, "run_mine", Some(0)).await.unwrap()["timed_out"], true);
+        assert_eq!(b.wait(&ws, "run_mine", Some(0), &Progress::none()).await.unwrap()["timed_out"], true);
         assert_eq!(b.watcher_count(), 0);
 
         // Two waiters share one entry; one caller goes away (its future is dropped), then
         // the run ends and the other returns: nothing is left.
         let spawn_wait = || {
             let (b, ws) = (b.clone(), ws.clone());
-            tokio::spawn(async move { b.wait(&ws, "run_mine", Some(60)).await })
+            tokio::spawn(async move { b.wait(&ws, "run_mine", Some(60), &Progress::none()).await })
         };
         let (w1, w2) = (spawn_wait(), spawn_wait());
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -731,7 +758,11 @@ mod tests {
 
         // A caller that gives up mid-wait (a timeout around the call) leaves nothing either.
         ledger::insert(&store, &run("run_two", "ws")).unwrap();
-        assert!(tokio::time::timeout(Duration::from_millis(150), b.wait(&ws, "run_two", Some(60))).await.is_err());
+        assert!(
+            tokio::time::timeout(Duration::from_millis(150), b.wait(&ws, "run_two", Some(60), &Progress::none()))
+                .await
+                .is_err()
+        );
         assert_eq!(b.watcher_count(), 0);
     }
 

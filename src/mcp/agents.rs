@@ -40,7 +40,8 @@ pub struct AgentRunArgs {
     /// Repeat-safe start: the same key and request returns the same run.
     #[serde(default)]
     pub idempotency_key: Option<String>,
-    /// Wait up to this many seconds (0 to 600, default 0) like agent_run_wait.
+    /// Wait up to this many seconds (0 to 600, default 0) like agent_run_wait, with progress
+    /// notifications while it waits when the call carries a progress token.
     #[serde(default)]
     pub wait_s: Option<i64>,
 }
@@ -100,7 +101,9 @@ pub struct RunIdArgs {
 pub struct WaitArgs {
     /// The run id from agent_run.
     pub run_id: String,
-    /// Seconds to wait (default 120, at most 600).
+    /// Seconds to wait, at most 600. Default 120 when the call carries a progress token
+    /// (progress is then reported every few seconds), else 50, under the 60 s timeout of
+    /// common clients; call again while timed_out is true.
     #[serde(default)]
     pub timeout_s: Option<i64>,
 }
@@ -208,6 +211,11 @@ impl AgentsServer {
         let engine = self.memory()?;
         let profiles = self.bridge()?.profiles().clone();
         tokio::task::spawn_blocking(move || f(&engine, &profiles)).await.map_err(|e| Error::internal(e.to_string()))?
+    }
+
+    /// The progress reporting this call asked for (a progress token in its `_meta`).
+    fn progress(&self, ctx: &RequestContext<RoleServer>) -> crate::progress::Progress {
+        super::progress::of(ctx, &self.state.config)
     }
 
     fn asker(ctx: &RequestContext<RoleServer>) -> Result<Asker> {
@@ -344,13 +352,13 @@ impl AgentsServer {
                 idempotency_key: a.idempotency_key,
                 wait_s,
             };
-            self.bridge()?.start(&asker, req).await
+            self.bridge()?.start(&asker, req, &self.progress(&ctx)).await
         };
         done(r.await)
     }
 
     #[tool(
-        description = "Wait until the run ends, asks a question, or timeout_s passes (default 120, at most 600). Returns the run view, events_tail (last 20 events) and timed_out. An approval request does not end the wait."
+        description = "Wait until the run ends, asks a question, or timeout_s passes (at most 600; default 120 when the call carries a progress token, which then gets progress notifications every few seconds, else 50). Returns the run view, events_tail (last 20 events) and timed_out: when true the run is still going, call again. An approval request does not end the wait."
     )]
     async fn agent_run_wait(
         &self,
@@ -360,7 +368,7 @@ impl AgentsServer {
         let r = async {
             let asker = Self::asker(&ctx)?;
             let t = seconds(a.timeout_s, "bridge.invalid_timeout", "timeout_s")?;
-            self.bridge()?.wait(&asker, &a.run_id, t).await
+            self.bridge()?.wait(&asker, &a.run_id, t, &self.progress(&ctx)).await
         };
         done(r.await)
     }

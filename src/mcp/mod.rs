@@ -5,6 +5,7 @@
 pub mod admin;
 pub mod agents;
 pub mod memory;
+pub mod progress;
 pub mod proxy;
 
 use crate::error::Error;

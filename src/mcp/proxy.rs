@@ -84,6 +84,7 @@ impl ServerHandler for ProxyServer {
             }
         };
         let who = who(&context);
-        Ok(self.state.proxy.call(&served, &request.name, request.arguments, &who).await.into())
+        let progress = super::progress::of(&context, &self.state.config);
+        Ok(self.state.proxy.call(&served, &request.name, request.arguments, &who, &progress).await.into())
     }
 }

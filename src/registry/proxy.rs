@@ -1,8 +1,9 @@
 //! The policy on the call path: what hal0's proxy (`/mcp/proxy/<id>/mcp`) does with each
 //! request of a consumer. `tools/list` shows the allowed and gated tools only; an allowed
 //! call is forwarded with the record's headers; a gated call becomes an approvals-inbox row
-//! and waits (bounded by `[mcp].gate_wait_secs`) for a person, then answers with the result
-//! of the one execution, a denial, or `pending_approval`; blocked and unlisted tools are
+//! and waits (bounded by `[mcp].gate_wait_secs`, reporting progress to a consumer that asked
+//! for it) for a person, then answers with the result of the one execution, a denial, or
+//! `pending_approval`; blocked and unlisted tools are
 //! refused and never reach the server. Every decision is written to the audit log with the
 //! policy in force. The record file is read on every call, so a policy edit applies at once.
 
@@ -14,6 +15,7 @@ use crate::approvals::{self, NewApproval};
 use crate::config::Config;
 use crate::error::{Error, Kind, Result};
 use crate::paths::Paths;
+use crate::progress::Progress;
 use crate::store::Store;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, Tool};
 use serde_json::{Map, Value, json};
@@ -220,12 +222,14 @@ impl Proxy {
     /// One `tools/call` from a consumer to the served record `served` (which the guard
     /// resolved for this request). Policy refusals and upstream failures come back as
     /// `isError` results (the model reads them); the audit log gets one row per decision.
+    /// A gated call's wait for a person reports to `progress`.
     pub async fn call(
         &self,
         served: &Served,
         tool: &str,
         args: Option<Map<String, Value>>,
         who: &Who,
+        progress: &Progress,
     ) -> CallToolResult {
         let r = &served.record;
         let id = r.id.as_str();
@@ -248,7 +252,7 @@ impl Proxy {
                 self.audit(&c, "allow", code, None).await;
                 out.unwrap_or_else(|e| error_result(&e))
             }
-            Verdict::Gated => self.gated(r, &c).await,
+            Verdict::Gated => self.gated(r, &c, progress).await,
             Verdict::Blocked => {
                 let e = refused(
                     "mcp.tool_blocked",
@@ -292,7 +296,7 @@ impl Proxy {
         Err(upstream_error(r, "the connection broke twice"))
     }
 
-    async fn gated(&self, r: &Record, c: &Call<'_>) -> CallToolResult {
+    async fn gated(&self, r: &Record, c: &Call<'_>, progress: &Progress) -> CallToolResult {
         let tool = c.tool;
         let arguments = Value::Object(c.args.clone().unwrap_or_default());
         let full = format!("{}: {tool} {}", r.id, arguments);
@@ -324,10 +328,21 @@ impl Proxy {
             }
         };
         self.audit(c, "gated", None, Some(&row.id)).await;
-        let decided_by = Instant::now() + Duration::from_secs(self.config.mcp.gate_wait_secs);
-        let executed_by = decided_by + Duration::from_secs(self.config.mcp.call_timeout_secs);
+        let (gate, run) = (
+            Duration::from_secs(self.config.mcp.gate_wait_secs),
+            Duration::from_secs(self.config.mcp.call_timeout_secs),
+        );
+        let what = format!("waiting for a person to approve `{tool}` (approval {})", row.id);
+        progress.during(gate + run, &what, self.decision(&row.id, tool, gate, run)).await
+    }
+
+    /// Watch approval `id` of a gated call of `tool` until a person decides (within `gate`)
+    /// and an approved call has run (within `run` more): its result, or what became of it.
+    async fn decision(&self, id: &str, tool: &str, gate: Duration, run: Duration) -> CallToolResult {
+        let decided_by = Instant::now() + gate;
+        let executed_by = decided_by + run;
         loop {
-            let id = row.id.clone();
+            let id = id.to_string();
             let cur = self.store.call(move |s| approvals::get(s, &id)).await;
             let now = Instant::now();
             match cur {

@@ -6,6 +6,9 @@
 #   - <repo>/.tools/node   also @modelcontextprotocol/server-everything (pinned), the
 #                          npm reference MCP server used as an upstream by
 #                          tests/support/upstream.rs (`node .../dist/index.js streamableHttp`)
+#   - <repo>/.tools/node   also the TypeScript SDK @modelcontextprotocol/sdk (pinned), the
+#                          client of tests/external/progress_client.mjs, and the Claude Code
+#                          CLI @anthropic-ai/claude-code (pinned), driven by tests/claude_code.rs
 #   - <repo>/.hermes-venv  a separate venv with the Hermes agent (pinned) plus
 #                          aiohttp, which its API server needs but does not pull in
 # Safe to run repeatedly; it only installs what is missing or at the wrong
@@ -15,6 +18,8 @@ set -euo pipefail
 MCP_PY_VERSION="2.3.0"
 INSPECTOR_VERSION="2.12.0"
 EVERYTHING_VERSION="2026.8.31"
+TS_SDK_VERSION="1.32.2"
+CLAUDE_CODE_VERSION="2.1.332"
 HERMES_VERSION="0.19.0"
 HERMES_AIOHTTP_VERSION="3.14.1"
 
@@ -62,6 +67,21 @@ if [ "$installed" != "$EVERYTHING_VERSION" ] || [ ! -f "$NODE_PREFIX/node_module
 else
     log "server-everything $installed already installed"
 fi
+
+# --- TypeScript SDK and Claude Code CLI (progress tests) --------------------
+npm_pinned() {  # npm_pinned PACKAGE VERSION FILE-THAT-MUST-EXIST
+    local pkg="$1" want="$2" must="$3" installed
+    installed="$(node -e 'try{console.log(require(process.argv[1]).version)}catch(e){}' "$NODE_PREFIX/node_modules/$pkg/package.json" 2>/dev/null || true)"
+    if [ "$installed" != "$want" ] || [ ! -e "$NODE_PREFIX/node_modules/$must" ]; then
+        log "installing $pkg@$want into $NODE_PREFIX (found: ${installed:-none})"
+        mkdir -p "$NODE_PREFIX"
+        npm install --prefix "$NODE_PREFIX" --no-audit --no-fund --loglevel=error --save-exact "$pkg@$want"
+    else
+        log "$pkg $installed already installed"
+    fi
+}
+npm_pinned "@modelcontextprotocol/sdk" "$TS_SDK_VERSION" "@modelcontextprotocol/sdk/dist/esm/client/index.js"
+npm_pinned "@anthropic-ai/claude-code" "$CLAUDE_CODE_VERSION" ".bin/claude"
 
 # --- Hermes agent (real-Hermes end-to-end tests) ----------------------------
 # Its own venv: hermes-agent pins mcp 1.x, the SDK venv above uses mcp 2.x.
