@@ -1,6 +1,6 @@
 //! The real Claude Code CLI (npm `@anthropic-ai/claude-code`, pinned in
 //! `tests/external/setup.sh`) as a client of `hal0-agents` over TCP, driven by
-//! `tests/external/fake_anthropic.py` (a scripted stand-in for the Messages API on loopback):
+//! `../shared/tools/fake_anthropic.py` (the workplace's scripted stand-in for the Messages API on loopback):
 //! a long `agent_run_wait` on a run that stays busy, with Claude Code's default settings.
 //!
 //! Needs `tests/external/setup.sh` (`.tools/node` with the CLI, `.venv` for Python). Without
@@ -26,7 +26,7 @@ fn claude_bin() -> PathBuf {
 
 /// True when the CLI and Python are there; else skip (or fail with `HAL0_REQUIRE_EXTERNAL=1`).
 fn available() -> bool {
-    for p in [claude_bin(), repo().join(".venv/bin/python")] {
+    for p in [claude_bin(), repo().join(".venv/bin/python"), repo().join("../shared/tools/fake_anthropic.py")] {
         if !p.exists() {
             let msg = format!("{} not found", p.display());
             if std::env::var("HAL0_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
@@ -125,7 +125,7 @@ fn claude_session(url: &str, key: &str, tool: &str, input: &Value) -> Session {
     let log = home.path().join("requests.jsonl");
     let plan = json!([[format!("mcp__{AGENTS}__{tool}"), input]]);
     let mut fake = Command::new(repo().join(".venv/bin/python"))
-        .arg(repo().join("tests/external/fake_anthropic.py"))
+        .arg(repo().join("../shared/tools/fake_anthropic.py"))
         .arg(port.to_string())
         .env("FAKE_PLAN", plan.to_string())
         .env("FAKE_LOG", &log)
