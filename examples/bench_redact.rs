@@ -1,6 +1,7 @@
 //! Throughput of the log redactor (`hal0::redact`) over a deterministic 10 MB mixed text:
-//! prose (some of it non-ASCII), code, JSON, env lines, headers, CLI lines and tokens of
-//! every shape at intervals. Times `redact`, `redact_live` and `redact_segments` on 4 KiB
+//! prose (some of it non-ASCII), code, JSON (some of it JSON-escaped), env lines, headers,
+//! CLI lines, percent-encoded URLs, and secrets at intervals (tokens of many shapes, hal0's
+//! own keys, JWTs, Slack webhooks, PEM private keys). Times `redact`, `redact_live` and `redact_segments` on 4 KiB
 //! segments (pages of 16 segments, and one segment per call, each with 8192 characters of
 //! context on both sides), best of 5, and prints MB/s (1 MB = 10^6 bytes).
 //!
@@ -78,11 +79,12 @@ const WORDS: &[&str] = &[
     "tokens",
 ];
 
-/// A pool of fake secrets (so values repeat, as real ones do, for the cross-occurrence rule).
+/// A pool of fake secrets (so values repeat, as real ones do, for the cross-occurrence rule):
+/// every 10th is a plain value, the rest cover the token shapes, PEM keys and webhooks.
 fn secrets(rng: &mut Lcg) -> Vec<String> {
     let mut out = Vec::new();
-    for i in 0..64 {
-        let s = match i % 10 {
+    for i in 0..120 {
+        let s = match i % 20 {
             0 => format!("hf_{}", rng.chars(ALNUM, 34)),
             1 => format!("sk-proj-{}", rng.chars(TOKEN_CHARS, 48)),
             2 => format!("ghp_{}", rng.chars(ALNUM, 36)),
@@ -91,7 +93,30 @@ fn secrets(rng: &mut Lcg) -> Vec<String> {
             5 => format!("AKIA{}", rng.chars(UPPER_DIGITS, 16)),
             6 => format!("hal0bk_{}", rng.chars(TOKEN_CHARS, 40)),
             7 => format!("eyJ{}.eyJ{}.{}", rng.chars(B64URL, 30), rng.chars(B64URL, 60), rng.chars(B64URL, 43)),
-            _ => rng.chars(ALNUM, 20),
+            8 | 18 => rng.chars(ALNUM, 20),
+            9 => format!("hal0ak_{}", rng.chars(ALNUM, 43)),
+            10 => format!("ASIA{}", rng.chars(UPPER_DIGITS, 16)),
+            11 => format!(
+                "xapp-1-A0{}-{}-{}",
+                rng.chars(UPPER_DIGITS, 9),
+                rng.chars(b"0123456789", 13),
+                rng.chars(ALNUM, 40)
+            ),
+            12 => format!("glpat-{}", rng.chars(TOKEN_CHARS, 20)),
+            13 => format!("npm_{}", rng.chars(ALNUM, 36)),
+            14 => format!("sk_live_{}", rng.chars(ALNUM, 99)),
+            15 => format!("AIza{}", rng.chars(TOKEN_CHARS, 35)),
+            16 => format!(
+                "https://hooks.slack.com/services/T{}/B{}/{}",
+                rng.chars(UPPER_DIGITS, 10),
+                rng.chars(UPPER_DIGITS, 10),
+                rng.chars(ALNUM, 24)
+            ),
+            17 => {
+                let lines: Vec<String> = (0..6).map(|_| rng.chars(ALNUM, 64)).collect();
+                format!("-----BEGIN OPENSSH PRIVATE KEY-----\n{}\n-----END OPENSSH PRIVATE KEY-----", lines.join("\n"))
+            }
+            _ => format!("xoxe-1-{}", rng.chars(ALNUM, 146)),
         };
         out.push(s);
     }
@@ -100,7 +125,7 @@ fn secrets(rng: &mut Lcg) -> Vec<String> {
 
 fn line(rng: &mut Lcg, pool: &[String], out: &mut String) {
     let secret = &pool[rng.below(pool.len())];
-    let plain = &pool[8 + 10 * rng.below(6)];
+    let plain = &pool[8 + 10 * rng.below(12)];
     match rng.below(100) {
         0..=54 => {
             let n = 6 + rng.below(14);
@@ -152,7 +177,12 @@ fn line(rng: &mut Lcg, pool: &[String], out: &mut String) {
             out.push('\n');
         }
         87..=91 => out.push_str(&format!("curl -H 'Authorization: Bearer {secret}' https://api.example.com/v1\n")),
-        92..=95 => out.push_str(&format!("hal0 connect --api-key {secret} --max-tokens 256\n")),
+        92..=93 => out.push_str(&format!("hal0 connect --api-key {secret} --max-tokens 256\n")),
+        94 => out.push_str(&format!(
+            "GET /cb?state=ok&auth=Bearer%20{}&next=%2Fhome%3Fq%3Done\n",
+            &secret[..20.min(secret.len())]
+        )),
+        95 => out.push_str(&format!("{{\\\"error\\\":\\\"bad key\\\", \\\"key\\\": \\\"{secret}\\\"}}\n")),
         _ => out.push_str(&format!("found {secret} in the log; later {plain} again\n")),
     }
 }

@@ -407,6 +407,39 @@ async fn hermes_failures_map_to_bridge_codes() {
     assert!(e.starts_with("bridge.agent_unavailable: "), "{e}");
 }
 
+/// A run's `error` (and its input preview, its list row, its events) never shows a key, of
+/// hal0's own shapes or any other: the provider's message quotes keys it refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_runs_error_masks_every_key_shape() {
+    let b = setup(FakeHermesOptions::default(), "").await;
+    let c = b.client("ws").await;
+    let body = "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0UvWxYz1234567";
+    let keys = [
+        format!("hal0ak_{body}"),
+        format!("hal0ck_{body}"),
+        "ASIAQZ2XW3VU4TS5RP6N".to_string(),
+        format!("xapp-1-A0{}", &body[..30]),
+        format!("sk_live_{body}"),
+        format!("AIza{}", &body[..35]),
+        format!("glpat-{}", &body[..20]),
+        format!("npm_{}", &body[..36]),
+        format!("123ghp_{}", &body[..36]),
+    ];
+    let input = format!("FAIL: refused keys {} and Bearer%20{body}", keys.join(", "));
+    let v = ok(&c, "agent_run", json!({"agent": "hermes", "input": input, "wait_s": 20})).await;
+    assert_eq!(v["status"], "failed", "{v}");
+    let error = v["error"].as_str().unwrap();
+    assert!(error.contains("refused keys"), "{error}");
+    let id = v["run_id"].as_str().unwrap();
+    let list = ok(&c, "agent_runs_list", json!({})).await;
+    let events = ok(&c, "agent_run_events", json!({"run_id": id})).await;
+    for shown in [v.to_string(), list.to_string(), events.to_string()] {
+        assert!(!shown.contains(&body[..12]), "a key body shows: {shown}");
+        assert!(!shown.contains("QZ2XW3VU4TS5"), "an ASIA key shows: {shown}");
+    }
+    assert!(error.matches("REDACTED").count() >= keys.len(), "{error}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_hal0_recovers_its_runs() {
     let hermes = FakeHermes::start(FakeHermesOptions {

@@ -11,6 +11,10 @@ use std::sync::Mutex;
 
 pub const ADMIN_VAR: &str = "HAL0_ADMIN_KEY";
 pub const CLIENT_VAR: &str = "HAL0_CLIENT_KEY";
+/// Prefix of a minted admin key (the redactor masks every hal0 key prefix).
+pub const ADMIN_KEY_PREFIX: &str = "hal0ak_";
+/// Prefix of a minted client key.
+pub const CLIENT_KEY_PREFIX: &str = "hal0ck_";
 
 /// Which box key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
@@ -93,7 +97,8 @@ pub fn env_lines(text: &str) -> impl Iterator<Item = (String, String)> + '_ {
 /// Mint a new key for `tier`, write it into `api.env` (replacing the old line, keeping
 /// every other line), and return it. The old key stops working at once.
 pub fn rotate(path: &Path, tier: Tier) -> Result<String> {
-    let key = format!("hal0{}_{}", if tier == Tier::Admin { "ak" } else { "ck" }, random_base62(43)?);
+    let prefix = if tier == Tier::Admin { ADMIN_KEY_PREFIX } else { CLIENT_KEY_PREFIX };
+    let key = format!("{prefix}{}", random_base62(43)?);
     crate::envfile::set_vars(path, &[(tier.var(), &key)])?;
     Ok(key)
 }

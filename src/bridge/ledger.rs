@@ -279,25 +279,49 @@ pub fn text_before(store: &Store, run_id: &str, seq: i64, max: usize) -> Result<
     })
 }
 
-/// Stored `message.text` just after `seq` (contiguous), up to `max` chars, and whether it
-/// runs to the newest stored event.
-pub fn text_after(store: &Store, run_id: &str, seq: i64, max: usize) -> Result<(String, bool)> {
+/// Where the text [`text_after`] returns stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextEnd {
+    /// At another event: the text is complete there.
+    Event,
+    /// At the newest stored event: it grows while the run runs.
+    Stored,
+    /// At `max` characters or the row limit: more text follows.
+    Cut,
+}
+
+/// Stored `message.text` just after `seq` (contiguous), up to `max` chars, and where it stops.
+pub fn text_after(store: &Store, run_id: &str, seq: i64, max: usize) -> Result<(String, TextEnd)> {
+    const ROWS: usize = 64;
     store.with(|c| {
         let mut st = c.prepare(
             "SELECT seq, event, payload FROM run_events WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT 64",
         )?;
         let mut out = String::new();
-        let mut to_end = true;
+        let mut end = TextEnd::Stored;
+        let mut rows = 0;
         for e in st.query_map(params![run_id, seq], event_row)? {
             let e = e?;
-            if e.event != "message.text" || out.chars().count() >= max {
-                to_end = false;
+            rows += 1;
+            if e.event != "message.text" {
+                end = TextEnd::Event;
+                break;
+            }
+            if out.chars().count() >= max {
+                end = TextEnd::Cut;
                 break;
             }
             out.push_str(e.payload["text"].as_str().unwrap_or(""));
         }
+        if rows == ROWS && end == TextEnd::Stored {
+            end = TextEnd::Cut;
+        }
         let n = out.chars().count();
-        Ok((if n > max { out.chars().take(max).collect() } else { out }, to_end))
+        if n > max {
+            out = out.chars().take(max).collect();
+            end = TextEnd::Cut;
+        }
+        Ok((out, end))
     })
 }
 
@@ -358,9 +382,11 @@ mod tests {
         assert_eq!(all.len(), 500);
         assert_eq!(all[0].seq, 101);
         assert!(get(&s, "r1", Some("b")).unwrap().is_none(), "another client sees nothing");
-        let (after, to_end) = text_after(&s, "r1", 598, 100).unwrap();
-        assert!(to_end);
+        let (after, end) = text_after(&s, "r1", 598, 100).unwrap();
+        assert_eq!(end, TextEnd::Stored);
         assert_eq!(after, "598599");
+        assert_eq!(text_after(&s, "r1", 500, 30).unwrap(), ("500501502503504505506507508509".into(), TextEnd::Cut));
+        assert_eq!(text_after(&s, "r1", 300, 10_000).unwrap().1, TextEnd::Cut, "64 rows and more stored");
         assert_eq!(text_before(&s, "r1", 103, 100).unwrap(), "100101", "context stops at the oldest kept event");
         let u = Update { status: Some("completed".into()), pending: Some(None), ..Default::default() };
         let r = apply(&s, "r1", &u).unwrap().unwrap();

@@ -98,9 +98,11 @@ pub fn run_view(run: &Run, offset: i64) -> Result<Value> {
     let total = out.len();
     let start = floor_boundary(out, offset as usize);
     let end = floor_boundary(out, start.saturating_add(WINDOW));
-    let live = !run.finished && end == total;
     let before = last_chars(&out[..start], CONTEXT_CHARS);
     let after = first_chars(&out[end..], CONTEXT_CHARS);
+    // The end of the scanned text is a live edge while the run can grow, and wherever the
+    // context stops short of the stored end (a secret there is cut, not finished).
+    let live = !run.finished || end + after.len() < total;
     let window = redact::redact_segments(before, &[&out[start..end]], after, live).pop().unwrap_or_default();
     let mut truncated = false;
     let mut m = base(run, &mut truncated);
@@ -120,9 +122,7 @@ pub fn run_view(run: &Run, offset: i64) -> Result<Value> {
 pub fn list_view(run: &Run) -> Value {
     let out = &run.output;
     let head = first_chars(out, PREVIEW_CHARS);
-    let after = first_chars(&out[head.len()..], CONTEXT_CHARS);
-    let live = !run.finished && head.len() == out.len();
-    let preview = redact::redact_segments("", &[head], after, live).pop().unwrap_or_default();
+    let (preview, _) = redact::redact_head(out, head.len(), !run.finished);
     let mut truncated = false;
     let mut m = base(run, &mut truncated);
     m.insert("output_preview".into(), json!(preview));
@@ -151,12 +151,17 @@ pub fn events_view(store: &Store, run: &Run, events: &[StoredEvent]) -> Result<V
                 String::new()
             };
             let last_seq = group[group.len() - 1].seq;
-            let (after, to_end) = if j == events.len() {
+            let (after, end) = if j == events.len() {
                 ledger::text_after(store, &run.run_id, last_seq, CONTEXT_CHARS)?
             } else {
-                (String::new(), false)
+                (String::new(), ledger::TextEnd::Event)
             };
-            let live = !run.finished && to_end && j == events.len();
+            // A live edge where the text may still grow or where the context was cut.
+            let live = match end {
+                ledger::TextEnd::Event => false,
+                ledger::TextEnd::Stored => !run.finished,
+                ledger::TextEnd::Cut => true,
+            };
             let texts: Vec<&str> = group.iter().map(|e| e.payload["text"].as_str().unwrap_or("")).collect();
             let masked = redact::redact_segments(&before, &texts, &after, live);
             for (e, text) in group.iter().zip(masked) {
@@ -271,6 +276,26 @@ mod tests {
         let joined = format!("{}{}", a["output"].as_str().unwrap(), b["output"].as_str().unwrap());
         assert!(!joined.contains("abcdefghij"), "{}", &joined[joined.len() - 200..]);
         assert!(!joined.contains("0123"));
+    }
+
+    /// A running run's text stops inside a token: the list preview and the first window cut it
+    /// too, before the token's end arrived. Neither may show the token's start.
+    #[test]
+    fn cut_inside_a_growing_token_shows_nothing_of_it() {
+        for key in ["hal0bk_Ab1Cd2Ef3G", "hal0ak_Ab1Cd2Ef3G", "ghp_Ab1Cd2Ef3Gh4"] {
+            let text = format!("{} {key}", "a ".repeat(95));
+            let r = run(&text, false);
+            let preview = list_view(&r)["output_preview"].as_str().unwrap().to_string();
+            assert!(preview.ends_with(redact::MASK), "{preview}");
+            assert!(!preview.contains(&key[..key.len().min(9)]), "{preview}");
+            let text = format!("{} {key}", "x".repeat(WINDOW - 12));
+            let r = run(&text, false);
+            let window = run_view(&r, 0).unwrap()["output"].as_str().unwrap().to_string();
+            assert!(window.ends_with(redact::MASK), "{}", &window[window.len() - 30..]);
+            // Finished, the same short text is not a token and shows as it is.
+            let done = run_view(&run(&text, true), 0).unwrap()["output"].as_str().unwrap().to_string();
+            assert!(done.ends_with(&key[..11]), "{}", &done[done.len() - 30..]);
+        }
     }
 
     #[test]

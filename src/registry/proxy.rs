@@ -29,6 +29,8 @@ pub const KIND: &str = "mcp_call";
 const GATED_NOTE: &str = "(hal0: each call of this tool waits for a person's approval)";
 /// How often a waiting gated call looks at its row.
 const POLL: Duration = Duration::from_millis(200);
+/// Bytes of a gated call shown in the approvals inbox.
+const PREVIEW_MAX: usize = 400;
 
 /// One consumer call as the audit log describes it.
 struct Call<'a> {
@@ -299,9 +301,7 @@ impl Proxy {
     async fn gated(&self, r: &Record, c: &Call<'_>, progress: &Progress) -> CallToolResult {
         let tool = c.tool;
         let arguments = Value::Object(c.args.clone().unwrap_or_default());
-        let full = format!("{}: {tool} {}", r.id, arguments);
-        let (head, cut) = crate::redact::cut(&full, 400);
-        let preview = crate::redact::redact(&format!("{head}{}", if cut { "…" } else { "" })).into_owned();
+        let preview = gated_preview(&r.id, tool, &arguments);
         let stored = json!({"server": r.id, "tool": tool, "arguments": arguments});
         let (client, tool_s) = (c.who.client.clone(), tool.to_string());
         let row = self
@@ -500,9 +500,30 @@ pub async fn execute_approved(paths: &Paths, config: &Config, row: &approvals::A
     serde_json::to_value(res).map_err(|e| Error::internal(e.to_string()))
 }
 
+/// The approvals-inbox preview of a gated call: `server: tool {arguments}`, at most
+/// [`PREVIEW_MAX`] bytes (then `…`), redacted as part of the whole text so a secret the cut
+/// splits is masked rather than shown by its start.
+fn gated_preview(server: &str, tool: &str, arguments: &Value) -> String {
+    let (head, cut) = crate::redact::redact_head(&format!("{server}: {tool} {arguments}"), PREVIEW_MAX, false);
+    if cut { format!("{head}…") } else { head }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gated_preview_never_shows_the_start_of_a_cut_secret() {
+        let key = "ghp_Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv";
+        for pad in 330..380 {
+            let args = serde_json::json!({"a_note": "x".repeat(pad), "z": key});
+            let p = gated_preview("files", "write", &args);
+            assert!(!p.contains("ghp_Ab"), "{pad}: {}", &p[p.len().saturating_sub(60)..]);
+            assert_eq!(p.ends_with('…'), format!("files: write {args}").len() > PREVIEW_MAX, "{pad}");
+        }
+        let p = gated_preview("files", "write", &serde_json::json!({"k": key}));
+        assert_eq!(p, format!("files: write {{\"k\":\"{}\"}}", crate::redact::MASK));
+    }
 
     #[test]
     fn secrets_are_masked_in_results() {

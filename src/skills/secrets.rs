@@ -103,9 +103,6 @@ fn re(pattern: &str) -> Regex {
     Regex::new(pattern).expect("skills: built-in regex")
 }
 
-/// Token prefixes named in messages (detection itself is the redactor's).
-const PREFIXES: [&str; 15] = crate::redact::TOKEN_PREFIXES;
-
 static FILLER: LazyLock<Regex> = LazyLock::new(|| {
     re(r"^(?:[A-Za-z][A-Za-z0-9]{0,11}[_-]){0,2}(?:\.{3,}|…+|\*{3,}|x{3,}|X{3,})(?:[-_](?:x{3,}|X{3,}|\*{3,}))*$")
 });
@@ -287,15 +284,16 @@ fn line_of(t: &str, at: usize) -> usize {
 
 /// What the range `r` of `t` is, without its value.
 fn describe(t: &str, r: &Range<usize>) -> String {
-    let v = &t[r.clone()];
-    if v.starts_with("AKIA") {
-        return "an `AKIA…` access key".into();
-    }
-    if let Some(p) = PREFIXES.iter().find(|p| v.starts_with(*p)) {
-        return format!("a `{p}…` token");
+    let v = crate::redact::unescape(&t[r.clone()]);
+    let v = v.as_ref();
+    if let Some(token) = crate::redact::token_rule(v) {
+        return token.noun();
     }
     if v.starts_with("eyJ") {
         return "a JWT".into();
+    }
+    if v.starts_with("-----BEGIN") {
+        return "a private key block".into();
     }
     let line_start = t[..r.start].rfind('\n').map_or(0, |i| i + 1);
     let mut from = r.start.saturating_sub(120).max(line_start);
@@ -713,4 +711,52 @@ pub(crate) fn scan(text: &str, format: Format) -> Option<Finding> {
 /// Is `name` (a file or skill name) secret-shaped?
 pub(crate) fn name_is_secret(name: &str) -> bool {
     !secret_ranges(name, false).is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::validate::validate_push;
+    use std::collections::BTreeMap;
+
+    /// A skill as `agent_skill_put` sends it, with `extra` in the body of its SKILL.md.
+    fn skill_md(extra: &str) -> String {
+        format!("---\nname: demo\ndescription: Calls the example API.\n---\n# Example\n\n{extra}\n")
+    }
+
+    /// Every secret shape the redactor masks (its whole test corpus: each token of the table,
+    /// PEM keys, webhooks, encoded and escaped forms) is refused in SKILL.md and in a
+    /// supporting file, and the refusal never repeats the secret.
+    #[test]
+    fn every_redactor_shape_is_refused() {
+        for s in crate::redact::corpus::samples() {
+            let none = BTreeMap::new();
+            let in_md = validate_push("demo", &skill_md(&s.text), &none);
+            let files = BTreeMap::from([("notes.md".to_string(), s.text.clone())]);
+            let in_file = validate_push("demo", &skill_md("See notes.md."), &files);
+            for (where_, got) in [("SKILL.md", in_md), ("notes.md", in_file)] {
+                let e = got.expect_err(&format!("{} accepted in {where_}: {:?}", s.name, s.text));
+                assert_eq!(e.code, "bridge.skill_invalid", "{}: {e}", s.name);
+                assert!(e.message.contains(where_), "{}: {}", s.name, e.message);
+                assert!(!e.message.contains(&s.secret), "{}: {}", s.name, e.message);
+            }
+        }
+    }
+
+    /// The findings name the new shapes by what they are.
+    #[test]
+    fn findings_name_the_shape() {
+        let k = "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0UvWxYz12345";
+        for (text, what) in [
+            (format!("key hal0ak_{k}"), "a `hal0ak_…` token"),
+            (format!("key ASIA{}", "QZ2XW3VU4TS5RP6NM7LK"), "an `ASIA…` access key"),
+            (format!("post https://hooks.slack.com/services/T0{k}/B0{k}/{k}"), "a `hooks.slack.com…` webhook URL"),
+            (
+                format!("-----BEGIN OPENSSH PRIVATE KEY-----\n{k}{k}\n-----END OPENSSH PRIVATE KEY-----"),
+                "a private key block",
+            ),
+        ] {
+            let e = validate_push("demo", &skill_md(&text), &BTreeMap::new()).unwrap_err();
+            assert!(e.message.contains(what), "{what}: {}", e.message);
+        }
+    }
 }

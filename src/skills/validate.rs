@@ -1001,7 +1001,7 @@ mod tests {
                 "JSON escapes".into(),
                 String::new(),
                 files(&[("config.json", &format!("{{\"note\": \"{escaped}\"}}"))]),
-                refused(&["'config.json' holds secret-shaped text", "under `note`"]),
+                refused(&["'config.json' holds secret-shaped text", "line 1 holds a `hf_…` token"]),
             ),
             (
                 "JSON secret key".into(),
@@ -1019,7 +1019,7 @@ mod tests {
                 "YAML escapes".into(),
                 String::new(),
                 files(&[("config.yaml", &format!("note: \"{escaped}\"\n"))]),
-                refused(&["'config.yaml' holds secret-shaped text", "under `note`"]),
+                refused(&["'config.yaml' holds secret-shaped text", "line 1 holds a `hf_…` token"]),
             ),
             (
                 "YAML block secret".into(),
@@ -1041,7 +1041,7 @@ mod tests {
         expect(
             "frontmatter escapes",
             validate_push("demo", &skill_md, &BTreeMap::new()),
-            &refused(&["'SKILL.md' holds secret-shaped text", "(frontmatter)"]),
+            &refused(&["'SKILL.md' holds secret-shaped text", "line 3 holds a `hf_…` token"]),
         );
         // A token-shaped skill name passes the name rule but not the secret rule.
         expect(

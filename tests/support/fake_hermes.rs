@@ -1377,7 +1377,11 @@ impl Runner {
                 let mut out = String::new();
                 self.delta("FAKE ANSWER: working on it", &mut out);
                 self.pause(step).await?;
-                Ok(Outcome::Failed("FAKE FAILURE: the model provider returned HTTP 500 (FAIL requested)".into()))
+                // `FAIL: <detail>` puts the detail in the error (as a provider's message would).
+                let detail = self.input.split_once("FAIL:").map(|(_, d)| format!(": {}", d.trim())).unwrap_or_default();
+                Ok(Outcome::Failed(format!(
+                    "FAKE FAILURE: the model provider returned HTTP 500 (FAIL requested){detail}"
+                )))
             }
             Script::Unicode => {
                 let chunks = ["FAKE ANSWER: caf", "é déjà v", "u — 日", "本語のテキスト 🎉", "🚀 naï", "ve façade"];
