@@ -200,6 +200,7 @@ async fn soak(a: Args) -> i32 {
     stop.store(true, Ordering::Relaxed);
     let mut d = tokio::task::spawn_blocking(move || chaos.join().expect("the chaos thread")).await.unwrap();
     let load_secs = started.elapsed().as_secs_f64();
+    let load_end = Instant::now();
 
     // 1. SIGKILL once more, with whatever the daemon was still doing, and check presence.
     d.sample();
@@ -238,7 +239,8 @@ async fn soak(a: Args) -> i32 {
     }
 
     let outages = outages.lock().unwrap().clone();
-    let report = Report { a: &a, load_secs, kills, lives: &d.lives, ledger: &ledger, f: &f, sh: &sh, log: &log };
+    let report =
+        Report { a: &a, load_secs, load_end, kills, lives: &d.lives, ledger: &ledger, f: &f, sh: &sh, log: &log };
     report.print(&outages, settle_secs, unsettled, lost_after_kill);
     drop(hermes);
     drop(up);
@@ -259,6 +261,7 @@ async fn soak(a: Args) -> i32 {
 struct Report<'a> {
     a: &'a Args,
     load_secs: f64,
+    load_end: Instant,
     kills: usize,
     lives: &'a [Life],
     ledger: &'a ledger::Ledger,
@@ -331,7 +334,12 @@ impl Report<'_> {
             "  SIGKILLs during load: {} (plus 2 at the end: before the checks and after the recovery life)",
             self.kills.saturating_sub(1)
         );
-        let outs: Vec<f64> = outages.iter().filter_map(|o| o.up.map(|u| (u - o.down).as_secs_f64())).collect();
+        // The kills during the load (the two after it are not outages a client saw).
+        let outs: Vec<f64> = outages
+            .iter()
+            .filter(|o| o.down < self.load_end)
+            .filter_map(|o| o.up.map(|u| (u - o.down).as_secs_f64()))
+            .collect();
         if !outs.is_empty() {
             println!(
                 "  outage (kill to listening again, incl. 1 s pause): mean {:.2} s, max {:.2} s",
@@ -339,14 +347,16 @@ impl Report<'_> {
                 outs.iter().cloned().fold(0.0, f64::max)
             );
         }
-        println!("  life  pid      port   secs  startup ms  reap ms  RSS MiB start / max / end   slope MiB/h  end");
+        println!(
+            "  life  pid      port   secs  startup ms  reap ms  RSS MiB start / max / end  anon end  slope MiB/h  end"
+        );
         for life in self.lives {
             let s = &life.rss_kib;
             let (first, last) = (s.first().map(|x| x.1).unwrap_or(0), s.last().map(|x| x.1).unwrap_or(0));
             let max = s.iter().map(|x| x.1).max().unwrap_or(0);
             let slope = slope_mib_h(s).map(|v| format!("{v:+.1}")).unwrap_or_else(|| "-".into());
             println!(
-                "  {:>4}  {:<7}  {:<5} {:>5.0}  {:>10.0}  {:>7.0}  {:>7.1} / {:>6.1} / {:>6.1}   {:>11}  {}",
+                "  {:>4}  {:<7}  {:<5} {:>5.0}  {:>10.0}  {:>7.0}  {:>7.1} / {:>6.1} / {:>6.1}  {:>8.1}  {:>11}  {}",
                 life.life,
                 life.pid,
                 life.port,
@@ -356,9 +366,18 @@ impl Report<'_> {
                 mib(first),
                 mib(max),
                 mib(last),
+                mib(life.anon_kib),
                 slope,
                 life.end
             );
+        }
+        // The shape of long lives: RSS at each minute.
+        for life in self.lives.iter().filter(|l| l.secs >= 120.0) {
+            let per_min: Vec<String> = (0..=(life.secs / 60.0) as usize)
+                .filter_map(|m| life.rss_kib.iter().find(|(t, _)| *t >= m as f64 * 60.0))
+                .map(|(_, k)| format!("{:.1}", mib(*k)))
+                .collect();
+            println!("  life {} RSS MiB at each minute: {}", life.life, per_min.join(" "));
         }
 
         println!("\n-- checks against the store --");
@@ -435,7 +454,7 @@ impl Report<'_> {
                 let s = &life.rss_kib;
                 json!({
                     "life": life.life, "secs": life.secs.round(), "startup_ms": life.startup_ms.round(), "reap_ms": life.reap_ms.round(), "end": life.end,
-                    "rss_mib": {"start": s.first().map(|x| r3(mib(x.1))), "max": s.iter().map(|x| x.1).max().map(|k| r3(mib(k))), "end": s.last().map(|x| r3(mib(x.1)))},
+                    "rss_mib": {"start": s.first().map(|x| r3(mib(x.1))), "max": s.iter().map(|x| x.1).max().map(|k| r3(mib(k))), "end": s.last().map(|x| r3(mib(x.1))), "anon_end": r3(mib(life.anon_kib))},
                     "slope_mib_per_h": slope_mib_h(s).map(r3),
                 })
             })

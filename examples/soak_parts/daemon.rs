@@ -29,6 +29,8 @@ pub struct Life {
     pub secs: f64,
     /// (seconds into the life, VmRSS KiB), every `RSS_EVERY`.
     pub rss_kib: Vec<(f64, u64)>,
+    /// RssAnon KiB (heap and stacks, without the mapped binary) of the last sample.
+    pub anon_kib: u64,
     /// How it ended: `SIGKILL`, `exited <status>` (unexpected) or `running`.
     pub end: String,
     /// SIGKILL sent to process reaped.
@@ -59,10 +61,13 @@ pub struct Daemon {
     tx: watch::Sender<Option<Up>>,
 }
 
-/// The VmRSS of `pid` in KiB, `None` once it is gone.
-pub fn rss_kib(pid: u32) -> Option<u64> {
+/// The VmRSS and RssAnon of `pid` in KiB, `None` once it is gone.
+pub fn rss_kib(pid: u32) -> Option<(u64, u64)> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    s.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse().ok()
+    let field = |name: &str| -> Option<u64> {
+        s.lines().find(|l| l.starts_with(name))?.split_whitespace().nth(1)?.parse().ok()
+    };
+    Some((field("VmRSS:")?, field("RssAnon:")?))
 }
 
 impl Daemon {
@@ -145,6 +150,7 @@ impl Daemon {
             startup_ms,
             secs: 0.0,
             rss_kib: Vec::new(),
+            anon_kib: 0,
             end: "running".into(),
             reap_ms: 0.0,
         });
@@ -170,16 +176,20 @@ impl Daemon {
             self.start();
             return;
         }
-        if let Some(kib) = rss_kib(child.id()) {
-            self.lives.last_mut().unwrap().rss_kib.push((secs, kib));
+        if let Some((kib, anon)) = rss_kib(child.id()) {
+            let life = self.lives.last_mut().unwrap();
+            life.rss_kib.push((secs, kib));
+            life.anon_kib = anon;
         }
     }
 
     /// SIGKILL the running daemon and wait for it to be reaped.
     pub fn kill9(&mut self) {
         let Some((mut child, born)) = self.child.take() else { return };
-        if let Some(kib) = rss_kib(child.id()) {
-            self.lives.last_mut().unwrap().rss_kib.push((born.elapsed().as_secs_f64(), kib));
+        if let Some((kib, anon)) = rss_kib(child.id()) {
+            let life = self.lives.last_mut().unwrap();
+            life.rss_kib.push((born.elapsed().as_secs_f64(), kib));
+            life.anon_kib = anon;
         }
         self.outages.lock().unwrap().push(Outage { down: Instant::now(), up: None });
         // std's Child::kill sends SIGKILL on Unix.
