@@ -11,6 +11,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("status", "GET /api/status"),
     ("clients", "GET /api/bridge/clients"),
     ("unknown", "GET /api/nope"),
+    ("settings", "PUT /api/settings"),
     ("agents", "POST /mcp/agents/mcp"),
     ("memory", "POST /mcp/memory/mcp"),
     ("admin", "POST /mcp/admin/mcp"),
@@ -42,6 +43,7 @@ const OFF: &[(&str, &str)] = &[
     ("status", "200 401 401 -   -   403 403 403 403 401 403 403"),
     ("clients", "200 401 401 -   -   403 403 403 403 401 403 403"),
     ("unknown", "404 401 401 -   -   403 403 403 403 401 403 403"),
+    ("settings", "200 401 401 -   -   403 403 403 403 401 403 403"),
     ("agents", "401 401 401 -   -   200 200 200 200 401 403 403"),
     ("memory", "200 401 401 -   -   403 200 403 200 401 403 403"),
     ("admin", "200 401 401 -   -   403 403 200 200 401 403 403"),
@@ -54,6 +56,7 @@ const ARMED: &[(&str, &str)] = &[
     ("status", "401 401 401 403 200 403 403 403 403 401 403 403"),
     ("clients", "401 401 401 403 200 403 403 403 403 401 403 403"),
     ("unknown", "401 401 401 403 404 403 403 403 403 401 403 403"),
+    ("settings", "401 401 401 403 200 403 403 403 403 401 403 403"),
     ("agents", "401 401 401 403 200 200 200 200 200 401 403 403"),
     ("memory", "401 401 401 200 200 403 200 403 200 401 403 403"),
     ("admin", "401 401 401 403 200 403 403 200 200 401 403 403"),
@@ -88,6 +91,26 @@ fn keys(env: &Env, armed: bool) -> Vec<(&'static str, Option<String>)> {
     v
 }
 
+/// A well-formed request of `method` on `path`: a GET, a JSON settings write (setting a
+/// key to its default), or an MCP `initialize`.
+fn request(
+    http: &reqwest::Client,
+    server: &Server,
+    method: &str,
+    path: &str,
+    key: Option<&str>,
+) -> reqwest::RequestBuilder {
+    let r = match method {
+        "GET" => http.get(server.url(path)),
+        "PUT" => http.put(server.url(path)).json(&serde_json::json!({"key": "bridge.run_retention_days", "value": 30})),
+        _ => return mcp_post(http, &server.url(path), key, &initialize_body()),
+    };
+    match key {
+        Some(k) => r.header("authorization", format!("Bearer {k}")),
+        None => r,
+    }
+}
+
 async fn check(armed: bool, table: &[(&str, &str)]) {
     let env = Env::new();
     let creds = keys(&env, armed);
@@ -103,15 +126,7 @@ async fn check(armed: bool, table: &[(&str, &str)]) {
                 continue;
             }
             let key = creds.iter().find(|(n, _)| n == name).unwrap().1.clone();
-            let resp = if method == "GET" {
-                let mut r = http.get(server.url(path));
-                if let Some(k) = &key {
-                    r = r.header("authorization", format!("Bearer {k}"));
-                }
-                r.send().await.unwrap()
-            } else {
-                mcp_post(&http, &server.url(path), key.as_deref(), &initialize_body()).send().await.unwrap()
-            };
+            let resp = request(&http, &server, method, path, key.as_deref()).send().await.unwrap();
             let status = resp.status().as_u16();
             let body = resp.text().await.unwrap_or_default();
             if status.to_string() != expected[i] {
@@ -143,6 +158,70 @@ async fn matrix_auth_off() {
 #[tokio::test]
 async fn matrix_auth_armed() {
     check(true, ARMED).await;
+}
+
+/// The front door, in front of the tiers: with every credential, on every route but
+/// `/api/health`, a foreign `Host` is a bare 421 and a foreign `Origin` a 403, before any
+/// key is looked at; a state-changing REST request with a non-JSON body is 415, and an MCP
+/// POST that is not JSON is refused too (by rmcp, once the key passed).
+async fn front_door(armed: bool, table: &[(&str, &str)]) {
+    let env = Env::new();
+    let creds = keys(&env, armed);
+    let server = env.serve();
+    let http = reqwest::Client::new();
+    let foreign_host = format!("rebind.example:{}", server.port);
+    let mut failures = Vec::new();
+    for (route, spec) in ROUTES {
+        let expected: Vec<&str> = table.iter().find(|(r, _)| r == route).unwrap().1.split_whitespace().collect();
+        let (method, path) = spec.split_once(' ').unwrap();
+        let open = path == "/api/health";
+        for (i, name) in CREDS.iter().enumerate() {
+            if expected[i] == "-" {
+                continue;
+            }
+            let key = creds.iter().find(|(n, _)| n == name).unwrap().1.clone();
+            let mut seen = |what: &str, r: reqwest::Response, want: u16| {
+                let got = r.status().as_u16();
+                if got != want {
+                    failures.push(format!("{spec} with {name}, {what}: got {got}, want {want}"));
+                }
+            };
+            let r = request(&http, &server, method, path, key.as_deref()).header("host", &foreign_host);
+            let resp = r.send().await.unwrap();
+            seen("foreign Host", resp, if open { 200 } else { 421 });
+            let r = request(&http, &server, method, path, key.as_deref()).header("origin", "https://evil.example");
+            let resp = r.send().await.unwrap();
+            seen("foreign Origin", resp, if open { 200 } else { 403 });
+            if method == "GET" {
+                continue;
+            }
+            // The same request with a text/plain body (what a page can send without a preflight).
+            let mut r = match method {
+                "PUT" => http.put(server.url(path)),
+                _ => http.post(server.url(path)).header("accept", "application/json, text/event-stream"),
+            };
+            r = r.header("content-type", "text/plain").body(initialize_body().to_string());
+            if let Some(k) = &key {
+                r = r.header("authorization", format!("Bearer {k}"));
+            }
+            let resp = r.send().await.unwrap();
+            // REST refuses the media type before the key; an MCP mount checks the key first.
+            let want =
+                if path.starts_with("/api/") || expected[i] == "200" { 415 } else { expected[i].parse().unwrap() };
+            seen("text/plain body", resp, want);
+        }
+    }
+    assert!(failures.is_empty(), "front door (armed={armed}) mismatches:\n{}", failures.join("\n"));
+}
+
+#[tokio::test]
+async fn front_door_auth_off() {
+    front_door(false, OFF).await;
+}
+
+#[tokio::test]
+async fn front_door_auth_armed() {
+    front_door(true, ARMED).await;
 }
 
 #[tokio::test]
