@@ -32,15 +32,7 @@ async fn setup(opts: FakeHermesOptions, toml: &str) -> Box0 {
 }
 
 fn write_profile(dir: &std::path::Path, hermes: &FakeHermes) {
-    let port = hermes.base_url().rsplit(':').next().unwrap().to_string();
-    std::fs::write(
-        dir.join("config.yaml"),
-        format!(
-            "model:\n  default: fake-model\nplatforms:\n  api_server:\n    enabled: true\n    extra:\n      host: 127.0.0.1\n      port: {port}\n      key: {}\n",
-            hermes.key()
-        ),
-    )
-    .unwrap();
+    hermes.write_profile(dir);
 }
 
 impl Box0 {

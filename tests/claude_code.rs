@@ -51,15 +51,7 @@ async fn setup() -> Box0 {
     // An approval nobody answers keeps the run busy for as long as the test needs.
     let hermes = FakeHermes::start(FakeHermesOptions { approval_timeout: None, ..Default::default() }).await;
     let home = tempfile::tempdir().unwrap();
-    let port = hermes.port();
-    std::fs::write(
-        home.path().join("config.yaml"),
-        format!(
-            "model:\n  default: fake-model\nplatforms:\n  api_server:\n    enabled: true\n    extra:\n      host: 127.0.0.1\n      port: {port}\n      key: {}\n",
-            hermes.key()
-        ),
-    )
-    .unwrap();
+    hermes.write_profile(home.path());
     let env = Env::new();
     std::fs::create_dir_all(env.config_dir()).unwrap();
     let toml = format!("[hermes]\nhome = \"{}\"\n", home.path().display());

@@ -78,11 +78,7 @@ impl Setup {
 
     /// The default profile's config.yaml, pointing at `hermes`.
     fn write_default_profile(&self, hermes: &FakeHermes, with_memory: bool, with_github: bool) {
-        let mut y = format!(
-            "model:\n  default: fake-model\nplatforms:\n  api_server:\n    enabled: true\n    extra:\n      host: 127.0.0.1\n      port: {}\n      key: {}\n",
-            hermes.port(),
-            hermes.key()
-        );
+        let mut y = hermes.profile_yaml();
         y.push_str(&self.mcp_servers("127.0.0.1", with_memory));
         if with_github {
             y.push_str("  github:\n    type: http\n    url: https://api.githubcopilot.com/mcp/\n");

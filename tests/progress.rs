@@ -89,15 +89,7 @@ struct Box0 {
 async fn setup() -> Box0 {
     let hermes = FakeHermes::start(FakeHermesOptions { approval_timeout: None, ..Default::default() }).await;
     let home = tempfile::tempdir().unwrap();
-    std::fs::write(
-        home.path().join("config.yaml"),
-        format!(
-            "model:\n  default: fake-model\nplatforms:\n  api_server:\n    enabled: true\n    extra:\n      host: 127.0.0.1\n      port: {}\n      key: {}\n",
-            hermes.port(),
-            hermes.key()
-        ),
-    )
-    .unwrap();
+    hermes.write_profile(home.path());
     let env = Env::new();
     std::fs::create_dir_all(env.config_dir()).unwrap();
     let toml = format!("[mcp]\nprogress_secs = 1\n[hermes]\nhome = \"{}\"\n", home.path().display());

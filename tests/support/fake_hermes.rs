@@ -213,6 +213,20 @@ impl FakeHermes {
     pub fn key(&self) -> &str {
         &self.shared.key
     }
+
+    /// A Hermes profile's `config.yaml` whose API server is this fake.
+    pub fn profile_yaml(&self) -> String {
+        format!(
+            "model:\n  default: fake-model\nplatforms:\n  api_server:\n    enabled: true\n    extra:\n      host: 127.0.0.1\n      port: {}\n      key: {}\n",
+            self.port(),
+            self.key()
+        )
+    }
+
+    /// Write [`Self::profile_yaml`] as `dir/config.yaml` (a Hermes home or profile dir).
+    pub fn write_profile(&self, dir: &std::path::Path) {
+        std::fs::write(dir.join("config.yaml"), self.profile_yaml()).unwrap();
+    }
     /// Whether the listener is up (false after `kill`).
     pub fn is_running(&self) -> bool {
         self.server.lock().unwrap_or_else(|e| e.into_inner()).is_some()
