@@ -21,7 +21,7 @@ struct Box0 {
 async fn setup(opts: FakeHermesOptions, toml: &str) -> Box0 {
     let hermes = FakeHermes::start(opts).await;
     let home = tempfile::tempdir().unwrap();
-    write_profile(home.path(), &hermes);
+    hermes.write_profile(home.path());
     let env = Env::new();
     std::fs::create_dir_all(env.config_dir()).unwrap();
     // The CLI reads Hermes's home from hal0.toml, as an operator would set it.
@@ -29,10 +29,6 @@ async fn setup(opts: FakeHermesOptions, toml: &str) -> Box0 {
     std::fs::write(env.config_dir().join("hal0.toml"), toml).unwrap();
     let server = env.serve();
     Box0 { env, server, hermes, home }
-}
-
-fn write_profile(dir: &std::path::Path, hermes: &FakeHermes) {
-    hermes.write_profile(dir);
 }
 
 impl Box0 {
@@ -440,7 +436,7 @@ async fn a_killed_hal0_recovers_its_runs() {
     })
     .await;
     let home = tempfile::tempdir().unwrap();
-    write_profile(home.path(), &hermes);
+    hermes.write_profile(home.path());
     let env = Env::new();
     let h = [("HAL0_HERMES_HOME", home.path().to_str().unwrap())];
     let mut server = env.serve_with(&h);
@@ -477,7 +473,7 @@ async fn a_run_that_ends_while_hal0_is_down_still_ends_its_events() {
     })
     .await;
     let home = tempfile::tempdir().unwrap();
-    write_profile(home.path(), &hermes);
+    hermes.write_profile(home.path());
     let env = Env::new();
     let h = [("HAL0_HERMES_HOME", home.path().to_str().unwrap())];
     let mut server = env.serve_with(&h);
