@@ -352,6 +352,50 @@ pub fn mcp_callers(store: &Store) -> Result<Vec<CallerUse>> {
     })
 }
 
+/// An MCP caller as operators see it: every surface it used, folded into one entry.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct McpClient {
+    /// The audit identity (`bridge:ci`, `consumer:files/hermes`, `admin:deploy-bot`).
+    pub id: String,
+    pub name: String,
+    /// The identity's prefix (`bridge`, `consumer`, `admin`, `client`), `box` without one.
+    pub role: String,
+    /// Not recorded yet; always null.
+    pub host: Option<String>,
+    pub since: String,
+    pub last_seen: String,
+    pub calls: i64,
+    /// Servers called: `hal0-agents`/`hal0-memory`/`hal0-admin` or a proxied server's id.
+    pub connected_to: Vec<String>,
+}
+
+/// MCP callers seen in the log, one entry per identity, ordered by identity.
+pub fn mcp_clients(store: &Store) -> Result<Vec<McpClient>> {
+    let mut by: std::collections::BTreeMap<String, McpClient> = Default::default();
+    for CallerUse { identity, surface, first, last, calls } in mcp_callers(store)? {
+        let (role, name) = identity.split_once(':').unwrap_or(("box", identity.as_str()));
+        let e = by.entry(identity.clone()).or_insert_with(|| McpClient {
+            id: identity.clone(),
+            name: name.to_string(),
+            role: role.to_string(),
+            host: None,
+            since: first.clone(),
+            last_seen: last.clone(),
+            calls: 0,
+            connected_to: Vec::new(),
+        });
+        let server = surface.strip_prefix("mcp:").unwrap_or(&surface);
+        e.connected_to.push(match server {
+            "agents" | "memory" | "admin" => format!("hal0-{server}"),
+            s => s.strip_prefix("proxy/").unwrap_or(s).to_string(),
+        });
+        e.calls += calls;
+        e.since = e.since.clone().min(first);
+        e.last_seen = e.last_seen.clone().max(last);
+    }
+    Ok(by.into_values().collect())
+}
+
 /// Every matching row as one JSON object per line, oldest first; returns how many.
 pub fn export(store: &Store, f: &Filter, out: &mut impl Write) -> Result<u64> {
     let (cond, params) = where_clause(f)?;

@@ -145,3 +145,12 @@ impl From<rusqlite::Error> for Error {
         Error::unavailable("store.unavailable", format!("the store failed: {e}"))
     }
 }
+
+/// A REST answer: the status of the kind and the `{"error":{"code","message"}}` body.
+impl axum::response::IntoResponse for Error {
+    fn into_response(self) -> axum::response::Response {
+        let status =
+            axum::http::StatusCode::from_u16(self.status()).unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
+        (status, axum::Json(self.to_json())).into_response()
+    }
+}

@@ -18,6 +18,7 @@ pub mod hermes;
 pub mod logbuf;
 pub mod mcp;
 pub mod memory;
+pub mod ops;
 pub mod outbound;
 pub mod paths;
 pub mod progress;

@@ -46,10 +46,17 @@ async fn tools_come_from_the_route_table() {
     want.sort();
     got.sort();
     assert_eq!(got, want);
+    // The schema is the op's argument type: fields it does not know are ignored, except by
+    // the ops that refuse them (and say so).
+    let strict = ["mcp_server_install", "mcp_server_config", "mcp_server_tools", "mcp_server_exposure"];
     for t in tools.iter().filter(|t| !t.name.starts_with("memory_")) {
         let schema = serde_json::to_value(&t.input_schema).unwrap();
-        assert_eq!(schema["properties"]["args"]["additionalProperties"], true, "{}", t.name);
+        let open = !strict.contains(&t.name.as_ref());
+        assert_eq!(schema["properties"]["args"]["additionalProperties"], open, "{}", t.name);
     }
+    let install = tools.iter().find(|t| t.name == "mcp_server_install").unwrap();
+    let schema = serde_json::to_value(&install.input_schema).unwrap();
+    assert_eq!(schema["properties"]["args"]["properties"]["manifest"]["type"], json!(["object", "null"]), "{schema}");
     let revoke = tools.iter().find(|t| t.name == "bridge_client_revoke").unwrap();
     let schema = serde_json::to_value(&revoke.input_schema).unwrap();
     assert_eq!(schema["properties"]["args"]["required"], json!(["name"]));
@@ -109,6 +116,11 @@ async fn path_arguments_are_checked_before_anything_is_queued() {
     assert!(e && v["error"]["code"] == "mcp.missing_arg", "{v}");
     let (e, v) = call(&c, "approval_get", json!({"id": "../etc"})).await;
     assert!(e && v["error"]["code"] == "mcp.invalid_arg", "{v}");
+    // A gated call's other arguments are parsed before it is queued, too.
+    let (e, v) = call(&c, "mcp_server_install", json!({"url": "http://127.0.0.1:9/mcp", "nope": 1})).await;
+    assert!(e && v["error"]["code"] == "mcp.install_invalid", "{v}");
+    let (e, v) = call(&c, "bridge_client_scopes", json!({"name": "ops", "scopes": "admin"})).await;
+    assert!(e && v["error"]["code"] == "bridge.invalid_request", "{v}");
     assert!(pending_rows(&env).is_empty(), "nothing was queued for refused arguments");
     // A value with URL specials reaches the route as one segment.
     let (e, v) = call(&c, "approval_get", json!({"id": "ap_a b?c#d"})).await;

@@ -104,6 +104,21 @@ pub fn fill_path(template: &str, args: &serde_json::Map<String, Value>) -> Resul
     Ok(out)
 }
 
+/// Check `template`'s path arguments in `args` (as [`fill_path`] does) and give each as the
+/// text the route receives (an integer becomes its decimal string).
+pub fn check_path_args(
+    template: &str,
+    mut args: serde_json::Map<String, Value>,
+) -> Result<serde_json::Map<String, Value>> {
+    fill_path(template, &args)?;
+    for (name, _) in crate::ops::routes::path_args(template) {
+        if let Some(v) = args.get_mut(name) {
+            *v = Value::String(text_of(name, v)?);
+        }
+    }
+    Ok(args)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,6 @@
 //! both come here; no MCP tool does.
 
 use super::{Approval, claim, finish, get};
-use crate::config::Config;
 use crate::error::{Error, Kind, Result};
 use crate::store::Store;
 use serde_json::json;
@@ -15,14 +14,11 @@ pub struct Decided {
     pub output: Option<serde_json::Value>,
 }
 
-/// What deciding needs: the store holding the row, and what carrying out each kind needs
-/// (`admin` runs approved admin calls in-process; `paths` finds an MCP server's record).
+/// What deciding needs: the services holding the row and carrying out each kind (an
+/// approved admin call runs its operation directly; `paths` finds an MCP server's record).
 #[derive(Clone, Copy)]
 pub struct Decider<'a> {
-    pub paths: &'a crate::paths::Paths,
-    pub store: &'a Store,
-    pub config: &'a Config,
-    pub admin: Option<&'a crate::admin::Dispatcher>,
+    pub svc: &'a std::sync::Arc<crate::ops::Services>,
 }
 
 impl Decider<'_> {
@@ -31,21 +27,19 @@ impl Decider<'_> {
     pub async fn decide(&self, id: &str, approve: bool, by: &str, reason: Option<&str>) -> Result<Decided> {
         let out = self.decide_inner(id, approve, by, reason).await;
         if let Ok(d) = &out {
-            audit_decision(self.store, d, approve, by);
+            audit_decision(&self.svc.store, d, approve, by);
         }
         out
     }
 
     /// Approve or deny row `id` as `by`: claim it, carry it out, record the outcome on the row.
     async fn decide_inner(&self, id: &str, approve: bool, by: &str, reason: Option<&str>) -> Result<Decided> {
-        let Decider { paths, store, config, admin } = *self;
+        let svc = self.svc;
+        let (paths, store, config) = (&svc.paths, &svc.store, &svc.config);
         let row = get(store, id)?;
         if row.kind == "hermes_command" {
             let row = crate::bridge::decide_hermes_approval(store, config, id, approve, by, reason).await?;
             return Ok(Decided { row, output: None });
-        }
-        if row.kind == "admin_call" && admin.is_none() {
-            return Err(Error::internal("admin calls need the route table"));
         }
         let builtin = ["admin_call", crate::registry::proxy::KIND];
         if !builtin.contains(&row.kind.as_str()) && super::executor(&row.kind).is_none() {
@@ -60,10 +54,10 @@ impl Decider<'_> {
             finish(store, id, "denied", &json!({"ok": true, "executed": false}))?;
             return Ok(Decided { row: get(store, id)?, output: None });
         }
-        let out = match (row.kind.as_str(), admin, super::executor(&row.kind)) {
-            ("admin_call", Some(admin), _) => crate::admin::execute_approved(admin, &row).await,
-            (crate::registry::proxy::KIND, _, _) => crate::registry::proxy::execute_approved(paths, config, &row).await,
-            (_, _, Some(exec)) => exec(store, config, &row),
+        let out = match (row.kind.as_str(), super::executor(&row.kind)) {
+            ("admin_call", _) => crate::admin::execute_approved(svc, &row).await,
+            (crate::registry::proxy::KIND, _) => crate::registry::proxy::execute_approved(paths, config, &row).await,
+            (_, Some(exec)) => exec(store, config, &row),
             _ => Err(Error::internal("no executor")),
         };
         let (status, mut stored, live) = match out {

@@ -148,16 +148,9 @@ fn decide(ctx: &Ctx, id: Option<String>, approve: bool, reason: Option<String>, 
         .enable_all()
         .build()
         .map_err(|e| Error::internal(e.to_string()))?;
-    let decided = rt.block_on(async {
-        // An approved admin call runs its route in-process, as the daemon would.
-        let admin = if row.kind == "admin_call" {
-            Some(crate::server::in_process(ctx.paths.clone(), cfg.clone())?.1)
-        } else {
-            None
-        };
-        let decider = approvals::Decider { paths: &ctx.paths, store: &store, config: &cfg, admin: admin.as_ref() };
-        decider.decide(&id, approve, &who(), reason.as_deref()).await
-    })?;
+    // An approved admin call runs its operation here, as the daemon would.
+    let svc = std::sync::Arc::new(crate::ops::Services::open(ctx.paths.clone(), cfg, false)?);
+    let decided = rt.block_on(approvals::Decider { svc: &svc }.decide(&id, approve, &who(), reason.as_deref()))?;
     let done = decided.row;
     if let Some(out) = &decided.output {
         if json {

@@ -5,7 +5,7 @@
 use super::{admin_error, caller, ok_json};
 use crate::admin::{self, Outcome};
 use crate::auth::Credential;
-use crate::error::Error;
+use crate::ops::Ctx;
 use crate::server::AppState;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult, PaginatedRequestParams,
@@ -78,9 +78,6 @@ impl ServerHandler for AdminServer {
         let identity = Self::identity(&context);
         let audit_id = super::audit_identity(&context);
         let args = request.arguments.clone();
-        let Some(dispatcher) = self.state.admin.get() else {
-            return Ok(admin_error(&Error::unavailable("mcp.unavailable", "the route table is not ready")).into());
-        };
         let name = request.name.to_string();
         if name.starts_with("memory_")
             && let Some(mem) = &self.memory
@@ -89,7 +86,7 @@ impl ServerHandler for AdminServer {
             return mem.call_tool(request, context).await;
         }
         let result: CallToolResult =
-            match admin::call(&self.state.store, dispatcher, &name, request.arguments.as_ref(), &identity).await {
+            match admin::call(Ctx::remote(self.state.ops.clone(), identity), &name, request.arguments.as_ref()).await {
                 Ok(Outcome::Done(v)) => ok_json(v),
                 Ok(Outcome::Pending { approval_id, detail }) => {
                     ok_json(json!({"status": "pending_approval", "approval_id": approval_id, "detail": detail}))

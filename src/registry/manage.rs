@@ -11,7 +11,7 @@ use crate::config::Config;
 use crate::error::{Error, Kind, Result};
 use crate::paths::Paths;
 use crate::store::Store;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 /// What a person installs: a spec string or an inline manifest.
@@ -134,22 +134,6 @@ pub fn configure(
 /// The exposure flags a request may set.
 pub const FLAGS: [&str; 4] = ["hermes", "brain", "openwebui", "opencode"];
 
-/// Parse a `PATCH exposure` body: any of the four flags, each a boolean.
-pub fn parse_exposure(body: &Map<String, Value>) -> Result<Vec<(String, bool)>> {
-    let bad = |m: String| Error::invalid("mcp.exposure_invalid", m);
-    if body.is_empty() {
-        return Err(bad(format!("give at least one of {} as true or false", FLAGS.join(", "))));
-    }
-    body.iter()
-        .map(|(k, v)| {
-            if !FLAGS.contains(&k.as_str()) {
-                return Err(bad(format!("unknown exposure flag `{k}`: choose from {}", FLAGS.join(", "))));
-            }
-            v.as_bool().map(|b| (k.clone(), b)).ok_or_else(|| bad(format!("`{k}` must be true or false")))
-        })
-        .collect()
-}
-
 /// Merge exposure flags into the record and re-run the join. Turning `openwebui`/`opencode`
 /// on is 501 `mcp.exposure_unsupported`; `hermes`/`brain` on a stdio record is 409
 /// `mcp.exposure_needs_supervisor`. Withdrawing always works.
@@ -197,24 +181,13 @@ pub fn set_tools(paths: &Paths, cfg: &Config, store: &Store, id: &str, p: ToolPo
     Ok((r, expose::join(paths, cfg, store)))
 }
 
-/// Parse a `PATCH tools` body: `allow`, `gated`, `blocked`, each a list of tool names.
-pub fn parse_tools(body: &Map<String, Value>) -> Result<ToolPolicy> {
-    let bad = |m: String| Error::invalid("mcp.tools_invalid", m);
-    let mut p = ToolPolicy::default();
-    for (k, v) in body {
-        let list = match k.as_str() {
-            "allow" => &mut p.allow,
-            "gated" => &mut p.gated,
-            "blocked" => &mut p.blocked,
-            _ => return Err(bad(format!("unknown list `{k}`: the policy has allow, gated and blocked"))),
-        };
-        let items = v.as_array().ok_or_else(|| bad(format!("`{k}` must be a list of tool names")))?;
-        for i in items {
-            let t = i.as_str().ok_or_else(|| bad(format!("`{k}` holds a non-string entry")))?;
-            super::policy::validate_tool(t).map_err(|e| bad(e.message))?;
-            list.push(t.to_string());
-        }
+/// A whole tool policy from its three lists (`mcp.tools_invalid` for a malformed name or a
+/// tool on two lists).
+pub fn tool_policy(allow: Vec<String>, gated: Vec<String>, blocked: Vec<String>) -> Result<ToolPolicy> {
+    for t in allow.iter().chain(&gated).chain(&blocked) {
+        super::policy::validate_tool(t).map_err(|e| Error::invalid("mcp.tools_invalid", e.message))?;
     }
+    let p = ToolPolicy { allow, gated, blocked };
     p.validate()?;
     Ok(p)
 }

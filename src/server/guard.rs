@@ -22,9 +22,9 @@ pub struct Caller {
     pub private: bool,
 }
 
+/// A hal0 error as the REST answer (see `impl IntoResponse for Error`).
 pub fn json_error(e: &Error) -> Response {
-    let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (status, axum::Json(e.to_json())).into_response()
+    e.clone().into_response()
 }
 
 fn bare(status: StatusCode) -> Response {
@@ -34,11 +34,6 @@ fn bare(status: StatusCode) -> Response {
 }
 
 pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: Next) -> Response {
-    // An in-process call from the admin tools runs as hal0's own service identity.
-    if let Some(internal) = req.extensions().get::<crate::admin::InternalCall>().cloned() {
-        req.extensions_mut().insert(Caller { cred: Credential::Admin, identity: internal.identity, private: false });
-        return next.run(req).await;
-    }
     let path = req.uri().path().to_string();
     let class = RouteClass::of(&path);
     let is_mcp = path == "/mcp" || path.starts_with("/mcp/");

@@ -11,12 +11,10 @@ pub mod revoke;
 pub mod sessions;
 pub mod tls;
 
-use crate::auth::boxkeys::BoxKeyCache;
 use crate::auth::hosts::{BoxNames, HostPolicy};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::paths::Paths;
-use crate::store::Store;
 use axum::Router;
 use axum::routing::any;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -26,22 +24,16 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
-/// Everything a request handler may need; one per daemon, behind an `Arc`.
+/// Everything a request handler may need; one per daemon, behind an `Arc`. The services
+/// operations run against ([`crate::ops::Services`]: paths, config, store, keys, proxy)
+/// are reached through `Deref`.
 pub struct AppState {
-    pub paths: Paths,
-    pub config: Config,
-    pub store: Store,
-    pub keys: BoxKeyCache,
+    pub ops: Arc<crate::ops::Services>,
     pub hosts: HostPolicy,
-    pub started: Instant,
     /// Bumped whenever keys may have changed (api.env or the store); streams re-check.
     pub epoch: tokio::sync::watch::Receiver<u64>,
     /// The agent bridge (`None` while `[bridge].enabled` is false).
     pub bridge: Option<crate::bridge::Bridge>,
-    /// In-process access to the REST routes, for the admin tools (set once the router exists).
-    pub admin: std::sync::OnceLock<crate::admin::Dispatcher>,
-    /// The policy proxy in front of installed MCP servers.
-    pub proxy: crate::registry::proxy::Proxy,
     /// Open MCP sessions and their bounds.
     pub sessions: Arc<sessions::Sessions>,
     last_seen: Mutex<HashMap<String, Instant>>,
@@ -49,6 +41,13 @@ pub struct AppState {
 
 /// How often the same client's `last_seen` is written at most.
 const LAST_SEEN_EVERY: Duration = Duration::from_secs(30);
+
+impl std::ops::Deref for AppState {
+    type Target = crate::ops::Services;
+    fn deref(&self) -> &crate::ops::Services {
+        &self.ops
+    }
+}
 
 impl AppState {
     /// Whether `name`'s last_seen should be written now (throttled per client).
@@ -67,9 +66,8 @@ impl AppState {
 
 /// Build the state from disk: config, store (migrated), key cache, host policy.
 pub fn build_state(paths: Paths, config: Config, port: u16, cancel: &CancellationToken) -> Result<Arc<AppState>> {
-    let store = Store::open(&paths.db())?;
-    let keys = BoxKeyCache::new(paths.api_env());
-    keys.get()?;
+    let ops = Arc::new(crate::ops::Services::open(paths, config, true)?);
+    let (paths, config, store) = (&ops.paths, &ops.config, &ops.store);
     let names = BoxNames::detect(port, config.network.public_url.as_deref());
     let hosts = HostPolicy::new(
         &names,
@@ -77,19 +75,12 @@ pub fn build_state(paths: Paths, config: Config, port: u16, cancel: &Cancellatio
         std::env::var("HAL0_MCP_ALLOWED_ORIGINS").ok().as_deref(),
     );
     let epoch = revoke::spawn_watcher(paths.api_env(), store.clone(), cancel.clone());
-    let bridge = config.bridge.enabled.then(|| crate::bridge::Bridge::new(store.clone(), &config));
-    let proxy = crate::registry::proxy::Proxy::new(paths.clone(), config.clone(), store.clone());
+    let bridge = config.bridge.enabled.then(|| crate::bridge::Bridge::new(store.clone(), config));
     Ok(Arc::new(AppState {
         sessions: Arc::new(sessions::Sessions::new(&config.limits)),
-        proxy,
         bridge,
-        admin: std::sync::OnceLock::new(),
-        paths,
-        config,
-        store,
-        keys,
         hosts,
-        started: Instant::now(),
+        ops: ops.clone(),
         epoch,
         last_seen: Mutex::new(HashMap::new()),
     }))
@@ -111,8 +102,8 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
     // Every REST route comes from the admin route table, so each one is a tool or a
     // documented exclusion.
     let mut by_path: std::collections::BTreeMap<&str, axum::routing::MethodRouter<Arc<AppState>>> = Default::default();
-    for r in crate::admin::routes::ROUTES {
-        let h = rest::handler(r.method, r.path);
+    for r in crate::ops::ROUTES {
+        let h = rest::handler(r);
         let merged = match by_path.remove(r.path) {
             Some(existing) => existing.merge(h),
             None => h,
@@ -161,18 +152,7 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
         .fallback(rest::not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard::guard))
         .with_state(state.clone());
-    let _ = state.admin.set(crate::admin::Dispatcher::new(app.clone()));
     app
-}
-
-/// The application without a listener, for running routes in-process from the CLI (an
-/// approved admin call decided at the shell).
-pub fn in_process(paths: Paths, config: Config) -> Result<(Arc<AppState>, crate::admin::Dispatcher)> {
-    let cancel = CancellationToken::new();
-    let port = config.bind_addr().port();
-    let state = build_state(paths, config, port, &cancel)?;
-    let app = router(state.clone(), &cancel);
-    Ok((state, crate::admin::Dispatcher::new(app)))
 }
 
 /// Mount an MCP service at `/mcp/<name>/mcp`; the mount root answers 405.

@@ -1,0 +1,90 @@
+//! Bridge clients: list, add (with the default scopes), replace scopes, rotate, revoke.
+//! The key of an added or rotated client is in that answer only.
+
+use super::{Ctx, NoArgs};
+use crate::auth::bridge::{self, Client, Scope};
+use crate::error::Result;
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+/// `bridge_client_list`: every client, never a key.
+pub async fn list(ctx: &Ctx, _: NoArgs) -> Result<Vec<Client>> {
+    ctx.store.call(bridge::list).await
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct AddArgs {
+    /// Client name: lower-case letters, digits, _ and -, at most 32.
+    pub name: String,
+    /// A note for people (what and where this client is).
+    #[serde(default)]
+    pub note: String,
+    /// Scopes to grant: agents, memory, admin (agents is always held). Default: agents, memory.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+}
+
+/// A new or rotated key, shown once, with the lines to paste on the remote machine.
+#[derive(Debug, Serialize)]
+pub struct Keyed {
+    pub name: String,
+    pub key: String,
+    pub scopes: BTreeSet<Scope>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub claude_mcp_add: Vec<String>,
+}
+
+/// The scopes of a new client: the ones asked for, or `agents` and `memory`.
+pub fn requested_scopes(names: &[String]) -> Result<BTreeSet<Scope>> {
+    if names.is_empty() { bridge::parse_scopes(&["agents", "memory"]) } else { bridge::parse_scopes(names) }
+}
+
+/// `bridge_client_add`: a new client and its key, with its `claude mcp add` lines.
+pub async fn add(ctx: &Ctx, a: AddArgs) -> Result<Keyed> {
+    let scopes = requested_scopes(&a.scopes)?;
+    bridge::validate_name(&a.name)?;
+    let cfg = ctx.config.clone();
+    ctx.store
+        .call(move |s| {
+            let (c, key) = bridge::add(s, &a.name, &a.note, scopes)?;
+            let (base, _) = crate::connect::base_url(&cfg);
+            let lines = crate::connect::claude_lines(&base, &cfg, &c.scopes, &key);
+            Ok(Keyed { name: c.name, key, scopes: c.scopes, claude_mcp_add: lines })
+        })
+        .await
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct ScopesArgs {
+    /// The client's name.
+    pub name: String,
+    /// The new scope list: agents, memory, admin (agents is always held).
+    pub scopes: Vec<String>,
+}
+
+/// `bridge_client_scopes`: replace a client's scope set.
+pub async fn set_scopes(ctx: &Ctx, a: ScopesArgs) -> Result<Client> {
+    let scopes = bridge::parse_scopes(&a.scopes)?;
+    ctx.store.call(move |s| bridge::set_scopes(s, &a.name, scopes)).await
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct NameArgs {
+    /// The client's name.
+    pub name: String,
+}
+
+/// `bridge_client_rotate`: a new key; the old one stops at once.
+pub async fn rotate(ctx: &Ctx, a: NameArgs) -> Result<Keyed> {
+    ctx.store
+        .call(move |s| {
+            let (c, key) = bridge::rotate(s, &a.name)?;
+            Ok(Keyed { name: c.name, key, scopes: c.scopes, claude_mcp_add: Vec::new() })
+        })
+        .await
+}
+
+/// `bridge_client_revoke`: the key ends, the name stays reserved.
+pub async fn revoke(ctx: &Ctx, a: NameArgs) -> Result<Client> {
+    ctx.store.call(move |s| bridge::revoke(s, &a.name)).await
+}

@@ -1,0 +1,68 @@
+//! What an operation runs against: [`Services`] (paths, configuration, store, keys, the
+//! proxy's supervisor; one per process) and [`Ctx`], those services plus who is calling.
+
+use crate::auth::boxkeys::BoxKeyCache;
+use crate::config::Config;
+use crate::error::Result;
+use crate::paths::Paths;
+use crate::registry::proxy::Proxy;
+use crate::store::Store;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The shared parts every operation may use; one per process (the daemon's lives in its
+/// `AppState`, a CLI command opens its own).
+pub struct Services {
+    pub paths: Paths,
+    /// The configuration this process started with (`hal0.toml` may have changed since).
+    pub config: Config,
+    pub store: Store,
+    pub keys: BoxKeyCache,
+    pub started: Instant,
+    /// The policy proxy and the supervisor of stdio children.
+    pub proxy: Proxy,
+    /// Whether this process is the daemon: only the daemon's proxy holds the running
+    /// children, so only there can a child be started, stopped or asked for its state.
+    pub daemon: bool,
+}
+
+impl Services {
+    /// Open the store (migrated) and the key cache for `paths` and `config`.
+    pub fn open(paths: Paths, config: Config, daemon: bool) -> Result<Services> {
+        let store = Store::open(&paths.db())?;
+        let keys = BoxKeyCache::new(paths.api_env());
+        keys.get()?;
+        let proxy = Proxy::new(paths.clone(), config.clone(), store.clone());
+        Ok(Services { paths, config, store, keys, started: Instant::now(), proxy, daemon })
+    }
+}
+
+/// One call of an operation: the services and the caller's audit identity (`bridge:ops`,
+/// `admin:deploy-bot`, `api:ops`, `cli:root`…).
+#[derive(Clone)]
+pub struct Ctx {
+    pub svc: Arc<Services>,
+    pub identity: Arc<str>,
+    /// Whether the call was made at the box's shell (`hal0 …`) rather than over the
+    /// network (REST, an MCP tool, or an approved row a remote caller queued).
+    pub from_shell: bool,
+}
+
+impl Ctx {
+    /// A call that arrived over the network (or was queued from there).
+    pub fn remote(svc: Arc<Services>, identity: impl Into<Arc<str>>) -> Ctx {
+        Ctx { svc, identity: identity.into(), from_shell: false }
+    }
+
+    /// A call made at the box's shell.
+    pub fn shell(svc: Arc<Services>, identity: impl Into<Arc<str>>) -> Ctx {
+        Ctx { svc, identity: identity.into(), from_shell: true }
+    }
+}
+
+impl std::ops::Deref for Ctx {
+    type Target = Services;
+    fn deref(&self) -> &Services {
+        &self.svc
+    }
+}

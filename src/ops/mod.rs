@@ -1,0 +1,59 @@
+//! The operations layer: every operation hal0 offers (settings, bridge clients, MCP
+//! servers, approvals, activity, doctor, runs) as one typed async function
+//! `op(&Ctx, Args) -> Result<Out>` with `Args: Deserialize + JsonSchema` and
+//! `Out: Serialize`. The fronts are adapters over [`routes::ROUTES`]: the REST handler
+//! (`server::rest`), the `hal0-admin` tools (`admin`), the approvals inbox executing an
+//! approved call, and the CLI. No rule lives in a front; a rule lives here or in the domain
+//! module an op calls.
+
+pub mod activity;
+pub mod approvals;
+pub mod bridge;
+pub mod ctx;
+pub mod de;
+pub mod doctor;
+pub mod mcp;
+pub mod routes;
+pub mod runs;
+pub mod settings;
+pub mod status;
+
+pub use ctx::{Ctx, Services};
+pub use routes::{Access, OpDef, ROUTES, op_named};
+
+use crate::error::{Error, Result};
+use serde_json::{Map, Value};
+
+/// Deserialize an op's arguments from a JSON object; a malformed argument is `code`
+/// (each op's own `…invalid…` code) with serde's description of what is wrong.
+pub fn parse_args<A: serde::de::DeserializeOwned>(args: Map<String, Value>, code: &'static str) -> Result<A> {
+    serde_json::from_value(Value::Object(args)).map_err(|e| Error::invalid(code, format!("{e}")))
+}
+
+/// Serialize an op's answer.
+pub fn to_value<O: serde::Serialize>(out: O) -> Result<Value> {
+    serde_json::to_value(out).map_err(|e| Error::internal(format!("cannot encode the answer: {e}")))
+}
+
+/// Wire op `$f` (an `async fn(&Ctx, Args) -> Result<Out>`) into an [`OpDef`]'s erased
+/// runner: arguments parsed with `$code` as the malformed-argument code.
+#[macro_export]
+macro_rules! op_runner {
+    ($f:path, $args:ty, $code:expr) => {
+        |ctx: $crate::ops::Ctx, args: serde_json::Map<String, serde_json::Value>| -> $crate::ops::routes::OpFuture {
+            Box::pin(async move {
+                let a: $args = $crate::ops::parse_args(args, $code)?;
+                $crate::ops::to_value($f(&ctx, a).await?)
+            })
+        }
+    };
+}
+
+/// An op that takes no arguments (any given are ignored, as a REST GET ignores a query).
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
+pub struct NoArgs {}
+
+/// Run blocking domain code (files, the store) off the async runtime.
+pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| Err(Error::internal(e.to_string())))
+}
