@@ -21,14 +21,17 @@
 //! (`--calls`: calls per path in the sequential phase, and in the concurrent phase split
 //! evenly over the clients and the two rounds of each path; default 10000.)
 
+#[path = "support/child.rs"]
+mod child;
 #[path = "support/mod.rs"]
 mod support;
 #[path = "../tests/support/upstream.rs"]
 mod upstream;
 
+use child::{KillOnDrop, loadavg};
 use serde_json::json;
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, Command, Stdio};
+use std::io::Read;
+use std::process::{Command, Stdio};
 use support::{Session, pct};
 
 const TEXT: &str = "bench-proxy-payload";
@@ -42,17 +45,7 @@ fn upstream_main() {
     drop(up);
 }
 
-/// A child process killed when dropped (also when the bench panics).
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// This binary re-executed as the upstream; killed when dropped.
+/// The upstream: this binary re-executed (killed when dropped), or FastMCP.
 struct UpstreamProcess {
     _child: Option<KillOnDrop>,
     /// With `--fastmcp`: the Python SDK's FastMCP server under uvicorn instead.
@@ -62,20 +55,8 @@ struct UpstreamProcess {
 
 impl UpstreamProcess {
     fn start() -> UpstreamProcess {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .arg("--upstream")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let url = loop {
-            let l = lines.next().expect("upstream exited before printing its URL").unwrap();
-            if let Some(u) = l.strip_prefix("UPSTREAM ") {
-                break u.to_string();
-            }
-        };
-        UpstreamProcess { _child: Some(KillOnDrop(child)), _fastmcp: None, url }
+        let (child, url) = child::spawn_upstream();
+        UpstreamProcess { _child: Some(child), _fastmcp: None, url }
     }
 
     /// FastMCP (uvicorn) from tests/external/setup.sh's venv.
@@ -83,11 +64,6 @@ impl UpstreamProcess {
         let up = upstream::FastMcp::start().expect("FastMCP needs tests/external/setup.sh (the .venv)");
         UpstreamProcess { _child: None, url: up.url(), _fastmcp: Some(up) }
     }
-}
-
-fn loadavg() -> Vec<f64> {
-    let s = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    s.split_whitespace().take(3).filter_map(|x| x.parse().ok()).collect()
 }
 
 fn args_echo() -> serde_json::Value {

@@ -301,15 +301,7 @@ fn check_public_url(u: &str) -> std::result::Result<(), &'static str> {
 
 /// The host part of an http(s) URL, without brackets or port.
 pub fn url_host(url: &str) -> Option<String> {
-    let rest = url.split_once("://")?.1;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let authority = authority.rsplit_once('@').map(|(_, h)| h).unwrap_or(authority);
-    let host = if let Some(r) = authority.strip_prefix('[') {
-        r.split_once(']')?.0.to_string()
-    } else {
-        authority.split(':').next()?.to_string()
-    };
-    (!host.is_empty()).then_some(host)
+    crate::weburl::HttpUrl::parse(url).map(|u| u.host)
 }
 
 fn config_error(path: &Path, line: Option<usize>, key: Option<&str>, msg: &str) -> Error {

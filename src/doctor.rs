@@ -405,7 +405,7 @@ impl Here {
 
     /// Does `url` name this hal0's `/mcp/<mount>/mcp`?
     fn points_here(&self, url: &str, mount: &str) -> bool {
-        let Some(u) = UrlParts::parse(url) else { return false };
+        let Some(u) = crate::weburl::HttpUrl::parse(url) else { return false };
         let want_path = format!("/mcp/{mount}/mcp");
         if u.path.trim_end_matches('/') != want_path {
             return false;
@@ -432,44 +432,6 @@ impl Here {
         } else {
             host_ip == Some(bind_ip)
         }
-    }
-}
-
-/// The parts of an `http(s)://` URL the doctor compares.
-struct UrlParts {
-    scheme: String,
-    host: String,
-    port: u16,
-    path: String,
-}
-
-impl UrlParts {
-    fn parse(url: &str) -> Option<UrlParts> {
-        let (scheme, rest) = url.trim().split_once("://")?;
-        let scheme = scheme.to_ascii_lowercase();
-        let default_port = match scheme.as_str() {
-            "http" => 80,
-            "https" => 443,
-            _ => return None,
-        };
-        let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-        let (authority, tail) = rest.split_at(end);
-        let path = tail.split(['?', '#']).next().unwrap_or("").to_string();
-        let authority = authority.rsplit_once('@').map(|(_, h)| h).unwrap_or(authority);
-        let (host, port) = if let Some(r) = authority.strip_prefix('[') {
-            let (h, after) = r.split_once(']')?;
-            (h.to_string(), after.strip_prefix(':'))
-        } else {
-            match authority.split_once(':') {
-                Some((h, p)) => (h.to_string(), Some(p)),
-                None => (authority.to_string(), None),
-            }
-        };
-        let port = match port {
-            Some(p) => p.parse().ok()?,
-            None => default_port,
-        };
-        (!host.is_empty()).then_some(UrlParts { scheme, host, port, path })
     }
 }
 

@@ -52,6 +52,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub fn new(code: &'static str, kind: Kind, message: impl Into<String>) -> Self {
+        debug_assert!(crate::codes::is_listed(code), "error code `{code}` is not listed in src/codes.rs");
         Error { code, kind, message: message.into() }
     }
     pub fn invalid(code: &'static str, message: impl Into<String>) -> Self {

@@ -19,22 +19,22 @@ pub const CLIENT_KEY_PREFIX: &str = "hal0ck_";
 /// Which box key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Tier {
+pub enum BoxKey {
     Admin,
     Client,
 }
 
-impl Tier {
+impl BoxKey {
     pub fn var(self) -> &'static str {
         match self {
-            Tier::Admin => ADMIN_VAR,
-            Tier::Client => CLIENT_VAR,
+            BoxKey::Admin => ADMIN_VAR,
+            BoxKey::Client => CLIENT_VAR,
         }
     }
     pub fn as_str(self) -> &'static str {
         match self {
-            Tier::Admin => "admin",
-            Tier::Client => "client",
+            BoxKey::Admin => "admin",
+            BoxKey::Client => "client",
         }
     }
 }
@@ -70,10 +70,10 @@ impl BoxKeys {
         self.admin.is_some() || self.client.is_some()
     }
 
-    pub fn get(&self, tier: Tier) -> Option<&str> {
+    pub fn get(&self, tier: BoxKey) -> Option<&str> {
         match tier {
-            Tier::Admin => self.admin.as_deref(),
-            Tier::Client => self.client.as_deref(),
+            BoxKey::Admin => self.admin.as_deref(),
+            BoxKey::Client => self.client.as_deref(),
         }
     }
 }
@@ -96,8 +96,8 @@ pub fn env_lines(text: &str) -> impl Iterator<Item = (String, String)> + '_ {
 
 /// Mint a new key for `tier`, write it into `api.env` (replacing the old line, keeping
 /// every other line), and return it. The old key stops working at once.
-pub fn rotate(path: &Path, tier: Tier) -> Result<String> {
-    let prefix = if tier == Tier::Admin { ADMIN_KEY_PREFIX } else { CLIENT_KEY_PREFIX };
+pub fn rotate(path: &Path, tier: BoxKey) -> Result<String> {
+    let prefix = if tier == BoxKey::Admin { ADMIN_KEY_PREFIX } else { CLIENT_KEY_PREFIX };
     let key = format!("{prefix}{}", random_base62(43)?);
     crate::envfile::set_vars(path, &[(tier.var(), &key)])?;
     Ok(key)
@@ -122,8 +122,15 @@ pub struct BoxKeyCache {
 
 type Stamp = (u64, i64, i64, u64);
 
+/// The file's identity, size and mtime; a missing file has a stamp of its own (all zero:
+/// no file has inode 0), so it is cached like any other state. `None` when the file cannot
+/// be looked at (then every call reads again and reports the failure).
 fn stamp(path: &Path) -> Option<Stamp> {
-    std::fs::metadata(path).ok().map(|m| (m.ino(), m.mtime(), m.mtime_nsec(), m.size()))
+    match std::fs::metadata(path) {
+        Ok(m) => Some((m.ino(), m.mtime(), m.mtime_nsec(), m.size())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some((0, 0, 0, 0)),
+        Err(_) => None,
+    }
 }
 
 impl BoxKeyCache {
@@ -162,12 +169,12 @@ mod tests {
         let k = BoxKeys::load(&p).unwrap();
         assert_eq!(k.admin.as_deref(), Some("old"));
         assert!(k.armed());
-        let new = rotate(&p, Tier::Admin).unwrap();
+        let new = rotate(&p, BoxKey::Admin).unwrap();
         let text = std::fs::read_to_string(&p).unwrap();
         assert!(text.starts_with("# box keys\nHF_TOKEN=abc\n"), "{text}");
         assert_eq!(BoxKeys::load(&p).unwrap().admin.as_deref(), Some(new.as_str()));
         assert!(!text.contains("old"));
-        let c = rotate(&p, Tier::Client).unwrap();
+        let c = rotate(&p, BoxKey::Client).unwrap();
         assert_eq!(BoxKeys::load(&p).unwrap().client.as_deref(), Some(c.as_str()));
     }
 
@@ -183,9 +190,9 @@ mod tests {
         let p = d.path().join("api.env");
         let cache = BoxKeyCache::new(p.clone());
         assert!(!cache.get().unwrap().armed());
-        let k = rotate(&p, Tier::Admin).unwrap();
+        let k = rotate(&p, BoxKey::Admin).unwrap();
         assert_eq!(cache.get().unwrap().admin.as_deref(), Some(k.as_str()));
-        let k2 = rotate(&p, Tier::Admin).unwrap();
+        let k2 = rotate(&p, BoxKey::Admin).unwrap();
         assert_eq!(cache.get().unwrap().admin.as_deref(), Some(k2.as_str()));
     }
 }

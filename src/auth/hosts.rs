@@ -39,11 +39,9 @@ impl BoxNames {
     }
 }
 
+/// The port written in an http(s) URL (none when it is the scheme's default).
 fn url_port(url: &str) -> Option<u16> {
-    let rest = url.split_once("://")?.1;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let after = if authority.starts_with('[') { authority.split_once(']')?.1 } else { authority };
-    after.rsplit_once(':').and_then(|(_, p)| p.parse().ok())
+    crate::weburl::HttpUrl::parse(url)?.explicit_port
 }
 
 /// Lower-case a host and put IPv6 literals in brackets.

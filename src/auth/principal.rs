@@ -190,6 +190,18 @@ pub fn decide(class: RouteClass, cred: &Credential, armed: bool) -> Decision {
     }
 }
 
+/// The second half of the decision for `/mcp/proxy/<id>/…`, once `id` is known: a consumer
+/// key opens only the server it was minted for.
+pub fn decide_proxy(id: &str, cred: &Credential) -> Decision {
+    match cred {
+        Credential::Consumer(c) if c.server != id => Decision::Forbidden(format!(
+            "this consumer key was minted for `{}`, not `{id}` (hal0 mcp keys add {id} NAME mints one)",
+            c.server
+        )),
+        _ => Decision::Allow,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -768,12 +768,12 @@ mod tests {
 
     #[test]
     fn key_rules() {
-        assert_eq!(check_key("c", "k", "ws", "abc").unwrap(), "ws:abc");
+        assert_eq!(check_key("bridge.invalid_session_key", "k", "ws", "abc").unwrap(), "ws:abc");
         for bad in ["", "has space", "tab\t", "é", &"x".repeat(254)] {
-            assert!(check_key("c", "k", "ws", bad).is_err(), "{bad:?}");
+            assert!(check_key("bridge.invalid_session_key", "k", "ws", bad).is_err(), "{bad:?}");
         }
         // 256 including the prefix "ws:" (3 chars) → 253 is the longest accepted.
-        assert!(check_key("c", "k", "ws", &"x".repeat(253)).is_ok());
+        assert!(check_key("bridge.invalid_session_key", "k", "ws", &"x".repeat(253)).is_ok());
         assert_eq!(
             check_key("bridge.invalid_session_key", "k", "ws", "").unwrap_err().code,
             "bridge.invalid_session_key"

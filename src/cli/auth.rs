@@ -1,7 +1,7 @@
 //! `hal0 auth status|rotate`: the box keys in `api.env`.
 
 use super::{Ctx, confirm, print_json, table};
-use crate::auth::boxkeys::{self, BoxKeys, Tier};
+use crate::auth::boxkeys::{self, BoxKey, BoxKeys};
 use crate::auth::token::fingerprint;
 use crate::error::Result;
 use serde_json::json;
@@ -16,7 +16,7 @@ pub enum AuthCmd {
     /// Mint a new admin or client key and print it once; the old one stops at once.
     Rotate {
         /// Which key.
-        tier: Tier,
+        tier: BoxKey,
         /// Do not ask for confirmation.
         #[arg(long, short = 'y')]
         yes: bool,
@@ -42,7 +42,7 @@ pub fn run(ctx: &Ctx, cmd: AuthCmd) -> Result<()> {
                     "off (no box key yet; `hal0 auth rotate admin` arms it)"
                 }
             );
-            let rows = [Tier::Admin, Tier::Client]
+            let rows = [BoxKey::Admin, BoxKey::Client]
                 .iter()
                 .map(|t| {
                     let k = keys.get(*t);

@@ -94,7 +94,7 @@ fn print_key(ctx: &Ctx, c: &Client, key: &str, json_out: bool, verb: &str) -> Re
 pub fn run(ctx: &Ctx, cmd: BridgeCmd) -> Result<()> {
     match cmd {
         BridgeCmd::Add { name, note, scopes, json } => {
-            let set = if scopes.is_empty() { parse_scopes(&["agents", "memory"])? } else { parse_scopes(&scopes)? };
+            let set = crate::ops::bridge::requested_scopes(&scopes)?;
             bridge::validate_name(&name)?;
             let cfg = ctx.config()?; // a malformed hal0.toml fails before anything is written
             let (c, key) = bridge::add(&ctx.store()?, &name, &note, set)?;

@@ -3,7 +3,7 @@
 
 use super::{Ctx, confirm, print_json, runtime, table};
 use crate::error::{Error, Result};
-use crate::registry::{self, Record, Registry, Tier};
+use crate::registry::{self, Record, Registry, ToolList};
 use crate::term::{safe, safe_line};
 use serde_json::json;
 
@@ -125,7 +125,7 @@ fn record_json(r: &Record, state: Option<&str>) -> serde_json::Value {
     })
 }
 
-fn set(ctx: &Ctx, id: &str, tool: &str, tier: Tier) -> Result<()> {
+fn set(ctx: &Ctx, id: &str, tool: &str, tier: ToolList) -> Result<()> {
     let reg = Registry::new(&ctx.paths);
     let before = reg.get(id)?.tools.tier_of(tool);
     reg.set_tier(id, tool, tier)?;
@@ -139,7 +139,7 @@ fn set(ctx: &Ctx, id: &str, tool: &str, tier: Tier) -> Result<()> {
 }
 
 /// The join's report for people: what changed in Hermes, errors, warnings, the restart.
-fn print_sync(s: &registry::expose::Sync) {
+fn print_sync(s: &registry::expose::HermesSync) {
     for a in &s.applied {
         println!("Hermes: joined {}.", safe_line(a));
     }
@@ -312,9 +312,9 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
             print_sync(&sync);
             Ok(())
         }
-        McpCmd::Allow { id, tool } => set(ctx, &id, &tool, Tier::Allow),
-        McpCmd::Gate { id, tool } => set(ctx, &id, &tool, Tier::Gated),
-        McpCmd::Block { id, tool } => set(ctx, &id, &tool, Tier::Blocked),
+        McpCmd::Allow { id, tool } => set(ctx, &id, &tool, ToolList::Allow),
+        McpCmd::Gate { id, tool } => set(ctx, &id, &tool, ToolList::Gated),
+        McpCmd::Block { id, tool } => set(ctx, &id, &tool, ToolList::Blocked),
         McpCmd::Keys { cmd } => super::mcp_keys::run(ctx, cmd),
         McpCmd::Expose { id, hermes, no_hermes, brain, no_brain, openwebui, opencode, json } => {
             let mut flags = Vec::new();

@@ -550,7 +550,7 @@ fn token_table() {
 /// Every key hal0 mints is masked: box keys, bridge client keys, proxy consumer keys.
 #[test]
 fn hal0_keys_are_masked() {
-    use crate::auth::boxkeys::{self, ADMIN_KEY_PREFIX, CLIENT_KEY_PREFIX, Tier};
+    use crate::auth::boxkeys::{self, ADMIN_KEY_PREFIX, BoxKey, CLIENT_KEY_PREFIX};
     for p in
         [ADMIN_KEY_PREFIX, CLIENT_KEY_PREFIX, crate::auth::bridge::KEY_PREFIX, crate::registry::consumers::KEY_PREFIX]
     {
@@ -561,8 +561,8 @@ fn hal0_keys_are_masked() {
     let store = crate::store::Store::open(&d.path().join("h.db")).unwrap();
     let scopes = crate::auth::bridge::parse_scopes(&["agents"]).unwrap();
     let keys = [
-        boxkeys::rotate(&env, Tier::Admin).unwrap(),
-        boxkeys::rotate(&env, Tier::Client).unwrap(),
+        boxkeys::rotate(&env, BoxKey::Admin).unwrap(),
+        boxkeys::rotate(&env, BoxKey::Client).unwrap(),
         crate::auth::bridge::add(&store, "laptop", "", scopes).unwrap().1,
         crate::registry::consumers::mint(&store, "files", "ci", "").unwrap().1,
     ];

@@ -68,7 +68,7 @@ pub fn manifest_path(paths: &Paths) -> PathBuf {
 
 /// What a join did (the `hermes_sync` of REST answers). Pairs read `<agent id>: <server id>`.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct Sync {
+pub struct HermesSync {
     /// hal0's entries now in Hermes profiles other than the brain.
     pub hermes: Vec<String>,
     /// hal0's entries now in the `hal0-brain` profile.
@@ -160,8 +160,8 @@ fn joinable(r: &Record) -> bool {
 /// Recompute every Hermes profile's hal0 entries from the registry: idempotent, never
 /// failing (failures are in `errors`), restarting Hermes when something changed and
 /// `[hermes].restart_command` is set.
-pub fn join(paths: &Paths, cfg: &Config, store: &Store) -> Sync {
-    let mut s = Sync { restart: "not_needed".into(), ..Default::default() };
+pub fn join(paths: &Paths, cfg: &Config, store: &Store) -> HermesSync {
+    let mut s = HermesSync { restart: "not_needed".into(), ..Default::default() };
     {
         let _lock = match lock(paths) {
             Ok(l) => l,
@@ -195,7 +195,7 @@ pub fn lock(paths: &Paths) -> Result<std::fs::File> {
     crate::paths::lock_file(&paths.state_dir, ".mcp-exposure.lock")
 }
 
-fn converge(paths: &Paths, cfg: &Config, store: &Store, s: &mut Sync) {
+fn converge(paths: &Paths, cfg: &Config, store: &Store, s: &mut HermesSync) {
     let listing = match Registry::new(paths).list() {
         Ok(l) => l,
         Err(e) => {
@@ -269,7 +269,7 @@ fn config_key(dir: &Path) -> String {
 
 /// Converge one profile. The manifest is saved before any new entry is written, so a crash
 /// never leaves an entry hal0 wrote that it does not know it owns.
-fn converge_profile(ctx: &Ctx<'_>, t: &Target, manifest: &mut Manifest, saved: &mut Manifest, s: &mut Sync) {
+fn converge_profile(ctx: &Ctx<'_>, t: &Target, manifest: &mut Manifest, saved: &mut Manifest, s: &mut HermesSync) {
     let key = config_key(&t.dir);
     let cfg_path = t.dir.join("config.yaml");
     let env_path = t.dir.join(".env");
@@ -673,7 +673,7 @@ approvals:
             self.set(id, Some("exposure"), "hermes", toml_edit::value(hermes));
             self.set(id, Some("exposure"), "brain", toml_edit::value(brain));
         }
-        fn join(&self) -> Sync {
+        fn join(&self) -> HermesSync {
             let s = join(&self.paths, &self.cfg, &self.store);
             // Every report serialises.
             serde_json::to_value(&s).unwrap();

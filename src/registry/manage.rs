@@ -2,7 +2,7 @@
 //! registry (install, uninstall, config, exposure, policy) followed by the same Hermes join
 //! (`expose::join`), whose report (`hermes_sync`) never fails the operation itself.
 
-use super::expose::{self, Sync};
+use super::expose::{self, HermesSync};
 use super::policy::ToolPolicy;
 use super::program::{self, Via};
 use super::record::{FieldEdit, Record, Transport};
@@ -90,7 +90,7 @@ pub async fn install(
     src: Source,
     opts: InstallOptions,
     via: Via,
-) -> Result<(Record, Sync)> {
+) -> Result<(Record, HermesSync)> {
     check_name(&opts.name)?;
     let mut r = resolve(&src, opts.id.as_deref(), &Guard::system()).await?;
     if let Some(n) = opts.name {
@@ -106,7 +106,7 @@ pub async fn install(
 
 /// Uninstall `id`: the record goes, every consumer key of it is revoked, and the join
 /// withdraws its entries from Hermes.
-pub fn uninstall(paths: &Paths, cfg: &Config, store: &Store, id: &str, force: bool) -> Result<(usize, Sync)> {
+pub fn uninstall(paths: &Paths, cfg: &Config, store: &Store, id: &str, force: bool) -> Result<(usize, HermesSync)> {
     Registry::new(paths).uninstall(id, force)?;
     let revoked = consumers::revoke_server(store, id)?;
     Ok((revoked, expose::join(paths, cfg, store)))
@@ -122,7 +122,7 @@ pub fn configure(
     env: Option<BTreeMap<String, String>>,
     enabled: Option<bool>,
     via: Via,
-) -> Result<(Record, Option<Sync>)> {
+) -> Result<(Record, Option<HermesSync>)> {
     if env.as_ref().is_some_and(|e| !e.is_empty()) {
         program::check_env_edit(via, &Registry::new(paths).get(id)?)?;
     }
@@ -143,7 +143,7 @@ pub async fn set_exposure(
     store: &Store,
     id: &str,
     flags: Vec<(String, bool)>,
-) -> Result<(Record, Sync)> {
+) -> Result<(Record, HermesSync)> {
     let reg = Registry::new(paths);
     let cur = reg.get(id)?;
     for (k, on) in &flags {
@@ -176,7 +176,7 @@ pub async fn set_exposure(
 }
 
 /// Replace the whole tool policy (`mcp.tools_invalid` when a tool sits on two lists).
-pub fn set_tools(paths: &Paths, cfg: &Config, store: &Store, id: &str, p: ToolPolicy) -> Result<(Record, Sync)> {
+pub fn set_tools(paths: &Paths, cfg: &Config, store: &Store, id: &str, p: ToolPolicy) -> Result<(Record, HermesSync)> {
     let r = Registry::new(paths).replace_policy(id, p)?;
     Ok((r, expose::join(paths, cfg, store)))
 }

@@ -19,7 +19,7 @@ pub mod upstream;
 
 use crate::error::{Error, Result};
 use crate::paths::{Paths, read_optional, write_atomic};
-pub use policy::{Tier, ToolPolicy, Verdict};
+pub use policy::{ToolList, ToolPolicy, Verdict};
 pub use record::{BUNDLED_IDS, Record, Transport};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -219,7 +219,7 @@ impl Registry {
     }
 
     /// Put `tool` on `tier`, taking it off any other list.
-    pub fn set_tier(&self, id: &str, tool: &str, tier: Tier) -> Result<Record> {
+    pub fn set_tier(&self, id: &str, tool: &str, tier: ToolList) -> Result<Record> {
         policy::validate_tool(tool)?;
         self.edit(id, |p| Ok(p.with_tier(tool, tier)))
     }
@@ -294,9 +294,9 @@ mod tests {
         assert!(!r.installed_at.is_empty());
         assert_eq!(reg.install(rec("y")).unwrap_err().code, "mcp.already_installed");
         assert_eq!(reg.install(rec("hal0-admin")).unwrap_err().code, "mcp.bundled");
-        let r = reg.set_tier("y", "t", Tier::Gated).unwrap();
+        let r = reg.set_tier("y", "t", ToolList::Gated).unwrap();
         assert_eq!(classify(Some(&r), "t"), Verdict::Gated);
-        let r = reg.set_tier("y", "t", Tier::Allow).unwrap();
+        let r = reg.set_tier("y", "t", ToolList::Allow).unwrap();
         assert_eq!(r.tools.gated.len(), 0);
         assert_eq!(classify(Some(&r), "t"), Verdict::Allow);
         assert_eq!(classify(None, "t"), Verdict::UnknownServer);

@@ -13,25 +13,25 @@ pub struct ToolPolicy {
     pub blocked: Vec<String>,
 }
 
-/// A tier a tool can be moved to.
+/// The list of a server's tool policy a tool sits on (or is moved to).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Tier {
+pub enum ToolList {
     Allow,
     Gated,
     Blocked,
 }
 
-impl Tier {
+impl ToolList {
     /// The key of the list in `[tools]`.
     pub fn key(self) -> &'static str {
         match self {
-            Tier::Allow => "allow",
-            Tier::Gated => "gated",
-            Tier::Blocked => "blocked",
+            ToolList::Allow => "allow",
+            ToolList::Gated => "gated",
+            ToolList::Blocked => "blocked",
         }
     }
-    pub const ALL: [Tier; 3] = [Tier::Allow, Tier::Gated, Tier::Blocked];
+    pub const ALL: [ToolList; 3] = [ToolList::Allow, ToolList::Gated, ToolList::Blocked];
 }
 
 /// What a call to a tool would meet.
@@ -58,11 +58,11 @@ impl Verdict {
 }
 
 impl ToolPolicy {
-    pub fn list(&self, t: Tier) -> &Vec<String> {
+    pub fn list(&self, t: ToolList) -> &Vec<String> {
         match t {
-            Tier::Allow => &self.allow,
-            Tier::Gated => &self.gated,
-            Tier::Blocked => &self.blocked,
+            ToolList::Allow => &self.allow,
+            ToolList::Gated => &self.gated,
+            ToolList::Blocked => &self.blocked,
         }
     }
 
@@ -81,14 +81,14 @@ impl ToolPolicy {
     }
 
     /// The tier a tool sits on, if any.
-    pub fn tier_of(&self, tool: &str) -> Option<Tier> {
-        Tier::ALL.into_iter().find(|t| self.list(*t).iter().any(|x| x == tool))
+    pub fn tier_of(&self, tool: &str) -> Option<ToolList> {
+        ToolList::ALL.into_iter().find(|t| self.list(*t).iter().any(|x| x == tool))
     }
 
     /// Every name valid, none listed twice (on one list or across lists).
     pub fn validate(&self) -> Result<()> {
-        let mut seen: Vec<(&str, Tier)> = Vec::new();
-        for t in Tier::ALL {
+        let mut seen: Vec<(&str, ToolList)> = Vec::new();
+        for t in ToolList::ALL {
             for tool in self.list(t) {
                 validate_tool(tool)?;
                 if let Some((_, other)) = seen.iter().find(|(n, _)| *n == tool) {
@@ -110,15 +110,15 @@ impl ToolPolicy {
     }
 
     /// The policy with `tool` on `tier` and on no other list.
-    pub fn with_tier(&self, tool: &str, tier: Tier) -> ToolPolicy {
+    pub fn with_tier(&self, tool: &str, tier: ToolList) -> ToolPolicy {
         let mut p = self.clone();
         for l in [&mut p.allow, &mut p.gated, &mut p.blocked] {
             l.retain(|t| t != tool);
         }
         match tier {
-            Tier::Allow => p.allow.push(tool.into()),
-            Tier::Gated => p.gated.push(tool.into()),
-            Tier::Blocked => p.blocked.push(tool.into()),
+            ToolList::Allow => p.allow.push(tool.into()),
+            ToolList::Gated => p.gated.push(tool.into()),
+            ToolList::Blocked => p.blocked.push(tool.into()),
         }
         p
     }
@@ -166,11 +166,11 @@ mod tests {
 
     #[test]
     fn with_tier_moves_never_duplicates() {
-        let p = ToolPolicy::default().with_tier("t", Tier::Gated);
-        assert_eq!(p.tier_of("t"), Some(Tier::Gated));
-        let p = p.with_tier("t", Tier::Allow).with_tier("t", Tier::Allow);
+        let p = ToolPolicy::default().with_tier("t", ToolList::Gated);
+        assert_eq!(p.tier_of("t"), Some(ToolList::Gated));
+        let p = p.with_tier("t", ToolList::Allow).with_tier("t", ToolList::Allow);
         assert_eq!(p, ToolPolicy { allow: v(&["t"]), ..Default::default() });
-        let p = p.with_tier("t", Tier::Blocked);
+        let p = p.with_tier("t", ToolList::Blocked);
         assert_eq!(p, ToolPolicy { blocked: v(&["t"]), ..Default::default() });
         p.validate().unwrap();
     }

@@ -2,7 +2,7 @@
 //! with serde (unknown keys refused, errors name the file and line); edited in place with
 //! toml_edit so an operator's comments and ordering survive.
 
-use super::policy::{Tier, ToolPolicy};
+use super::policy::{ToolList, ToolPolicy};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -267,7 +267,7 @@ impl Record {
         }
         doc.insert("secrets", toml_edit::Item::Table(secrets));
         let mut tools = toml_edit::Table::new();
-        for t in Tier::ALL {
+        for t in ToolList::ALL {
             tools.insert(
                 t.key(),
                 toml_edit::value(self.tools.list(t).iter().map(String::as_str).collect::<toml_edit::Array>()),
@@ -293,7 +293,7 @@ pub fn edit_policy(path: &Path, text: &str, policy: &ToolPolicy) -> Result<Strin
         .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
         .as_table_like_mut()
         .ok_or_else(|| malformed(path, find_line(text, "tools"), "`tools` is not a table"))?;
-    for t in Tier::ALL {
+    for t in ToolList::ALL {
         let want = policy.list(t);
         match tools.get_mut(t.key()).and_then(|i| i.as_array_mut()) {
             Some(arr) => {

@@ -182,13 +182,8 @@ fn proxy_target(
     if id.is_empty() {
         return Err(Error::not_found("mcp.not_found", "no server id in the proxy path (use /mcp/proxy/<id>/mcp)"));
     }
-    if let Credential::Consumer(c) = cred
-        && c.server != id
-    {
-        return Err(Error::forbidden(format!(
-            "this consumer key was minted for `{}`, not `{id}` (hal0 mcp keys add {id} NAME mints one)",
-            c.server
-        )));
+    if let Decision::Forbidden(why) = crate::auth::principal::decide_proxy(id, cred) {
+        return Err(Error::forbidden(why));
     }
     state.proxy.record(id)
 }

@@ -182,62 +182,7 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     let local = listener.local_addr().map_err(|e| Error::internal(e.to_string()))?;
     let state = build_state(paths, config, local.port(), &cancel)?;
     let app = router(state.clone(), &cancel);
-    // Named Hermes profiles are re-converged to hal0's servers every 120 s (the default
-    // profile only on `hal0 agent reprovision hermes`).
-    {
-        let (store, cfg, paths) = (state.store.clone(), state.config.clone(), state.paths.clone());
-        tokio::spawn(async move {
-            loop {
-                let (s, c, p) = (store.clone(), cfg.clone(), paths.clone());
-                if let Ok(rows) = tokio::task::spawn_blocking(move || {
-                    let _lock = crate::registry::expose::lock(&p);
-                    crate::hermes::wiring::converge(&s, &c, false, false)
-                })
-                .await
-                {
-                    for r in rows.iter().filter(|r| r.outcome != "unchanged" && r.outcome != "skipped") {
-                        tracing::info!(agent = %r.agent, outcome = %r.outcome, "hermes wiring: {}", r.detail);
-                    }
-                }
-                tokio::time::sleep(Duration::from_secs(120)).await;
-            }
-        });
-    }
-    // Re-run the exposure join once at start: a record edited by hand, or a server disabled
-    // while hal0 was down, is reconciled with Hermes's config.
-    {
-        let (paths, cfg, store) = (state.paths.clone(), state.config.clone(), state.store.clone());
-        tokio::spawn(async move {
-            let sync = tokio::task::spawn_blocking(move || crate::registry::expose::join(&paths, &cfg, &store)).await;
-            if let Ok(s) = sync {
-                for e in &s.errors {
-                    tracing::warn!("mcp exposure: {e}");
-                }
-                if !s.changed.is_empty() {
-                    tracing::info!(changed = ?s.changed, restart = %s.restart, "mcp exposure reconciled at start");
-                }
-            }
-        });
-    }
-    if let Some(b) = &state.bridge {
-        let b = b.clone();
-        let days = state.config.bridge.run_retention_days;
-        tokio::spawn(async move {
-            match b.recover().await {
-                Ok(0) => {}
-                Ok(n) => tracing::info!("following {n} unfinished run(s) again after the restart"),
-                Err(e) => tracing::error!("cannot recover unfinished runs: {}", e.message),
-            }
-            loop {
-                match b.store().call(move |s| crate::bridge::ledger::prune(s, days)).await {
-                    Ok(0) => {}
-                    Ok(n) => tracing::info!("pruned {n} run(s) older than {days} days"),
-                    Err(e) => tracing::warn!("cannot prune old runs: {}", e.message),
-                }
-                tokio::time::sleep(Duration::from_secs(3600)).await;
-            }
-        });
-    }
+    crate::service::start(&state.ops, state.bridge.clone(), &cancel);
     tracing::info!(
         addr = %local,
         config_dir = %state.paths.config_dir.display(),

@@ -1,0 +1,171 @@
+//! Benchmark of a `hal0-admin` autonomous read against a bare rmcp server, side by side in
+//! the same harness with the same client code (`support::Session`, a raw MCP session over
+//! reqwest, one connection per session):
+//!
+//! - bare: the `echo` tool of an rmcp 3.11 streamable-HTTP server with nothing else
+//!   (tests/support/upstream.rs), in a process of its own (this example re-executed with
+//!   `--upstream`);
+//! - hal0: `version_info` and `settings_get` on `/mcp/admin/mcp` of `hal0 serve`, which
+//!   checks the bridge key, runs the operation (`crate::ops`) and writes an audit row per
+//!   call.
+//!
+//! `--clients` concurrent sessions (default 16), rounds ordered bare, version_info,
+//! settings_get, settings_get, version_info, bare so a drift in machine load weighs on each
+//! alike; then one sequential session per target for p50/p99.
+//!
+//! Run: `cargo build --release &&
+//!       cargo run --release --example bench_admin -- target/release/hal0 [--calls N] [--clients 16]`
+
+#[path = "support/child.rs"]
+mod child;
+#[path = "support/mod.rs"]
+mod support;
+#[path = "../tests/support/upstream.rs"]
+mod upstream;
+
+use child::{KillOnDrop, loadavg};
+use serde_json::{Value, json};
+use std::io::Read;
+use std::process::{Command, Stdio};
+use support::{Session, pct};
+
+/// The upstream process: serve until stdin closes.
+fn upstream_main() {
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let up = rt.block_on(upstream::RmcpUpstream::start());
+    println!("UPSTREAM {}", up.url());
+    let _ = std::io::stdin().read_to_end(&mut Vec::new());
+    drop(up);
+}
+
+/// One measured target: where, which tool with which arguments, and a text its answer holds.
+#[derive(Clone, Copy)]
+struct Target {
+    label: &'static str,
+    tool: &'static str,
+    args: fn() -> Value,
+    expect: &'static str,
+}
+
+const BARE: Target = Target { label: "bare rmcp echo", tool: "echo", args: || json!({"text": "x"}), expect: "x" };
+const VERSION: Target =
+    Target { label: "hal0-admin version_info", tool: "version_info", args: || json!({"args": {}}), expect: "uptime_s" };
+const SETTINGS: Target =
+    Target { label: "hal0-admin settings_get", tool: "settings_get", args: || json!({"args": {}}), expect: "running" };
+
+fn main() {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.first().map(String::as_str) == Some("--upstream") {
+        return upstream_main();
+    }
+    let mut bin = "target/release/hal0".to_string();
+    let (mut calls, mut clients) = (20_000u64, 16usize);
+    let mut it = argv.into_iter();
+    while let Some(a) = it.next() {
+        let mut num = |what: &str| -> u64 {
+            it.next().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or_else(|| panic!("{what} needs a number"))
+        };
+        match a.as_str() {
+            "--calls" => calls = num("--calls"),
+            "--clients" => clients = num("--clients") as usize,
+            _ if a.starts_with("--") => {
+                panic!("unknown option {a}; usage: bench_admin HAL0_BIN [--calls N] [--clients C]")
+            }
+            _ => bin = a,
+        }
+    }
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(run(bin, calls, clients));
+}
+
+async fn open_warm(url: &str, key: &str, t: Target, clients: usize, warm: u64) -> Vec<Session> {
+    let mut sessions = Vec::with_capacity(clients);
+    for _ in 0..clients {
+        sessions.push(Session::open(url, key).await);
+    }
+    futures::future::join_all(sessions.iter().map(|s| async move {
+        for i in 0..warm {
+            s.call(1_000_000 + i, t.tool, (t.args)(), t.expect).await;
+        }
+    }))
+    .await;
+    sessions
+}
+
+async fn run(bin: String, calls: u64, clients: usize) {
+    let load_start = loadavg();
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let (upstream, bare_url) = child::spawn_upstream();
+
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, state) = (dir.path().join("etc"), dir.path().join("var"));
+    let out = Command::new(&bin)
+        .args(["bridge", "add", "bench", "--scope", "admin", "--json"])
+        .env("HAL0_CONFIG_DIR", &cfg)
+        .env("HAL0_STATE_DIR", &state)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let key = serde_json::from_slice::<Value>(&out.stdout).unwrap()["key"].as_str().unwrap().to_string();
+    let (server, base) = support::serve(&bin, &cfg, &state, &[]);
+    let server = KillOnDrop(server);
+    let admin_url = format!("{base}/mcp/admin/mcp");
+    let url = |t: Target| if t.tool == "echo" { bare_url.clone() } else { admin_url.clone() };
+
+    // Concurrent rounds; each on fresh warmed sessions.
+    let order = [BARE, VERSION, SETTINGS, SETTINGS, VERSION, BARE];
+    let per = (calls / clients as u64 / 2).max(1);
+    let warm = (per / 10).clamp(2, 20);
+    let mut totals: Vec<(Target, Vec<f64>, f64)> =
+        vec![(BARE, vec![], 0.0), (VERSION, vec![], 0.0), (SETTINGS, vec![], 0.0)];
+    for t in order {
+        let sessions = open_warm(&url(t), &key, t, clients, warm).await;
+        let (lat, secs) = support::concurrent(sessions, per, t.tool, (t.args)(), t.expect).await;
+        let e = totals.iter_mut().find(|(x, _, _)| x.tool == t.tool).unwrap();
+        e.1.extend(lat);
+        e.2 += secs;
+    }
+    // Sequential: one session per target, interleaved call by call.
+    let seq_n = (calls / 4).max(100);
+    let seq: Vec<Session> = futures::future::join_all([BARE, VERSION, SETTINGS].map(|t| {
+        let u = url(t);
+        let k = key.clone();
+        async move { open_warm(&u, &k, t, 1, 50).await.pop().unwrap() }
+    }))
+    .await;
+    let mut seq_lat = [vec![], vec![], vec![]];
+    for i in 0..seq_n {
+        for (j, t) in [BARE, VERSION, SETTINGS].into_iter().enumerate() {
+            seq_lat[j].push(seq[j].call(i, t.tool, (t.args)(), t.expect).await.0);
+        }
+    }
+    drop((seq, server, upstream));
+    let load_end = loadavg();
+
+    let bare_rate = totals[0].1.len() as f64 / totals[0].2;
+    println!("hal0-admin autonomous reads vs a bare rmcp server, same harness, same client code");
+    println!("machine: {cores} cores, load average at start {load_start:?}, at end {load_end:?}");
+    println!("{clients} concurrent sessions, {per} calls per session per round, rounds B,V,S,S,V,B:");
+    let r3 = |x: f64| (x * 1000.0).round() / 1000.0;
+    let mut figures = serde_json::Map::new();
+    for (j, (t, lat, secs)) in totals.iter_mut().enumerate() {
+        let rate = lat.len() as f64 / *secs;
+        let (p50, p99) = (pct(lat, 0.5), pct(lat, 0.99));
+        let (s50, s99) = (pct(&mut seq_lat[j], 0.5), pct(&mut seq_lat[j], 0.99));
+        println!(
+            "  {:<26} {rate:>7.0} calls/s ({:.2} of bare)  p50 {p50:.3} ms  p99 {p99:.3} ms | sequential p50 {s50:.3} ms  p99 {s99:.3} ms",
+            t.label,
+            rate / bare_rate
+        );
+        figures.insert(
+            t.tool.into(),
+            json!({"calls_per_s": rate.round(), "ratio_to_bare": r3(rate / bare_rate), "p50_ms": r3(p50), "p99_ms": r3(p99),
+                   "sequential_p50_ms": r3(s50), "sequential_p99_ms": r3(s99)}),
+        );
+    }
+    println!(
+        "{}",
+        json!({"bench": "admin", "bin": bin, "clients": clients, "calls_per_target": totals[0].1.len(), "cores": cores,
+               "figures": figures, "loadavg_start": load_start, "loadavg_end": load_end})
+    );
+}

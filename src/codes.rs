@@ -1,0 +1,244 @@
+//! Every stable error code hal0 answers with, listed once. `Error::new` refuses an unlisted
+//! code in debug builds (so any test that meets one fails), and a test checks that every
+//! code a constructor names in the source is listed and every listed code is used.
+
+/// Every code, sorted (one area per line group: `area.what`).
+pub const ALL: &[&str] = &[
+    // activity
+    "activity.invalid_filter",
+    // approvals
+    "approvals.execution_failed",
+    "approvals.invalid_arguments",
+    "approvals.invalid_request",
+    "approvals.invalid_status",
+    "approvals.none_pending",
+    "approvals.not_approved",
+    "approvals.not_found",
+    "approvals.not_pending",
+    "approvals.unsupported_kind",
+    "approvals.wrong_kind",
+    // audit
+    "audit.export_failed",
+    "audit.invalid_entry",
+    "audit.invalid_since",
+    // auth
+    "auth.forbidden",
+    "auth.keys_unreadable",
+    // bridge
+    "bridge.agent_refused",
+    "bridge.agent_unavailable",
+    "bridge.agent_unkeyed",
+    "bridge.client_revoked",
+    "bridge.idempotency_conflict",
+    "bridge.internal",
+    "bridge.invalid_idempotency_key",
+    "bridge.invalid_input",
+    "bridge.invalid_limit",
+    "bridge.invalid_name",
+    "bridge.invalid_note",
+    "bridge.invalid_offset",
+    "bridge.invalid_request",
+    "bridge.invalid_run_id",
+    "bridge.invalid_session_key",
+    "bridge.invalid_since",
+    "bridge.invalid_timeout",
+    "bridge.invalid_wait",
+    "bridge.memory_disabled",
+    "bridge.memory_failed",
+    "bridge.memory_invalid",
+    "bridge.name_revoked",
+    "bridge.name_taken",
+    "bridge.no_pending_request",
+    "bridge.run_not_found",
+    "bridge.run_not_running",
+    "bridge.skill_invalid",
+    "bridge.skill_not_found",
+    "bridge.skill_pending_elsewhere",
+    "bridge.skill_readonly",
+    "bridge.store_unavailable",
+    "bridge.too_many_pending",
+    "bridge.too_many_runs",
+    "bridge.unavailable",
+    "bridge.unknown_agent",
+    "bridge.unknown_client",
+    "bridge.unknown_scope",
+    // cli
+    "cli.declined",
+    "cli.invalid_limit",
+    "cli.missing_id",
+    // config
+    "config.invalid",
+    "config.invalid_key",
+    "config.invalid_request",
+    "config.tls_invalid",
+    // fs
+    "fs.read_failed",
+    "fs.write_failed",
+    // hermes
+    "hermes.client_revoked",
+    "hermes.config_edit_refused",
+    "hermes.config_unparsable",
+    "hermes.config_unsupported",
+    "hermes.reprovision_failed",
+    // internal
+    "internal",
+    // logs
+    "logs.invalid_lines",
+    // mcp
+    "mcp.already_installed",
+    "mcp.approved_call_failed",
+    "mcp.bundled",
+    "mcp.call_denied",
+    "mcp.call_withdrawn",
+    "mcp.catalog_invalid",
+    "mcp.catalog_source_invalid",
+    "mcp.catalog_source_missing",
+    "mcp.catalog_source_not_found",
+    "mcp.catalog_unknown_category",
+    "mcp.config_invalid",
+    "mcp.consumer_not_found",
+    "mcp.env_invalid",
+    "mcp.env_secret",
+    "mcp.exposure_invalid",
+    "mcp.exposure_manifest_unreadable",
+    "mcp.exposure_needs_supervisor",
+    "mcp.exposure_unsupported",
+    "mcp.insecure_credentials",
+    "mcp.install_invalid",
+    "mcp.invalid_arg",
+    "mcp.invalid_consumer",
+    "mcp.invalid_header",
+    "mcp.invalid_id",
+    "mcp.invalid_limit",
+    "mcp.invalid_name",
+    "mcp.invalid_spec",
+    "mcp.invalid_url",
+    "mcp.manifest_fetch_failed",
+    "mcp.manifest_invalid",
+    "mcp.memory_schema",
+    "mcp.missing_arg",
+    "mcp.mount_root",
+    "mcp.not_found",
+    "mcp.not_supervised",
+    "mcp.probe_failed",
+    "mcp.program_needs_auth",
+    "mcp.record_malformed",
+    "mcp.server_disabled",
+    "mcp.ssrf_refused",
+    "mcp.supervisor_unavailable",
+    "mcp.tls_ca_invalid",
+    "mcp.tls_certificate_invalid",
+    "mcp.too_many_sessions",
+    "mcp.tool_blocked",
+    "mcp.tool_unknown",
+    "mcp.tools_invalid",
+    "mcp.unknown_action",
+    "mcp.unknown_tool",
+    "mcp.upstream_failed",
+    "mcp.upstream_tool_error",
+    // memory
+    "memory.engine_unavailable",
+    "memory.not_found",
+    "memory.operation_finished",
+    "memory.operation_not_failed",
+    "memory.operation_not_retryable",
+    "memory.private_forbidden",
+    // not_found
+    "not_found",
+    // request
+    "request.body_timeout",
+    "request.body_unreadable",
+    "request.https_required",
+    "request.invalid",
+    "request.invalid_path",
+    "request.too_large",
+    "request.unsupported_media_type",
+    // runs
+    "runs.invalid_filter",
+    "runs.invalid_limit",
+    // serve
+    "serve.bind_failed",
+    // store
+    "store.migration_failed",
+    "store.too_new",
+    "store.unavailable",
+];
+
+/// Whether `code` is one of [`ALL`].
+pub fn is_listed(code: &str) -> bool {
+    ALL.contains(&code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ALL;
+    use std::collections::BTreeSet;
+    use std::path::Path;
+
+    fn sources(dir: &Path, out: &mut Vec<(String, String)>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                sources(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push((p.display().to_string(), std::fs::read_to_string(&p).unwrap()));
+            }
+        }
+    }
+
+    /// The first string literal after each `Error::<ctor>(` / `Self::<ctor>(`.
+    fn constructor_codes(text: &str) -> Vec<String> {
+        let mut codes = Vec::new();
+        for ctor in ["new(", "invalid(", "not_found(", "conflict(", "unavailable(", "io("] {
+            for owner in ["Error::", "Self::"] {
+                let pat = format!("{owner}{ctor}");
+                let mut rest = text;
+                while let Some(i) = rest.find(&pat) {
+                    rest = &rest[i + pat.len()..];
+                    let arg = rest.trim_start();
+                    if let Some(lit) = arg.strip_prefix('"') {
+                        codes.push(lit[..lit.find('"').unwrap()].to_string());
+                    }
+                }
+            }
+        }
+        codes
+    }
+
+    #[test]
+    fn every_constructed_code_is_listed_and_every_listed_code_is_used() {
+        let mut files = Vec::new();
+        sources(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
+        let listed: BTreeSet<&str> = ALL.iter().copied().collect();
+        assert_eq!(listed.len(), ALL.len(), "a code is listed twice");
+        let mut unlisted = Vec::new();
+        // This file's own test of the debug check names an unlisted code on purpose.
+        for (path, text) in files.iter().filter(|(p, _)| !p.ends_with("codes.rs")) {
+            for c in constructor_codes(text) {
+                if !listed.contains(c.as_str()) {
+                    unlisted.push(format!("{path}: {c}"));
+                }
+            }
+        }
+        assert!(unlisted.is_empty(), "codes missing from src/codes.rs: {unlisted:#?}");
+        let all_text: String =
+            files.iter().filter(|(p, _)| !p.ends_with("codes.rs")).map(|(_, t)| t.as_str()).collect();
+        let unused: Vec<&str> = ALL.iter().copied().filter(|c| !all_text.contains(&format!("\"{c}\""))).collect();
+        assert!(unused.is_empty(), "listed codes no source names: {unused:?}");
+    }
+
+    #[test]
+    fn codes_are_area_dot_what_in_lower_case() {
+        for c in ALL {
+            let ok = c.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'));
+            assert!(ok, "`{c}` is not area.what in lower case");
+        }
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "is not listed in src/codes.rs")]
+    fn an_unlisted_code_is_refused_in_debug_builds() {
+        let _ = crate::error::Error::invalid("made.up_code", "x");
+    }
+}
