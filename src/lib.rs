@@ -15,6 +15,7 @@ pub mod connect;
 pub mod doctor;
 pub mod envfile;
 pub mod error;
+pub mod filememo;
 pub mod hermes;
 pub mod logbuf;
 pub mod mcp;

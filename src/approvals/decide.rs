@@ -2,7 +2,7 @@
 //! arguments for its kind and record the outcome on the row. The CLI and the REST routes
 //! both come here; no MCP tool does.
 
-use super::{Approval, claim, finish, get};
+use super::{Approval, Status, claim, finish, get};
 use crate::error::{Error, Kind, Result};
 use crate::store::Store;
 use serde_json::json;
@@ -51,7 +51,7 @@ impl Decider<'_> {
         }
         let row = claim(store, id, approve, by, reason)?;
         if !approve {
-            finish(store, id, "denied", &json!({"ok": true, "executed": false}))?;
+            finish(store, id, Status::Denied, &json!({"ok": true, "executed": false}))?;
             return Ok(Decided { row: get(store, id)?, output: None });
         }
         let out = match (row.kind.as_str(), super::executor(&row.kind)) {
@@ -61,8 +61,8 @@ impl Decider<'_> {
             _ => Err(Error::internal("no executor")),
         };
         let (status, mut stored, live) = match out {
-            Ok(v) => ("executed", json!({"ok": true, "result": v.clone()}), Some(v)),
-            Err(e) => ("failed", json!({"ok": false, "error": {"code": e.code, "message": e.message}}), None),
+            Ok(v) => (Status::Executed, json!({"ok": true, "result": v.clone()}), Some(v)),
+            Err(e) => (Status::Failed, json!({"ok": false, "error": {"code": e.code, "message": e.message}}), None),
         };
         // The row keeps a redacted copy; the person deciding sees the live result once.
         crate::redact::redact_json(&mut stored);
@@ -77,10 +77,10 @@ impl Decider<'_> {
 /// The audit entry of a decision and its outcome.
 fn audit_decision(store: &Store, d: &Decided, approve: bool, by: &str) {
     let surface = if by.starts_with("api:") { "api" } else { "cli" };
-    let verdict = match d.row.status.as_str() {
-        "executed" => "executed",
-        "failed" => "failed",
-        "denied" => "denied",
+    let verdict = match d.row.status {
+        Status::Executed => "executed",
+        Status::Failed => "failed",
+        Status::Denied => "denied",
         _ => {
             if approve {
                 "approved"

@@ -26,6 +26,62 @@ pub fn executor(kind: &str) -> Option<Executor> {
     }
 }
 
+/// Where a row stands: `Pending` → `Approved`/`Denied` exactly once, then `Executed` or
+/// `Failed`; `Withdrawn` when it no longer applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Pending,
+    Approved,
+    Denied,
+    Withdrawn,
+    Executed,
+    Failed,
+}
+
+impl Status {
+    pub const ALL: [Status; 6] =
+        [Status::Pending, Status::Approved, Status::Denied, Status::Withdrawn, Status::Executed, Status::Failed];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pending => "pending",
+            Status::Approved => "approved",
+            Status::Denied => "denied",
+            Status::Withdrawn => "withdrawn",
+            Status::Executed => "executed",
+            Status::Failed => "failed",
+        }
+    }
+
+    /// Parse a status name (`approvals.invalid_status` names the choices).
+    pub fn parse(s: &str) -> Result<Status> {
+        Status::ALL.into_iter().find(|x| x.as_str() == s).ok_or_else(|| {
+            let all: Vec<&str> = Status::ALL.iter().map(|x| x.as_str()).collect();
+            Error::invalid("approvals.invalid_status", format!("unknown status `{s}`: choose from {}", all.join(", ")))
+        })
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl rusqlite::ToSql for Status {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(self.as_str().into())
+    }
+}
+
+impl rusqlite::types::FromSql for Status {
+    fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Status> {
+        let s = v.as_str()?;
+        Status::parse(s).map_err(|e| rusqlite::types::FromSqlError::Other(Box::new(e)))
+    }
+}
+
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Approval {
     pub id: String,
@@ -35,7 +91,7 @@ pub struct Approval {
     pub arguments: Value,
     pub preview: String,
     pub created_at: String,
-    pub status: String,
+    pub status: Status,
     pub decided_at: Option<String>,
     pub decided_by: Option<String>,
     pub reason: Option<String>,
@@ -100,8 +156,6 @@ pub struct NewApproval<'a> {
     pub run_id: Option<&'a str>,
 }
 
-pub const STATUSES: &[&str] = &["pending", "approved", "denied", "withdrawn", "executed", "failed"];
-
 const COLS: &str =
     "id, kind, client, tool, arguments, preview, created_at, status, decided_at, decided_by, reason, result, run_id";
 
@@ -154,14 +208,7 @@ pub fn get(store: &Store, id: &str) -> Result<Approval> {
 
 /// Rows, newest first; `status` filters.
 pub fn list(store: &Store, status: Option<&str>) -> Result<Vec<Approval>> {
-    if let Some(s) = status
-        && !STATUSES.contains(&s)
-    {
-        return Err(Error::invalid(
-            "approvals.invalid_status",
-            format!("unknown status `{s}`: choose from {}", STATUSES.join(", ")),
-        ));
-    }
+    let status = status.map(Status::parse).transpose()?;
     store.with(|c| {
         let mut st = c.prepare(&format!(
             "SELECT {COLS} FROM approvals WHERE (?1 IS NULL OR status = ?1) ORDER BY created_at DESC, rowid DESC"
@@ -188,7 +235,7 @@ pub fn pending_for_run(store: &Store, run_id: &str) -> Result<Option<Approval>> 
 /// Decide a pending row: `pending` → `approved`/`denied`, exactly once. A second decision
 /// (from another shell or the daemon) is refused with the row's current state.
 pub fn claim(store: &Store, id: &str, approve: bool, by: &str, reason: Option<&str>) -> Result<Approval> {
-    let to = if approve { "approved" } else { "denied" };
+    let to = if approve { Status::Approved } else { Status::Denied };
     let changed = store.with(|c| {
         Ok(c.execute(
             "UPDATE approvals SET status = ?1, decided_at = ?2, decided_by = ?3, reason = ?4 WHERE id = ?5 AND status = 'pending'",
@@ -206,7 +253,7 @@ pub fn claim(store: &Store, id: &str, approve: bool, by: &str, reason: Option<&s
 }
 
 /// Record the outcome of an approved (or denied) row.
-pub fn finish(store: &Store, id: &str, status: &str, result: &Value) -> Result<()> {
+pub fn finish(store: &Store, id: &str, status: Status, result: &Value) -> Result<()> {
     store.with(|c| {
         c.execute(
             "UPDATE approvals SET status = ?1, result = ?2 WHERE id = ?3",
@@ -247,14 +294,14 @@ mod tests {
             },
         )
         .unwrap();
-        assert_eq!(a.status, "pending");
+        assert_eq!(a.status, Status::Pending);
         assert_eq!(pending_for_run(&s, "run_1").unwrap().unwrap().id, a.id);
         let c = claim(&s, &a.id, true, "root", None).unwrap();
-        assert_eq!(c.status, "approved");
+        assert_eq!(c.status, Status::Approved);
         assert_eq!(claim(&s, &a.id, false, "root", None).unwrap_err().code, "approvals.not_pending");
-        finish(&s, &a.id, "executed", &serde_json::json!({"ok": true})).unwrap();
+        finish(&s, &a.id, Status::Executed, &serde_json::json!({"ok": true})).unwrap();
         let g = get(&s, &a.id).unwrap();
-        assert_eq!(g.status, "executed");
+        assert_eq!(g.status, Status::Executed);
         assert_eq!(g.result.unwrap()["ok"], true);
         assert_eq!(list(&s, Some("executed")).unwrap().len(), 1);
         assert_eq!(list(&s, Some("bogus")).unwrap_err().code, "approvals.invalid_status");

@@ -4,8 +4,8 @@
 
 use super::token::{fingerprint, random_base62};
 use crate::error::{Error, Result};
+use crate::filememo::{Stamp, stamp};
 use crate::paths::read_optional;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -120,19 +120,6 @@ pub struct BoxKeyCache {
     state: Mutex<(Option<Stamp>, BoxKeys)>,
 }
 
-type Stamp = (u64, i64, i64, u64);
-
-/// The file's identity, size and mtime; a missing file has a stamp of its own (all zero:
-/// no file has inode 0), so it is cached like any other state. `None` when the file cannot
-/// be looked at (then every call reads again and reports the failure).
-fn stamp(path: &Path) -> Option<Stamp> {
-    match std::fs::metadata(path) {
-        Ok(m) => Some((m.ino(), m.mtime(), m.mtime_nsec(), m.size())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some((0, 0, 0, 0)),
-        Err(_) => None,
-    }
-}
-
 impl BoxKeyCache {
     pub fn new(path: PathBuf) -> BoxKeyCache {
         BoxKeyCache { path, state: Mutex::new((None, BoxKeys::default())) }
@@ -152,7 +139,7 @@ impl BoxKeyCache {
     }
 
     /// A value that changes whenever the file changes (for the revocation watcher).
-    pub fn stamp(&self) -> Option<(u64, i64, i64, u64)> {
+    pub fn stamp(&self) -> Option<Stamp> {
         stamp(&self.path)
     }
 }

@@ -224,6 +224,7 @@ fn update_live(store: &Store, name: &str, sql: &str, p: &[&dyn rusqlite::ToSql])
 pub fn set_scopes(store: &Store, name: &str, scopes: BTreeSet<Scope>) -> Result<Client> {
     let s = scopes_to_db(&scopes);
     update_live(store, name, "UPDATE bridge_clients SET scopes = ?1 WHERE name = ?2", &[&s, &name])?;
+    super::keycache::bump(store);
     get(store, name)
 }
 
@@ -238,6 +239,7 @@ pub fn rotate(store: &Store, name: &str) -> Result<(Client, String)> {
         "UPDATE bridge_clients SET key_sha256 = ?1, rotated_at = ?2 WHERE name = ?3",
         &[&hash, &t, &name],
     )?;
+    super::keycache::bump(store);
     Ok((get(store, name)?, key))
 }
 
@@ -245,6 +247,7 @@ pub fn rotate(store: &Store, name: &str) -> Result<(Client, String)> {
 pub fn revoke(store: &Store, name: &str) -> Result<Client> {
     let t = now();
     update_live(store, name, "UPDATE bridge_clients SET revoked_at = ?1 WHERE name = ?2", &[&t, &name])?;
+    super::keycache::bump(store);
     get(store, name)
 }
 

@@ -5,6 +5,7 @@
 pub mod boxkeys;
 pub mod bridge;
 pub mod hosts;
+pub mod keycache;
 pub mod principal;
 pub mod token;
 

@@ -674,9 +674,12 @@ pub async fn decide_hermes_approval(
     }
     .await;
     let (status, result) = match outcome {
-        Ok(Some(v)) => (if approve { "executed" } else { "denied" }, json!({"ok": true, "hermes": v})),
-        Ok(None) => ("failed", json!({"ok": false, "error": "Hermes no longer has this run"})),
-        Err(e) => ("failed", json!({"ok": false, "error": e.to_string()})),
+        Ok(Some(v)) => {
+            let done = if approve { approvals::Status::Executed } else { approvals::Status::Denied };
+            (done, json!({"ok": true, "hermes": v}))
+        }
+        Ok(None) => (approvals::Status::Failed, json!({"ok": false, "error": "Hermes no longer has this run"})),
+        Err(e) => (approvals::Status::Failed, json!({"ok": false, "error": e.to_string()})),
     };
     approvals::finish(store, id, status, &result)?;
     approvals::get(store, id)

@@ -116,7 +116,7 @@ fn print_card(a: &Approval) {
     line("kind", &a.kind);
     line("client", &a.client);
     line("tool", &a.tool);
-    line("status", &a.status);
+    line("status", a.status.as_str());
     line("created", &a.created_at);
     if let Some(d) = &a.decided_at {
         line("decided", &format!("{d} by {}", a.decided_by.as_deref().unwrap_or("?")));
@@ -135,7 +135,7 @@ fn decide(ctx: &Ctx, id: Option<String>, approve: bool, reason: Option<String>, 
     let id = pick(ctx, id)?;
     let store = ctx.store()?;
     let row = approvals::get(&store, &id)?;
-    if row.status != "pending" {
+    if row.status != approvals::Status::Pending {
         return Err(Error::conflict("approvals.not_pending", format!("approval `{id}` is already {}", row.status)));
     }
     if !yes && std::io::stdout().is_terminal() {
@@ -166,7 +166,7 @@ fn decide(ctx: &Ctx, id: Option<String>, approve: bool, reason: Option<String>, 
     } else {
         println!("{} {id}: {}.", if approve { "Approved" } else { "Denied" }, done.status);
     }
-    if done.status == "failed" {
+    if done.status == approvals::Status::Failed {
         return Err(Error::new(
             "approvals.execution_failed",
             crate::error::Kind::BadGateway,
@@ -219,7 +219,7 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> Result<()> {
                 .iter()
                 .map(|r| {
                     let p: String = r.preview.chars().take(70).collect();
-                    vec![r.id.clone(), r.kind.clone(), r.client.clone(), r.status.clone(), r.created_at.clone(), p]
+                    vec![r.id.clone(), r.kind.clone(), r.client.clone(), r.status.to_string(), r.created_at.clone(), p]
                 })
                 .collect();
             println!("{}", table(&["ID", "KIND", "CLIENT", "STATUS", "CREATED", "PREVIEW"], t));

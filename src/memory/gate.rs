@@ -240,7 +240,7 @@ pub fn execute_approved_row(store: &Store, _config: &Config, approval: &Approval
 /// `directive_delete` deletes its directive and answers `{deleted, id}`. The row must be
 /// `approved`; recording the outcome is the inbox's job.
 pub fn execute_approved(engine: &MemoryEngine, approval: &Approval) -> Result<Value> {
-    if approval.status != "approved" {
+    if approval.status != crate::approvals::Status::Approved {
         return Err(Error::conflict(
             "approvals.not_approved",
             format!("approval `{}` is {}, not approved; nothing was done", approval.id, approval.status),

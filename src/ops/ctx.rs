@@ -4,11 +4,12 @@
 use crate::auth::boxkeys::BoxKeyCache;
 use crate::config::Config;
 use crate::error::Result;
+use crate::filememo::FileMemo;
 use crate::paths::Paths;
 use crate::registry::proxy::Proxy;
 use crate::store::Store;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The shared parts every operation may use; one per process (the daemon's lives in its
 /// `AppState`, a CLI command opens its own).
@@ -24,6 +25,10 @@ pub struct Services {
     /// Whether this process is the daemon: only the daemon's proxy holds the running
     /// children, so only there can a child be started, stopped or asked for its state.
     pub daemon: bool,
+    /// `hal0.toml` as on disk, redacted (read again when the file changes).
+    pub settings: FileMemo<serde_json::Value>,
+    /// The configuration this process runs with, redacted.
+    pub running_settings: std::sync::OnceLock<serde_json::Value>,
 }
 
 impl Services {
@@ -33,7 +38,18 @@ impl Services {
         let keys = BoxKeyCache::new(paths.api_env());
         keys.get()?;
         let proxy = Proxy::new(paths.clone(), config.clone(), store.clone());
-        Ok(Services { paths, config, store, keys, started: Instant::now(), proxy, daemon })
+        let settings = FileMemo::new(paths.hal0_toml(), Duration::from_secs(1));
+        Ok(Services {
+            paths,
+            config,
+            store,
+            keys,
+            started: Instant::now(),
+            proxy,
+            daemon,
+            settings,
+            running_settings: Default::default(),
+        })
     }
 }
 

@@ -79,6 +79,7 @@ pub fn mint(store: &Store, server: &str, name: &str, note: &str) -> Result<(Cons
         tx.commit()?;
         Ok(())
     })?;
+    crate::auth::keycache::bump(store);
     Ok((get(store, server, name)?, key))
 }
 
@@ -139,17 +140,20 @@ pub fn revoke(store: &Store, server: &str, name: &str) -> Result<bool> {
             params![now(), server, name],
         )?)
     })?;
+    crate::auth::keycache::bump(store);
     Ok(n == 1)
 }
 
 /// Revoke every key of `server` (uninstall); returns how many were live.
 pub fn revoke_server(store: &Store, server: &str) -> Result<usize> {
-    store.with(|c| {
+    let n = store.with(|c| {
         Ok(c.execute(
             "UPDATE mcp_consumers SET key_hash = NULL, revoked_at = ?1 WHERE server = ?2 AND revoked_at IS NULL",
             params![now(), server],
         )?)
-    })
+    })?;
+    crate::auth::keycache::bump(store);
+    Ok(n)
 }
 
 /// Record that `name` used its key (throttled by the caller).

@@ -202,7 +202,15 @@ pub async fn resolve(state: &Arc<AppState>, auth: Option<String>) -> crate::erro
     let stored_key =
         |a: &str| a.contains(crate::auth::bridge::KEY_PREFIX) || a.contains(crate::registry::consumers::KEY_PREFIX);
     let cred = if auth.as_deref().is_some_and(stored_key) {
-        state.store.call(move |s| Credential::resolve(auth.as_deref(), &keys, s)).await?
+        let header = auth.unwrap_or_default();
+        if let Some(c) = state.key_cache.get(&header) {
+            return Ok((c, armed));
+        }
+        let stamp = state.key_cache.stamp();
+        let h = header.clone();
+        let c = state.store.call(move |s| Credential::resolve(Some(&h), &keys, s)).await?;
+        state.key_cache.put(&header, &c, stamp);
+        c
     } else {
         Credential::resolve(auth.as_deref(), &keys, &state.store)?
     };

@@ -30,6 +30,8 @@ use tokio_util::sync::CancellationToken;
 pub struct AppState {
     pub ops: Arc<crate::ops::Services>,
     pub hosts: HostPolicy,
+    /// Stored keys (bridge, consumer) already resolved.
+    pub key_cache: crate::auth::keycache::KeyCache,
     /// Bumped whenever keys may have changed (api.env or the store); streams re-check.
     pub epoch: tokio::sync::watch::Receiver<u64>,
     /// The agent bridge (`None` while `[bridge].enabled` is false).
@@ -80,6 +82,7 @@ pub fn build_state(paths: Paths, config: Config, port: u16, cancel: &Cancellatio
         sessions: Arc::new(sessions::Sessions::new(&config.limits)),
         bridge,
         hosts,
+        key_cache: crate::auth::keycache::KeyCache::new(store),
         ops: ops.clone(),
         epoch,
         last_seen: Mutex::new(HashMap::new()),

@@ -22,7 +22,9 @@ struct Inner {
     pool: Mutex<Vec<Connection>>,
 }
 
-const POOL_MAX: usize = 8;
+/// Connections kept for reuse: at least as many as run at once (blocking-pool threads and
+/// the audit writer), since opening one (file, WAL mode, pragmas) costs far more than a query.
+const POOL_MAX: usize = 64;
 
 impl Store {
     /// Open (creating when missing) and migrate to the current schema.

@@ -1,0 +1,134 @@
+//! The daemon's cache of stored-key lookups (bridge and consumer keys): the SHA-256 of a
+//! presented key → the principal it resolved to, so a request does not cost a store query
+//! and a thread hop. Every change of a stored key (add, scopes, rotate, revoke, consumer
+//! mint and revoke) ends with [`bump`], which replaces the stamp file beside the store; an
+//! entry is used only while that file is the one it was resolved under, and for at most
+//! [`TTL`] (the bound on a change made to the database by other means). Unknown and
+//! revoked keys are never cached.
+
+use super::Credential;
+use crate::store::Store;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The longest an entry is trusted without a look at the store.
+pub const TTL: Duration = Duration::from_secs(1);
+/// Entries kept at most; the cache starts over when full.
+const MAX_ENTRIES: usize = 4096;
+
+use crate::filememo::{Stamp, stamp as stamp_of};
+
+fn stamp_path(store: &Store) -> PathBuf {
+    store.path().with_file_name("keys.stamp")
+}
+
+/// Record that stored keys changed: the stamp file is replaced (a new inode every time, so
+/// two changes within one clock tick still differ). Called after the change committed.
+pub fn bump(store: &Store) {
+    let path = stamp_path(store);
+    let tmp = path.with_extension(format!("stamp.{}", std::process::id()));
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
+    let r = std::fs::write(&tmp, format!("{nanos}\n")).and_then(|()| std::fs::rename(&tmp, &path));
+    if let Err(e) = r {
+        // Entries then live out their TTL; say so rather than fail the change itself.
+        let _ = std::fs::remove_file(&tmp);
+        tracing::warn!("cannot replace {}: {e}; cached keys may be used for up to {TTL:?}", path.display());
+    }
+}
+
+/// The cache of one daemon.
+pub struct KeyCache {
+    path: PathBuf,
+    entries: Mutex<HashMap<[u8; 32], (Credential, Stamp, Instant)>>,
+}
+
+fn digest(key: &str) -> [u8; 32] {
+    Sha256::digest(key.as_bytes()).into()
+}
+
+impl KeyCache {
+    pub fn new(store: &Store) -> KeyCache {
+        KeyCache { path: stamp_path(store), entries: Mutex::new(HashMap::new()) }
+    }
+
+    /// The stamp to resolve under: read it BEFORE the store is asked, so a change that
+    /// commits after the read makes the entry stale at once.
+    pub fn stamp(&self) -> Option<Stamp> {
+        stamp_of(&self.path)
+    }
+
+    /// The principal `key` resolved to, while still valid.
+    pub fn get(&self, key: &str) -> Option<Credential> {
+        let now = stamp_of(&self.path)?;
+        let d = digest(key);
+        let mut m = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        match m.get(&d) {
+            Some((c, s, at)) if *s == now && at.elapsed() < TTL => Some(c.clone()),
+            Some(_) => {
+                m.remove(&d);
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// Keep a bridge or consumer principal resolved under `stamp`.
+    pub fn put(&self, key: &str, cred: &Credential, stamp: Option<Stamp>) {
+        let (Some(stamp), Credential::Bridge(_) | Credential::Consumer(_)) = (stamp, cred) else { return };
+        let mut m = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if m.len() >= MAX_ENTRIES {
+            m.clear();
+        }
+        m.insert(digest(key), (cred.clone(), stamp, Instant::now()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::bridge;
+
+    #[test]
+    fn a_key_change_ends_its_entry_at_once() {
+        let d = tempfile::tempdir().unwrap();
+        let store = Store::open(&d.path().join("hal0.db")).unwrap();
+        let cache = KeyCache::new(&store);
+        let (c, key) = bridge::add(&store, "ci", "", bridge::parse_scopes(&["memory"]).unwrap()).unwrap();
+        let s0 = cache.stamp();
+        cache.put(&key, &Credential::Bridge(c.clone()), s0);
+        assert_eq!(cache.get(&key), Some(Credential::Bridge(c)));
+        assert_eq!(cache.get("hal0bk_other"), None);
+        // Every kind of change, twice in a row (within one clock tick), ends the entry.
+        for change in 0..4 {
+            let s = cache.stamp();
+            let c = bridge::get(&store, "ci").unwrap();
+            cache.put(&key, &Credential::Bridge(c), s);
+            assert!(cache.get(&key).is_some());
+            match change {
+                0 => drop(bridge::set_scopes(&store, "ci", bridge::parse_scopes(&["admin"]).unwrap()).unwrap()),
+                1 => drop(bridge::set_scopes(&store, "ci", bridge::parse_scopes(&["memory"]).unwrap()).unwrap()),
+                2 => drop(bridge::rotate(&store, "ci").unwrap()),
+                _ => drop(bridge::revoke(&store, "ci").unwrap()),
+            }
+            assert_eq!(cache.get(&key), None, "change {change}");
+        }
+    }
+
+    #[test]
+    fn entries_expire_and_misses_are_not_kept() {
+        let d = tempfile::tempdir().unwrap();
+        let store = Store::open(&d.path().join("hal0.db")).unwrap();
+        let cache = KeyCache::new(&store);
+        cache.put("k", &Credential::Invalid, cache.stamp());
+        cache.put("k2", &Credential::Admin, cache.stamp());
+        assert_eq!(cache.get("k"), None);
+        assert_eq!(cache.get("k2"), None);
+        let (c, key) = bridge::add(&store, "ci", "", bridge::parse_scopes(&["memory"]).unwrap()).unwrap();
+        let old = Instant::now() - TTL;
+        cache.entries.lock().unwrap().insert(digest(&key), (Credential::Bridge(c), cache.stamp().unwrap(), old));
+        assert_eq!(cache.get(&key), None, "older than the TTL");
+    }
+}
