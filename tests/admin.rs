@@ -201,7 +201,7 @@ async fn no_gated_call_runs_without_an_approved_row() {
     assert!(out["output"]["lines"].is_array(), "{out}");
     // An approved registry change runs the same route: the policy is now in the record.
     let out = env.json(&["agent", "approvals", "approve", &ids[9].1, "--yes", "--json"]);
-    assert_eq!(out["output"]["server"]["tools"]["allow"], json!(["read_file"]), "{out}");
+    assert_eq!(out["output"]["server"]["tool_policy"]["allow"], json!(["read_file"]), "{out}");
     let status = env.json(&["mcp", "status", "files", "--json"]);
     assert_eq!(status["tool_policy"]["allow"], json!(["read_file"]), "{status}");
 }

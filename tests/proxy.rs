@@ -397,7 +397,7 @@ async fn rest_table_status_and_error_codes() {
     let (s, v) =
         rest(&server, k, "PATCH", "/api/mcp/up/tools", Some(json!({"allow": ["echo"], "gated": ["add"]}))).await;
     assert_eq!(s, 200, "{v}");
-    assert_eq!(v["server"]["tools"]["allow"], json!(["echo"]));
+    assert_eq!(v["server"]["tool_policy"]["allow"], json!(["echo"]));
     assert!(v["hermes_sync"].is_object());
     let (s, v) = rest(&server, k, "PATCH", "/api/mcp/hal0-memory/tools", Some(json!({"allow": []}))).await;
     assert_eq!((s, v["error"]["code"].as_str()), (409, Some("mcp.bundled")), "{v}");
@@ -429,7 +429,9 @@ async fn rest_table_status_and_error_codes() {
 
     let (s, v) = rest(&server, k, "PATCH", "/api/mcp/up/config", Some(json!({"env": {"X-Region": "eu"}}))).await;
     assert_eq!(s, 200, "{v}");
-    assert_eq!(v["server"]["env"]["X-Region"], "eu");
+    assert_eq!(v["server"]["env"], json!(["X-Region"]), "names only, never a value: {v}");
+    let record = std::fs::read_to_string(env.config_dir().join("mcp-servers/up.toml")).unwrap();
+    assert!(record.contains("X-Region = \"eu\""), "{record}");
     let (s, v) = rest(
         &server,
         k,

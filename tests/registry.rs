@@ -2,7 +2,7 @@
 //! temporary dirs, with the bad inputs and what each leaves on disk.
 
 mod support;
-use serde_json::json;
+use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt;
 use support::*;
 
@@ -308,4 +308,31 @@ fn mcp_test_sends_the_records_own_secret_headers() {
     let key = std::fs::read_to_string(env.config_dir().join("api.env")).unwrap();
     let key = key.lines().find_map(|l| l.strip_prefix("HAL0_CLIENT_KEY=")).unwrap().to_string();
     assert!(!shown.contains(&key), "status never shows a secret value");
+}
+
+/// `hal0 mcp list --json` and `GET /api/mcp/servers` are one view: the same servers with the
+/// same fields (the spec's `InstalledServer`: `tools` is the count, `tool_policy` the policy).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_and_rest_list_the_same_view() {
+    let env = Env::new();
+    env.ok(&["mcp", "install", "http://127.0.0.1:9/mcp", "--id", "github"]);
+    env.ok(&["mcp", "allow", "github", "search"]);
+    let admin = env.json(&["auth", "rotate", "admin", "--json"])["key"].as_str().unwrap().to_string();
+    let cli = env.json(&["mcp", "list", "--json"]);
+    let server = env.serve();
+    let rest: Value = reqwest::Client::new()
+        .get(server.url("/api/mcp/servers"))
+        .bearer_auth(&admin)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(cli, rest);
+    let gh = rest["servers"].as_array().unwrap().iter().find(|s| s["id"] == "github").unwrap();
+    assert_eq!(gh["tool_policy"]["allow"], json!(["search"]), "{gh}");
+    assert!(gh["tools"].is_u64(), "tools is the declared count: {gh}");
+    assert_eq!(gh["bundled"], false);
+    assert_eq!(rest["count"], 4, "three bundled and one installed: {rest}");
 }

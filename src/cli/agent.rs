@@ -1,7 +1,7 @@
 //! `hal0 agent approvals list|show|approve|deny`: the approvals inbox at the shell. A
 //! decision here reaches Hermes (or the waiting daemon) directly; no API key decides.
 
-use super::{Ctx, confirm, print_json, table};
+use super::{Ctx, confirm, print_json, table, who};
 use crate::approvals::{self, Approval};
 use crate::error::{Error, Result};
 use crate::term::{safe, safe_line};
@@ -62,11 +62,6 @@ pub enum ApprovalsCmd {
         #[arg(long)]
         json: bool,
     },
-}
-
-fn who() -> String {
-    let user = std::env::var("SUDO_USER").or_else(|_| std::env::var("USER")).unwrap_or_else(|_| "operator".into());
-    format!("cli:{user}")
 }
 
 fn pick(ctx: &Ctx, id: Option<String>) -> Result<String> {

@@ -102,27 +102,11 @@ pub enum McpCmd {
 }
 
 fn record_json(r: &Record, state: Option<&str>) -> serde_json::Value {
-    json!({
-        "id": r.id,
-        "name": r.name,
-        "description": r.description,
-        "spec": r.spec,
-        "source_kind": r.source_kind,
-        "source_url": r.source_url,
-        "transport": r.transport.as_str(),
-        "url": r.url,
-        "command": r.command,
-        "args": r.args,
-        "enabled": r.enabled,
-        "installed_at": r.installed_at,
-        "bundled": false,
-        "state": state,
-        // Names only: env values may be settings, secrets are references; neither is echoed.
-        "env": r.env.keys().collect::<Vec<_>>(),
-        "secrets": r.secrets.keys().collect::<Vec<_>>(),
-        "tool_policy": r.tools,
-        "exposure": {"hermes": r.exposure.hermes, "brain": r.exposure.brain},
-    })
+    let v = registry::view::ServerView::of(r);
+    match state {
+        Some(s) => v.with_state(s, None).json(),
+        None => v.json(),
+    }
 }
 
 fn set(ctx: &Ctx, id: &str, tool: &str, tier: ToolList) -> Result<()> {
@@ -207,21 +191,14 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
             Ok(())
         }
         McpCmd::List { json } => {
-            let listing = reg.list()?;
-            let states: Vec<&str> = registry::states(&listing.records);
             if json {
-                let bundled: Vec<_> = registry::bundled()
-                    .iter()
-                    .map(|b| json!({"id": b.id, "name": b.id, "description": b.description, "mount": b.mount, "bundled": true, "state": "running"}))
-                    .collect();
-                let installed: Vec<_> =
-                    listing.records.iter().zip(&states).map(|(r, s)| record_json(r, Some(s))).collect();
-                let count = bundled.len() + installed.len();
-                print_json(
-                    &json!({"servers": bundled.into_iter().chain(installed).collect::<Vec<_>>(), "count": count, "broken": listing.broken}),
-                );
+                // The same view as GET /api/mcp/servers.
+                let ops = ctx.ops()?;
+                print_json(&super::runtime()?.block_on(crate::ops::mcp::list(&ops, crate::ops::NoArgs {}))?);
                 return Ok(());
             }
+            let listing = reg.list()?;
+            let states: Vec<&str> = registry::states(&listing.records);
             let mut rows: Vec<Vec<String>> = registry::bundled()
                 .iter()
                 .map(|b| vec![b.id.into(), "bundled".into(), b.mount.into(), "running".into(), "-".into()])
@@ -244,9 +221,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
         McpCmd::Status { id, json } => {
             if let Some(b) = registry::bundled().into_iter().find(|b| b.id == id) {
                 if json {
-                    print_json(
-                        &json!({"id": b.id, "bundled": true, "mount": b.mount, "description": b.description, "state": "running"}),
-                    );
+                    print_json(&registry::view::bundled_json(&b));
                 } else {
                     println!("{} (bundled): {}, mounted at {}.", b.id, b.description, b.mount);
                 }

@@ -90,6 +90,18 @@ impl Ctx {
     pub fn store(&self) -> Result<Store> {
         Store::open(&self.paths.db())
     }
+    /// The operations layer as this shell's operator (`cli:<user>`).
+    pub fn ops(&self) -> Result<crate::ops::Ctx> {
+        let svc = crate::ops::Services::open(self.paths.clone(), self.config()?, false)?;
+        Ok(crate::ops::Ctx::shell(std::sync::Arc::new(svc), who()))
+    }
+}
+
+/// Who a decision or change at the shell is recorded as: `cli:<user>` (the sudo user when
+/// there is one).
+pub fn who() -> String {
+    let user = std::env::var("SUDO_USER").or_else(|_| std::env::var("USER")).unwrap_or_else(|_| "operator".into());
+    format!("cli:{user}")
 }
 
 /// A current-thread async runtime for a command that talks to the network or the store.

@@ -5,7 +5,7 @@
 
 use super::{Ctx, NoArgs, blocking};
 use crate::error::{Error, Kind, Result};
-use crate::registry::{self, Registry, Transport, manage, record::Record};
+use crate::registry::{self, Registry, Transport, manage, record::Record, view::ServerView};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
@@ -14,11 +14,9 @@ fn redacted(mut v: Value) -> Value {
     v
 }
 
-/// A record as the API shows it.
+/// A record as every front shows it.
 fn server_json(r: &Record) -> Value {
-    let mut v = json!(r);
-    v["bundled"] = json!(false);
-    v
+    ServerView::of(r).json()
 }
 
 /// A registry change from this caller: the shell always may create a record that runs a
@@ -35,22 +33,18 @@ pub async fn list(ctx: &Ctx, _: NoArgs) -> Result<Value> {
     let c = ctx.clone();
     blocking(move || {
         let listing = Registry::new(&c.paths).list()?;
-        let mut servers: Vec<Value> = registry::bundled()
-            .into_iter()
-            .map(|b| json!({"id": b.id, "bundled": true, "mount": b.mount, "description": b.description, "state": "running"}))
-            .collect();
+        let mut servers: Vec<Value> = registry::bundled().iter().map(registry::view::bundled_json).collect();
         let states = registry::states(&listing.records);
         for (r, state) in listing.records.iter().zip(states) {
-            let mut v = server_json(r);
-            if r.transport == Transport::Stdio && c.daemon {
+            let v = ServerView::of(r);
+            let v = if r.transport == Transport::Stdio && c.daemon {
                 // The daemon supervises stdio servers: say whether the child is up.
                 let (s, pid) = c.proxy.child_state(&r.id);
-                v["state"] = json!(s);
-                v["pid"] = json!(pid);
+                v.with_state(s, pid)
             } else {
-                v["state"] = json!(state);
-            }
-            servers.push(v);
+                v.with_state(state, None)
+            };
+            servers.push(v.json());
         }
         Ok(redacted(json!({"count": servers.len(), "servers": servers, "broken": listing.broken})))
     })
@@ -66,7 +60,7 @@ pub struct IdArgs {
 /// `mcp_server_get`: one installed record.
 pub async fn get(ctx: &Ctx, a: IdArgs) -> Result<Value> {
     let paths = ctx.paths.clone();
-    blocking(move || Ok(redacted(json!(Registry::new(&paths).get(&a.id)?)))).await
+    blocking(move || Ok(redacted(server_json(&Registry::new(&paths).get(&a.id)?)))).await
 }
 
 /// `mcp_client_list`: MCP callers as the audit log saw them.

@@ -16,6 +16,7 @@ pub mod sse_client;
 pub mod ssrf;
 pub mod supervisor;
 pub mod upstream;
+pub mod view;
 
 use crate::error::{Error, Result};
 use crate::paths::{Paths, read_optional, write_atomic};
