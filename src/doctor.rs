@@ -113,7 +113,7 @@ pub async fn run(paths: &Paths) -> Report {
     let here = Here::of(&cfg);
     let (mcp_row, default_memory_row) = check_hermes_wiring(&cfg, &profiles, &list, &here);
     let memory_row = check_memory(&cfg, &db);
-    let registry = Registry::read(&paths.config_dir.join("mcp-servers"));
+    let registry = Registry::read(paths);
     let registry_row = check_registry(&registry);
     let exposure_row = check_exposure(&registry, &profiles);
 
@@ -553,72 +553,35 @@ fn check_memory(cfg: &Config, db: &StoreFacts) -> Row {
 // The MCP registry and its exposure to Hermes
 // ---------------------------------------------------------------------------------------------
 
-struct Record {
-    id: String,
-    enabled: bool,
-    hermes: bool,
-    brain: bool,
-}
-
+/// The registry as the doctor sees it: read through [`crate::registry::Registry::list`], the
+/// same reader the daemon uses, so a file the daemon ignores is a broken one here too.
 enum Registry {
-    Absent,
     Unreadable(String),
-    Read { records: Vec<Record>, bad: Vec<String> },
+    Read { records: Vec<crate::registry::Record>, bad: Vec<String> },
 }
 
 impl Registry {
-    fn read(dir: &Path) -> Registry {
-        let entries = match std::fs::read_dir(dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Registry::Absent,
-            Err(e) => return Registry::Unreadable(format!("cannot read {}: {e}", dir.display())),
-        };
-        let mut files: Vec<PathBuf> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| {
-                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                !name.starts_with('.') && name.ends_with(".toml") && p.is_file()
-            })
-            .collect();
-        files.sort();
-        let mut records = Vec::new();
-        let mut bad = Vec::new();
-        for f in files {
-            let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string();
-            let text = match std::fs::read_to_string(&f) {
-                Ok(t) => t,
-                Err(e) => {
-                    bad.push(format!("{name} (unreadable: {})", e.kind()));
-                    continue;
-                }
-            };
-            match text.parse::<toml_edit::DocumentMut>() {
-                Ok(doc) => {
-                    let stem = name.trim_end_matches(".toml").to_string();
-                    let flag = |k: &str| doc.get("exposure").and_then(|x| x.get(k)).and_then(|v| v.as_bool());
-                    records.push(Record {
-                        id: doc.get("id").and_then(|v| v.as_str()).map(str::to_string).unwrap_or(stem),
-                        enabled: doc.get("enabled").and_then(|v| v.as_bool()).unwrap_or(true),
-                        hermes: flag("hermes").unwrap_or(false),
-                        brain: flag("brain").unwrap_or(false),
-                    });
-                }
-                Err(e) => {
-                    // The line only: a parse message can quote the record's values.
-                    let at =
-                        e.span().map(|s| format!("line {}", text[..s.start.min(text.len())].matches('\n').count() + 1));
-                    bad.push(format!("{name} ({})", at.unwrap_or_else(|| "not TOML".into())));
-                }
-            }
+    fn read(paths: &Paths) -> Registry {
+        match crate::registry::Registry::new(paths).list() {
+            Err(e) => Registry::Unreadable(e.message),
+            Ok(l) => Registry::Read {
+                records: l.records,
+                // The file and line only: a parse message can quote the record's values.
+                bad: l
+                    .broken
+                    .iter()
+                    .map(|b| match b.line {
+                        Some(n) => format!("{} (line {n})", b.file),
+                        None => format!("{} (not a record)", b.file),
+                    })
+                    .collect(),
+            },
         }
-        Registry::Read { records, bad }
     }
 }
 
 fn check_registry(reg: &Registry) -> Row {
     match reg {
-        Registry::Absent => row("mcp_registry", Status::Ok, "none installed"),
         Registry::Unreadable(e) => row("mcp_registry", Status::Warn, e.clone()),
         Registry::Read { records, bad } if bad.is_empty() => {
             if records.is_empty() {
@@ -657,7 +620,7 @@ fn check_exposure(reg: &Registry, profiles: &Profiles) -> Row {
         let yaml = read_yaml(path);
         let has = |id: &str| yaml.as_ref().and_then(|y| y.get("mcp_servers")?.get(id)).is_some();
         for r in records {
-            let wanted = r.enabled && if *target == "hermes" { r.hermes } else { r.brain };
+            let wanted = r.enabled && if *target == "hermes" { r.exposure.hermes } else { r.exposure.brain };
             if wanted {
                 exposed.push(format!("{} → {target}", r.id));
                 if !has(&r.id) {

@@ -47,6 +47,9 @@ pub fn bundled() -> Vec<Bundled> {
 pub struct Broken {
     pub file: String,
     pub error: String,
+    /// The line the refusal points at, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
 }
 
 /// Everything in the registry dir.
@@ -104,15 +107,19 @@ impl Registry {
         for f in files {
             let file = f.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string();
             match std::fs::read_to_string(&f) {
-                Ok(text) => match Record::parse(&f, &text) {
+                Ok(text) => match Record::parse_located(&f, &text) {
                     Ok(r) if BUNDLED_IDS.contains(&r.id.as_str()) => out.broken.push(Broken {
                         file,
                         error: format!("{}: the id shadows a bundled server and is ignored", f.display()),
+                        line: None,
                     }),
                     Ok(r) => out.records.push(r),
-                    Err(e) => out.broken.push(Broken { file, error: e.message }),
+                    Err((line, e)) => out.broken.push(Broken { file, error: e.message, line }),
                 },
-                Err(e) => out.broken.push(Broken { file, error: format!("{}: unreadable: {e}", f.display()) }),
+                Err(e) => {
+                    let error = format!("{}: unreadable: {e}", f.display());
+                    out.broken.push(Broken { file, error, line: None })
+                }
             }
         }
         Ok(out)

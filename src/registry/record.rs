@@ -151,6 +151,10 @@ fn malformed(path: &Path, line: Option<usize>, msg: &str) -> Error {
     )
 }
 
+fn located(path: &Path, line: Option<usize>, msg: &str) -> (Option<usize>, Error) {
+    (line, malformed(path, line, msg))
+}
+
 impl Record {
     /// A fresh record: enabled, zero callable tools, zero exposure.
     pub fn new(id: &str, name: &str, spec: &str, transport: Transport) -> Record {
@@ -183,14 +187,20 @@ impl Record {
 
     /// Parse and validate a record file's text; errors name the file and the line.
     pub fn parse(path: &Path, text: &str) -> Result<Record> {
+        Record::parse_located(path, text).map_err(|(_, e)| e)
+    }
+
+    /// [`Record::parse`], with the line a refusal points at (for listings that name the
+    /// file and line only).
+    pub fn parse_located(path: &Path, text: &str) -> std::result::Result<Record, (Option<usize>, Error)> {
         let r: Record = toml_edit::de::from_str(text).map_err(|e| {
             let line = e.span().map(|s| line_of(text, s.start));
-            malformed(path, line, e.message().trim())
+            located(path, line, e.message().trim())
         })?;
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-        validate_id(&r.id).map_err(|e| malformed(path, find_line(text, "id"), &e.message))?;
+        validate_id(&r.id).map_err(|e| located(path, find_line(text, "id"), &e.message))?;
         if r.id != stem {
-            return Err(malformed(
+            return Err(located(
                 path,
                 find_line(text, "id"),
                 &format!("id `{}` does not match the file name `{stem}.toml`", r.id),
@@ -200,7 +210,7 @@ impl Record {
             match &r.url {
                 Some(u) if u.starts_with("http://") || u.starts_with("https://") => {}
                 _ => {
-                    return Err(malformed(
+                    return Err(located(
                         path,
                         find_line(text, "url").or_else(|| find_line(text, "transport")),
                         &format!("a {} server needs `url = \"http(s)://…\"`", r.transport.as_str()),
@@ -210,7 +220,7 @@ impl Record {
         }
         for (name, key) in &r.secrets {
             if !valid_secret_ref(key) {
-                return Err(malformed(
+                return Err(located(
                     path,
                     find_line(text, name),
                     &format!(
@@ -219,7 +229,7 @@ impl Record {
                 ));
             }
         }
-        r.tools.validate().map_err(|e| malformed(path, find_line(text, "[tools]"), &e.message))?;
+        r.tools.validate().map_err(|e| located(path, find_line(text, "[tools]"), &e.message))?;
         Ok(r)
     }
 
