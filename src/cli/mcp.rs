@@ -136,14 +136,16 @@ fn print_sync(s: &registry::expose::HermesSync) {
     for e in &s.errors {
         eprintln!("warning: the Hermes join could not finish: {}", safe(e));
     }
-    match s.restart.as_str() {
-        "not_needed" => {}
-        "restarted" => println!("Hermes restarted ([hermes].restart_command) to load its mcp_servers."),
-        _ => {
+    match &s.restart {
+        registry::expose::Restart::NotNeeded => {}
+        registry::expose::Restart::Restarted => {
+            println!("Hermes restarted ([hermes].restart_command) to load its mcp_servers.")
+        }
+        other => {
             if let Some(n) = &s.note {
                 println!("{}", safe(n));
             } else {
-                println!("Hermes restart: {}", safe_line(&s.restart));
+                println!("Hermes restart: {}", safe_line(&other.to_string()));
             }
         }
     }

@@ -66,6 +66,35 @@ pub fn manifest_path(paths: &Paths) -> PathBuf {
     paths.state_dir.join("mcp-exposure.json")
 }
 
+/// Whether Hermes restarted after a join; on the wire `not_needed`, `needed` (no
+/// `[hermes].restart_command` is set), `restarted` or `failed: <how>`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Restart {
+    #[default]
+    NotNeeded,
+    Needed,
+    Restarted,
+    /// The restart command failed: how (exit code or signal, its last line redacted).
+    Failed(String),
+}
+
+impl std::fmt::Display for Restart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Restart::NotNeeded => f.write_str("not_needed"),
+            Restart::Needed => f.write_str("needed"),
+            Restart::Restarted => f.write_str("restarted"),
+            Restart::Failed(how) => write!(f, "failed: {how}"),
+        }
+    }
+}
+
+impl Serialize for Restart {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 /// What a join did (the `hermes_sync` of REST answers). Pairs read `<agent id>: <server id>`.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct HermesSync {
@@ -81,8 +110,8 @@ pub struct HermesSync {
     pub changed: Vec<String>,
     pub errors: Vec<String>,
     pub warnings: Vec<String>,
-    /// `not_needed`, `needed`, `restarted` or `failed: …`.
-    pub restart: String,
+    /// Whether Hermes had to restart to load the change, and how that went.
+    pub restart: Restart,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// The caller's re-probe of the mutated server, when it ran one.
@@ -161,7 +190,7 @@ fn joinable(r: &Record) -> bool {
 /// failing (failures are in `errors`), restarting Hermes when something changed and
 /// `[hermes].restart_command` is set.
 pub fn join(paths: &Paths, cfg: &Config, store: &Store) -> HermesSync {
-    let mut s = HermesSync { restart: "not_needed".into(), ..Default::default() };
+    let mut s = HermesSync::default();
     {
         let _lock = match lock(paths) {
             Ok(l) => l,
@@ -176,12 +205,12 @@ pub fn join(paths: &Paths, cfg: &Config, store: &Store) -> HermesSync {
         match cfg.hermes.restart_command.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
             Some(cmd) => {
                 s.restart = run_restart(cmd);
-                if s.restart != "restarted" {
+                if s.restart != Restart::Restarted {
                     s.note = Some(RESTART_NOTE.into());
                 }
             }
             None => {
-                s.restart = "needed".into();
+                s.restart = Restart::Needed;
                 s.note = Some(RESTART_NOTE.into());
             }
         }
@@ -525,11 +554,15 @@ fn record_warnings(r: &Record) -> Vec<String> {
 }
 
 /// Run `[hermes].restart_command` with `sh -c`, bounded by [`RESTART_TIMEOUT`].
-fn run_restart(cmd: &str) -> String {
-    run_bounded(cmd, RESTART_TIMEOUT)
+fn run_restart(cmd: &str) -> Restart {
+    match run_bounded(cmd, RESTART_TIMEOUT) {
+        Ok(()) => Restart::Restarted,
+        Err(how) => Restart::Failed(how),
+    }
 }
 
-fn run_bounded(cmd: &str, limit: Duration) -> String {
+/// Run `cmd` under `sh -c` for at most `limit`; `Err` says how it failed.
+fn run_bounded(cmd: &str, limit: Duration) -> std::result::Result<(), String> {
     use std::process::{Command, Stdio};
     let mut child = match Command::new("sh")
         .arg("-c")
@@ -540,7 +573,7 @@ fn run_bounded(cmd: &str, limit: Duration) -> String {
         .spawn()
     {
         Ok(c) => c,
-        Err(e) => return format!("failed: cannot run sh: {e}"),
+        Err(e) => return Err(format!("cannot run sh: {e}")),
     };
     // Readers on their own threads (a full pipe must not stall the command) keeping the
     // tail only; they are not waited for past a short grace, as a daemon the command
@@ -574,14 +607,14 @@ fn run_bounded(cmd: &str, limit: Duration) -> String {
             Ok(None) if start.elapsed() >= limit => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return format!("failed: timed out after {} s", limit.as_secs());
+                return Err(format!("timed out after {} s", limit.as_secs()));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(25)),
-            Err(e) => return format!("failed: {e}"),
+            Err(e) => return Err(format!("{e}")),
         }
     };
     if status.success() {
-        return "restarted".into();
+        return Ok(());
     }
     let grace = Duration::from_millis(500);
     let last_line = |rx: std::sync::mpsc::Receiver<Vec<u8>>| -> Option<String> {
@@ -597,8 +630,8 @@ fn run_bounded(cmd: &str, limit: Duration) -> String {
         }
     };
     match last_line(err_rx).or_else(|| last_line(out_rx)) {
-        Some(l) => format!("failed: {how}: {}", crate::redact::redact(&l)),
-        None => format!("failed: {how}"),
+        Some(l) => Err(format!("{how}: {}", crate::redact::redact(&l))),
+        None => Err(how),
     }
 }
 
@@ -742,7 +775,7 @@ approvals:
         t.install("files", "http://127.0.0.1:9/mcp");
         // Installed but not exposed: nothing happens.
         let s = t.join();
-        assert!(s.errors.is_empty() && s.changed.is_empty() && s.restart == "not_needed", "{s:?}");
+        assert!(s.errors.is_empty() && s.changed.is_empty() && s.restart == Restart::NotNeeded, "{s:?}");
         assert!(!manifest_path(&t.paths).exists());
 
         t.expose("files", true, false);
@@ -751,7 +784,7 @@ approvals:
         assert_eq!(s.hermes, ["hermes/work: files", "hermes: files"]);
         assert!(s.brain.is_empty());
         assert_eq!(s.changed, ["hermes", "hermes/work"]);
-        assert_eq!(s.restart, "needed");
+        assert_eq!(s.restart, Restart::Needed);
         assert!(s.note.as_deref().unwrap().contains("only at start"));
 
         // The default profile: only the new entry was added; every other byte is as it was.
@@ -802,7 +835,7 @@ approvals:
         let before_env = std::fs::read_to_string(t.prof("default").join(".env")).unwrap();
         let s = t.join();
         assert!(s.errors.is_empty() && s.changed.is_empty() && s.applied.is_empty(), "{s:?}");
-        assert_eq!(s.restart, "not_needed");
+        assert_eq!(s.restart, Restart::NotNeeded);
         assert!(s.note.is_none());
         assert_eq!(t.yaml("default"), after);
         assert_eq!(std::fs::read_to_string(t.prof("default").join(".env")).unwrap(), before_env);
@@ -942,12 +975,12 @@ approvals:
         t.install("files", "http://127.0.0.1:9/mcp");
         t.expose("files", true, false);
         let s = t.join();
-        assert_eq!(s.restart, "restarted", "{s:?}");
+        assert_eq!(s.restart, Restart::Restarted, "{s:?}");
         assert!(s.note.is_none());
         assert!(flag.exists());
         std::fs::remove_file(&flag).unwrap();
         let s = t.join();
-        assert_eq!(s.restart, "not_needed");
+        assert_eq!(s.restart, Restart::NotNeeded);
         assert!(!flag.exists(), "nothing changed, no restart");
 
         let key = "ghp_0123456789abcdefghijABCDEFGHIJklmnop";
@@ -955,11 +988,13 @@ approvals:
             Some(format!("echo starting; echo 'no unit hal0-agent@hermes {key}' >&2; exit 3"));
         t.expose("files", false, false);
         let s = t.join();
-        assert!(s.restart.starts_with("failed: exit code 3: no unit hal0-agent@hermes"), "{}", s.restart);
-        assert!(!s.restart.contains(key), "redacted: {}", s.restart);
+        assert!(s.restart.to_string().starts_with("failed: exit code 3: no unit hal0-agent@hermes"), "{}", s.restart);
+        assert!(!s.restart.to_string().contains(key), "redacted: {}", s.restart);
         assert!(s.note.is_some());
-        assert!(run_bounded("sleep 5", Duration::from_millis(200)).starts_with("failed: timed out"));
-        assert_eq!(run_bounded("echo out; exit 1", Duration::from_secs(5)), "failed: exit code 1: out");
+        assert!(run_bounded("sleep 5", Duration::from_millis(200)).unwrap_err().starts_with("timed out"));
+        assert_eq!(run_bounded("echo out; exit 1", Duration::from_secs(5)), Err("exit code 1: out".to_string()));
+        assert_eq!(Restart::Failed("exit code 1: out".into()).to_string(), "failed: exit code 1: out");
+        assert_eq!(serde_json::to_value(Restart::NotNeeded).unwrap(), "not_needed");
     }
 
     #[test]
