@@ -5,7 +5,7 @@
 //! with `GET /v1/runs/{id}` when the stream ends or breaks (polling until the run settles).
 
 use super::Bridge;
-use super::ledger::{self, TERMINAL, Update};
+use super::ledger::{self, RunStatus, Update};
 use crate::approvals::{self, NewApproval};
 use crate::error::Result;
 use crate::hermes::HermesEvent;
@@ -39,7 +39,7 @@ async fn follow_inner(bridge: &Bridge, run_id: &str) -> Result<()> {
         Err(_) => {
             let error = format!("the agent `{}` no longer exists on this box; the run cannot be followed", run.agent);
             let u = Update {
-                status: Some("interrupted".into()),
+                status: Some(RunStatus::Interrupted),
                 events: vec![settled_end("interrupted", Some(&error))],
                 error: Some(error),
                 pending: Some(None),
@@ -108,7 +108,7 @@ async fn follow_inner(bridge: &Bridge, run_id: &str) -> Result<()> {
                         // settled from it.
                         if last_event.elapsed() >= SILENCE_CHECK
                             && let Ok(Some(v)) = hermes.run(run_id).await
-                            && TERMINAL.contains(&v["status"].as_str().unwrap_or(""))
+                            && RunStatus::parse(v["status"].as_str().unwrap_or("")).is_terminal()
                         {
                             tracing::info!(run_id, "the run ended but its stream went silent; reconciling by status");
                             break;
@@ -140,14 +140,14 @@ async fn reconcile(
         }
         match hermes.run(run_id).await {
             Ok(Some(v)) => {
-                let status = v["status"].as_str().unwrap_or("running").to_string();
+                let status = RunStatus::parse(v["status"].as_str().unwrap_or("running"));
                 let mut u = Update::default();
                 // A `stopping` run only moves on to an end state.
-                let settles = TERMINAL.contains(&status.as_str());
-                if status != run.status && (run.status != "stopping" || settles) {
+                let settles = status.is_terminal();
+                if status != run.status && (run.status != RunStatus::Stopping || settles) {
                     u.status = Some(status.clone());
                 }
-                if TERMINAL.contains(&status.as_str()) {
+                if settles {
                     if let Some(o) = v["output"].as_str() {
                         // Text Hermes streamed while hal0 was not reading is stored as one
                         // more `message.text`, so the run's texts still add up to its output.
@@ -162,7 +162,7 @@ async fn reconcile(
                     if v["usage"].is_object() {
                         u.usage = Some(v["usage"].clone());
                     }
-                    u.events.push(settled_end(&status, v["error"].as_str()));
+                    u.events.push(settled_end(status.as_str(), v["error"].as_str()));
                     u.pending = Some(None);
                     u.status = Some(status);
                     state.withdraw(bridge, "the run ended").await;
@@ -177,7 +177,7 @@ async fn reconcile(
                 state.withdraw(bridge, "Hermes no longer knows the run").await;
                 let error = "Hermes no longer knows this run (it restarted, or the run expired before hal0 could read its end); what was stored is kept";
                 let u = Update {
-                    status: Some("interrupted".into()),
+                    status: Some(RunStatus::Interrupted),
                     error: Some(error.into()),
                     events: vec![settled_end("interrupted", Some(error))],
                     pending: Some(None),
@@ -195,21 +195,20 @@ async fn reconcile(
 }
 
 struct State {
-    status: String,
+    status: RunStatus,
     approval_row: Option<String>,
 }
 
 impl State {
     fn mark_running(&mut self, u: &mut Update) {
-        if self.status == "queued" {
-            self.status = "running".into();
-            u.status = Some("running".into());
+        if self.status == RunStatus::Queued {
+            self.set(u, RunStatus::Running);
         }
     }
 
-    fn set(&mut self, u: &mut Update, status: &str) {
-        self.status = status.to_string();
-        u.status = Some(status.to_string());
+    fn set(&mut self, u: &mut Update, status: RunStatus) {
+        self.status = status.clone();
+        u.status = Some(status);
     }
 
     async fn withdraw(&mut self, bridge: &Bridge, why: &'static str) {
@@ -264,12 +263,12 @@ impl State {
                     "note": "an operator decides this in the hal0 inbox (hal0 agent approvals)",
                 })));
                 self.approval_row = Some(row.id);
-                self.set(u, "waiting_for_approval");
+                self.set(u, RunStatus::WaitingForApproval);
             }
             "approval.responded" => {
                 self.withdraw(bridge, "answered at Hermes").await;
                 u.pending = Some(None);
-                self.set(u, "running");
+                self.set(u, RunStatus::Running);
             }
             "clarify.request" => {
                 let request_id =
@@ -278,11 +277,11 @@ impl State {
                     "kind": "clarify", "request_id": request_id, "question": payload["question"],
                     "choices": payload["choices"],
                 })));
-                self.set(u, "waiting_for_clarify");
+                self.set(u, RunStatus::WaitingForClarify);
             }
             "clarify.responded" => {
                 u.pending = Some(None);
-                self.set(u, "running");
+                self.set(u, RunStatus::Running);
             }
             "run.completed" => {
                 if let Some(o) = payload["output"].as_str() {
@@ -294,23 +293,23 @@ impl State {
                 }
                 u.pending = Some(None);
                 self.withdraw(bridge, "the run ended").await;
-                self.set(u, "completed");
+                self.set(u, RunStatus::Completed);
             }
             "run.failed" => {
                 u.error = Some(payload["error"].as_str().unwrap_or("the run failed").to_string());
                 u.pending = Some(None);
                 self.withdraw(bridge, "the run ended").await;
-                self.set(u, "failed");
+                self.set(u, RunStatus::Failed);
             }
             "run.cancelled" => {
                 u.pending = Some(None);
                 self.withdraw(bridge, "the run ended").await;
-                self.set(u, "cancelled");
+                self.set(u, RunStatus::Cancelled);
             }
             "run.interrupted" => {
                 u.pending = Some(None);
                 self.withdraw(bridge, "the run ended").await;
-                self.set(u, "interrupted");
+                self.set(u, RunStatus::Interrupted);
             }
             _ => self.mark_running(u),
         }

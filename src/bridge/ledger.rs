@@ -10,7 +10,89 @@ use serde_json::Value;
 /// Events kept per run.
 pub const EVENTS_KEPT: i64 = 500;
 
-pub const TERMINAL: &[&str] = &["completed", "failed", "cancelled", "interrupted"];
+/// Where a run stands. hal0's own states, plus whatever else Hermes reports (kept as it
+/// came, so a newer Hermes's state is shown rather than lost).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum RunStatus {
+    /// Accepted by Hermes, no event yet.
+    #[default]
+    Queued,
+    Running,
+    /// A stop was asked; the run has not ended yet.
+    Stopping,
+    /// A dangerous command waits for a person in the inbox.
+    WaitingForApproval,
+    /// Hermes asked the client a question (`agent_run_answer`).
+    WaitingForClarify,
+    Completed,
+    Failed,
+    Cancelled,
+    /// hal0 lost the run (Hermes restarted or forgot it) before it ended.
+    Interrupted,
+    Other(String),
+}
+
+impl RunStatus {
+    pub fn as_str(&self) -> &str {
+        match self {
+            RunStatus::Queued => "queued",
+            RunStatus::Running => "running",
+            RunStatus::Stopping => "stopping",
+            RunStatus::WaitingForApproval => "waiting_for_approval",
+            RunStatus::WaitingForClarify => "waiting_for_clarify",
+            RunStatus::Completed => "completed",
+            RunStatus::Failed => "failed",
+            RunStatus::Cancelled => "cancelled",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Other(s) => s,
+        }
+    }
+
+    /// A status as Hermes or the ledger spells it.
+    pub fn parse(s: &str) -> RunStatus {
+        match s {
+            "queued" => RunStatus::Queued,
+            "running" => RunStatus::Running,
+            "stopping" => RunStatus::Stopping,
+            "waiting_for_approval" => RunStatus::WaitingForApproval,
+            "waiting_for_clarify" => RunStatus::WaitingForClarify,
+            "completed" => RunStatus::Completed,
+            "failed" => RunStatus::Failed,
+            "cancelled" => RunStatus::Cancelled,
+            "interrupted" => RunStatus::Interrupted,
+            other => RunStatus::Other(other.to_string()),
+        }
+    }
+
+    /// Whether the run has ended (nothing more will happen to it).
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, RunStatus::Completed | RunStatus::Failed | RunStatus::Cancelled | RunStatus::Interrupted)
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for RunStatus {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl rusqlite::ToSql for RunStatus {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(self.as_str().into())
+    }
+}
+
+impl rusqlite::types::FromSql for RunStatus {
+    fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<RunStatus> {
+        Ok(RunStatus::parse(v.as_str()?))
+    }
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {
@@ -18,7 +100,7 @@ pub struct Run {
     pub agent: String,
     pub profile: String,
     pub client: String,
-    pub status: String,
+    pub status: RunStatus,
     pub created_at: String,
     pub updated_at: String,
     pub input_preview: String,
@@ -150,7 +232,7 @@ pub fn unfinished(store: &Store) -> Result<Vec<Run>> {
 pub struct Update {
     pub append_output: String,
     pub set_output: Option<String>,
-    pub status: Option<String>,
+    pub status: Option<RunStatus>,
     pub error: Option<String>,
     pub usage: Option<Value>,
     /// `Some(None)` clears the pending request.
@@ -196,7 +278,7 @@ pub fn apply(store: &Store, run_id: &str, u: &Update) -> Result<Option<Run>> {
         if !u.events.is_empty() {
             tx.execute("DELETE FROM run_events WHERE run_id = ?1 AND seq <= ?2", params![run_id, seq - EVENTS_KEPT])?;
         }
-        let finished = u.status.as_deref().map(|s| TERMINAL.contains(&s));
+        let finished = u.status.as_ref().map(RunStatus::is_terminal);
         tx.execute(
             "UPDATE runs SET
                 output = CASE WHEN ?2 IS NOT NULL THEN ?2 ELSE output || ?3 END,
@@ -348,7 +430,7 @@ mod tests {
             agent: "hermes".into(),
             profile: "default".into(),
             client: client.into(),
-            status: "queued".into(),
+            status: RunStatus::Queued,
             created_at: now(),
             updated_at: now(),
             input_preview: "hi".into(),
@@ -388,7 +470,7 @@ mod tests {
         assert_eq!(text_after(&s, "r1", 500, 30).unwrap(), ("500501502503504505506507508509".into(), TextEnd::Cut));
         assert_eq!(text_after(&s, "r1", 300, 10_000).unwrap().1, TextEnd::Cut, "64 rows and more stored");
         assert_eq!(text_before(&s, "r1", 103, 100).unwrap(), "100101", "context stops at the oldest kept event");
-        let u = Update { status: Some("completed".into()), pending: Some(None), ..Default::default() };
+        let u = Update { status: Some(RunStatus::Completed), pending: Some(None), ..Default::default() };
         let r = apply(&s, "r1", &u).unwrap().unwrap();
         assert!(r.finished);
         assert_eq!(count_active(&s, "a").unwrap(), 0);

@@ -371,7 +371,7 @@ impl Bridge {
             agent: profile.agent_id.clone(),
             profile: profile.name.clone(),
             client: client.clone(),
-            status: "queued".into(),
+            status: crate::bridge::ledger::RunStatus::Queued,
             created_at: t.clone(),
             updated_at: t,
             input_preview: req.input.chars().take(view::PREVIEW_CHARS).collect(),
@@ -554,7 +554,7 @@ impl Bridge {
                     let id = run_id.to_string();
                     // A follower may have settled the run meanwhile; never move a finished run back.
                     let u = ledger::Update {
-                        status: Some("stopping".into()),
+                        status: Some(crate::bridge::ledger::RunStatus::Stopping),
                         only_if_unfinished: true,
                         ..Default::default()
                     };
@@ -588,7 +588,7 @@ impl Bridge {
                 run.agent
             )));
         }
-        if run.status != "running" {
+        if run.status != crate::bridge::ledger::RunStatus::Running {
             return Err(not_running(format!("the run is {}; only a running run can be steered", run.status)));
         }
         match hermes.steer(run_id, input).await {
@@ -640,7 +640,7 @@ impl Bridge {
         let id = run_id.to_string();
         let u = ledger::Update {
             pending: Some(None),
-            status: Some("running".into()),
+            status: Some(crate::bridge::ledger::RunStatus::Running),
             only_if_unfinished: true,
             ..Default::default()
         };
@@ -691,7 +691,11 @@ mod tests {
 
     /// A running run of `client`.
     fn run(id: &str, client: &str) -> Run {
-        Run { status: "running".into(), input_preview: "x".into(), ..ledger::sample(id, client) }
+        Run {
+            status: crate::bridge::ledger::RunStatus::Running,
+            input_preview: "x".into(),
+            ..ledger::sample(id, client)
+        }
     }
 
     async fn settle(b: &Bridge, want: usize) -> usize {
@@ -752,7 +756,7 @@ mod tests {
         w1.abort();
         assert!(w1.await.unwrap_err().is_cancelled());
         assert_eq!(b.watcher_count(), 1, "the other waiter still waits");
-        let done = ledger::Update { status: Some("completed".into()), ..Default::default() };
+        let done = ledger::Update { status: Some(crate::bridge::ledger::RunStatus::Completed), ..Default::default() };
         ledger::apply(&store, "run_mine", &done).unwrap();
         b.notify("run_mine");
         let v = tokio::time::timeout(Duration::from_secs(10), w2).await.unwrap().unwrap().unwrap();

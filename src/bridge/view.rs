@@ -209,7 +209,7 @@ mod tests {
             agent: "hermes".into(),
             profile: "default".into(),
             client: "c".into(),
-            status: if finished { "completed" } else { "running" }.into(),
+            status: if finished { ledger::RunStatus::Completed } else { ledger::RunStatus::Running },
             created_at: String::new(),
             updated_at: String::new(),
             input_preview: "in".into(),

@@ -82,7 +82,7 @@ pub fn run(ctx: &Ctx, cmd: RunsCmd) -> Result<()> {
                         r.run_id.clone(),
                         r.client.clone(),
                         r.agent.clone(),
-                        r.status.clone(),
+                        r.status.to_string(),
                         r.created_at.clone(),
                         preview.replace('\n', " "),
                     ]
@@ -165,7 +165,7 @@ pub fn run(ctx: &Ctx, cmd: RunsCmd) -> Result<()> {
         RunsCmd::Stop { run_id, yes } => {
             let r = load(ctx, &run_id)?;
             if r.finished {
-                println!("Run {run_id} has already ended ({}).", safe_line(&r.status));
+                println!("Run {run_id} has already ended ({}).", safe_line(r.status.as_str()));
                 return Ok(());
             }
             confirm(yes, &format!("Stop run {run_id} of {} on {}?", r.client, r.agent))?;
@@ -174,7 +174,7 @@ pub fn run(ctx: &Ctx, cmd: RunsCmd) -> Result<()> {
             match out {
                 Some(_) => {
                     let u = ledger::Update {
-                        status: Some("stopping".into()),
+                        status: Some(crate::bridge::ledger::RunStatus::Stopping),
                         only_if_unfinished: true,
                         ..Default::default()
                     };
