@@ -50,7 +50,7 @@ async fn main() {
         agent: "hermes".into(),
         profile: "default".into(),
         client: "bench".into(),
-        status: "completed".into(),
+        status: hal0::bridge::ledger::RunStatus::Completed,
         created_at: hal0::store::now(),
         updated_at: hal0::store::now(),
         input_preview: "bench".into(),

@@ -51,6 +51,7 @@ impl YamlDoc {
         Ok(YamlDoc { text: text.to_owned(), parsed, touched: Vec::new() })
     }
 
+    #[cfg(test)]
     pub fn text(&self) -> &str {
         &self.text
     }
@@ -195,6 +196,7 @@ impl YamlDoc {
 
     /// Read a value by path via the parsed view (for checks), as JSON. A path segment
     /// indexes a sequence when it is a number.
+    #[cfg(test)]
     pub fn get(&self, path: &[&str]) -> Option<Json> {
         let mut cur = &self.parsed;
         for seg in path {

@@ -30,15 +30,6 @@ impl Scope {
         }
     }
 
-    /// The MCP server this scope opens.
-    pub fn server(self) -> &'static str {
-        match self {
-            Scope::Agents => "agents",
-            Scope::Memory => "memory",
-            Scope::Admin => "admin",
-        }
-    }
-
     pub fn parse(s: &str) -> Result<Scope> {
         Scope::ALL.into_iter().find(|x| x.as_str() == s.trim().to_ascii_lowercase()).ok_or_else(|| {
             Error::invalid("bridge.unknown_scope", format!("unknown scope `{s}`: choose from agents, memory, admin"))

@@ -94,11 +94,6 @@ impl HostPolicy {
         HostPolicy { hosts: (!disabled).then_some(hosts), any_port, origins }
     }
 
-    /// Whether the host check is on.
-    pub fn enabled(&self) -> bool {
-        self.hosts.is_some()
-    }
-
     /// Is this `Host` header value (authority) allowed? A missing Host is refused.
     pub fn host_allowed(&self, authority: Option<&str>) -> bool {
         let Some(hosts) = &self.hosts else { return true };

@@ -281,6 +281,8 @@ pub struct OperationListArgs {
     pub limit: Option<i64>,
 }
 
+/// The schema a client sees; the embedded engine answers `unsupported` without reading it.
+#[allow(dead_code)]
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct ReflectArgs {
     /// The question to reflect on.
@@ -291,6 +293,8 @@ pub struct ReflectArgs {
     pub dataset: Option<OneOrMany>,
 }
 
+/// The schema a client sees; the embedded engine answers `unsupported` without reading it.
+#[allow(dead_code)]
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct MentalModelListArgs {
     /// `metadata` (default), `content` or `full`.
@@ -300,6 +304,8 @@ pub struct MentalModelListArgs {
     pub tags: Option<OneOrMany>,
 }
 
+/// The schema a client sees; the embedded engine answers `unsupported` without reading it.
+#[allow(dead_code)]
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct MentalModelCreateArgs {
     pub name: String,
@@ -313,6 +319,8 @@ pub struct MentalModelCreateArgs {
     pub trigger: Option<Value>,
 }
 
+/// The schema a client sees; the embedded engine answers `unsupported` without reading it.
+#[allow(dead_code)]
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct MentalModelUpdateArgs {
     pub id: String,

@@ -11,7 +11,7 @@ pub mod proxy;
 use crate::error::Error;
 use crate::server::guard::Caller;
 use rmcp::RoleServer;
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 
 /// The caller the guard attached to the HTTP request behind this MCP request.
@@ -22,11 +22,6 @@ pub fn caller(ctx: &RequestContext<RoleServer>) -> Option<Caller> {
 /// A successful tool result carrying JSON both as structured content and as text.
 pub fn ok_json(v: serde_json::Value) -> CallToolResult {
     CallToolResult::structured(v)
-}
-
-/// The bridge failure shape: `isError` with `bridge.<code>: <message>` text.
-pub fn bridge_error(e: &Error) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(format!("{}: {}", e.code, e.message))])
 }
 
 /// The admin envelope: `{"status":"error","error":{"code","message"}}` reported as `isError`.

@@ -125,8 +125,3 @@ async fn serve_conn<I>(
         }
     }
 }
-
-/// The address a request came from, as the listener saw it.
-pub fn peer(req: &axum::extract::Request) -> Option<SocketAddr> {
-    req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0)
-}

@@ -136,6 +136,7 @@ impl Sessions {
     }
 
     /// Open sessions (and admitted requests still opening one).
+    #[cfg(test)]
     pub fn count(&self) -> usize {
         self.lock().total()
     }

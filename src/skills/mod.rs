@@ -20,9 +20,6 @@ pub mod validate;
 #[cfg(test)]
 mod validate_props;
 
-pub use card::{card, digest, push_bytes};
-pub use store::{READ_MAX, Skill, SkillDirs, SkillInfo, Source};
-pub use validate::{
-    CODE_INVALID, DATA_URI_MAX, FILE_NAME_MAX, MAX_FILES, NAME_MAX, PUSH_MAX, REVIEWABLE, SKILL_MD_MAX, valid_name,
-    validate_push,
-};
+pub use card::{card, digest};
+pub use store::SkillDirs;
+pub use validate::{valid_name, validate_push};
