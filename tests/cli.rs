@@ -268,7 +268,7 @@ fn approval_cards_show_terminal_escapes_as_text() {
     let row = hal0::approvals::create(
         &store,
         hal0::approvals::NewApproval {
-            kind: "hermes_command",
+            kind: hal0::approvals::ApprovalKind::HermesCommand,
             client,
             tool: "hermes.approval",
             arguments: serde_json::json!({"run_id": "run_1", "agent": "hermes", "command": command}),

@@ -90,7 +90,7 @@ pub async fn call(ctx: Ctx, name: &str, arguments: Option<&Map<String, Value>>) 
                 crate::approvals::create(
                     s,
                     crate::approvals::NewApproval {
-                        kind: "admin_call",
+                        kind: crate::approvals::ApprovalKind::AdminCall,
                         client: &client,
                         tool: &tool,
                         arguments: stored,

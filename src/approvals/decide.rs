@@ -2,7 +2,7 @@
 //! arguments for its kind and record the outcome on the row. The CLI and the REST routes
 //! both come here; no MCP tool does.
 
-use super::{Approval, Status, claim, finish, get};
+use super::{Approval, ApprovalKind, Status, claim, finish, get};
 use crate::error::{Error, Kind, Result};
 use crate::store::Store;
 use serde_json::json;
@@ -37,12 +37,12 @@ impl Decider<'_> {
         let svc = self.svc;
         let (paths, store, config) = (&svc.paths, &svc.store, &svc.config);
         let row = get(store, id)?;
-        if row.kind == "hermes_command" {
+        if row.kind == ApprovalKind::HermesCommand {
             let row = crate::bridge::decide_hermes_approval(store, config, id, approve, by, reason).await?;
             return Ok(Decided { row, output: None });
         }
-        let builtin = ["admin_call", crate::registry::proxy::KIND];
-        if !builtin.contains(&row.kind.as_str()) && super::executor(&row.kind).is_none() {
+        let builtin = [ApprovalKind::AdminCall, ApprovalKind::McpCall];
+        if !builtin.contains(&row.kind) && super::executor(&row.kind).is_none() {
             return Err(Error::new(
                 "approvals.unsupported_kind",
                 Kind::Unsupported,
@@ -54,9 +54,9 @@ impl Decider<'_> {
             finish(store, id, Status::Denied, &json!({"ok": true, "executed": false}))?;
             return Ok(Decided { row: get(store, id)?, output: None });
         }
-        let out = match (row.kind.as_str(), super::executor(&row.kind)) {
-            ("admin_call", _) => crate::admin::execute_approved(svc, &row).await,
-            (crate::registry::proxy::KIND, _) => crate::registry::proxy::execute_approved(paths, config, &row).await,
+        let out = match (&row.kind, super::executor(&row.kind)) {
+            (ApprovalKind::AdminCall, _) => crate::admin::execute_approved(svc, &row).await,
+            (ApprovalKind::McpCall, _) => crate::registry::proxy::execute_approved(paths, config, &row).await,
             (_, Some(exec)) => exec(store, config, &row),
             _ => Err(Error::internal("no executor")),
         };
@@ -69,7 +69,7 @@ impl Decider<'_> {
         finish(store, id, status, &stored)?;
         // Only an admin call's answer is shown to the approver (e.g. a new key); other kinds
         // are fully described by the row.
-        let output = if row.kind == "admin_call" { live } else { None };
+        let output = if row.kind == ApprovalKind::AdminCall { live } else { None };
         Ok(Decided { row: get(store, id)?, output })
     }
 }
@@ -98,7 +98,7 @@ fn audit_decision(store: &Store, d: &Decided, approve: bool, by: &str) {
         verdict,
         result_code: code.as_deref(),
         approval_id: Some(&d.row.id),
-        detail: Some(&d.row.kind),
+        detail: Some(d.row.kind.as_str()),
     };
     if let Err(e) = crate::audit::record(store, &entry) {
         tracing::warn!("cannot record the decision in the audit log: {}", e.message);

@@ -18,11 +18,84 @@ use serde_json::Value;
 pub type Executor = fn(&Store, &Config, &Approval) -> Result<Value>;
 
 /// The executor for a row kind (skills and memory register theirs here).
-pub fn executor(kind: &str) -> Option<Executor> {
+pub fn executor(kind: &ApprovalKind) -> Option<Executor> {
+    use ApprovalKind as K;
     match kind {
-        "skill_put" | "skill_delete" => Some(crate::bridge::skills::execute_approved),
-        "memory_delete" | "memory_curate" | "directive_delete" => Some(crate::memory::gate::execute_approved_row),
+        K::SkillPut | K::SkillDelete => Some(crate::bridge::skills::execute_approved),
+        K::MemoryDelete | K::MemoryCurate | K::DirectiveDelete => Some(crate::memory::gate::execute_approved_row),
         _ => None,
+    }
+}
+
+/// What a row would carry out when approved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApprovalKind {
+    /// A dangerous command a Hermes run wants to run.
+    HermesCommand,
+    /// A gated `hal0-admin` tool call.
+    AdminCall,
+    /// A gated tool call through the MCP proxy.
+    McpCall,
+    SkillPut,
+    SkillDelete,
+    MemoryDelete,
+    MemoryCurate,
+    DirectiveDelete,
+    /// A kind this hal0 does not know (a row from a newer version): shown, never decided.
+    Other(String),
+}
+
+impl ApprovalKind {
+    pub fn as_str(&self) -> &str {
+        match self {
+            ApprovalKind::HermesCommand => "hermes_command",
+            ApprovalKind::AdminCall => "admin_call",
+            ApprovalKind::McpCall => "mcp_call",
+            ApprovalKind::SkillPut => "skill_put",
+            ApprovalKind::SkillDelete => "skill_delete",
+            ApprovalKind::MemoryDelete => "memory_delete",
+            ApprovalKind::MemoryCurate => "memory_curate",
+            ApprovalKind::DirectiveDelete => "directive_delete",
+            ApprovalKind::Other(s) => s,
+        }
+    }
+
+    pub fn parse(s: &str) -> ApprovalKind {
+        match s {
+            "hermes_command" => ApprovalKind::HermesCommand,
+            "admin_call" => ApprovalKind::AdminCall,
+            "mcp_call" => ApprovalKind::McpCall,
+            "skill_put" => ApprovalKind::SkillPut,
+            "skill_delete" => ApprovalKind::SkillDelete,
+            "memory_delete" => ApprovalKind::MemoryDelete,
+            "memory_curate" => ApprovalKind::MemoryCurate,
+            "directive_delete" => ApprovalKind::DirectiveDelete,
+            other => ApprovalKind::Other(other.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for ApprovalKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ApprovalKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl rusqlite::ToSql for ApprovalKind {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(self.as_str().into())
+    }
+}
+
+impl rusqlite::types::FromSql for ApprovalKind {
+    fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<ApprovalKind> {
+        Ok(ApprovalKind::parse(v.as_str()?))
     }
 }
 
@@ -85,7 +158,7 @@ impl rusqlite::types::FromSql for Status {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Approval {
     pub id: String,
-    pub kind: String,
+    pub kind: ApprovalKind,
     pub client: String,
     pub tool: String,
     pub arguments: Value,
@@ -148,7 +221,7 @@ fn mask_maps(v: &mut Value, masked: &mut Vec<String>) {
 
 /// A row to queue.
 pub struct NewApproval<'a> {
-    pub kind: &'a str,
+    pub kind: ApprovalKind,
     pub client: &'a str,
     pub tool: &'a str,
     pub arguments: Value,
@@ -285,7 +358,7 @@ mod tests {
         let a = create(
             &s,
             NewApproval {
-                kind: "hermes_command",
+                kind: ApprovalKind::HermesCommand,
                 client: "ws",
                 tool: "approval",
                 arguments: serde_json::json!({"command": "rm -r x"}),

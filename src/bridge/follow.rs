@@ -247,7 +247,7 @@ impl State {
                         approvals::create(
                             s,
                             NewApproval {
-                                kind: "hermes_command",
+                                kind: crate::approvals::ApprovalKind::HermesCommand,
                                 client: &cl,
                                 tool: "hermes.approval",
                                 arguments: args,

@@ -662,7 +662,7 @@ pub async fn decide_hermes_approval(
     reason: Option<&str>,
 ) -> Result<approvals::Approval> {
     let row = approvals::get(store, id)?;
-    if row.kind != "hermes_command" {
+    if row.kind != approvals::ApprovalKind::HermesCommand {
         return Err(Error::invalid("approvals.wrong_kind", format!("approval `{id}` is a {} row", row.kind)));
     }
     let row = approvals::claim(store, id, approve, by, reason)?;

@@ -5,6 +5,7 @@
 //! put of that name is `bridge.skill_pending_elsewhere`; at most 8 pending changes per
 //! client. Approval writes exactly the card's content.
 
+use crate::approvals::ApprovalKind;
 use crate::approvals::{self, Approval, NewApproval};
 use crate::config::Config;
 use crate::error::{Error, Kind, Result};
@@ -15,8 +16,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 pub const MAX_PENDING: usize = 8;
-pub const KIND_PUT: &str = "skill_put";
-pub const KIND_DELETE: &str = "skill_delete";
+pub const KIND_PUT: ApprovalKind = ApprovalKind::SkillPut;
+pub const KIND_DELETE: ApprovalKind = ApprovalKind::SkillDelete;
 
 /// The shipped and drop-in dirs: `[skills]` in hal0.toml, else `/usr/share/hal0/skills`
 /// and `<state>/skills`.
@@ -164,8 +165,8 @@ pub fn propose_delete(store: &Store, cfg: &Config, client: &str, name: &str) -> 
 pub fn execute_approved(store: &Store, cfg: &Config, row: &Approval) -> Result<Value> {
     let d = dirs(cfg, state_dir(store));
     let name = row.arguments["name"].as_str().unwrap_or_default();
-    match row.kind.as_str() {
-        KIND_PUT => {
+    match &row.kind {
+        ApprovalKind::SkillPut => {
             let skill_md = row.arguments["skill_md"].as_str().unwrap_or_default();
             let files: BTreeMap<String, String> =
                 serde_json::from_value(row.arguments["files"].clone()).unwrap_or_default();
@@ -175,7 +176,7 @@ pub fn execute_approved(store: &Store, cfg: &Config, row: &Approval) -> Result<V
             d.apply_put(name, skill_md, &files)?;
             Ok(json!({"written": name, "files": files.len()}))
         }
-        KIND_DELETE => {
+        ApprovalKind::SkillDelete => {
             d.apply_delete(name)?;
             Ok(json!({"deleted": name}))
         }

@@ -108,7 +108,7 @@ fn block(label: &str, value: &str) {
 /// shown with control and invisible characters escaped.
 fn print_card(a: &Approval) {
     line("id", &a.id);
-    line("kind", &a.kind);
+    line("kind", a.kind.as_str());
     line("client", &a.client);
     line("tool", &a.tool);
     line("status", a.status.as_str());
@@ -214,7 +214,14 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> Result<()> {
                 .iter()
                 .map(|r| {
                     let p: String = r.preview.chars().take(70).collect();
-                    vec![r.id.clone(), r.kind.clone(), r.client.clone(), r.status.to_string(), r.created_at.clone(), p]
+                    vec![
+                        r.id.clone(),
+                        r.kind.to_string(),
+                        r.client.clone(),
+                        r.status.to_string(),
+                        r.created_at.clone(),
+                        p,
+                    ]
                 })
                 .collect();
             println!("{}", table(&["ID", "KIND", "CLIENT", "STATUS", "CREATED", "PREVIEW"], t));

@@ -7,15 +7,15 @@
 //! stored arguments.
 
 use super::{Changes, Curated, MemoryEngine, Who, input, not_found, plan_curate};
-use crate::approvals::{self, Approval, NewApproval};
+use crate::approvals::{self, Approval, ApprovalKind, NewApproval};
 use crate::config::Config;
 use crate::error::{Error, Kind, Result};
 use crate::store::Store;
 use serde_json::{Value, json};
 
-pub const KIND_MEMORY_DELETE: &str = "memory_delete";
-pub const KIND_DIRECTIVE_DELETE: &str = "directive_delete";
-pub const KIND_MEMORY_CURATE: &str = "memory_curate";
+pub const KIND_MEMORY_DELETE: ApprovalKind = ApprovalKind::MemoryDelete;
+pub const KIND_DIRECTIVE_DELETE: ApprovalKind = ApprovalKind::DirectiveDelete;
+pub const KIND_MEMORY_CURATE: ApprovalKind = ApprovalKind::MemoryCurate;
 
 /// What a delete request came to.
 #[derive(Debug, Clone)]
@@ -84,7 +84,12 @@ fn cut(s: &str, n: usize) -> String {
 }
 
 /// An identical pending row from the same client, if one exists (a repeat is that row).
-fn pending_twin(engine: &MemoryEngine, kind: &str, client: &str, arguments: &Value) -> Result<Option<Approval>> {
+fn pending_twin(
+    engine: &MemoryEngine,
+    kind: ApprovalKind,
+    client: &str,
+    arguments: &Value,
+) -> Result<Option<Approval>> {
     Ok(approvals::list(&engine.store, Some("pending"))?
         .into_iter()
         .find(|a| a.kind == kind && a.client == client && &a.arguments == arguments))
@@ -247,8 +252,8 @@ pub fn execute_approved(engine: &MemoryEngine, approval: &Approval) -> Result<Va
         ));
     }
     let args = &approval.arguments;
-    match approval.kind.as_str() {
-        KIND_MEMORY_DELETE => {
+    match &approval.kind {
+        ApprovalKind::MemoryDelete => {
             let ids: Vec<String> = args["ids"]
                 .as_array()
                 .ok_or_else(bad_row)?
@@ -261,7 +266,7 @@ pub fn execute_approved(engine: &MemoryEngine, approval: &Approval) -> Result<Va
             let deleted = engine.delete_in(&ids, within.as_deref())?;
             Ok(json!({"deleted": deleted}))
         }
-        KIND_MEMORY_CURATE => {
+        ApprovalKind::MemoryCurate => {
             let id = args["id"].as_str().ok_or_else(bad_row)?;
             let dataset = args["dataset"].as_str().ok_or_else(bad_row)?;
             let ch: Changes = serde_json::from_value(args["changes"].clone()).map_err(|_| bad_row())?;
@@ -274,7 +279,7 @@ pub fn execute_approved(engine: &MemoryEngine, approval: &Approval) -> Result<Va
             let done = engine.apply_curate(&approval.client, cur, &ch)?;
             Ok(json!({"id": done.note.id, "changed": done.changed}))
         }
-        KIND_DIRECTIVE_DELETE => {
+        ApprovalKind::DirectiveDelete => {
             let id = args["id"].as_str().ok_or_else(bad_row)?;
             if !engine.directive_delete(id)? {
                 return Err(not_found("directive", id));

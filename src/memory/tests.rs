@@ -345,7 +345,7 @@ fn directives_crud_and_gated_delete() {
         .is_err()
     );
     let a = e.directive_delete_request(&who, &d.id).unwrap();
-    assert_eq!(a.kind, "directive_delete");
+    assert_eq!(a.kind.as_str(), "directive_delete");
     assert_eq!(e.directive_delete_request(&who, &d.id).unwrap().id, a.id);
     assert!(e.directive_get(&d.id).is_ok(), "nothing is deleted before approval");
     let a = crate::approvals::claim(&e.store, &a.id, true, "root", None).unwrap();

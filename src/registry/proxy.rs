@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The approvals-inbox kind of a gated proxied call.
-pub const KIND: &str = "mcp_call";
+pub const KIND: approvals::ApprovalKind = approvals::ApprovalKind::McpCall;
 /// Appended to a gated tool's description in the consumer's `tools/list`.
 const GATED_NOTE: &str = "(hal0: each call of this tool waits for a person's approval)";
 /// How often a waiting gated call looks at its row.
