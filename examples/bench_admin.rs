@@ -78,17 +78,7 @@ fn main() {
 }
 
 async fn open_warm(url: &str, key: &str, t: Target, clients: usize, warm: u64) -> Vec<Session> {
-    let mut sessions = Vec::with_capacity(clients);
-    for _ in 0..clients {
-        sessions.push(Session::open(url, key).await);
-    }
-    futures::future::join_all(sessions.iter().map(|s| async move {
-        for i in 0..warm {
-            s.call(1_000_000 + i, t.tool, (t.args)(), t.expect).await;
-        }
-    }))
-    .await;
-    sessions
+    support::open_warm(url, key, clients, warm, (t.tool, (t.args)(), t.expect)).await
 }
 
 async fn run(bin: String, calls: u64, clients: usize) {

@@ -74,19 +74,8 @@ async fn echo(s: &Session, id: u64) -> f64 {
     s.call(id, "echo", args_echo(), TEXT).await.0
 }
 
-/// `clients` fresh sessions on `url`, each warmed up with `warm` calls (all at once).
 async fn open_warm(url: &str, key: &str, clients: usize, warm: u64) -> Vec<Session> {
-    let mut sessions = Vec::with_capacity(clients);
-    for _ in 0..clients {
-        sessions.push(Session::open(url, key).await);
-    }
-    futures::future::join_all(sessions.iter().map(|s| async move {
-        for i in 0..warm {
-            echo(s, 1_000_000 + i).await;
-        }
-    }))
-    .await;
-    sessions
+    support::open_warm(url, key, clients, warm, ("echo", args_echo(), TEXT)).await
 }
 
 /// p50, p99 and mean of `v` in ms.

@@ -34,6 +34,7 @@ pub(crate) mod skills;
 pub(crate) mod sse;
 pub mod store;
 pub(crate) mod term;
+pub(crate) mod text_enum;
 pub(crate) mod weburl;
 pub(crate) mod yamledit;
 #[cfg(test)]

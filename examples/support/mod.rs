@@ -119,3 +119,27 @@ pub async fn concurrent(
     }
     (all, t.elapsed().as_secs_f64())
 }
+
+/// `clients` fresh sessions on `url`, each warmed up with `warm` calls of `tool` (all at once).
+pub async fn open_warm(
+    url: &str,
+    key: &str,
+    clients: usize,
+    warm: u64,
+    (tool, args, expect): (&str, serde_json::Value, &str),
+) -> Vec<Session> {
+    let mut sessions = Vec::with_capacity(clients);
+    for _ in 0..clients {
+        sessions.push(Session::open(url, key).await);
+    }
+    futures::future::join_all(sessions.iter().map(|s| {
+        let args = args.clone();
+        async move {
+            for i in 0..warm {
+                s.call(1_000_000 + i, tool, args.clone(), expect).await;
+            }
+        }
+    }))
+    .await;
+    sessions
+}

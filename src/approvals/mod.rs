@@ -27,131 +27,45 @@ pub fn executor(kind: &ApprovalKind) -> Option<Executor> {
     }
 }
 
-/// What a row would carry out when approved.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ApprovalKind {
-    /// A dangerous command a Hermes run wants to run.
-    HermesCommand,
-    /// A gated `hal0-admin` tool call.
-    AdminCall,
-    /// A gated tool call through the MCP proxy.
-    McpCall,
-    SkillPut,
-    SkillDelete,
-    MemoryDelete,
-    MemoryCurate,
-    DirectiveDelete,
-    /// A kind this hal0 does not know (a row from a newer version): shown, never decided.
-    Other(String),
+crate::text_enum! {
+    /// What a row would carry out when approved.
+    pub enum ApprovalKind {
+        /// A dangerous command a Hermes run wants to run.
+        HermesCommand = "hermes_command",
+        /// A gated `hal0-admin` tool call.
+        AdminCall = "admin_call",
+        /// A gated tool call through the MCP proxy.
+        McpCall = "mcp_call",
+        SkillPut = "skill_put",
+        SkillDelete = "skill_delete",
+        MemoryDelete = "memory_delete",
+        MemoryCurate = "memory_curate",
+        DirectiveDelete = "directive_delete",
+    }
+    // A kind this hal0 does not know (a row from a newer version): shown, never decided.
+    other Other
 }
 
-impl ApprovalKind {
-    pub fn as_str(&self) -> &str {
-        match self {
-            ApprovalKind::HermesCommand => "hermes_command",
-            ApprovalKind::AdminCall => "admin_call",
-            ApprovalKind::McpCall => "mcp_call",
-            ApprovalKind::SkillPut => "skill_put",
-            ApprovalKind::SkillDelete => "skill_delete",
-            ApprovalKind::MemoryDelete => "memory_delete",
-            ApprovalKind::MemoryCurate => "memory_curate",
-            ApprovalKind::DirectiveDelete => "directive_delete",
-            ApprovalKind::Other(s) => s,
-        }
+crate::text_enum! {
+    /// Where a row stands: `Pending` → `Approved`/`Denied` exactly once, then `Executed` or
+    /// `Failed`; `Withdrawn` when it no longer applies.
+    pub enum Status {
+        Pending = "pending",
+        Approved = "approved",
+        Denied = "denied",
+        Withdrawn = "withdrawn",
+        Executed = "executed",
+        Failed = "failed",
     }
-
-    pub fn parse(s: &str) -> ApprovalKind {
-        match s {
-            "hermes_command" => ApprovalKind::HermesCommand,
-            "admin_call" => ApprovalKind::AdminCall,
-            "mcp_call" => ApprovalKind::McpCall,
-            "skill_put" => ApprovalKind::SkillPut,
-            "skill_delete" => ApprovalKind::SkillDelete,
-            "memory_delete" => ApprovalKind::MemoryDelete,
-            "memory_curate" => ApprovalKind::MemoryCurate,
-            "directive_delete" => ApprovalKind::DirectiveDelete,
-            other => ApprovalKind::Other(other.to_string()),
-        }
-    }
-}
-
-impl std::fmt::Display for ApprovalKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Serialize for ApprovalKind {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
-impl rusqlite::ToSql for ApprovalKind {
-    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-        Ok(self.as_str().into())
-    }
-}
-
-impl rusqlite::types::FromSql for ApprovalKind {
-    fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<ApprovalKind> {
-        Ok(ApprovalKind::parse(v.as_str()?))
-    }
-}
-
-/// Where a row stands: `Pending` → `Approved`/`Denied` exactly once, then `Executed` or
-/// `Failed`; `Withdrawn` when it no longer applies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    Pending,
-    Approved,
-    Denied,
-    Withdrawn,
-    Executed,
-    Failed,
 }
 
 impl Status {
-    pub const ALL: [Status; 6] =
-        [Status::Pending, Status::Approved, Status::Denied, Status::Withdrawn, Status::Executed, Status::Failed];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Pending => "pending",
-            Status::Approved => "approved",
-            Status::Denied => "denied",
-            Status::Withdrawn => "withdrawn",
-            Status::Executed => "executed",
-            Status::Failed => "failed",
-        }
-    }
-
     /// Parse a status name (`approvals.invalid_status` names the choices).
     pub fn parse(s: &str) -> Result<Status> {
-        Status::ALL.into_iter().find(|x| x.as_str() == s).ok_or_else(|| {
+        Status::from_text(s).ok_or_else(|| {
             let all: Vec<&str> = Status::ALL.iter().map(|x| x.as_str()).collect();
             Error::invalid("approvals.invalid_status", format!("unknown status `{s}`: choose from {}", all.join(", ")))
         })
-    }
-}
-
-impl std::fmt::Display for Status {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl rusqlite::ToSql for Status {
-    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-        Ok(self.as_str().into())
-    }
-}
-
-impl rusqlite::types::FromSql for Status {
-    fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Status> {
-        let s = v.as_str()?;
-        Status::parse(s).map_err(|e| rusqlite::types::FromSqlError::Other(Box::new(e)))
     }
 }
 

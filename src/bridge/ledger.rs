@@ -10,87 +10,34 @@ use serde_json::Value;
 /// Events kept per run.
 pub const EVENTS_KEPT: i64 = 500;
 
-/// Where a run stands. hal0's own states, plus whatever else Hermes reports (kept as it
-/// came, so a newer Hermes's state is shown rather than lost).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum RunStatus {
-    /// Accepted by Hermes, no event yet.
-    #[default]
-    Queued,
-    Running,
-    /// A stop was asked; the run has not ended yet.
-    Stopping,
-    /// A dangerous command waits for a person in the inbox.
-    WaitingForApproval,
-    /// Hermes asked the client a question (`agent_run_answer`).
-    WaitingForClarify,
-    Completed,
-    Failed,
-    Cancelled,
-    /// hal0 lost the run (Hermes restarted or forgot it) before it ended.
-    Interrupted,
-    Other(String),
+crate::text_enum! {
+    /// Where a run stands: hal0's own states; whatever else Hermes reports is kept as it
+    /// came (`Other`), so a newer Hermes's state is shown rather than lost.
+    #[derive(Default)]
+    pub enum RunStatus {
+        /// Accepted by Hermes, no event yet.
+        #[default]
+        Queued = "queued",
+        Running = "running",
+        /// A stop was asked; the run has not ended yet.
+        Stopping = "stopping",
+        /// A dangerous command waits for a person in the inbox.
+        WaitingForApproval = "waiting_for_approval",
+        /// Hermes asked the client a question (`agent_run_answer`).
+        WaitingForClarify = "waiting_for_clarify",
+        Completed = "completed",
+        Failed = "failed",
+        Cancelled = "cancelled",
+        /// hal0 lost the run (Hermes restarted or forgot it) before it ended.
+        Interrupted = "interrupted",
+    }
+    other Other
 }
 
 impl RunStatus {
-    pub fn as_str(&self) -> &str {
-        match self {
-            RunStatus::Queued => "queued",
-            RunStatus::Running => "running",
-            RunStatus::Stopping => "stopping",
-            RunStatus::WaitingForApproval => "waiting_for_approval",
-            RunStatus::WaitingForClarify => "waiting_for_clarify",
-            RunStatus::Completed => "completed",
-            RunStatus::Failed => "failed",
-            RunStatus::Cancelled => "cancelled",
-            RunStatus::Interrupted => "interrupted",
-            RunStatus::Other(s) => s,
-        }
-    }
-
-    /// A status as Hermes or the ledger spells it.
-    pub fn parse(s: &str) -> RunStatus {
-        match s {
-            "queued" => RunStatus::Queued,
-            "running" => RunStatus::Running,
-            "stopping" => RunStatus::Stopping,
-            "waiting_for_approval" => RunStatus::WaitingForApproval,
-            "waiting_for_clarify" => RunStatus::WaitingForClarify,
-            "completed" => RunStatus::Completed,
-            "failed" => RunStatus::Failed,
-            "cancelled" => RunStatus::Cancelled,
-            "interrupted" => RunStatus::Interrupted,
-            other => RunStatus::Other(other.to_string()),
-        }
-    }
-
     /// Whether the run has ended (nothing more will happen to it).
     pub fn is_terminal(&self) -> bool {
         matches!(self, RunStatus::Completed | RunStatus::Failed | RunStatus::Cancelled | RunStatus::Interrupted)
-    }
-}
-
-impl std::fmt::Display for RunStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl serde::Serialize for RunStatus {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
-impl rusqlite::ToSql for RunStatus {
-    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-        Ok(self.as_str().into())
-    }
-}
-
-impl rusqlite::types::FromSql for RunStatus {
-    fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<RunStatus> {
-        Ok(RunStatus::parse(v.as_str()?))
     }
 }
 

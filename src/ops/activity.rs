@@ -5,8 +5,9 @@ use super::Ctx;
 use crate::audit::{self, Filter};
 use crate::error::Result;
 
+/// Which entries: every set field must match.
 #[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
-pub struct ListArgs {
+pub struct ExportArgs {
     /// RFC 3339 time or a duration back from now (30m, 1h, 7d).
     #[serde(default)]
     pub since: Option<String>,
@@ -16,27 +17,21 @@ pub struct ListArgs {
     /// A tool name.
     #[serde(default)]
     pub tool: Option<String>,
+}
+
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
+pub struct ListArgs {
+    #[serde(flatten)]
+    pub filter: ExportArgs,
     /// At most this many (default 100).
     #[serde(default, deserialize_with = "super::de::opt_int")]
     pub limit: Option<i64>,
 }
 
-#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
-pub struct ExportArgs {
-    /// RFC 3339 time or a duration back from now.
-    #[serde(default)]
-    pub since: Option<String>,
-    /// An identity.
-    #[serde(default)]
-    pub client: Option<String>,
-    /// A tool name.
-    #[serde(default)]
-    pub tool: Option<String>,
-}
-
 /// `activity_list`: newest first.
 pub async fn list(ctx: &Ctx, a: ListArgs) -> Result<Vec<audit::Row>> {
-    let f = Filter { since: a.since, client: a.client, tool: a.tool, limit: a.limit.unwrap_or(100) };
+    let ExportArgs { since, client, tool } = a.filter;
+    let f = Filter { since, client, tool, limit: a.limit.unwrap_or(100) };
     ctx.store.call(move |s| audit::list(s, &f)).await
 }
 

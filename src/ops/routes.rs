@@ -85,20 +85,7 @@ macro_rules! route {
 
 macro_rules! excluded {
     ($method:literal, $path:literal, $why:literal, $f:path, $args:ty, $code:literal) => {
-        OpDef {
-            method: $method,
-            path: $path,
-            tool: None,
-            excluded: Some($why),
-            access: Access::AutonomousRead,
-            wrap: None,
-            description: "",
-            status: 200,
-            invalid_code: $code,
-            run: Some(op_runner!($f, $args, $code)),
-            check: |args| $crate::ops::parse_args::<$args>(args.clone(), $code).map(drop),
-            schema: || schemars::schema_for!($args),
-        }
+        OpDef { tool: None, excluded: Some($why), ..route!($method, $path, "", AutonomousRead, "", $f, $args, $code) }
     };
     ($method:literal, $path:literal, $why:literal) => {
         OpDef {
