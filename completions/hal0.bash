@@ -43,6 +43,9 @@ _hal0() {
             hal0,mcp)
                 cmd="hal0__subcmd__mcp"
                 ;;
+            hal0,op)
+                cmd="hal0__subcmd__op"
+                ;;
             hal0,runs)
                 cmd="hal0__subcmd__runs"
                 ;;
@@ -231,6 +234,9 @@ _hal0() {
                 ;;
             hal0__subcmd__help,mcp)
                 cmd="hal0__subcmd__help__subcmd__mcp"
+                ;;
+            hal0__subcmd__help,op)
+                cmd="hal0__subcmd__help__subcmd__op"
                 ;;
             hal0__subcmd__help,runs)
                 cmd="hal0__subcmd__help__subcmd__runs"
@@ -542,7 +548,7 @@ _hal0() {
 
     case "${cmd}" in
         hal0)
-            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent config activity mcp doctor completions help"
+            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent config activity mcp doctor op completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1634,7 +1640,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help)
-            opts="serve bridge auth runs agent config activity mcp doctor completions help"
+            opts="serve bridge auth runs agent config activity mcp doctor op completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2266,6 +2272,20 @@ _hal0() {
         hal0__subcmd__help__subcmd__mcp__subcmd__uninstall)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__op)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -3190,6 +3210,28 @@ _hal0() {
         hal0__subcmd__mcp__subcmd__uninstall)
             opts="-f -y -h --force --yes --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__op)
+            opts="-h --list --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

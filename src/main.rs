@@ -1,5 +1,20 @@
 //! The `hal0` binary: everything lives in the library; this only exits with its code.
 
 fn main() {
+    // `hal0 … | head` closes stdout early: end quietly as a piped Unix tool does (exit 141,
+    // SIGPIPE's code) instead of a panic report about the broken pipe.
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
     std::process::exit(hal0::cli::main());
 }

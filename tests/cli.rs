@@ -385,3 +385,52 @@ fn public_url_must_be_pasteable() {
         ]
     );
 }
+
+/// `hal0 op`: any operation of the route table from the shell, JSON in and out; bad input
+/// gets the operation's own codes.
+#[test]
+fn op_runs_any_operation_by_its_tool_name() {
+    let env = Env::new();
+    let out = env.json(&["op", "bridge_client_add", r#"{"name":"ci","scopes":["memory"]}"#]);
+    assert!(out["key"].as_str().unwrap().starts_with("hal0bk_"), "{out}");
+    assert_eq!(out["scopes"], serde_json::json!(["agents", "memory"]));
+    let list = env.json(&["op", "bridge_client_list"]);
+    assert_eq!(list[0]["name"], "ci", "{list}");
+    assert_eq!(env.json(&["bridge", "list", "--json"]), list, "the same clients as `hal0 bridge list`");
+    let listed = env.ok(&["op", "--list"]);
+    assert!(listed.contains("mcp_server_install") && listed.contains("POST /api/mcp/install"), "{listed}");
+    for (args, code, want) in [
+        (vec!["op", "nope"], 1, "mcp.unknown_tool"),
+        (vec!["op", "bridge_client_revoke", r#"{"name":"../x"}"#], 2, "mcp.invalid_arg"),
+        (vec!["op", "bridge_client_add", "[1]"], 2, "bridge.invalid_request"),
+        (vec!["op", "bridge_client_add", "{"], 2, "bridge.invalid_request"),
+        (vec!["op", "mcp_server_install", r#"{"url":"http://127.0.0.1:9/mcp","nope":1}"#], 2, "mcp.install_invalid"),
+        (vec!["op", "mcp_server_control", r#"{"id":"x","action":"start"}"#], 1, "mcp.supervisor_unavailable"),
+    ] {
+        let o = env.run(&args);
+        assert_eq!(o.code(), code, "{args:?}: {}", o.stderr());
+        assert!(o.stderr().contains(want), "{args:?}: {}", o.stderr());
+    }
+}
+
+/// A reader that stops early (`hal0 … | head`) ends the command quietly.
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    let env = Env::new();
+    for i in 0..40 {
+        env.ok(&["bridge", "add", &format!("c{i}")]);
+    }
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hal0"))
+        .args(["bridge", "list", "--json"])
+        .env("HAL0_CONFIG_DIR", env.config_dir())
+        .env("HAL0_STATE_DIR", env.state_dir())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(matches!(out.status.code(), Some(0) | Some(141)), "{:?} {stderr}", out.status);
+}

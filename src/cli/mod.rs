@@ -12,6 +12,7 @@ pub mod doctor;
 pub mod mcp;
 pub mod mcp_catalog;
 pub mod mcp_keys;
+pub mod op;
 pub mod runs;
 pub mod serve;
 
@@ -71,6 +72,8 @@ pub enum Command {
     Mcp(mcp::McpCmd),
     /// Check the installation: config, modes, store, auth, Hermes wiring, registry, listener.
     Doctor(doctor::DoctorArgs),
+    /// Run any operation of the REST route table by its tool name, with JSON in and out.
+    Op(op::OpArgs),
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -184,6 +187,7 @@ pub fn main() -> i32 {
         Command::Agent(c) => agent::run(&ctx, c),
         Command::Activity(c) => activity::run(&ctx, c),
         Command::Mcp(c) => mcp::run(&ctx, c),
+        Command::Op(a) => op::run(&ctx, a),
         Command::Doctor(a) => match doctor::run(&ctx, a) {
             Ok(code) => return code,
             Err(e) => Err(e),
