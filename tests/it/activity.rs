@@ -1,11 +1,10 @@
 //! The audit log: entries recorded through the library land in the store redacted and
 //! append-only; `hal0 activity list|export` filters and exports them.
 
-mod support;
+use crate::support::*;
 use hal0::audit::{self, Entry};
 use hal0::store::Store;
 use serde_json::{Value, json};
-use support::*;
 
 const HF: &str = "hf_abcdefghijklmnopqrstuvwxyz";
 const BEARER: &str = "abcdefghijklmnop0123456789QRSTUV";

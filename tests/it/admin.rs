@@ -2,13 +2,12 @@
 //! wrapped lists, the path-argument checks, and gated calls that never run without an
 //! approved row (and run exactly once when approved at the shell).
 
-mod support;
+use crate::support::*;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
-use support::*;
 
 type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 

@@ -2,8 +2,7 @@
 //! armed, against a running `hal0 serve`. The expected table is written out by hand from
 //! the spec's tier tables, not computed by hal0's own code.
 
-mod support;
-use support::*;
+use crate::support::*;
 
 const ROUTES: &[(&str, &str)] = &[
     ("health", "GET /api/health"),

@@ -1,14 +1,13 @@
 //! The agent bridge's nine run tools over the real rmcp transport against `hal0 serve`,
 //! with the in-process fake Hermes 0.19.0 behind it: every tool, code and limit.
 
-mod support;
+use crate::support::fake_hermes::{FakeHermes, FakeHermesOptions};
+use crate::support::mcp::{Client, call, connect};
+use crate::support::*;
 use rmcp::ServiceExt;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
-use support::fake_hermes::{FakeHermes, FakeHermesOptions};
-use support::mcp::{Client, call, connect};
-use support::*;
 
 /// hal0 with a Hermes home whose default profile points at a fake Hermes.
 struct Box0 {

@@ -6,13 +6,13 @@
 //! Needs `tests/external/setup.sh` (`.tools/node` with the CLI, `.venv` for Python). Without
 //! them the test prints a "skipped" line and passes, unless `HAL0_REQUIRE_EXTERNAL=1`.
 
-mod support;
+use crate::support;
+use crate::support::fake_hermes::{FakeHermes, FakeHermesOptions};
+use crate::support::*;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use support::fake_hermes::{FakeHermes, FakeHermesOptions};
-use support::*;
 
 const AGENTS: &str = "hal0-agents";
 

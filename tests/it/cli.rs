@@ -1,9 +1,8 @@
 //! CLI integration tests: every `bridge`, `auth` and `config` command in temporary dirs,
 //! including the bad inputs, and what each leaves on disk.
 
-mod support;
+use crate::support::*;
 use std::os::unix::fs::PermissionsExt;
-use support::*;
 
 fn mode(p: &std::path::Path) -> u32 {
     std::fs::metadata(p).unwrap().permissions().mode() & 0o777

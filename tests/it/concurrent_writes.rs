@@ -4,10 +4,9 @@
 //! land: a writer that read the file before another's write landed and wrote its stale copy
 //! back would put an earlier round's value back (issue 10, item 3).
 
-mod support;
+use crate::support::*;
 use serde_json::{Value, json};
 use std::process::Child;
-use support::*;
 
 /// Start `hal0 <args>` without waiting.
 fn spawn(env: &Env, args: &[&str]) -> Child {

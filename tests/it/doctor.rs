@@ -2,12 +2,11 @@
 //! a Hermes home whose profiles point at a fake Hermes and are wired to hal0's servers, a
 //! registry record exposed to Hermes) reports every row ok; each broken part turns its row.
 
-mod support;
+use crate::support::fake_hermes::FakeHermes;
+use crate::support::*;
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use support::fake_hermes::FakeHermes;
-use support::*;
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()

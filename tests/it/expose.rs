@@ -3,10 +3,9 @@
 //! withdrawal, the reserved and refused flags, the restart command, and the key working at
 //! the proxy.
 
-mod support;
+use crate::support::*;
 use serde_json::json;
 use std::path::Path;
-use support::*;
 
 const CONFIG: &str = concat!(
     "# Hermes config, hand-written\n",

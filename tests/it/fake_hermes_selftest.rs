@@ -1,13 +1,11 @@
-//! Self-test of the in-process Hermes 0.19.0 fake (`tests/support/fake_hermes.rs`), driven with
+//! Self-test of the in-process Hermes 0.19.0 fake (`tests/it/support/fake_hermes.rs`), driven with
 //! reqwest directly.
-
-mod support;
 
 use std::time::Duration;
 
+use crate::support::fake_hermes::*;
 use futures::StreamExt;
 use serde_json::{Value, json};
-use support::fake_hermes::*;
 
 const T: Duration = Duration::from_secs(10);
 

@@ -1,5 +1,5 @@
 //! The committed completions and man pages must match the clap definition. Regenerate
-//! with `HAL0_BLESS=1 cargo test --test generated_docs`.
+//! with `HAL0_BLESS=1 cargo test --test it generated_docs`.
 
 #[test]
 fn completions_and_man_pages_are_current() {
@@ -33,6 +33,6 @@ fn completions_and_man_pages_are_current() {
     }
     assert!(
         stale.is_empty(),
-        "generated docs are stale: {stale:?}\nrun: HAL0_BLESS=1 cargo test --test generated_docs"
+        "generated docs are stale: {stale:?}\nrun: HAL0_BLESS=1 cargo test --test it generated_docs"
     );
 }

@@ -3,12 +3,12 @@
 //! approval decided with `hal0 agent approvals approve`, a stop, and a kill -9 of
 //! `hal0 serve` mid-run followed by a restart that recovers the run. All on 127.0.0.1.
 
-mod support;
+use crate::support;
+use crate::support::mcp::{Client, connect};
+use crate::support::real_hermes::RealHermes;
+use crate::support::*;
 use serde_json::{Value, json};
 use std::time::Duration;
-use support::mcp::{Client, connect};
-use support::real_hermes::RealHermes;
-use support::*;
 
 async fn call(c: &Client, tool: &str, args: Value) -> Value {
     support::mcp::call(c, tool, args.clone()).await.unwrap_or_else(|e| panic!("{tool} {args}: {e}"))

@@ -11,18 +11,16 @@
 //! that is not installed the in-process rmcp server stands in, except under
 //! `HAL0_REQUIRE_EXTERNAL=1`, where a missing FastMCP (or Hermes) is a failure.
 
-mod support;
-#[path = "support/upstream.rs"]
-mod upstream;
+use crate::support;
 
+use crate::support::mcp::{Client, connect};
+use crate::support::real_hermes::RealHermes;
+use crate::support::upstream::{FastMcp, RmcpUpstream};
+use crate::support::*;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-use support::mcp::{Client, connect};
-use support::real_hermes::RealHermes;
-use support::*;
-use upstream::{FastMcp, RmcpUpstream};
 
 /// The registry id; its `-` exercises both hal0's `HAL0_MCP_<ID>_KEY` mapping and Hermes's
 /// tool-name sanitising (`mcp__e2e_up__<tool>`).

@@ -1,8 +1,7 @@
 //! DNS-rebinding defence on `/mcp/*`: a foreign Host is a bare 421, a foreign Origin is
 //! refused, and HAL0_MCP_ALLOWED_HOSTS / HAL0_MCP_ALLOWED_ORIGINS widen the lists.
 
-mod support;
-use support::*;
+use crate::support::*;
 
 async fn post(server: &Server, key: &str, host: Option<&str>, origin: Option<&str>) -> (u16, String) {
     let http = reqwest::Client::new();

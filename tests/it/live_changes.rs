@@ -1,9 +1,8 @@
 //! Changes made at the shell while `hal0 serve` runs: revoke and rotate stop the old key on
 //! the next request, and an open SSE stream ends with an `event: revoked` frame.
 
-mod support;
+use crate::support::*;
 use std::time::Duration;
-use support::*;
 
 async fn status_with(http: &reqwest::Client, server: &Server, key: &str) -> u16 {
     mcp_post(http, &server.url("/mcp/agents/mcp"), Some(key), &initialize_body())

@@ -3,7 +3,7 @@
 //! stats, directives, operations, consolidation, namespace isolation between callers,
 //! validation envelopes, hostile search text, and gated deletes landing in the inbox.
 
-mod support;
+use crate::support::*;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
@@ -11,7 +11,6 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use support::*;
 
 struct Mem(RunningService<rmcp::RoleClient, ()>);
 

@@ -9,10 +9,10 @@
 //!   that resets on progress it completes an 8 s wait; with its defaults (60 s, no token)
 //!   the quiet default wait answers `timed_out: true` before the SDK gives up.
 
-mod support;
-#[path = "support/upstream.rs"]
-mod upstream;
+use crate::support::upstream;
 
+use crate::support::fake_hermes::{FakeHermes, FakeHermesOptions};
+use crate::support::*;
 use rmcp::model::{
     CallToolRequestParams, ClientRequest, ProgressNotificationParam, ProgressToken, Request, ServerResult,
 };
@@ -24,8 +24,6 @@ use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use support::fake_hermes::{FakeHermes, FakeHermesOptions};
-use support::*;
 
 /// A client that keeps every progress notification it receives.
 #[derive(Clone, Default)]

@@ -4,18 +4,14 @@
 //! forwarded, gated only after approval and exactly once, blocked and unlisted never reach
 //! the server), consumer keys, the record's own headers, the audit log and the REST table.
 
-mod support;
-#[path = "support/upstream.rs"]
-mod upstream;
-
+use crate::support::upstream::{Everything, FastMcp, RmcpUpstream};
+use crate::support::*;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 use std::time::Duration;
-use support::*;
-use upstream::{Everything, FastMcp, RmcpUpstream};
 
 type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 

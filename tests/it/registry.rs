@@ -1,10 +1,9 @@
 //! CLI tests of `hal0 mcp`: install, list, status, uninstall and the tool policy commands in
 //! temporary dirs, with the bad inputs and what each leaves on disk.
 
-mod support;
+use crate::support::*;
 use serde_json::json;
 use std::os::unix::fs::PermissionsExt;
-use support::*;
 
 fn record_path(env: &Env, id: &str) -> std::path::PathBuf {
     env.config_dir().join("mcp-servers").join(format!("{id}.toml"))

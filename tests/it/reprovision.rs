@@ -2,9 +2,8 @@
 //! config.yaml round-trip (comments and the operator's own entries kept), a per-profile key
 //! in the profile's .env that really opens hal0, opt-outs honoured, idempotent reruns.
 
-mod support;
+use crate::support::*;
 use std::os::unix::fs::PermissionsExt;
-use support::*;
 
 const DEFAULT_YAML: &str = "# Hermes config (operator notes)\nmodel:\n  default: m  # the model\nmcp_servers:\n  github:   # mine\n    url: https://example.com/mcp\n    timeout: 120\n";
 

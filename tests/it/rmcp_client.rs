@@ -1,11 +1,10 @@
 //! The real rmcp client over TCP against `hal0 serve`: handshake, server names and
 //! versions, tools/list on each mount, and a tools/call of the admin `version_info` tool.
 
-mod support;
+use crate::support::*;
 use rmcp::ServiceExt;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use support::*;
 
 async fn connect(url: String, key: &str) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
     let cfg = StreamableHttpClientTransportConfig::with_uri(url).auth_header(key.to_string());

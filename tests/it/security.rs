@@ -3,12 +3,12 @@
 //! run a program, a probe that must not start one, secrets in the approvals inbox and the
 //! settings, MCP sessions opened in a loop, and clients that trickle their request.
 
-mod support;
+use crate::support;
+use crate::support::*;
 use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
-use support::*;
 
 /// An inline manifest whose stdio command would leave `marker` behind if it ever ran.
 fn evil_manifest(marker: &std::path::Path) -> Value {

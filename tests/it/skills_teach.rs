@@ -2,10 +2,9 @@
 //! rules with two clients, and an approval end to end (put over MCP → `hal0 agent
 //! approvals approve` at the shell while the daemon runs → the skill appears).
 
-mod support;
+use crate::support::mcp::{call, connect};
+use crate::support::*;
 use serde_json::{Value, json};
-use support::mcp::{call, connect};
-use support::*;
 
 fn md(name: &str, body: &str) -> String {
     format!("---\nname: {name}\ndescription: A test skill\n---\n\n# {name}\n\n{body}\n")

@@ -6,10 +6,9 @@
 //! `mcp test --json`, a proxied call). Needs tests/external/setup.sh; without the venv the tests
 //! skip, unless `HAL0_REQUIRE_EXTERNAL=1`, which turns the skip into a panic.
 
-mod support;
-#[path = "support/upstream.rs"]
-mod upstream;
+use crate::support::upstream;
 
+use crate::support::*;
 use hal0::registry::sse_client;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -18,7 +17,6 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::time::Duration;
-use support::*;
 
 type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 

@@ -2,10 +2,9 @@
 //! client, drops ownership tags, and no client can read or plant a note in another's
 //! private memory.
 
-mod support;
+use crate::support::mcp::{call, connect_with as connect};
+use crate::support::*;
 use serde_json::{Value, json};
-use support::mcp::{call, connect_with as connect};
-use support::*;
 
 fn setup(toml: &str) -> (Env, tempfile::TempDir) {
     let home = tempfile::tempdir().unwrap();

@@ -3,19 +3,17 @@
 //! same server without it, a certificate for another name, an expired one, and the SSRF
 //! fetcher connecting to the checked address while checking the certificate for the name.
 
-mod support;
-#[path = "support/upstream.rs"]
-mod upstream;
+use crate::support;
 
+use crate::support::tls::{Ca, Flaw};
+use crate::support::upstream::RmcpUpstream;
+use crate::support::*;
 use hal0::registry::ssrf::{self, FetchLimits, Guard};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
-use support::tls::{Ca, Flaw};
-use support::*;
-use upstream::RmcpUpstream;
 
 /// An rmcp upstream reachable as `https://localhost:<port>/mcp` with a leaf for `names`.
 async fn https_upstream(ca: &Ca, names: &[&str], flaw: Flaw) -> (RmcpUpstream, String) {

@@ -1,9 +1,8 @@
-//! Self-test of the upstream MCP servers in tests/support/upstream.rs, driven directly (no hal0)
+//! Self-test of the upstream MCP servers in tests/it/support/upstream.rs, driven directly (no hal0)
 //! with the rmcp client: tools listed, echo, per-tool call counts, headers seen by `whoami`, and
 //! the optional bearer requirement.
-#[path = "support/upstream.rs"]
-mod upstream;
 
+use crate::support::upstream::{Everything, FastMcp, RmcpUpstream};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -11,7 +10,6 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::Duration;
-use upstream::{Everything, FastMcp, RmcpUpstream};
 
 type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 

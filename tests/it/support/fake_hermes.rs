@@ -28,6 +28,7 @@
 //! JSON bodies and SSE payloads are written the way Python's `json.dumps` writes them by default:
 //! `", "` / `": "` separators and every non-ASCII character escaped as `\uXXXX` (surrogate pairs for
 //! emoji).
+// Also compiled into examples/ (`#[path]`), which use other parts of it than the tests do.
 #![allow(dead_code)]
 
 use std::collections::HashMap;

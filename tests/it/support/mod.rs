@@ -1,10 +1,10 @@
 //! Test harness: a hal0 installation in temporary config and state dirs, the real binary
 //! run as a CLI, and `hal0 serve` started on a free loopback port.
-#![allow(dead_code)]
 pub mod fake_hermes;
 pub mod mcp;
 pub mod real_hermes;
 pub mod tls;
+pub mod upstream;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;

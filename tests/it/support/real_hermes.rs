@@ -13,6 +13,7 @@
 //!
 //! What the fake model answers is keyed on the run's input: `TOOLCALL`, `APPROVE`, `SLOW`,
 //! `MCPCALL`, `MCPBLOCKED` or anything else (see the docstring of `tests/hermes/fake_llm.py`).
+// The harness's whole API (per-profile accessors included), not all of it called by today's tests.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;

@@ -5,9 +5,10 @@
 //! tools (`echo`, `add`, `delete_everything`, `whoami`) and count the calls each tool received,
 //! so a test can prove a blocked call never reached the upstream.
 //!
-//! Include it with `#[path = "support/upstream.rs"] mod upstream;`. The external servers come
-//! from `tests/external/setup.sh`; without them `start()` skips (returns `None`), unless
-//! `HAL0_REQUIRE_EXTERNAL=1`, which turns the skip into a panic.
+//! Tests reach it as `crate::support::upstream`; the examples include the file with `#[path]`.
+//! The external servers come from `tests/external/setup.sh`; without them `start()` skips
+//! (returns `None`), unless `HAL0_REQUIRE_EXTERNAL=1`, which turns the skip into a panic.
+// Also compiled into examples/ (`#[path]`), which use other parts of it than the tests do.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
