@@ -3,7 +3,7 @@
 //! reqwest, one connection per session):
 //!
 //! - bare: the `echo` tool of an rmcp 3.11 streamable-HTTP server with nothing else
-//!   (tests/support/upstream.rs), in a process of its own (this example re-executed with
+//!   (tests/it/support/upstream.rs), in a process of its own (this example re-executed with
 //!   `--upstream`);
 //! - hal0: `version_info` and `settings_get` on `/mcp/admin/mcp` of `hal0 serve`, which
 //!   checks the bridge key, runs the operation (`crate::ops`) and writes an audit row per
@@ -20,7 +20,7 @@
 mod child;
 #[path = "support/mod.rs"]
 mod support;
-#[path = "../tests/support/upstream.rs"]
+#[path = "../tests/it/support/upstream.rs"]
 mod upstream;
 
 use child::{KillOnDrop, loadavg};

@@ -1,12 +1,12 @@
 //! Benchmarks of the agent bridge (figures go into the closing note), against the
-//! in-process fake Hermes 0.19.0 from tests/support:
+//! in-process fake Hermes 0.19.0 from tests/it/support:
 //! `agent_run_status` tools/call p50/p99 and calls/s (sequential and 32 clients), hal0's
 //! added latency on `agent_run` over a direct `POST /v1/runs`, and the time to read a
 //! 500-event page with `agent_run_events`.
 //!
 //! Run: `cargo build --release && cargo run --release --example bench_bridge -- target/release/hal0`
 
-#[path = "../tests/support/fake_hermes.rs"]
+#[path = "../tests/it/support/fake_hermes.rs"]
 mod fake_hermes;
 #[path = "support/mod.rs"]
 mod support;

@@ -10,7 +10,7 @@
 //!    p50/p99, direct and proxied, in rounds ordered direct, proxied, proxied, direct so a
 //!    drift in machine load weighs on both alike.
 //!
-//! The upstream (`RmcpUpstream` of tests/support/upstream.rs) runs in its own process: this
+//! The upstream (`RmcpUpstream` of tests/it/support/upstream.rs) runs in its own process: this
 //! example re-executes itself with `--upstream`, so it has its own tokio runtime and threads,
 //! apart from the client load generator and from `hal0 serve`.
 //!
@@ -25,7 +25,7 @@
 mod child;
 #[path = "support/mod.rs"]
 mod support;
-#[path = "../tests/support/upstream.rs"]
+#[path = "../tests/it/support/upstream.rs"]
 mod upstream;
 
 use child::{KillOnDrop, loadavg};
@@ -121,7 +121,7 @@ async fn run(bin: String, calls: u64, clients: usize, fastmcp: bool) {
     let upstream_name = if fastmcp {
         "FastMCP (Python mcp SDK, uvicorn), separate process"
     } else {
-        "rmcp 3.11 (tests/support/upstream.rs), separate process, own multi-thread runtime"
+        "rmcp 3.11 (tests/it/support/upstream.rs), separate process, own multi-thread runtime"
     };
 
     let dir = tempfile::tempdir().unwrap();

@@ -19,7 +19,7 @@
 mod client;
 #[path = "soak_parts/daemon.rs"]
 mod daemon;
-#[path = "../tests/support/fake_hermes.rs"]
+#[path = "../tests/it/support/fake_hermes.rs"]
 mod fake_hermes;
 #[path = "soak_parts/ledger.rs"]
 mod ledger;
@@ -29,7 +29,7 @@ mod load;
 mod rng;
 #[path = "support/mod.rs"]
 mod support;
-#[path = "../tests/support/upstream.rs"]
+#[path = "../tests/it/support/upstream.rs"]
 mod upstream;
 #[path = "soak_parts/verify.rs"]
 mod verify;

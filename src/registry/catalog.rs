@@ -730,7 +730,7 @@ mod tests {
         let r = refresh_with(&p, &Config::default(), Some(&url), &guard).await.unwrap();
         assert_eq!((r.items, r.source.origin.as_deref()), (1, Some(url.as_str())));
         assert_eq!(load(&p).get("remote").unwrap().spec, "npm:remote");
-        // https URLs meet the guard first (tests/tls.rs covers the TLS part on loopback).
+        // https URLs meet the guard first (tests/it/tls.rs covers the TLS part on loopback).
         let e =
             refresh_with(&p, &Config::default(), Some("https://10.1.2.3/c.json"), &Guard::system()).await.unwrap_err();
         assert_eq!(e.code, "mcp.ssrf_refused");

@@ -1,5 +1,5 @@
 // The TypeScript SDK (@modelcontextprotocol/sdk, pinned in setup.sh) as a client of
-// hal0-agents, for tests/progress.rs. Three agent_run_wait calls at once on busy runs:
+// hal0-agents, for tests/it/progress.rs. Three agent_run_wait calls at once on busy runs:
 //   reset_on_progress: 8 s wait, request timeout 3 s reset by each progress notification;
 //   no_reset:          the same wait with the same 3 s timeout, not reset (ends at 3 s);
 //   defaults:          no options at all (60 s timeout, no progress token), no timeout_s.

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Idempotent installer for the external MCP clients used by
-# tests/external_clients.rs and the real-Hermes tests (tests/hermes/):
+# tests/it/external_clients.rs and the real-Hermes tests (tests/hermes/):
 #   - <repo>/.venv         Python venv with the official `mcp` SDK (pinned)
 #   - <repo>/.tools/node   the MCP Inspector CLI (pinned), installed locally
 #   - <repo>/.tools/node   also @modelcontextprotocol/server-everything (pinned), the
 #                          npm reference MCP server used as an upstream by
-#                          tests/support/upstream.rs (`node .../dist/index.js streamableHttp`)
+#                          tests/it/support/upstream.rs (`node .../dist/index.js streamableHttp`)
 #   - <repo>/.tools/node   also the TypeScript SDK @modelcontextprotocol/sdk (pinned), the
 #                          client of tests/external/progress_client.mjs, and the Claude Code
-#                          CLI @anthropic-ai/claude-code (pinned), driven by tests/claude_code.rs
+#                          CLI @anthropic-ai/claude-code (pinned), driven by tests/it/claude_code.rs
 #   - <repo>/.hermes-venv  a separate venv with the Hermes agent (pinned) plus
 #                          aiohttp, which its API server needs but does not pull in
 # Safe to run repeatedly; it only installs what is missing or at the wrong

@@ -1,6 +1,6 @@
 """A real upstream MCP server for hal0's proxy tests, built with the official Python SDK (mcp 2.x).
 
-Owns: the Python upstream used by tests/support/upstream.rs (`FastMcp`).
+Owns: the Python upstream used by tests/it/support/upstream.rs (`FastMcp`).
 
 Usage: fastmcp_server.py <port>   (0 = pick a free port)
 Serves streamable HTTP (stateful sessions) at http://127.0.0.1:<port>/mcp and prints exactly one

@@ -1,0 +1,270 @@
+//! The auth matrix: every route and mount × every kind of credential × auth off and
+//! armed, against a running `hal0 serve`. The expected table is written out by hand from
+//! the spec's tier tables, not computed by hal0's own code.
+
+use crate::support::*;
+
+const ROUTES: &[(&str, &str)] = &[
+    ("health", "GET /api/health"),
+    ("me", "GET /api/bridge/me"),
+    ("status", "GET /api/status"),
+    ("clients", "GET /api/bridge/clients"),
+    ("unknown", "GET /api/nope"),
+    ("settings", "PUT /api/settings"),
+    ("agents", "POST /mcp/agents/mcp"),
+    ("memory", "POST /mcp/memory/mcp"),
+    ("admin", "POST /mcp/admin/mcp"),
+    ("proxy", "POST /mcp/proxy/up/mcp"),
+];
+
+/// Credential columns; the names of bridge keys give their scopes; `consumer` is a proxy key
+/// minted for server `up`, `c_other` one minted for server `other`.
+const CREDS: &[&str] = &[
+    "none",
+    "bad",
+    "badbridge",
+    "client",
+    "admin",
+    "b_agents",
+    "b_memory",
+    "b_admin",
+    "b_all",
+    "revoked",
+    "consumer",
+    "c_other",
+];
+
+/// Expected status per route, in CREDS order. `-` marks a credential that cannot exist in
+/// that state (there are no box keys while auth is off).
+const OFF: &[(&str, &str)] = &[
+    ("health", "200 200 200 -   -   200 200 200 200 200 200 200"),
+    ("me", "401 401 401 -   -   200 200 200 200 401 403 403"),
+    ("status", "200 401 401 -   -   403 403 403 403 401 403 403"),
+    ("clients", "200 401 401 -   -   403 403 403 403 401 403 403"),
+    ("unknown", "404 401 401 -   -   403 403 403 403 401 403 403"),
+    ("settings", "200 401 401 -   -   403 403 403 403 401 403 403"),
+    ("agents", "401 401 401 -   -   200 200 200 200 401 403 403"),
+    ("memory", "200 401 401 -   -   403 200 403 200 401 403 403"),
+    ("admin", "200 401 401 -   -   403 403 200 200 401 403 403"),
+    ("proxy", "401 401 401 -   -   403 403 403 403 401 200 403"),
+];
+
+const ARMED: &[(&str, &str)] = &[
+    ("health", "200 200 200 200 200 200 200 200 200 200 200 200"),
+    ("me", "401 401 401 403 403 200 200 200 200 401 403 403"),
+    ("status", "401 401 401 403 200 403 403 403 403 401 403 403"),
+    ("clients", "401 401 401 403 200 403 403 403 403 401 403 403"),
+    ("unknown", "401 401 401 403 404 403 403 403 403 401 403 403"),
+    ("settings", "401 401 401 403 200 403 403 403 403 401 403 403"),
+    ("agents", "401 401 401 403 200 200 200 200 200 401 403 403"),
+    ("memory", "401 401 401 200 200 403 200 403 200 401 403 403"),
+    ("admin", "401 401 401 403 200 403 403 200 200 401 403 403"),
+    ("proxy", "401 401 401 403 200 403 403 403 403 401 200 403"),
+];
+
+fn keys(env: &Env, armed: bool) -> Vec<(&'static str, Option<String>)> {
+    let mut v: Vec<(&str, Option<String>)> = vec![
+        ("none", None),
+        ("bad", Some("not-a-key".into())),
+        ("badbridge", Some("hal0bk_0000000000000000000000000000000000000000000".into())),
+    ];
+    if armed {
+        let admin = env.json(&["auth", "rotate", "admin", "--yes", "--json"])["key"].as_str().unwrap().to_string();
+        let client = env.json(&["auth", "rotate", "client", "--yes", "--json"])["key"].as_str().unwrap().to_string();
+        v.push(("client", Some(client)));
+        v.push(("admin", Some(admin)));
+    }
+    v.push(("b_agents", Some(env.bridge_key("ba", &["agents"]))));
+    v.push(("b_memory", Some(env.bridge_key("bm", &["memory"]))));
+    v.push(("b_admin", Some(env.bridge_key("bd", &["admin"]))));
+    v.push(("b_all", Some(env.bridge_key("bl", &["memory", "admin"]))));
+    let revoked = env.bridge_key("br", &["memory", "admin"]);
+    env.ok(&["bridge", "revoke", "br", "--yes"]);
+    v.push(("revoked", Some(revoked)));
+    // Proxied servers need not answer: initialize at the proxy is hal0's own.
+    env.ok(&["mcp", "install", "http://127.0.0.1:9/mcp", "--id", "up"]);
+    env.ok(&["mcp", "install", "http://127.0.0.1:9/mcp", "--id", "other"]);
+    let mint = |id: &str| env.json(&["mcp", "keys", "add", id, "m", "--json"])["key"].as_str().unwrap().to_string();
+    v.push(("consumer", Some(mint("up"))));
+    v.push(("c_other", Some(mint("other"))));
+    v
+}
+
+/// A well-formed request of `method` on `path`: a GET, a JSON settings write (setting a
+/// key to its default), or an MCP `initialize`.
+fn request(
+    http: &reqwest::Client,
+    server: &Server,
+    method: &str,
+    path: &str,
+    key: Option<&str>,
+) -> reqwest::RequestBuilder {
+    let r = match method {
+        "GET" => http.get(server.url(path)),
+        "PUT" => http.put(server.url(path)).json(&serde_json::json!({"key": "bridge.run_retention_days", "value": 30})),
+        _ => return mcp_post(http, &server.url(path), key, &initialize_body()),
+    };
+    match key {
+        Some(k) => r.header("authorization", format!("Bearer {k}")),
+        None => r,
+    }
+}
+
+async fn check(armed: bool, table: &[(&str, &str)]) {
+    let env = Env::new();
+    let creds = keys(&env, armed);
+    let server = env.serve();
+    let http = reqwest::Client::new();
+    let mut failures = Vec::new();
+    for (route, spec) in ROUTES {
+        let expected: Vec<&str> = table.iter().find(|(r, _)| r == route).unwrap().1.split_whitespace().collect();
+        assert_eq!(expected.len(), CREDS.len());
+        let (method, path) = spec.split_once(' ').unwrap();
+        for (i, name) in CREDS.iter().enumerate() {
+            if expected[i] == "-" {
+                continue;
+            }
+            let key = creds.iter().find(|(n, _)| n == name).unwrap().1.clone();
+            let resp = request(&http, &server, method, path, key.as_deref()).send().await.unwrap();
+            let status = resp.status().as_u16();
+            let body = resp.text().await.unwrap_or_default();
+            if status.to_string() != expected[i] {
+                failures.push(format!("{spec} with {name}: got {status}, want {} ({body})", expected[i]));
+                continue;
+            }
+            match status {
+                401 if !body.is_empty() => {
+                    failures.push(format!("{spec} with {name}: 401 must be bare, got body {body}"));
+                }
+                403 => {
+                    let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+                    if v["error"]["code"] != "auth.forbidden" {
+                        failures.push(format!("{spec} with {name}: 403 body {body}"));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(failures.is_empty(), "auth matrix (armed={armed}) mismatches:\n{}", failures.join("\n"));
+}
+
+#[tokio::test]
+async fn matrix_auth_off() {
+    check(false, OFF).await;
+}
+
+#[tokio::test]
+async fn matrix_auth_armed() {
+    check(true, ARMED).await;
+}
+
+/// The front door, in front of the tiers: with every credential, on every route but
+/// `/api/health`, a foreign `Host` is a bare 421 and a foreign `Origin` a 403, before any
+/// key is looked at; a state-changing REST request with a non-JSON body is 415, and an MCP
+/// POST that is not JSON is refused too (by rmcp, once the key passed).
+async fn front_door(armed: bool, table: &[(&str, &str)]) {
+    let env = Env::new();
+    let creds = keys(&env, armed);
+    let server = env.serve();
+    let http = reqwest::Client::new();
+    let foreign_host = format!("rebind.example:{}", server.port);
+    let mut failures = Vec::new();
+    for (route, spec) in ROUTES {
+        let expected: Vec<&str> = table.iter().find(|(r, _)| r == route).unwrap().1.split_whitespace().collect();
+        let (method, path) = spec.split_once(' ').unwrap();
+        let open = path == "/api/health";
+        for (i, name) in CREDS.iter().enumerate() {
+            if expected[i] == "-" {
+                continue;
+            }
+            let key = creds.iter().find(|(n, _)| n == name).unwrap().1.clone();
+            let mut seen = |what: &str, r: reqwest::Response, want: u16| {
+                let got = r.status().as_u16();
+                if got != want {
+                    failures.push(format!("{spec} with {name}, {what}: got {got}, want {want}"));
+                }
+            };
+            let r = request(&http, &server, method, path, key.as_deref()).header("host", &foreign_host);
+            let resp = r.send().await.unwrap();
+            seen("foreign Host", resp, if open { 200 } else { 421 });
+            let r = request(&http, &server, method, path, key.as_deref()).header("origin", "https://evil.example");
+            let resp = r.send().await.unwrap();
+            seen("foreign Origin", resp, if open { 200 } else { 403 });
+            if method == "GET" {
+                continue;
+            }
+            // The same request with a text/plain body (what a page can send without a preflight).
+            let mut r = match method {
+                "PUT" => http.put(server.url(path)),
+                _ => http.post(server.url(path)).header("accept", "application/json, text/event-stream"),
+            };
+            r = r.header("content-type", "text/plain").body(initialize_body().to_string());
+            if let Some(k) = &key {
+                r = r.header("authorization", format!("Bearer {k}"));
+            }
+            let resp = r.send().await.unwrap();
+            // REST refuses the media type before the key; an MCP mount checks the key first.
+            let want =
+                if path.starts_with("/api/") || expected[i] == "200" { 415 } else { expected[i].parse().unwrap() };
+            seen("text/plain body", resp, want);
+        }
+    }
+    assert!(failures.is_empty(), "front door (armed={armed}) mismatches:\n{}", failures.join("\n"));
+}
+
+#[tokio::test]
+async fn front_door_auth_off() {
+    front_door(false, OFF).await;
+}
+
+#[tokio::test]
+async fn front_door_auth_armed() {
+    front_door(true, ARMED).await;
+}
+
+#[tokio::test]
+async fn bridge_me_reports_the_client() {
+    let env = Env::new();
+    let key = env.bridge_key("ws", &["memory"]);
+    env.ok(&["bridge", "add", "other", "--note", "x"]);
+    let server = env.serve();
+    let me: serde_json::Value = reqwest::Client::new()
+        .get(server.url("/api/bridge/me"))
+        .header("authorization", format!("Bearer {key}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(me["client"], "ws");
+    assert_eq!(me["scopes"], serde_json::json!(["agents", "memory"]));
+    assert!(me["created_at"].as_str().unwrap().ends_with('Z'));
+    assert!(me.get("note").is_some() && me.get("last_seen").is_some());
+    // last_seen is recorded for the client that called.
+    let list = env.json(&["bridge", "list", "--json"]);
+    let ws = list.as_array().unwrap().iter().find(|c| c["name"] == "ws").unwrap().clone();
+    let other = list.as_array().unwrap().iter().find(|c| c["name"] == "other").unwrap().clone();
+    assert!(ws["last_seen"].is_string(), "{ws}");
+    assert!(other["last_seen"].is_null());
+}
+
+#[tokio::test]
+async fn mount_roots_answer_405_and_disabled_bridge_is_404() {
+    let env = Env::new();
+    let key = env.bridge_key("ws", &["memory", "admin"]);
+    let server = env.serve();
+    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    for root in ["/mcp/agents", "/mcp/memory/", "/mcp/admin"] {
+        let r = http.get(server.url(root)).header("authorization", format!("Bearer {key}")).send().await.unwrap();
+        assert_eq!(r.status().as_u16(), 405, "{root}");
+    }
+    drop(server);
+    env.ok(&["config", "set", "bridge.enabled", "false"]);
+    let server = env.serve();
+    let r = mcp_post(&http, &server.url("/mcp/agents/mcp"), Some(&key), &initialize_body()).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 404);
+    let r = mcp_post(&http, &server.url("/mcp/memory/mcp"), Some(&key), &initialize_body()).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+}

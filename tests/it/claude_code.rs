@@ -1,0 +1,177 @@
+//! The real Claude Code CLI (npm `@anthropic-ai/claude-code`, pinned in
+//! `tests/external/setup.sh`) as a client of `hal0-agents` over TCP, driven by
+//! `../shared/tools/fake_anthropic.py` (the workplace's scripted stand-in for the Messages API on loopback):
+//! a long `agent_run_wait` on a run that stays busy, with Claude Code's default settings.
+//!
+//! Needs `tests/external/setup.sh` (`.tools/node` with the CLI, `.venv` for Python). Without
+//! them the test prints a "skipped" line and passes, unless `HAL0_REQUIRE_EXTERNAL=1`.
+
+use crate::support;
+use crate::support::fake_hermes::{FakeHermes, FakeHermesOptions};
+use crate::support::*;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const AGENTS: &str = "hal0-agents";
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn claude_bin() -> PathBuf {
+    repo().join(".tools/node/node_modules/.bin/claude")
+}
+
+/// True when the CLI and Python are there; else skip (or fail with `HAL0_REQUIRE_EXTERNAL=1`).
+fn available() -> bool {
+    for p in [claude_bin(), repo().join(".venv/bin/python"), repo().join("../shared/tools/fake_anthropic.py")] {
+        if !p.exists() {
+            let msg = format!("{} not found", p.display());
+            if std::env::var("HAL0_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
+                panic!("{msg}; HAL0_REQUIRE_EXTERNAL=1 is set: run tests/external/setup.sh first");
+            }
+            eprintln!("skipped: run tests/external/setup.sh ({msg})");
+            return false;
+        }
+    }
+    true
+}
+
+/// hal0 serving a Hermes home whose default profile points at a fake Hermes.
+struct Box0 {
+    env: Env,
+    server: Server,
+    _hermes: FakeHermes,
+    _home: tempfile::TempDir,
+}
+
+async fn setup() -> Box0 {
+    // An approval nobody answers keeps the run busy for as long as the test needs.
+    let hermes = FakeHermes::start(FakeHermesOptions { approval_timeout: None, ..Default::default() }).await;
+    let home = tempfile::tempdir().unwrap();
+    hermes.write_profile(home.path());
+    let env = Env::new();
+    std::fs::create_dir_all(env.config_dir()).unwrap();
+    let toml = format!("[hermes]\nhome = \"{}\"\n", home.path().display());
+    std::fs::write(env.config_dir().join("hal0.toml"), toml).unwrap();
+    let server = env.serve();
+    Box0 { env, server, _hermes: hermes, _home: home }
+}
+
+/// A run of the key's client that waits for an approval nobody gives.
+async fn busy_run(b: &Box0, key: &str) -> String {
+    let c = support::mcp::connect(&b.server, key).await;
+    let v = support::mcp::call(&c, "agent_run", json!({"agent": "hermes", "input": "APPROVE hold"})).await.unwrap();
+    let run_id = v["run_id"].as_str().unwrap().to_string();
+    c.cancel().await.unwrap();
+    run_id
+}
+
+/// What one `claude -p` session did: its stream-json lines and how long it ran.
+struct Session {
+    lines: Vec<Value>,
+    elapsed: Duration,
+    stderr: String,
+}
+
+impl Session {
+    /// The text of the first tool result Claude Code handed back to the model.
+    fn tool_result(&self) -> Option<(bool, String)> {
+        self.lines.iter().filter(|l| l["type"] == "user").find_map(|l| {
+            l["message"]["content"].as_array()?.iter().find(|c| c["type"] == "tool_result").map(|c| {
+                let text = match &c["content"] {
+                    Value::String(s) => s.clone(),
+                    Value::Array(a) => a.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join(""),
+                    other => other.to_string(),
+                };
+                (c["is_error"] == true, text)
+            })
+        })
+    }
+}
+
+/// Register hal0-agents with `claude mcp add` in a scratch HOME, start the fake Messages API
+/// with a one-call plan, and run `claude -p` until it prints its final answer.
+fn claude_session(url: &str, key: &str, tool: &str, input: &Value) -> Session {
+    let home = tempfile::tempdir().unwrap();
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let base_env = |c: &mut Command| {
+        c.env_clear()
+            .env("HOME", home.path())
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .current_dir(&work);
+    };
+    let mut add = Command::new(claude_bin());
+    base_env(&mut add);
+    add.args(["mcp", "add", "--transport", "http", AGENTS, url, "--header", &format!("Authorization: Bearer {key}")]);
+    let out = add.output().unwrap();
+    assert!(out.status.success(), "claude mcp add: {}", String::from_utf8_lossy(&out.stderr));
+
+    let port = free_port();
+    let log = home.path().join("requests.jsonl");
+    let plan = json!([[format!("mcp__{AGENTS}__{tool}"), input]]);
+    let mut fake = Command::new(repo().join(".venv/bin/python"))
+        .arg(repo().join("../shared/tools/fake_anthropic.py"))
+        .arg(port.to_string())
+        .env("FAKE_PLAN", plan.to_string())
+        .env("FAKE_LOG", &log)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let up = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(up.elapsed() < Duration::from_secs(30), "fake_anthropic.py did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    let mut c = Command::new(claude_bin());
+    base_env(&mut c);
+    c.env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"))
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .args(["-p", "go", "--output-format", "stream-json", "--verbose", "--allowedTools"])
+        .arg(format!("mcp__{AGENTS}__{tool}"))
+        .stdin(Stdio::null());
+    let start = Instant::now();
+    let out = c.output().unwrap();
+    let elapsed = start.elapsed();
+    let _ = fake.kill();
+    let _ = fake.wait();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    Session { lines, elapsed, stderr: String::from_utf8_lossy(&out.stderr).into_owned() }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Claude Code ends an MCP request whose response has not started within 60 s (its
+/// `MCP_TOOL_TIMEOUT` can only raise that); hal0's first progress report starts it, and
+/// progress every `[mcp].progress_secs` (default 5 s) keeps the call open. A 65 s
+/// `agent_run_wait` on a busy run answers `timed_out: true` (before progress it ended with
+/// "The operation timed out." at 60 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_keeps_a_long_wait_open_past_60_s() {
+    if !available() {
+        return;
+    }
+    let b = setup().await;
+    let key = b.env.bridge_key("claude", &[]);
+    let run_id = busy_run(&b, &key).await;
+    let args = json!({"run_id": run_id, "timeout_s": 65});
+    let url = b.server.url("/mcp/agents/mcp");
+    let s = tokio::task::spawn_blocking(move || claude_session(&url, &key, "agent_run_wait", &args)).await.unwrap();
+    let (is_error, text) = s.tool_result().unwrap_or_else(|| panic!("no tool result: {:?}\n{}", s.lines, s.stderr));
+    assert!(!is_error, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert_eq!(v["timed_out"], true, "{v}");
+    assert_eq!(v["status"], "waiting_for_approval", "{v}");
+    assert!(s.elapsed >= Duration::from_secs(65), "{:?}", s.elapsed);
+}

@@ -1,0 +1,112 @@
+//! End to end against the real Hermes agent (hermes-agent 0.19.0 from PyPI) driven by the
+//! scripted fake model in tests/hermes/: a run that completes, a real tool call, an
+//! approval decided with `hal0 agent approvals approve`, a stop, and a kill -9 of
+//! `hal0 serve` mid-run followed by a restart that recovers the run. All on 127.0.0.1.
+
+use crate::support;
+use crate::support::mcp::{Client, connect};
+use crate::support::real_hermes::RealHermes;
+use crate::support::*;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+async fn call(c: &Client, tool: &str, args: Value) -> Value {
+    support::mcp::call(c, tool, args.clone()).await.unwrap_or_else(|e| panic!("{tool} {args}: {e}"))
+}
+
+fn kill9(s: &mut Server) {
+    let _ = std::process::Command::new("kill").args(["-9", &s.child.id().to_string()]).status();
+    let _ = s.child.wait();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_hermes_end_to_end() {
+    let Some(hermes) = RealHermes::start(&["worker1"]) else { return };
+    let env = Env::new();
+    std::fs::create_dir_all(env.config_dir()).unwrap();
+    std::fs::write(env.config_dir().join("hal0.toml"), format!("[hermes]\nhome = \"{}\"\n", hermes.home().display()))
+        .unwrap();
+    let mut server = env.serve();
+    let key = env.bridge_key("e2e", &[]);
+    let c = connect(&server, &key).await;
+
+    // Profiles are discovered from config.yaml and .env, and both answer.
+    let agents = call(&c, "agents_list", json!({})).await;
+    let list = agents["agents"].as_array().unwrap();
+    for id in ["hermes", "hermes/worker1"] {
+        let a = list.iter().find(|a| a["agent_id"] == id).unwrap_or_else(|| panic!("{id} in {agents}"));
+        assert_eq!(a["health"], "ok", "{a}");
+        assert_eq!(a["keyed"], true, "{a}");
+        assert_eq!(a["version"], "0.19.0", "{a}");
+    }
+
+    // A run that completes.
+    let v = call(&c, "agent_run", json!({"agent": "hermes", "input": "hello from hal0", "wait_s": 120})).await;
+    assert_eq!(v["status"], "completed", "{v}\n{}", hermes.gateway_log_tail("default", 30));
+    assert!(v["output"].as_str().unwrap().contains("FAKE ANSWER"), "{v}");
+    assert!(v["events_tail"].as_array().unwrap().iter().any(|e| e["event"] == "run.completed"));
+
+    // A real tool call, on the named profile.
+    let v =
+        call(&c, "agent_run", json!({"agent": "hermes/worker1", "input": "please TOOLCALL now", "wait_s": 120})).await;
+    assert_eq!(v["status"], "completed", "{v}");
+    let ev = call(&c, "agent_run_events", json!({"run_id": v["run_id"], "limit": 500})).await;
+    assert!(
+        ev["events"].as_array().unwrap().iter().any(|e| e["event"] == "tool.started" && e["tool"] == "terminal"),
+        "{ev}"
+    );
+    assert!(v["output"].as_str().unwrap().contains("hello-from-tool"), "{v}");
+
+    // An approval answered at the shell.
+    assert!(hermes.victim().exists());
+    let v = call(&c, "agent_run", json!({"agent": "hermes", "input": "APPROVE please"})).await;
+    let id = v["run_id"].as_str().unwrap().to_string();
+    let mut w = json!({});
+    for _ in 0..30 {
+        // An approval does not end the wait: each short wait times out.
+        w = call(&c, "agent_run_wait", json!({"run_id": id, "timeout_s": 2})).await;
+        if w["status"] == "waiting_for_approval" {
+            break;
+        }
+    }
+    assert_eq!(w["status"], "waiting_for_approval", "{w}");
+    assert_eq!(w["timed_out"], true, "{w}");
+    assert_eq!(w["pending"]["kind"], "approval", "{w}");
+    let row = loop {
+        let rows = env.json(&["agent", "approvals", "list", "--json", "--status", "pending"]);
+        if let Some(r) = rows.as_array().unwrap().iter().find(|r| r["run_id"] == id.as_str()) {
+            break r.clone();
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(row["preview"].as_str().unwrap().contains("rm -r"), "{row}");
+    let done = env.json(&["agent", "approvals", "approve", row["id"].as_str().unwrap(), "--yes", "--json"]);
+    assert_eq!(done["status"], "executed", "{done}");
+    let w = call(&c, "agent_run_wait", json!({"run_id": id, "timeout_s": 120})).await;
+    assert_eq!(w["status"], "completed", "{w}");
+    assert!(!hermes.victim().exists(), "the approved command ran");
+
+    // A stop.
+    let v = call(&c, "agent_run", json!({"agent": "hermes", "input": "SLOW please"})).await;
+    let id = v["run_id"].as_str().unwrap().to_string();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    call(&c, "agent_run_stop", json!({"run_id": id})).await;
+    let w = call(&c, "agent_run_wait", json!({"run_id": id, "timeout_s": 60})).await;
+    assert_eq!(w["status"], "cancelled", "{w}");
+
+    // kill -9 of hal0 mid-run, then a restart that recovers the run.
+    let v = call(&c, "agent_run", json!({"agent": "hermes", "input": "SLOW again"})).await;
+    let id = v["run_id"].as_str().unwrap().to_string();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let before = call(&c, "agent_run_status", json!({"run_id": id})).await;
+    assert_eq!(before["status"], "running", "{before}");
+    drop(c);
+    kill9(&mut server);
+    let server = env.serve();
+    let c = connect(&server, &key).await;
+    let w = call(&c, "agent_run_wait", json!({"run_id": id, "timeout_s": 120})).await;
+    assert_eq!(w["status"], "completed", "{w}");
+    assert!(w["output"].as_str().unwrap().contains("w59"), "the whole output is recovered: {w}");
+    let runs = call(&c, "agent_runs_list", json!({"limit": 10})).await;
+    assert_eq!(runs["runs"].as_array().unwrap().len(), 5, "nothing stored was lost: {runs}");
+}

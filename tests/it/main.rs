@@ -1,0 +1,37 @@
+//! hal0's integration tests, built as one test binary (`it`) so the harness in `support/`
+//! (the fake Hermes, the upstream MCP servers, the TLS CA) compiles and links once.
+//! One module per area; each keeps the doc comment saying what it covers. Run one area
+//! with a filter on the module path, e.g. `cargo nextest run -E 'test(/^proxy::/)'` or
+//! `cargo test --test it proxy::`.
+
+mod support;
+
+mod activity;
+mod admin;
+mod auth_matrix;
+mod bridge;
+mod claude_code;
+mod cli;
+mod concurrent_writes;
+mod doctor;
+mod expose;
+mod external_clients;
+mod fake_hermes_selftest;
+mod generated_docs;
+mod hermes_e2e;
+mod hermes_proxy_e2e;
+mod hosts;
+mod live_changes;
+mod memory;
+mod progress;
+mod proxy;
+mod registry;
+mod reprovision;
+mod rmcp_client;
+mod security;
+mod skills_teach;
+mod sse_upstream;
+mod supervisor;
+mod teach;
+mod tls;
+mod upstream_selftest;

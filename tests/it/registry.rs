@@ -1,0 +1,337 @@
+//! CLI tests of `hal0 mcp`: install, list, status, uninstall and the tool policy commands in
+//! temporary dirs, with the bad inputs and what each leaves on disk.
+
+use crate::support::*;
+use serde_json::{Value, json};
+use std::os::unix::fs::PermissionsExt;
+
+fn record_path(env: &Env, id: &str) -> std::path::PathBuf {
+    env.config_dir().join("mcp-servers").join(format!("{id}.toml"))
+}
+
+fn mode(p: &std::path::Path) -> u32 {
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+/// Exit code, and the one `error:` line carrying `code`.
+fn fails(env: &Env, args: &[&str], exit: i32, code: &str) -> String {
+    let o = env.run(args);
+    assert_eq!(o.code(), exit, "hal0 {args:?}: {}", o.stderr());
+    assert!(o.stderr().starts_with("error: "), "{}", o.stderr());
+    assert!(o.stderr().contains(&format!("[{code}]")), "hal0 {args:?}: {}", o.stderr());
+    assert_eq!(o.stderr().lines().count(), 1, "one error line: {}", o.stderr());
+    o.stderr()
+}
+
+#[test]
+fn install_each_spec_shape() {
+    let env = Env::new();
+    for (spec, id, transport) in [
+        ("oci://ghcr.io/example/some-mcp-server:latest", "some-mcp-server", "stdio"),
+        ("npm:@example/npm-server", "npm-server", "stdio"),
+        ("uvx:uv-server", "uv-server", "stdio"),
+        ("git+https://github.com/example/git-server.git", "git-server", "stdio"),
+        ("https://remote.example.com/mcp", "remote", "streamable-http"),
+        ("http://127.0.0.1:9/sse", "sse-one", "sse"),
+    ] {
+        let mut args = vec!["mcp", "install", spec, "--json"];
+        if id == "sse-one" {
+            args.extend(["--id", "sse-one"]);
+        }
+        let out = env.json(&args);
+        let r = &out["installed"];
+        assert_eq!(r["id"], id, "{spec}");
+        assert_eq!(r["transport"], transport, "{spec}");
+        assert_eq!(r["spec"], spec);
+        assert_eq!(r["tool_policy"], json!({"allow": [], "gated": [], "blocked": []}), "zero callable tools");
+        assert_eq!(r["exposure"], json!({"hermes": false, "brain": false}), "zero exposure");
+        let p = record_path(&env, id);
+        assert_eq!(mode(&p), 0o600, "{}", p.display());
+    }
+    assert_eq!(mode(&env.config_dir().join("mcp-servers")), 0o700);
+    // The `add` alias, --name, and the human output.
+    let text = env.ok(&["mcp", "add", "uvx:other", "--id", "other_2", "--name", "Other Server"]);
+    assert!(text.contains("Installed `other_2` (Other Server, stdio)"), "{text}");
+    assert!(text.contains("hal0 mcp allow other_2 TOOL"), "{text}");
+}
+
+#[test]
+fn install_bad_inputs() {
+    let env = Env::new();
+    for bad in ["Upper", "has space", "dot.ted", &"x".repeat(65), ""] {
+        fails(&env, &["mcp", "install", "uvx:x", "--id", bad], 2, "mcp.invalid_id");
+    }
+    for id in ["hal0-admin", "hal0-memory", "hal0-agents"] {
+        let e = fails(&env, &["mcp", "install", "uvx:x", "--id", id], 1, "mcp.bundled");
+        assert!(e.contains("bundled"), "{e}");
+    }
+    for spec in ["whatever", "ftp://x/y", "npm:", "git+ssh://h/r", "oci://"] {
+        let e = fails(&env, &["mcp", "install", spec], 2, "mcp.invalid_spec");
+        assert!(e.contains("accepted: oci://"), "{e}");
+    }
+    // A manifest URL on a loopback or private address is refused by the SSRF guard.
+    for url in ["http://127.0.0.1:1/manifest.json", "http://localhost/manifest.json", "https://10.0.0.1/m.json"] {
+        let e = fails(&env, &["mcp", "install", url], 2, "mcp.ssrf_refused");
+        assert!(e.contains("loopback") || e.contains("private"), "{e}");
+    }
+    fails(&env, &["mcp", "install", "uvx:x", "--name", ""], 2, "mcp.invalid_name");
+    // Nothing was written by the refused calls.
+    assert_eq!(env.json(&["mcp", "list", "--json"])["count"], 3);
+    env.ok(&["mcp", "install", "uvx:dup"]);
+    let before = std::fs::read_to_string(record_path(&env, "dup")).unwrap();
+    fails(&env, &["mcp", "install", "npm:dup"], 1, "mcp.already_installed");
+    assert_eq!(std::fs::read_to_string(record_path(&env, "dup")).unwrap(), before);
+}
+
+#[test]
+fn list_shows_bundled_installed_state_and_broken_files() {
+    let env = Env::new();
+    let l = env.json(&["mcp", "list", "--json"]);
+    let ids: Vec<_> = l["servers"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap().to_string()).collect();
+    assert_eq!(ids, ["hal0-admin", "hal0-memory", "hal0-agents"]);
+    assert_eq!(l["servers"][2]["mount"], "/mcp/agents/mcp");
+    assert_eq!(l["servers"][0]["bundled"], true);
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let up = format!("http://127.0.0.1:{}/mcp", listener.local_addr().unwrap().port());
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://127.0.0.1:{}/mcp", l.local_addr().unwrap().port())
+    };
+    env.ok(&["mcp", "install", &up, "--id", "up"]);
+    env.ok(&["mcp", "install", &closed, "--id", "down"]);
+    env.ok(&["mcp", "install", "npm:local-tool"]);
+    // A malformed record file: listed as broken with its file name and line, never skipped.
+    std::fs::write(record_path(&env, "broken"), "id = \"broken\"\n# note\nenabled = \"yes\"\n").unwrap();
+
+    let l = env.json(&["mcp", "list", "--json"]);
+    assert_eq!(l["count"], 6);
+    let state = |id: &str| {
+        l["servers"].as_array().unwrap().iter().find(|s| s["id"] == id).unwrap()["state"].as_str().unwrap().to_string()
+    };
+    assert_eq!(state("up"), "reachable");
+    assert_eq!(state("down"), "unreachable");
+    assert_eq!(state("local-tool"), "stopped");
+    assert_eq!(state("hal0-admin"), "running");
+    let broken = l["broken"].as_array().unwrap();
+    assert_eq!(broken.len(), 1);
+    assert_eq!(broken[0]["file"], "broken.toml");
+    assert!(broken[0]["error"].as_str().unwrap().contains("broken.toml line 3"), "{}", broken[0]);
+
+    // A disabled server that answers is `disabled`.
+    let p = record_path(&env, "up");
+    let text = std::fs::read_to_string(&p).unwrap().replace("enabled = true", "enabled = false");
+    std::fs::write(&p, text).unwrap();
+    assert_eq!(env.json(&["mcp", "status", "up", "--json"])["state"], "disabled");
+
+    let o = env.run(&["mcp", "list"]);
+    assert_eq!(o.code(), 0);
+    for id in ["hal0-admin", "hal0-agents", "up", "down", "local-tool"] {
+        assert!(o.stdout().contains(id), "{}", o.stdout());
+    }
+    assert!(o.stderr().contains("broken.toml") && o.stderr().contains("line 3"), "{}", o.stderr());
+    assert!(o.stdout().contains("broken"), "{}", o.stdout());
+    // status of the broken record names the file and line.
+    let e = fails(&env, &["mcp", "status", "broken"], 2, "mcp.record_malformed");
+    assert!(e.contains("broken.toml line 3"), "{e}");
+    drop(listener);
+}
+
+#[test]
+fn status_shows_policy_env_names_never_secret_values() {
+    let env = Env::new();
+    env.ok(&["mcp", "install", "https://gh.example.com/mcp", "--id", "github"]);
+    let p = record_path(&env, "github");
+    let text = std::fs::read_to_string(&p).unwrap();
+    let text = text
+        .replace("[env]\n", "[env]\nGITHUB_HOST = \"github.com\"\n")
+        .replace("[secrets]\n", "[secrets]\nGITHUB_TOKEN = \"GITHUB_MCP_TOKEN\"\n");
+    std::fs::write(&p, text).unwrap();
+    env.ok(&["mcp", "allow", "github", "search"]);
+    let s = env.json(&["mcp", "status", "github", "--json"]);
+    assert_eq!(s["env"], json!(["GITHUB_HOST"]));
+    assert_eq!(s["secrets"], json!(["GITHUB_TOKEN"]));
+    assert_eq!(s["tool_policy"]["allow"], json!(["search"]));
+    assert_eq!(s["exposure"], json!({"hermes": false, "brain": false}));
+    let human = env.ok(&["mcp", "status", "github"]);
+    assert!(human.contains("GITHUB_TOKEN") && human.contains("search"), "{human}");
+    assert!(!human.contains("GITHUB_MCP_TOKEN") && !s.to_string().contains("GITHUB_MCP_TOKEN"));
+    assert!(!human.contains("github.com\n") && !s.to_string().contains("\"github.com\""));
+    let b = env.json(&["mcp", "status", "hal0-memory", "--json"]);
+    assert_eq!((b["bundled"].clone(), b["mount"].clone()), (json!(true), json!("/mcp/memory/mcp")));
+    fails(&env, &["mcp", "status", "nope"], 1, "mcp.not_found");
+    fails(&env, &["mcp", "status", "Bad Id"], 2, "mcp.invalid_id");
+}
+
+#[test]
+fn tiers_move_never_two_lists_and_comments_survive() {
+    let env = Env::new();
+    env.ok(&["mcp", "install", "npm:@example/github", "--id", "github"]);
+    let p = record_path(&env, "github");
+    // An operator's comments, at the top and inside [tools].
+    let text = std::fs::read_to_string(&p).unwrap();
+    let text = format!("# operator: keep this\n{}", text.replace("[tools]\n", "[tools]\n# policy reviewed by ops\n"));
+    std::fs::write(&p, &text).unwrap();
+
+    let policy = |env: &Env| env.json(&["mcp", "status", "github", "--json"])["tool_policy"].clone();
+    let out = env.ok(&["mcp", "gate", "github", "create_pull_request"]);
+    assert!(out.contains("gated"), "{out}");
+    assert_eq!(policy(&env), json!({"allow": [], "gated": ["create_pull_request"], "blocked": []}));
+    let out = env.ok(&["mcp", "allow", "github", "create_pull_request"]);
+    assert!(out.contains("gated → allow"), "{out}");
+    assert_eq!(policy(&env), json!({"allow": ["create_pull_request"], "gated": [], "blocked": []}));
+    env.ok(&["mcp", "block", "github", "create_pull_request"]);
+    env.ok(&["mcp", "allow", "github", "search_repositories"]);
+    env.ok(&["mcp", "block", "github", "delete_repository"]);
+    env.ok(&["mcp", "block", "github", "delete_repository"]);
+    assert_eq!(
+        policy(&env),
+        json!({"allow": ["search_repositories"], "gated": [], "blocked": ["create_pull_request", "delete_repository"]})
+    );
+    let after = std::fs::read_to_string(&p).unwrap();
+    assert!(after.contains("# operator: keep this"), "{after}");
+    assert!(after.contains("# policy reviewed by ops"), "{after}");
+    assert_eq!(mode(&p), 0o600);
+
+    // Bad inputs: unknown server, bundled server, bad tool name, bad id.
+    fails(&env, &["mcp", "allow", "nope", "t"], 1, "mcp.not_found");
+    fails(&env, &["mcp", "gate", "hal0-admin", "t"], 1, "mcp.bundled");
+    fails(&env, &["mcp", "block", "github", "has space"], 2, "mcp.tools_invalid");
+    fails(&env, &["mcp", "allow", "Bad", "t"], 2, "mcp.invalid_id");
+    // A hand edit that puts a tool on two lists makes the record malformed, and edits refuse it.
+    let twice = after.replace("gated = []", "gated = [\"search_repositories\"]");
+    assert_ne!(twice, after);
+    std::fs::write(&p, twice).unwrap();
+    let e = fails(&env, &["mcp", "allow", "github", "x"], 2, "mcp.record_malformed");
+    assert!(e.contains("github.toml line"), "{e}");
+}
+
+#[test]
+fn uninstall_confirms_and_refuses_bundled_and_unknown() {
+    let env = Env::new();
+    env.ok(&["mcp", "install", "uvx:gone"]);
+    let e = fails(&env, &["mcp", "uninstall", "gone"], 3, "cli.declined");
+    assert!(e.contains("--yes"), "{e}");
+    assert!(record_path(&env, "gone").exists());
+    let out = env.ok(&["mcp", "uninstall", "gone", "--yes"]);
+    assert!(out.contains("Uninstalled `gone`"), "{out}");
+    assert!(!record_path(&env, "gone").exists());
+    fails(&env, &["mcp", "uninstall", "gone", "--yes"], 1, "mcp.not_found");
+    for id in ["hal0-admin", "hal0-memory", "hal0-agents"] {
+        fails(&env, &["mcp", "uninstall", id, "--yes", "--force"], 1, "mcp.bundled");
+    }
+    fails(&env, &["mcp", "remove", "../etc", "--yes"], 2, "mcp.invalid_id");
+    // A malformed record needs --force; the `remove` alias works.
+    std::fs::create_dir_all(env.config_dir().join("mcp-servers")).unwrap();
+    std::fs::write(record_path(&env, "junk"), "this is not toml").unwrap();
+    let e = fails(&env, &["mcp", "remove", "junk", "--yes"], 2, "mcp.record_malformed");
+    assert!(e.contains("junk.toml line 1") && e.contains("--force"), "{e}");
+    env.ok(&["mcp", "remove", "junk", "--yes", "--force"]);
+    assert!(!record_path(&env, "junk").exists());
+}
+
+#[test]
+fn mcp_test_probes_a_real_server_and_reports_verdicts() {
+    let env = Env::new();
+    let server = env.serve();
+    let url = server.url("/mcp/memory/mcp");
+    env.ok(&["mcp", "install", &url, "--id", "mem"]);
+    let fresh = env.json(&["mcp", "test", "mem", "--json"]);
+    assert_eq!(fresh["server_name"], "hal0-memory", "{fresh}");
+    let tools = fresh["tools"].as_array().unwrap();
+    assert!(tools.len() >= 10, "{fresh}");
+    assert!(tools.iter().all(|t| t["verdict"] == "unknown_tool"), "a fresh server has zero callable tools: {fresh}");
+    env.ok(&["mcp", "allow", "mem", "memory_search"]);
+    env.ok(&["mcp", "gate", "mem", "memory_add"]);
+    env.ok(&["mcp", "block", "mem", "memory_delete"]);
+    env.ok(&["mcp", "allow", "mem", "not_a_tool"]);
+    let p = env.json(&["mcp", "test", "mem", "--json"]);
+    let verdict = |name: &str| {
+        p["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["tool"] == name)
+            .map(|t| t["verdict"].as_str().unwrap().to_string())
+    };
+    assert_eq!(verdict("memory_search").as_deref(), Some("allow"));
+    assert_eq!(verdict("memory_add").as_deref(), Some("gated"));
+    assert_eq!(verdict("memory_delete").as_deref(), Some("blocked"));
+    assert_eq!(verdict("memory_list").as_deref(), Some("unknown_tool"));
+    assert_eq!(p["stale_policy"], serde_json::json!(["not_a_tool"]));
+    let text = env.ok(&["mcp", "test", "mem"]);
+    assert!(text.contains("memory_search") && text.contains("allow"), "{text}");
+
+    // A bad URL, a server that is down, and a stdio server are clear failures.
+    env.ok(&["mcp", "install", "http://127.0.0.1:1/mcp", "--id", "down"]);
+    let o = env.run(&["mcp", "test", "down"]);
+    assert_eq!(o.code(), 1, "{}", o.stderr());
+    assert!(o.stderr().contains("mcp.probe_failed"), "{}", o.stderr());
+    env.ok(&["mcp", "install", &server.url("/api/health"), "--id", "notmcp"]);
+    let o = env.run(&["mcp", "test", "notmcp"]);
+    assert_eq!(o.code(), 1, "{}", o.stderr());
+    assert!(o.stderr().contains("mcp.probe_failed"), "{}", o.stderr());
+    // A stdio record whose command is missing on this machine fails to start, clearly; one
+    // without a command (a git install) cannot be started at all.
+    env.ok(&["mcp", "install", "npm:@example/some-mcp-server", "--id", "nocmd"]);
+    let rec = record_path(&env, "nocmd");
+    let text = std::fs::read_to_string(&rec).unwrap();
+    std::fs::write(&rec, text.replace("command = \"npx\"", "command = \"hal0-test-no-such-command\"")).unwrap();
+    let o = env.run(&["mcp", "test", "nocmd"]);
+    assert_eq!(o.code(), 1, "{}", o.stderr());
+    assert!(o.stderr().contains("mcp.probe_failed") && o.stderr().contains("cannot start"), "{}", o.stderr());
+    env.ok(&["mcp", "install", "git+https://example.com/x/some-mcp-server.git", "--id", "stdio1"]);
+    let o = env.run(&["mcp", "test", "stdio1"]);
+    assert_eq!(o.code(), 1, "{}", o.stderr());
+    assert!(o.stderr().contains("mcp.supervisor_unavailable"), "{}", o.stderr());
+    assert_eq!(env.run(&["mcp", "test", "nope"]).code(), 1);
+}
+
+#[test]
+fn mcp_test_sends_the_records_own_secret_headers() {
+    let env = Env::new();
+    let server = env.serve();
+    env.ok(&["mcp", "install", &server.url("/mcp/memory/mcp"), "--id", "mem"]);
+    // Arm auth: the memory mount now needs the client key.
+    env.ok(&["auth", "rotate", "client", "--json"]);
+    let o = env.run(&["mcp", "test", "mem"]);
+    assert_eq!(o.code(), 1, "without the secret the server refuses: {}", o.stdout());
+    assert!(o.stderr().contains("mcp.probe_failed"), "{}", o.stderr());
+    let path = record_path(&env, "mem");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("[secrets]\n", "[secrets]\nAuthorization = \"HAL0_CLIENT_KEY\"\n")).unwrap();
+    let p = env.json(&["mcp", "test", "mem", "--json"]);
+    assert_eq!(p["server_name"], "hal0-memory", "{p}");
+    assert_eq!(p["missing_secrets"], json!([]));
+    let shown = env.ok(&["mcp", "status", "mem", "--json"]);
+    let key = std::fs::read_to_string(env.config_dir().join("api.env")).unwrap();
+    let key = key.lines().find_map(|l| l.strip_prefix("HAL0_CLIENT_KEY=")).unwrap().to_string();
+    assert!(!shown.contains(&key), "status never shows a secret value");
+}
+
+/// `hal0 mcp list --json` and `GET /api/mcp/servers` are one view: the same servers with the
+/// same fields (the spec's `InstalledServer`: `tools` is the count, `tool_policy` the policy).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_and_rest_list_the_same_view() {
+    let env = Env::new();
+    env.ok(&["mcp", "install", "http://127.0.0.1:9/mcp", "--id", "github"]);
+    env.ok(&["mcp", "allow", "github", "search"]);
+    let admin = env.json(&["auth", "rotate", "admin", "--json"])["key"].as_str().unwrap().to_string();
+    let cli = env.json(&["mcp", "list", "--json"]);
+    let server = env.serve();
+    let rest: Value = reqwest::Client::new()
+        .get(server.url("/api/mcp/servers"))
+        .bearer_auth(&admin)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(cli, rest);
+    let gh = rest["servers"].as_array().unwrap().iter().find(|s| s["id"] == "github").unwrap();
+    assert_eq!(gh["tool_policy"]["allow"], json!(["search"]), "{gh}");
+    assert!(gh["tools"].is_u64(), "tools is the declared count: {gh}");
+    assert_eq!(gh["bundled"], false);
+    assert_eq!(rest["count"], 4, "three bundled and one installed: {rest}");
+}

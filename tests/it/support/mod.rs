@@ -1,0 +1,176 @@
+//! Test harness: a hal0 installation in temporary config and state dirs, the real binary
+//! run as a CLI, and `hal0 serve` started on a free loopback port.
+pub mod fake_hermes;
+pub mod mcp;
+pub mod real_hermes;
+pub mod tls;
+pub mod upstream;
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_hal0");
+
+/// One hal0 installation in temp dirs.
+pub struct Env {
+    pub dir: tempfile::TempDir,
+}
+
+impl Default for Env {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Env {
+    pub fn new() -> Env {
+        Env { dir: tempfile::tempdir().unwrap() }
+    }
+    pub fn config_dir(&self) -> PathBuf {
+        self.dir.path().join("etc")
+    }
+    pub fn state_dir(&self) -> PathBuf {
+        self.dir.path().join("var")
+    }
+
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(BIN);
+        c.args(args)
+            .env("HAL0_CONFIG_DIR", self.config_dir())
+            .env("HAL0_STATE_DIR", self.state_dir())
+            .env_remove("HAL0_MCP_ALLOWED_HOSTS")
+            .env_remove("HAL0_MCP_ALLOWED_ORIGINS")
+            .stdin(Stdio::null());
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> Out {
+        Out(self.cmd(args).output().unwrap())
+    }
+
+    /// Run and require exit 0; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let o = self.run(args);
+        assert_eq!(o.code(), 0, "hal0 {args:?} failed: {}", o.stderr());
+        o.stdout()
+    }
+
+    pub fn json(&self, args: &[&str]) -> serde_json::Value {
+        serde_json::from_str(&self.ok(args)).unwrap()
+    }
+
+    /// Add a bridge client and return its key.
+    pub fn bridge_key(&self, name: &str, scopes: &[&str]) -> String {
+        let mut args = vec!["bridge", "add", name, "--json"];
+        for s in scopes {
+            args.push("--scope");
+            args.push(s);
+        }
+        self.json(&args)["key"].as_str().unwrap().to_string()
+    }
+
+    pub fn serve(&self) -> Server {
+        self.serve_with(&[])
+    }
+
+    /// Start `hal0 serve` on a free port with extra environment.
+    pub fn serve_with(&self, envs: &[(&str, &str)]) -> Server {
+        let mut c = self.cmd(&["serve", "--bind", "127.0.0.1:0"]);
+        c.stdout(Stdio::null()).stderr(Stdio::piped()).env("HAL0_LOG", "warn");
+        for (k, v) in envs {
+            c.env(k, v);
+        }
+        let mut child = c.spawn().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut tx = Some(tx);
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(rest) = line.strip_prefix("hal0: listening on ") {
+                    if let Some(t) = tx.take() {
+                        let _ = t.send(rest.to_string());
+                    }
+                } else {
+                    eprintln!("[hal0 serve] {line}");
+                }
+            }
+        });
+        let base = rx.recv_timeout(Duration::from_secs(60)).expect("hal0 serve did not start");
+        let port = base.rsplit(':').next().unwrap().parse().unwrap();
+        Server { child, base, port }
+    }
+}
+
+pub struct Out(pub Output);
+
+impl Out {
+    pub fn code(&self) -> i32 {
+        self.0.status.code().unwrap_or(-1)
+    }
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.0.stdout).into_owned()
+    }
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.0.stderr).into_owned()
+    }
+}
+
+/// A running `hal0 serve`; killed on drop.
+pub struct Server {
+    pub child: Child,
+    pub base: String,
+    pub port: u16,
+}
+
+impl Server {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The JSON body of an MCP `initialize` request.
+pub fn initialize_body() -> serde_json::Value {
+    serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "hal0-tests", "version": "0"}}
+    })
+}
+
+/// POST an MCP message with the headers Streamable HTTP requires.
+pub fn mcp_post(
+    client: &reqwest::Client,
+    url: &str,
+    auth: Option<&str>,
+    body: &serde_json::Value,
+) -> reqwest::RequestBuilder {
+    let mut r = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .json(body);
+    if let Some(a) = auth {
+        r = r.header("authorization", format!("Bearer {a}"));
+    }
+    r
+}
+
+/// Poll `f` until it returns true or `limit` passes (a liveness bound, not a timing claim).
+pub async fn eventually(limit: Duration, mut f: impl AsyncFnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if f().await {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
