@@ -30,6 +30,7 @@ mod reprovision;
 mod rmcp_client;
 mod security;
 mod skills_teach;
+mod snapshots;
 mod sse_upstream;
 mod supervisor;
 mod teach;
