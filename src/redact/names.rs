@@ -48,7 +48,8 @@ const BENIGN_BEFORE_TOKEN: [&str; 4] = ["max", "min", "num", "total"];
 /// `tokenizer`, `tokenize…`, `token_count`, `token_type`, `max_token`, …).
 pub fn is_secret_name(name: &str) -> bool {
     let norm = normalize_name(name);
-    if norm.is_empty() || ["_env", "_file", "_path", "_dir"].iter().any(|s| norm.ends_with(s)) {
+    // `…_per_key` counts something per key (`max_sessions_per_key`); it holds no key.
+    if norm.is_empty() || ["_env", "_file", "_path", "_dir", "_per_key"].iter().any(|s| norm.ends_with(s)) {
         return false;
     }
     if norm == "key" || norm.ends_with("_key") {

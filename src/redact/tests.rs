@@ -162,6 +162,8 @@ fn names() {
         "KEY_FILE",
         "SECRET_DIR",
         "API_KEY_ENV",
+        "max_sessions_per_key",
+        "MAX_SESSIONS_PER_KEY",
         "keys",
         "keyboard",
         "monkey",
