@@ -239,3 +239,56 @@ async fn every_tool_call_and_decision_is_audited() {
     let (e, v) = call(&c, "activity_export", json!({"tool": "version_info"})).await;
     assert!(!e && v["count"].as_u64().unwrap() >= 1, "{v}");
 }
+
+/// A malformed REST body, query or path argument is the operation's own `…invalid…` code
+/// with 400, never `internal`; and the same malformed arguments through `hal0-admin`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_rest_input_gets_the_operations_invalid_code() {
+    let env = Env::new();
+    let admin_key = env.json(&["auth", "rotate", "admin", "--json"])["key"].as_str().unwrap().to_string();
+    let ops_key = env.bridge_key("ops", &["admin"]);
+    let server = env.serve();
+    let http = reqwest::Client::new();
+    let cases: &[(&str, &str, Option<&str>, &str)] = &[
+        ("POST", "/api/bridge/clients", Some(r#"{"name": 5}"#), "bridge.invalid_request"),
+        ("POST", "/api/bridge/clients", Some("[1, 2]"), "bridge.invalid_request"),
+        ("POST", "/api/bridge/clients", Some("{not json"), "bridge.invalid_request"),
+        ("POST", "/api/bridge/clients", Some("{}"), "bridge.invalid_request"),
+        ("PUT", "/api/bridge/clients/ops/scopes", Some(r#"{"scopes": "admin"}"#), "bridge.invalid_request"),
+        ("PUT", "/api/settings", Some(r#"{"value": 1}"#), "config.invalid_request"),
+        ("GET", "/api/runs?limit=many", None, "runs.invalid_filter"),
+        ("GET", "/api/runs?limit=0", None, "runs.invalid_limit"),
+        ("GET", "/api/activity?limit=1.5", None, "activity.invalid_filter"),
+        ("GET", "/api/logs?lines=-3", None, "logs.invalid_lines"),
+        ("GET", "/api/mcp/x/logs?limit=abc", None, "mcp.invalid_limit"),
+        ("DELETE", "/api/mcp/x?force=maybe", None, "mcp.invalid_arg"),
+        ("PATCH", "/api/mcp/x/tools", Some(r#"{"allow": "echo"}"#), "mcp.tools_invalid"),
+        ("PATCH", "/api/mcp/x/exposure", Some("{}"), "mcp.exposure_invalid"),
+        ("PATCH", "/api/mcp/x/config", Some(r#"{"env": {"A": 1}}"#), "mcp.config_invalid"),
+        ("POST", "/api/mcp/install", Some(r#"{"url": "x", "manifest": {}}"#), "mcp.install_invalid"),
+        ("POST", "/api/agent/approvals/ap_x/deny", Some(r#"{"reason": 7}"#), "approvals.invalid_request"),
+    ];
+    for (method, path, body, code) in cases {
+        let m = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let mut r = http.request(m, server.url(path)).bearer_auth(&admin_key);
+        if let Some(b) = body {
+            r = r.header("content-type", "application/json").body(b.to_string());
+        }
+        let resp = r.send().await.unwrap();
+        let status = resp.status().as_u16();
+        let v: Value = resp.json().await.unwrap_or(Value::Null);
+        assert_eq!((status, v["error"]["code"].as_str()), (400, Some(*code)), "{method} {path} {body:?}: {v}");
+    }
+    let c = admin(&server, &ops_key).await;
+    for (tool, args, code) in [
+        ("run_list", json!({"limit": "many"}), "runs.invalid_filter"),
+        ("activity_list", json!({"limit": [1]}), "activity.invalid_filter"),
+        ("logs_tail", json!({"lines": "x"}), "logs.invalid_lines"),
+        ("mcp_server_logs", json!({"id": "x", "limit": true}), "mcp.invalid_limit"),
+        ("bridge_client_add", json!({"name": ["a"]}), "bridge.invalid_request"),
+    ] {
+        let (e, v) = call(&c, tool, args.clone()).await;
+        assert!(e && v["error"]["code"] == code, "{tool} {args}: {v}");
+    }
+    assert!(pending_rows(&env).is_empty(), "nothing was queued for malformed arguments");
+}
