@@ -25,18 +25,8 @@ mod upstream;
 
 use child::{KillOnDrop, loadavg};
 use serde_json::{Value, json};
-use std::io::Read;
 use std::process::{Command, Stdio};
 use support::{Session, pct};
-
-/// The upstream process: serve until stdin closes.
-fn upstream_main() {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    let up = rt.block_on(upstream::RmcpUpstream::start());
-    println!("UPSTREAM {}", up.url());
-    let _ = std::io::stdin().read_to_end(&mut Vec::new());
-    drop(up);
-}
 
 /// One measured target: where, which tool with which arguments, and a text its answer holds.
 #[derive(Clone, Copy)]
@@ -54,27 +44,11 @@ const SETTINGS: Target =
     Target { label: "hal0-admin settings_get", tool: "settings_get", args: || json!({"args": {}}), expect: "running" };
 
 fn main() {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    if argv.first().map(String::as_str) == Some("--upstream") {
-        return upstream_main();
+    if std::env::args().nth(1).as_deref() == Some("--upstream") {
+        return child::upstream_main();
     }
-    let mut bin = "target/release/hal0".to_string();
-    let (mut calls, mut clients) = (20_000u64, 16usize);
-    let mut it = argv.into_iter();
-    while let Some(a) = it.next() {
-        let mut num = |what: &str| -> u64 {
-            it.next().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or_else(|| panic!("{what} needs a number"))
-        };
-        match a.as_str() {
-            "--calls" => calls = num("--calls"),
-            "--clients" => clients = num("--clients") as usize,
-            _ if a.starts_with("--") => {
-                panic!("unknown option {a}; usage: bench_admin HAL0_BIN [--calls N] [--clients C]")
-            }
-            _ => bin = a,
-        }
-    }
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(run(bin, calls, clients));
+    let a = child::bench_args("bench_admin", 20_000, 16, &[]);
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(run(a.bin, a.calls, a.clients));
 }
 
 async fn open_warm(url: &str, key: &str, t: Target, clients: usize, warm: u64) -> Vec<Session> {

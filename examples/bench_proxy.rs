@@ -30,20 +30,10 @@ mod upstream;
 
 use child::{KillOnDrop, loadavg};
 use serde_json::json;
-use std::io::Read;
 use std::process::{Command, Stdio};
 use support::{Session, pct};
 
 const TEXT: &str = "bench-proxy-payload";
-
-/// The upstream process: serve until stdin closes (the parent exited or dropped it).
-fn upstream_main() {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    let up = rt.block_on(upstream::RmcpUpstream::start());
-    println!("UPSTREAM {}", up.url());
-    let _ = std::io::stdin().read_to_end(&mut Vec::new());
-    drop(up);
-}
 
 /// The upstream: this binary re-executed (killed when dropped), or FastMCP.
 struct UpstreamProcess {
@@ -85,33 +75,17 @@ fn stats(v: &mut [f64]) -> (f64, f64, f64) {
 }
 
 fn main() {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    if argv.first().map(String::as_str) == Some("--upstream") {
-        return upstream_main();
+    if std::env::args().nth(1).as_deref() == Some("--upstream") {
+        return child::upstream_main();
     }
-    let mut bin = "target/release/hal0".to_string();
-    let (mut calls, mut clients, mut fastmcp) = (10_000u64, 32usize, false);
-    let mut it = argv.into_iter();
-    while let Some(a) = it.next() {
-        let mut num = |what: &str| -> u64 {
-            it.next().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or_else(|| panic!("{what} needs a number"))
-        };
-        match a.as_str() {
-            "--calls" => calls = num("--calls"),
-            "--clients" => clients = num("--clients") as usize,
-            "--fastmcp" => fastmcp = true,
-            _ if a.starts_with("--") => {
-                panic!("unknown option {a}; usage: bench_proxy HAL0_BIN [--calls N] [--clients C] [--fastmcp]")
-            }
-            _ => bin = a,
-        }
-    }
+    let a = child::bench_args("bench_proxy", 10_000, 32, &["--fastmcp"]);
+    let fastmcp = a.flags.iter().any(|f| f == "--fastmcp");
     // The client load generator: a multi-thread runtime of its own (one worker per core).
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap()
-        .block_on(run(bin, calls, clients, fastmcp));
+        .block_on(run(a.bin, a.calls, a.clients, fastmcp));
 }
 
 async fn run(bin: String, calls: u64, clients: usize, fastmcp: bool) {

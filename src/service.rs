@@ -13,22 +13,19 @@ const CONVERGE_EVERY: Duration = Duration::from_secs(120);
 /// How often runs past `[bridge].run_retention_days` are pruned.
 const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
-/// Run `work` now and then every `every` until `cancel`.
-fn every<F, Fut>(cancel: &CancellationToken, every: Duration, mut work: F)
+/// Run `work` now and then every `period` until `cancel`.
+async fn repeat<F, Fut>(cancel: CancellationToken, period: Duration, mut work: F)
 where
-    F: FnMut() -> Fut + Send + 'static,
-    Fut: std::future::Future<Output = ()> + Send,
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = ()>,
 {
-    let cancel = cancel.clone();
-    tokio::spawn(async move {
-        loop {
-            work().await;
-            tokio::select! {
-                _ = cancel.cancelled() => return,
-                _ = tokio::time::sleep(every) => {}
-            }
+    loop {
+        work().await;
+        tokio::select! {
+            _ = cancel.cancelled() => return,
+            _ = tokio::time::sleep(period) => {}
         }
-    });
+    }
 }
 
 /// Start every background loop of the daemon.
@@ -36,7 +33,7 @@ pub fn start(svc: &Arc<Services>, bridge: Option<Bridge>, cancel: &CancellationT
     // Named Hermes profiles are re-converged (the default profile only on
     // `hal0 agent reprovision hermes`).
     let s = svc.clone();
-    every(cancel, CONVERGE_EVERY, move || {
+    tokio::spawn(repeat(cancel.clone(), CONVERGE_EVERY, move || {
         let s = s.clone();
         async move {
             let rows = tokio::task::spawn_blocking(move || {
@@ -49,7 +46,7 @@ pub fn start(svc: &Arc<Services>, bridge: Option<Bridge>, cancel: &CancellationT
                 tracing::info!(agent = %r.agent, outcome = %r.outcome, "hermes wiring: {}", r.detail);
             }
         }
-    });
+    }));
     // The exposure join once at start: a record edited by hand, or a server disabled while
     // hal0 was down, is reconciled with Hermes's config.
     let s = svc.clone();
@@ -75,16 +72,13 @@ pub fn start(svc: &Arc<Services>, bridge: Option<Bridge>, cancel: &CancellationT
             Ok(n) => tracing::info!("following {n} unfinished run(s) again after the restart"),
             Err(e) => tracing::error!("cannot recover unfinished runs: {}", e.message),
         }
-        loop {
+        repeat(cancel, PRUNE_EVERY, || async {
             match b.store().call(move |s| crate::bridge::ledger::prune(s, days)).await {
                 Ok(0) => {}
                 Ok(n) => tracing::info!("pruned {n} run(s) older than {days} days"),
                 Err(e) => tracing::warn!("cannot prune old runs: {}", e.message),
             }
-            tokio::select! {
-                _ = cancel.cancelled() => return,
-                _ = tokio::time::sleep(PRUNE_EVERY) => {}
-            }
-        }
+        })
+        .await
     });
 }

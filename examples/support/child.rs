@@ -39,3 +39,45 @@ pub fn loadavg() -> Vec<f64> {
     let s = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     s.split_whitespace().take(3).filter_map(|x| x.parse().ok()).collect()
 }
+
+/// This example re-executed with `--upstream`: serve the rmcp upstream, print
+/// `UPSTREAM <url>`, and stop when stdin closes (the parent exited or dropped it).
+pub fn upstream_main() {
+    use std::io::Read;
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let up = rt.block_on(crate::upstream::RmcpUpstream::start());
+    println!("UPSTREAM {}", up.url());
+    let _ = std::io::stdin().read_to_end(&mut Vec::new());
+    drop(up);
+}
+
+/// The command line of a benchmark: `HAL0_BIN [--calls N] [--clients C]` plus the named
+/// boolean flags.
+pub struct BenchArgs {
+    pub bin: String,
+    pub calls: u64,
+    pub clients: usize,
+    pub flags: Vec<String>,
+}
+
+/// Parse the arguments after the program name (`calls` / `clients` are the defaults).
+pub fn bench_args(name: &str, calls: u64, clients: usize, flags: &[&str]) -> BenchArgs {
+    let mut a = BenchArgs { bin: "target/release/hal0".into(), calls, clients, flags: Vec::new() };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        let mut num = |what: &str| -> u64 {
+            it.next().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or_else(|| panic!("{what} needs a number"))
+        };
+        match arg.as_str() {
+            "--calls" => a.calls = num("--calls"),
+            "--clients" => a.clients = num("--clients") as usize,
+            f if flags.contains(&f) => a.flags.push(arg),
+            _ if arg.starts_with("--") => {
+                let extra: String = flags.iter().map(|f| format!(" [{f}]")).collect();
+                panic!("unknown option {arg}; usage: {name} HAL0_BIN [--calls N] [--clients C]{extra}")
+            }
+            _ => a.bin = arg,
+        }
+    }
+    a
+}

@@ -76,36 +76,37 @@ pub async fn call(ctx: Ctx, name: &str, arguments: Option<&Map<String, Value>>) 
         Some(_) => return Err(Error::invalid("mcp.invalid_arg", "`args` must be an object")),
     };
     // Path arguments are checked before anything is queued or run.
-    let checked = args::check_path_args(op.path, args.clone())?;
-    (op.check)(&checked)?;
-    if op.access == Access::Gated {
-        let mut shown = Value::Object(args.clone());
-        crate::redact::redact_json(&mut shown);
-        let preview = format!("{name}: {} {} {}", op.method, op.path, shown);
-        let (tool, client) = (name.to_string(), ctx.identity.to_string());
-        let stored = json!({"tool": name, "args": args});
-        let row = ctx
-            .store
-            .call(move |s| {
-                crate::approvals::create(
-                    s,
-                    crate::approvals::NewApproval {
-                        kind: crate::approvals::ApprovalKind::AdminCall,
-                        client: &client,
-                        tool: &tool,
-                        arguments: stored,
-                        preview,
-                        run_id: None,
-                    },
-                )
-            })
-            .await?;
-        return Ok(Outcome::Pending {
-            approval_id: row.id,
-            detail: format!("{name} waits for a person: hal0 agent approvals approve ID"),
-        });
+    if op.access != Access::Gated {
+        // Running the op parses its arguments; a refusal is the same as `check`'s.
+        return run(op, ctx, args::check_path_args(op.path, args)?).await.map(Outcome::Done);
     }
-    run(op, ctx, checked).await.map(Outcome::Done)
+    // A gated call is parsed in full before it is queued.
+    (op.check)(&args::check_path_args(op.path, args.clone())?)?;
+    let mut shown = Value::Object(args.clone());
+    crate::redact::redact_json(&mut shown);
+    let preview = format!("{name}: {} {} {}", op.method, op.path, shown);
+    let (tool, client) = (name.to_string(), ctx.identity.to_string());
+    let stored = json!({"tool": name, "args": args});
+    let row = ctx
+        .store
+        .call(move |s| {
+            crate::approvals::create(
+                s,
+                crate::approvals::NewApproval {
+                    kind: crate::approvals::ApprovalKind::AdminCall,
+                    client: &client,
+                    tool: &tool,
+                    arguments: stored,
+                    preview,
+                    run_id: None,
+                },
+            )
+        })
+        .await?;
+    Ok(Outcome::Pending {
+        approval_id: row.id,
+        detail: format!("{name} waits for a person: hal0 agent approvals approve ID"),
+    })
 }
 
 /// Carry out an approved `admin_call` row as the client that queued it: the same checks

@@ -4,10 +4,10 @@
 
 use super::token::{fingerprint, random_base62};
 use crate::error::{Error, Result};
-use crate::filememo::{Stamp, stamp};
+use crate::filememo::FileMemo;
 use crate::paths::read_optional;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::time::Duration;
 
 pub const ADMIN_VAR: &str = "HAL0_ADMIN_KEY";
 pub const CLIENT_VAR: &str = "HAL0_CLIENT_KEY";
@@ -117,30 +117,20 @@ pub fn status_json(keys: &BoxKeys) -> serde_json::Value {
 /// changes, so a rotation at the shell applies to the very next request.
 pub struct BoxKeyCache {
     path: PathBuf,
-    state: Mutex<(Option<Stamp>, BoxKeys)>,
+    memo: FileMemo<BoxKeys>,
 }
 
 impl BoxKeyCache {
     pub fn new(path: PathBuf) -> BoxKeyCache {
-        BoxKeyCache { path, state: Mutex::new((None, BoxKeys::default())) }
+        BoxKeyCache { memo: FileMemo::new(path.clone(), Duration::MAX), path }
     }
 
-    /// The current keys; re-reads the file when it changed. A read failure keeps auth
-    /// armed in the safest way: no key matches, but `armed` stays as last known.
+    /// The current keys; re-reads the file when it changed (a file that cannot be looked at
+    /// is read, and its failure reported, on every call).
     pub fn get(&self) -> Result<BoxKeys> {
-        let now = stamp(&self.path);
-        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if st.0 != now || now.is_none() {
-            let keys = BoxKeys::load(&self.path)
-                .map_err(|e| Error::unavailable("auth.keys_unreadable", e.message.to_string()))?;
-            *st = (now, keys);
-        }
-        Ok(st.1.clone())
-    }
-
-    /// A value that changes whenever the file changes (for the revocation watcher).
-    pub fn stamp(&self) -> Option<Stamp> {
-        stamp(&self.path)
+        self.memo.get(|| {
+            BoxKeys::load(&self.path).map_err(|e| Error::unavailable("auth.keys_unreadable", e.message.to_string()))
+        })
     }
 }
 

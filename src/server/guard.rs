@@ -22,11 +22,6 @@ pub struct Caller {
     pub private: bool,
 }
 
-/// A hal0 error as the REST answer (see `impl IntoResponse for Error`).
-pub fn json_error(e: &Error) -> Response {
-    e.clone().into_response()
-}
-
 fn bare(status: StatusCode) -> Response {
     let mut r = Response::new(Body::empty());
     *r.status_mut() = status;
@@ -43,10 +38,10 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
         Err(super::hygiene::Refusal::Host) => {
             return (StatusCode::MISDIRECTED_REQUEST, "Invalid Host header").into_response();
         }
-        Err(super::hygiene::Refusal::Error(e)) => return json_error(&e),
+        Err(super::hygiene::Refusal::Error(e)) => return e.into_response(),
     }
     if let Err(e) = super::hygiene::check_media_type(&req) {
-        return json_error(&e);
+        return e.into_response();
     }
     let disabled = match class {
         RouteClass::Agents => !state.config.bridge.enabled,
@@ -75,7 +70,7 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
             Ok(x) => x,
             Err(e) => {
                 tracing::error!(code = e.code, "credential check failed: {}", e.message);
-                return json_error(&e);
+                return e.into_response();
             }
         }
     };
@@ -88,7 +83,7 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
         }
         Decision::Forbidden(msg) => {
             tracing::info!(path, cred = cred.label(), "refused: {msg}");
-            return json_error(&Error::forbidden(msg));
+            return Error::forbidden(msg).into_response();
         }
     }
     if class == RouteClass::Proxy {
@@ -98,7 +93,7 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
             }
             Err(e) => {
                 tracing::info!(path, cred = cred.label(), "refused: {}", e.message);
-                return json_error(&e);
+                return e.into_response();
             }
         }
     }
@@ -128,7 +123,7 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
             .await
         {
             Ok(r) => r,
-            Err(e) => return json_error(&e),
+            Err(e) => return e.into_response(),
         };
     // MCP sessions: a POST without a session id may open one, within the bounds.
     let session_id = req.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_string);
@@ -137,7 +132,7 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
             Ok(a) => Some(a),
             Err(e) => {
                 tracing::info!(path, cred = cred.label(), "refused: {}", e.message);
-                return json_error(&e);
+                return e.into_response();
             }
         },
         _ => None,

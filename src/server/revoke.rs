@@ -8,7 +8,6 @@ use crate::store::Store;
 use axum::body::{Body, Bytes};
 use axum::response::Response;
 use futures::StreamExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,16 +22,15 @@ pub fn spawn_watcher(api_env: PathBuf, store: Store, cancel: CancellationToken) 
     std::thread::Builder::new()
         .name("hal0-revoke-watch".into())
         .spawn(move || {
-            let stamp = |p: &PathBuf| std::fs::metadata(p).ok().map(|m| (m.ino(), m.mtime_nsec(), m.mtime(), m.size()));
             let conn = rusqlite::Connection::open(store.path()).ok();
             let version = |c: &Option<rusqlite::Connection>| {
                 c.as_ref().and_then(|c| c.pragma_query_value(None, "data_version", |r| r.get::<_, i64>(0)).ok())
             };
-            let mut last = (stamp(&api_env), version(&conn));
+            let mut last = (crate::filememo::stamp(&api_env), version(&conn));
             let mut n = 0u64;
             while !cancel.is_cancelled() && !tx.is_closed() {
                 std::thread::sleep(POLL);
-                let cur = (stamp(&api_env), version(&conn));
+                let cur = (crate::filememo::stamp(&api_env), version(&conn));
                 if cur != last {
                     last = cur;
                     n += 1;

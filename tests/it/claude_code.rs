@@ -7,7 +7,6 @@
 //! them the test prints a "skipped" line and passes, unless `HAL0_REQUIRE_EXTERNAL=1`.
 
 use crate::support;
-use crate::support::fake_hermes::{FakeHermes, FakeHermesOptions};
 use crate::support::*;
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -37,27 +36,6 @@ fn available() -> bool {
         }
     }
     true
-}
-
-/// hal0 serving a Hermes home whose default profile points at a fake Hermes.
-struct Box0 {
-    env: Env,
-    server: Server,
-    _hermes: FakeHermes,
-    _home: tempfile::TempDir,
-}
-
-async fn setup() -> Box0 {
-    // An approval nobody answers keeps the run busy for as long as the test needs.
-    let hermes = FakeHermes::start(FakeHermesOptions { approval_timeout: None, ..Default::default() }).await;
-    let home = tempfile::tempdir().unwrap();
-    hermes.write_profile(home.path());
-    let env = Env::new();
-    std::fs::create_dir_all(env.config_dir()).unwrap();
-    let toml = format!("[hermes]\nhome = \"{}\"\n", home.path().display());
-    std::fs::write(env.config_dir().join("hal0.toml"), toml).unwrap();
-    let server = env.serve();
-    Box0 { env, server, _hermes: hermes, _home: home }
 }
 
 /// A run of the key's client that waits for an approval nobody gives.
@@ -162,7 +140,7 @@ async fn claude_code_keeps_a_long_wait_open_past_60_s() {
     if !available() {
         return;
     }
-    let b = setup().await;
+    let b = busy_hermes_box("").await;
     let key = b.env.bridge_key("claude", &[]);
     let run_id = busy_run(&b, &key).await;
     let args = json!({"run_id": run_id, "timeout_s": 65});

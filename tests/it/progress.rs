@@ -11,7 +11,6 @@
 
 use crate::support::upstream;
 
-use crate::support::fake_hermes::{FakeHermes, FakeHermesOptions};
 use crate::support::*;
 use rmcp::model::{
     CallToolRequestParams, ClientRequest, ProgressNotificationParam, ProgressToken, Request, ServerResult,
@@ -75,32 +74,11 @@ fn check_reports(got: &[ProgressNotificationParam], token: &ProgressToken, total
     assert!(got.iter().all(|p| p.message.as_deref().is_some_and(|m| m.contains(names))), "{got:?}");
 }
 
-/// hal0 serving a Hermes home whose default profile points at a fake Hermes in which an
-/// approval nobody answers keeps a run busy.
-struct Box0 {
-    env: Env,
-    server: Server,
-    _hermes: FakeHermes,
-    _home: tempfile::TempDir,
-}
-
-async fn setup() -> Box0 {
-    let hermes = FakeHermes::start(FakeHermesOptions { approval_timeout: None, ..Default::default() }).await;
-    let home = tempfile::tempdir().unwrap();
-    hermes.write_profile(home.path());
-    let env = Env::new();
-    std::fs::create_dir_all(env.config_dir()).unwrap();
-    let toml = format!("[mcp]\nprogress_secs = 1\n[hermes]\nhome = \"{}\"\n", home.path().display());
-    std::fs::write(env.config_dir().join("hal0.toml"), toml).unwrap();
-    let server = env.serve();
-    Box0 { env, server, _hermes: hermes, _home: home }
-}
-
 const BUSY: &str = "APPROVE hold";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agent_waits_report_progress_at_the_pace() {
-    let b = setup().await;
+    let b = busy_hermes_box("[mcp]\nprogress_secs = 1\n").await;
     let key = b.env.bridge_key("prog", &[]);
     let rec = Recorder::default();
     let c = connect(b.server.url("/mcp/agents/mcp"), &key, &rec).await;
@@ -149,7 +127,7 @@ async fn agent_waits_report_progress_at_the_pace() {
 /// token: the answer comes with no notification before it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_progress_token_no_notifications() {
-    let b = setup().await;
+    let b = busy_hermes_box("[mcp]\nprogress_secs = 1\n").await;
     let key = b.env.bridge_key("raw", &[]);
     let rec = Recorder::default();
     let c = connect(b.server.url("/mcp/agents/mcp"), &key, &rec).await;
@@ -230,7 +208,7 @@ async fn typescript_sdk_keeps_a_long_wait_open_on_progress() {
         eprintln!("skipped: run tests/external/setup.sh ({msg})");
         return;
     }
-    let b = setup().await;
+    let b = busy_hermes_box("[mcp]\nprogress_secs = 1\n").await;
     let key = b.env.bridge_key("ts", &[]);
     let rec = Recorder::default();
     let c = connect(b.server.url("/mcp/agents/mcp"), &key, &rec).await;

@@ -174,3 +174,26 @@ pub async fn eventually(limit: Duration, mut f: impl AsyncFnMut() -> bool) -> bo
     }
     false
 }
+
+/// hal0 serving a Hermes home whose default profile points at a fake Hermes in which an
+/// approval nobody answers keeps a run busy for as long as a test needs.
+pub struct Box0 {
+    pub env: Env,
+    pub server: Server,
+    _hermes: fake_hermes::FakeHermes,
+    _home: tempfile::TempDir,
+}
+
+/// [`Box0`] with `extra_toml` (whole sections) ahead of its `[hermes]` section.
+pub async fn busy_hermes_box(extra_toml: &str) -> Box0 {
+    let options = fake_hermes::FakeHermesOptions { approval_timeout: None, ..Default::default() };
+    let hermes = fake_hermes::FakeHermes::start(options).await;
+    let home = tempfile::tempdir().unwrap();
+    hermes.write_profile(home.path());
+    let env = Env::new();
+    std::fs::create_dir_all(env.config_dir()).unwrap();
+    let toml = format!("{extra_toml}[hermes]\nhome = \"{}\"\n", home.path().display());
+    std::fs::write(env.config_dir().join("hal0.toml"), toml).unwrap();
+    let server = env.serve();
+    Box0 { env, server, _hermes: hermes, _home: home }
+}
