@@ -23,7 +23,7 @@ mod support;
 #[path = "../tests/it/support/upstream.rs"]
 mod upstream;
 
-use child::{KillOnDrop, loadavg};
+use child::{KillOnDrop, cpu_ms, loadavg};
 use serde_json::{Value, json};
 use std::process::{Command, Stdio};
 use support::{Session, pct};
@@ -80,14 +80,19 @@ async fn run(bin: String, calls: u64, clients: usize) {
     let order = [BARE, VERSION, SETTINGS, SETTINGS, VERSION, BARE];
     let per = (calls / clients as u64 / 2).max(1);
     let warm = (per / 10).clamp(2, 20);
-    let mut totals: Vec<(Target, Vec<f64>, f64)> =
-        vec![(BARE, vec![], 0.0), (VERSION, vec![], 0.0), (SETTINGS, vec![], 0.0)];
+    // Per target: latencies, seconds, and the serving process's CPU milliseconds.
+    let mut totals: Vec<(Target, Vec<f64>, f64, f64)> =
+        vec![(BARE, vec![], 0.0, 0.0), (VERSION, vec![], 0.0, 0.0), (SETTINGS, vec![], 0.0, 0.0)];
+    let pid = |t: Target| if t.tool == "echo" { upstream.0.id() } else { server.0.id() };
     for t in order {
         let sessions = open_warm(&url(t), &key, t, clients, warm).await;
+        let cpu0 = cpu_ms(pid(t));
         let (lat, secs) = support::concurrent(sessions, per, t.tool, (t.args)(), t.expect).await;
-        let e = totals.iter_mut().find(|(x, _, _)| x.tool == t.tool).unwrap();
+        let cpu = cpu_ms(pid(t)) - cpu0;
+        let e = totals.iter_mut().find(|(x, ..)| x.tool == t.tool).unwrap();
         e.1.extend(lat);
         e.2 += secs;
+        e.3 += cpu;
     }
     // Sequential: one session per target, interleaved call by call.
     let seq_n = (calls / 4).max(100);
@@ -112,18 +117,19 @@ async fn run(bin: String, calls: u64, clients: usize) {
     println!("{clients} concurrent sessions, {per} calls per session per round, rounds B,V,S,S,V,B:");
     let r3 = |x: f64| (x * 1000.0).round() / 1000.0;
     let mut figures = serde_json::Map::new();
-    for (j, (t, lat, secs)) in totals.iter_mut().enumerate() {
+    for (j, (t, lat, secs, cpu)) in totals.iter_mut().enumerate() {
         let rate = lat.len() as f64 / *secs;
+        let cpu_us = *cpu * 1000.0 / lat.len() as f64;
         let (p50, p99) = (pct(lat, 0.5), pct(lat, 0.99));
         let (s50, s99) = (pct(&mut seq_lat[j], 0.5), pct(&mut seq_lat[j], 0.99));
         println!(
-            "  {:<26} {rate:>7.0} calls/s ({:.2} of bare)  p50 {p50:.3} ms  p99 {p99:.3} ms | sequential p50 {s50:.3} ms  p99 {s99:.3} ms",
+            "  {:<26} {rate:>7.0} calls/s ({:.2} of bare)  server CPU {cpu_us:>4.0} µs/call  p50 {p50:.3} ms  p99 {p99:.3} ms | sequential p50 {s50:.3} ms  p99 {s99:.3} ms",
             t.label,
             rate / bare_rate
         );
         figures.insert(
             t.tool.into(),
-            json!({"calls_per_s": rate.round(), "ratio_to_bare": r3(rate / bare_rate), "p50_ms": r3(p50), "p99_ms": r3(p99),
+            json!({"calls_per_s": rate.round(), "ratio_to_bare": r3(rate / bare_rate), "server_cpu_us_per_call": cpu_us.round(), "p50_ms": r3(p50), "p99_ms": r3(p99),
                    "sequential_p50_ms": r3(s50), "sequential_p99_ms": r3(s99)}),
         );
     }

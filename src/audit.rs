@@ -186,6 +186,20 @@ pub fn record(store: &Store, e: &Entry<'_>) -> Result<i64> {
     store.with(|c| insert(c, &p))
 }
 
+/// Append one entry from async code without waiting for its commit: it is stored within
+/// [`crate::audit_writer::GATHER`] together with the entries of concurrent calls (for calls
+/// to read-only tools, where the answer changes nothing). A malformed entry is refused here.
+pub fn record_soon(store: &Store, e: &Entry<'_>) -> Result<()> {
+    let p = prepare(e)?;
+    crate::audit_writer::submit_soon(store, p)
+}
+
+/// Every entry this process queued for `store` is stored when this resolves; call it
+/// before reading the log from the daemon.
+pub async fn flush(store: &Store) {
+    crate::audit_writer::flush(store).await
+}
+
 /// Append one entry from async code: entries arriving together are committed in one
 /// transaction by a writer thread per store (group commit); each caller still waits until
 /// its own entry is stored.

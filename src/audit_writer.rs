@@ -1,7 +1,9 @@
 //! Group commit for the audit log: one writer thread per store takes every entry submitted
 //! while it was busy and stores them in a single transaction, then answers each submitter
 //! with its row id. Under concurrent MCP calls this turns N commits into one; a lone call
-//! waits no longer than a direct INSERT.
+//! waits no longer than a direct INSERT. Calls to read-only tools do not wait: their
+//! entries gather for [`GATHER`] and are committed together, and every in-process reader of
+//! the log first passes a barrier ([`flush`]) so it sees them.
 
 use crate::audit::{Prepared, insert};
 use crate::error::{Error, Result};
@@ -10,15 +12,34 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+use tokio::sync::oneshot;
 
-type Job = (Prepared, tokio::sync::oneshot::Sender<Result<i64>>);
+/// What a submitter hands the writer. Nearly every job is a row, so the row is kept inline
+/// rather than boxed (one allocation less per call).
+#[allow(clippy::large_enum_variant)]
+enum Job {
+    /// An entry to store; `reply` gets its row id once committed, when the submitter waits.
+    Row(Prepared, Option<oneshot::Sender<Result<i64>>>),
+    /// Answered once every job queued before it is stored.
+    Barrier(oneshot::Sender<()>),
+}
 
 /// Most entries committed in one transaction.
 const BATCH_MAX: usize = 256;
 
+/// How long a batch opened by an entry nobody waits on gathers the entries of concurrent
+/// calls before it is committed: under load one wake-up and one commit serve every row of
+/// the window; it is also the most such an entry stays in memory only.
+pub(crate) const GATHER: Duration = Duration::from_millis(2);
+
 fn writers() -> &'static Mutex<HashMap<PathBuf, Sender<Job>>> {
     static W: OnceLock<Mutex<HashMap<PathBuf, Sender<Job>>>> = OnceLock::new();
     W.get_or_init(Default::default)
+}
+
+fn existing(store: &Store) -> Option<Sender<Job>> {
+    writers().lock().unwrap_or_else(|p| p.into_inner()).get(store.path()).cloned()
 }
 
 fn writer_for(store: &Store) -> Result<Sender<Job>> {
@@ -38,6 +59,9 @@ fn writer_for(store: &Store) -> Result<Sender<Job>> {
 
 fn run(store: Store, rx: Receiver<Job>) {
     while let Ok(first) = rx.recv() {
+        if matches!(first, Job::Row(_, None)) {
+            std::thread::sleep(GATHER);
+        }
         let mut batch = vec![first];
         while batch.len() < BATCH_MAX {
             match rx.try_recv() {
@@ -47,36 +71,80 @@ fn run(store: Store, rx: Receiver<Job>) {
         }
         let ids = store.with(|c| {
             let tx = c.transaction()?;
-            let ids = batch.iter().map(|(p, _)| insert(&tx, p)).collect::<Result<Vec<_>>>()?;
+            let ids = batch
+                .iter()
+                .map(|j| match j {
+                    Job::Row(p, _) => insert(&tx, p).map(Some),
+                    Job::Barrier(_) => Ok(None),
+                })
+                .collect::<Result<Vec<_>>>()?;
             tx.commit()?;
             Ok(ids)
         });
         match ids {
             Ok(ids) => {
-                for ((_, reply), id) in batch.into_iter().zip(ids) {
-                    let _ = reply.send(Ok(id));
+                for (job, id) in batch.into_iter().zip(ids) {
+                    answer(job, id.map(Ok));
                 }
             }
             // The batch failed as a whole: store each alone, so one bad entry fails only itself.
             Err(_) => {
-                for (p, reply) in batch {
-                    let _ = reply.send(store.with(|c| insert(c, &p)));
+                for job in batch {
+                    let out = match &job {
+                        Job::Row(p, _) => Some(store.with(|c| insert(c, p))),
+                        Job::Barrier(_) => None,
+                    };
+                    answer(job, out);
                 }
             }
         }
     }
 }
 
+fn answer(job: Job, out: Option<Result<i64>>) {
+    match (job, out) {
+        (Job::Row(_, Some(reply)), Some(out)) => {
+            let _ = reply.send(out);
+        }
+        (Job::Row(_, None), Some(Err(e))) => tracing::warn!("cannot record an audit entry: {}", e.message),
+        (Job::Barrier(reply), _) => {
+            let _ = reply.send(());
+        }
+        _ => {}
+    }
+}
+
 /// Store `p` through the writer of `store`; resolves once it is committed.
 pub(crate) async fn submit(store: &Store, p: Prepared) -> Result<i64> {
-    let (reply, answer) = tokio::sync::oneshot::channel();
-    writer_for(store)?.send((p, reply)).map_err(|_| Error::internal("the audit writer stopped"))?;
+    let (reply, answer) = oneshot::channel();
+    send(store, Job::Row(p, Some(reply)))?;
     answer.await.map_err(|_| Error::internal("the audit writer dropped an entry"))?
+}
+
+/// Queue `p` for the writer of `store` and return at once: it is committed within
+/// [`GATHER`] (plus the commit), together with the entries of concurrent calls.
+pub(crate) fn submit_soon(store: &Store, p: Prepared) -> Result<()> {
+    send(store, Job::Row(p, None))
+}
+
+fn send(store: &Store, job: Job) -> Result<()> {
+    writer_for(store)?.send(job).map_err(|_| Error::internal("the audit writer stopped"))
+}
+
+/// Resolve once every entry this process queued for `store` so far is stored (at once when
+/// nothing was ever queued): readers of the audit log call it first, so they see the
+/// entries of calls that already answered.
+pub(crate) async fn flush(store: &Store) {
+    let Some(tx) = existing(store) else { return };
+    let (reply, done) = oneshot::channel();
+    if tx.send(Job::Barrier(reply)).is_ok() {
+        let _ = done.await;
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::audit::{Entry, Filter, list, record_async};
+    use crate::audit::{Entry, Filter, flush, list, record_async, record_soon};
     use crate::store::Store;
     use serde_json::json;
 
@@ -126,5 +194,42 @@ mod tests {
             detail: None,
         };
         assert_eq!(record_async(&s, &bad).await.unwrap_err().code, "audit.invalid_entry");
+        assert_eq!(record_soon(&s, &bad).unwrap_err().code, "audit.invalid_entry");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn entries_nobody_waits_on_are_stored_by_the_next_barrier() {
+        let d = tempfile::tempdir().unwrap();
+        let s = Store::open(&d.path().join("h.db")).unwrap();
+        // Nothing queued yet: a barrier returns at once and starts no writer.
+        flush(&s).await;
+        let args = json!({});
+        for i in 0..150 {
+            let tool = format!("read{i}");
+            let e = Entry {
+                surface: "mcp:admin",
+                tool: &tool,
+                identity: "ci",
+                arguments: &args,
+                verdict: "ok",
+                result_code: None,
+                approval_id: None,
+                detail: None,
+            };
+            record_soon(&s, &e).unwrap();
+            if i == 75 {
+                // A waited entry in the middle keeps its place in the order.
+                let w = Entry { tool: "write", ..e };
+                record_async(&s, &w).await.unwrap();
+            }
+        }
+        flush(&s).await;
+        let rows = list(&s, &Filter { limit: 0, ..Default::default() }).unwrap();
+        assert_eq!(rows.len(), 151);
+        let mut tools: Vec<String> = rows.iter().map(|r| r.tool.clone()).collect();
+        tools.reverse(); // list is newest first
+        assert_eq!(tools[75], "read75");
+        assert_eq!(tools[76], "write");
+        assert_eq!(tools[150], "read149");
     }
 }

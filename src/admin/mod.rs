@@ -47,7 +47,9 @@ pub fn tools() -> Vec<rmcp::model::Tool> {
             }
             let gated =
                 if r.access == Access::Gated { " Gated: waits in the approvals inbox for a person." } else { "" };
-            Some(rmcp::model::Tool::new(name, format!("{}{gated}", r.description), schema))
+            let tool = rmcp::model::Tool::new(name, format!("{}{gated}", r.description), schema);
+            let read_only = r.access == Access::AutonomousRead;
+            Some(tool.annotate(rmcp::model::ToolAnnotations::new().read_only(read_only)))
         })
         .collect()
 }

@@ -94,7 +94,8 @@ impl ServerHandler for AdminServer {
                 Err(e) => admin_error(&e),
             };
         let out = Ok(result.into());
-        super::audit_call(&self.state.store, "mcp:admin", &name, &audit_id, args, &out).await;
+        let read_only = crate::ops::op_named(&name).is_some_and(|o| o.access == crate::ops::Access::AutonomousRead);
+        super::audit_call(&self.state.store, "mcp:admin", &name, &audit_id, args, &out, read_only).await;
         out
     }
 }

@@ -59,14 +59,17 @@ pub async fn routed_and_audited<S: Send + Sync + 'static>(
 ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
     let (name, args) = (request.name.to_string(), request.arguments.clone());
     let identity = audit_identity(&context);
+    let read_only = router.get(&name).and_then(|t| t.annotations.as_ref()).and_then(|a| a.read_only_hint) == Some(true);
     let tcc = rmcp::handler::server::tool::ToolCallContext::new(service, request, context);
     let out = router.call(tcc).await;
-    audit_call(store, surface, &name, &identity, args, &out).await;
+    audit_call(store, surface, &name, &identity, args, &out, read_only).await;
     out
 }
 
 /// Record one tool call in the audit log: the verdict, result code and approval id are read
-/// off the result. A failure to record is logged, never turned into a failed call.
+/// off the result. A failure to record is logged, never turned into a failed call. A call to
+/// a `read_only` tool does not wait for its entry's commit (see `audit::record_soon`); any
+/// other call answers only once its entry is stored.
 pub async fn audit_call(
     store: &crate::store::Store,
     surface: &'static str,
@@ -74,10 +77,12 @@ pub async fn audit_call(
     identity: &str,
     arguments: Option<serde_json::Map<String, serde_json::Value>>,
     out: &Result<rmcp::model::CallToolResponse, rmcp::ErrorData>,
+    read_only: bool,
 ) {
     let (verdict, code, approval) = match out {
         Ok(rmcp::model::CallToolResponse::Complete(r)) => {
-            let s = r.structured_content.clone().unwrap_or_default();
+            let none = serde_json::Value::Null;
+            let s = r.structured_content.as_ref().unwrap_or(&none);
             if r.is_error == Some(true) {
                 let text: String = r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
                 let code = s["error"]["code"]
@@ -106,7 +111,11 @@ pub async fn audit_call(
         approval_id: approval.as_deref(),
         detail: None,
     };
-    let r = crate::audit::record_async(store, &entry).await;
+    let r = if read_only && verdict != "gated" {
+        crate::audit::record_soon(store, &entry)
+    } else {
+        crate::audit::record_async(store, &entry).await.map(drop)
+    };
     if let Err(e) = r {
         tracing::warn!("cannot record the audit entry: {}", e.message);
     }

@@ -32,12 +32,14 @@ pub struct ListArgs {
 pub async fn list(ctx: &Ctx, a: ListArgs) -> Result<Vec<audit::Row>> {
     let ExportArgs { since, client, tool } = a.filter;
     let f = Filter { since, client, tool, limit: a.limit.unwrap_or(100) };
+    audit::flush(&ctx.store).await;
     ctx.store.call(move |s| audit::list(s, &f)).await
 }
 
 /// `activity_export`: every matching entry, oldest first.
 pub async fn export(ctx: &Ctx, a: ExportArgs) -> Result<Vec<serde_json::Value>> {
     let f = Filter { since: a.since, client: a.client, tool: a.tool, limit: 0 };
+    audit::flush(&ctx.store).await;
     ctx.store
         .call(move |s| {
             let mut buf = Vec::new();

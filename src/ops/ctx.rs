@@ -25,10 +25,9 @@ pub struct Services {
     /// Whether this process is the daemon: only the daemon's proxy holds the running
     /// children, so only there can a child be started, stopped or asked for its state.
     pub daemon: bool,
-    /// `hal0.toml` as on disk, redacted (read again when the file changes).
+    /// `settings_get`'s answer: `hal0.toml` as on disk and the configuration this process
+    /// runs with, both redacted (built again when the file changes).
     pub settings: FileMemo<serde_json::Value>,
-    /// The configuration this process runs with, redacted.
-    pub running_settings: std::sync::OnceLock<serde_json::Value>,
 }
 
 impl Services {
@@ -39,17 +38,7 @@ impl Services {
         keys.get()?;
         let proxy = Proxy::new(paths.clone(), config.clone(), store.clone());
         let settings = FileMemo::new(paths.hal0_toml(), Duration::from_secs(1));
-        Ok(Services {
-            paths,
-            config,
-            store,
-            keys,
-            started: Instant::now(),
-            proxy,
-            daemon,
-            settings,
-            running_settings: Default::default(),
-        })
+        Ok(Services { paths, config, store, keys, started: Instant::now(), proxy, daemon, settings })
     }
 }
 

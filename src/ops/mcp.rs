@@ -65,6 +65,7 @@ pub async fn get(ctx: &Ctx, a: IdArgs) -> Result<Value> {
 
 /// `mcp_client_list`: MCP callers as the audit log saw them.
 pub async fn clients(ctx: &Ctx, _: NoArgs) -> Result<Value> {
+    crate::audit::flush(&ctx.store).await;
     let list = ctx.store.call(crate::audit::mcp_clients).await?;
     Ok(redacted(json!({"count": list.len(), "clients": list})))
 }
@@ -112,6 +113,7 @@ fn bundled_surface(id: &str) -> Option<&'static str> {
 /// `mcp_server_logs`: the server's audit events, newest first.
 pub async fn logs(ctx: &Ctx, a: LogsArgs) -> Result<Value> {
     let (paths, store) = (ctx.paths.clone(), ctx.store.clone());
+    crate::audit::flush(&store).await;
     blocking(move || {
         let limit = a.limit.unwrap_or(100);
         if !(1..=500).contains(&limit) {

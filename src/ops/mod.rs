@@ -30,9 +30,17 @@ pub fn parse_args<A: serde::de::DeserializeOwned>(args: Map<String, Value>, code
     serde_json::from_value(Value::Object(args)).map_err(|e| Error::invalid(code, format!("{e}")))
 }
 
-/// Serialize an op's answer.
-pub fn to_value<O: serde::Serialize>(out: O) -> Result<Value> {
-    serde_json::to_value(out).map_err(|e| Error::internal(format!("cannot encode the answer: {e}")))
+/// Serialize an op's answer (an answer that is a `Value` already is moved, not copied
+/// through the serializer).
+pub fn to_value<O: serde::Serialize + 'static>(out: O) -> Result<Value> {
+    let out: Box<dyn std::any::Any> = Box::new(out);
+    match out.downcast::<Value>() {
+        Ok(v) => Ok(*v),
+        Err(other) => {
+            let out = other.downcast::<O>().map_err(|_| Error::internal("the answer changed type"))?;
+            serde_json::to_value(*out).map_err(|e| Error::internal(format!("cannot encode the answer: {e}")))
+        }
+    }
 }
 
 /// Wire op `$f` (an `async fn(&Ctx, Args) -> Result<Out>`) into an [`OpDef`]'s erased

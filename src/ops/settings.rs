@@ -6,19 +6,15 @@ use crate::error::Result;
 use serde_json::{Value, json};
 
 /// `settings_get`: the file as it is on disk now, and what this process runs with (both
-/// redacted; each computed again only when it can have changed).
+/// redacted; the answer is built again only when the file changed).
 pub async fn get(ctx: &Ctx, _: NoArgs) -> Result<Value> {
-    let settings = ctx.settings.get(|| {
-        let mut v = json!(crate::config::Config::load(&ctx.paths)?);
-        crate::redact::redact_json(&mut v);
-        Ok(v)
-    })?;
-    let running = ctx.running_settings.get_or_init(|| {
-        let mut v = json!(ctx.config);
-        crate::redact::redact_json(&mut v);
-        v
-    });
-    Ok(json!({"path": ctx.paths.hal0_toml(), "settings": settings, "running": running}))
+    ctx.settings.get(|| {
+        let mut settings = json!(crate::config::Config::load(&ctx.paths)?);
+        crate::redact::redact_json(&mut settings);
+        let mut running = json!(ctx.config);
+        crate::redact::redact_json(&mut running);
+        Ok(json!({"path": ctx.paths.hal0_toml(), "settings": settings, "running": running}))
+    })
 }
 
 /// `settings_schema`: every key with its type and default.

@@ -221,6 +221,8 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
             tracing::warn!("open connections did not close within 5 s; exiting");
         }
     }
+    // Entries of read-only calls still gathering are stored before the process ends.
+    crate::audit::flush(&state.store).await;
     Ok(())
 }
 

@@ -14,6 +14,7 @@ const STREAM_POLL: std::time::Duration = std::time::Duration::from_secs(1);
 pub async fn stream(State(state): State<Arc<AppState>>) -> Response {
     use axum::response::sse::{Event, KeepAlive, Sse};
     let store = state.store.clone();
+    crate::audit::flush(&store).await;
     let start = match store.call(crate::audit::last_id).await {
         Ok(n) => n,
         Err(e) => return e.into_response(),

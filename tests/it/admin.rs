@@ -53,6 +53,14 @@ async fn tools_come_from_the_route_table() {
         let open = !strict.contains(&t.name.as_ref());
         assert_eq!(schema["properties"]["args"]["additionalProperties"], open, "{}", t.name);
     }
+    // Autonomous reads say they change nothing; every other tool says nothing of the kind.
+    for t in tools.iter().filter(|t| !t.name.starts_with("memory_")) {
+        let read = hal0::admin::routes::ROUTES
+            .iter()
+            .any(|r| r.tool == Some(t.name.as_ref()) && r.access == hal0::admin::routes::Access::AutonomousRead);
+        let hint = t.annotations.as_ref().and_then(|a| a.read_only_hint);
+        assert_eq!(hint, Some(read), "{}", t.name);
+    }
     let install = tools.iter().find(|t| t.name == "mcp_server_install").unwrap();
     let schema = serde_json::to_value(&install.input_schema).unwrap();
     assert_eq!(schema["properties"]["args"]["properties"]["manifest"]["type"], json!(["object", "null"]), "{schema}");
