@@ -15,9 +15,31 @@ use std::io::Write;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-/// The verdicts an entry may carry.
-pub const VERDICTS: [&str; 10] =
-    ["allow", "gated", "blocked", "approved", "denied", "executed", "failed", "refused", "error", "ok"];
+crate::text_enum! {
+    /// What became of the call an entry records (stored and sent as its text).
+    pub enum Verdict {
+        /// A proxied call the policy let through.
+        Allow = "allow",
+        /// Queued in the approvals inbox for a person.
+        Gated = "gated",
+        /// Refused by the tool policy.
+        Blocked = "blocked",
+        /// A person approved a queued call.
+        Approved = "approved",
+        /// A person denied a queued call.
+        Denied = "denied",
+        /// An approved call ran and succeeded.
+        Executed = "executed",
+        /// An approved call ran and failed.
+        Failed = "failed",
+        /// Refused before any policy applied (unknown server, consumer not allowed, …).
+        Refused = "refused",
+        /// The call ran and answered with an error.
+        Error = "error",
+        /// The call ran and succeeded.
+        Ok = "ok",
+    }
+}
 
 /// The surfaces an entry may come from (`mcp:proxy/<id>` takes any registry id).
 pub const SURFACES: [&str; 5] = ["mcp:agents", "mcp:memory", "mcp:admin", "cli", "api"];
@@ -38,8 +60,7 @@ pub struct Entry<'a> {
     /// Who asked: `bridge:<client>`, `admin`, `client`, `anonymous`, `cli:<user>`, …
     pub identity: &'a str,
     pub arguments: &'a Value,
-    /// One of [`VERDICTS`].
-    pub verdict: &'a str,
+    pub verdict: Verdict,
     pub result_code: Option<&'a str>,
     pub approval_id: Option<&'a str>,
     pub detail: Option<&'a str>,
@@ -55,7 +76,7 @@ pub struct Row {
     pub tool: String,
     pub identity: String,
     pub arguments: Value,
-    pub verdict: String,
+    pub verdict: Verdict,
     pub result_code: Option<String>,
     pub approval_id: Option<String>,
     pub detail: Option<String>,
@@ -87,12 +108,6 @@ fn check(e: &Entry<'_>) -> Result<()> {
         return Err(Error::invalid(
             "audit.invalid_entry",
             format!("unknown audit surface `{}`: use {} or mcp:proxy/<id>", e.surface, SURFACES.join(", ")),
-        ));
-    }
-    if !VERDICTS.contains(&e.verdict) {
-        return Err(Error::invalid(
-            "audit.invalid_entry",
-            format!("unknown audit verdict `{}`: use one of {}", e.verdict, VERDICTS.join(", ")),
         ));
     }
     if e.tool.is_empty() || e.identity.is_empty() {
@@ -138,7 +153,7 @@ pub(crate) struct Prepared {
     tool: String,
     identity: String,
     arguments: String,
-    verdict: String,
+    verdict: Verdict,
     result_code: Option<String>,
     approval_id: Option<String>,
     detail: Option<String>,
@@ -153,7 +168,7 @@ pub(crate) fn prepare(e: &Entry<'_>) -> Result<Prepared> {
         tool: e.tool.to_string(),
         identity: e.identity.to_string(),
         arguments: stored_arguments(e.arguments),
-        verdict: e.verdict.to_string(),
+        verdict: e.verdict,
         result_code: e.result_code.map(str::to_string),
         approval_id: e.approval_id.map(str::to_string),
         detail: e.detail.map(|d| crate::redact::redact(d).into_owned()),
@@ -449,7 +464,7 @@ mod tests {
             tool,
             identity,
             arguments: args,
-            verdict: "allow",
+            verdict: Verdict::Allow,
             result_code: None,
             approval_id: None,
             detail: None,
@@ -473,9 +488,6 @@ mod tests {
     fn checks_entries() {
         let (_d, s) = store();
         let a = json!({});
-        let mut e = entry("t", "admin", &a);
-        e.verdict = "maybe";
-        assert_eq!(record(&s, &e).unwrap_err().code, "audit.invalid_entry");
         let mut e = entry("t", "admin", &a);
         e.surface = "mcp:proxy/../x";
         assert_eq!(record(&s, &e).unwrap_err().code, "audit.invalid_entry");

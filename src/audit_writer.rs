@@ -144,7 +144,7 @@ pub(crate) async fn flush(store: &Store) {
 
 #[cfg(test)]
 mod tests {
-    use crate::audit::{Entry, Filter, flush, list, record_async, record_soon};
+    use crate::audit::{Entry, Filter, Verdict, flush, list, record_async, record_soon};
     use crate::store::Store;
     use serde_json::json;
 
@@ -163,7 +163,7 @@ mod tests {
                     tool: &tool,
                     identity: "ci",
                     arguments: &args,
-                    verdict: "ok",
+                    verdict: Verdict::Ok,
                     result_code: None,
                     approval_id: None,
                     detail: None,
@@ -181,14 +181,14 @@ mod tests {
         let rows = list(&s, &Filter { limit: 0, ..Default::default() }).unwrap();
         assert_eq!(rows.len(), 200);
         assert!(rows.iter().all(|r| !r.arguments.to_string().contains("abcdefghijklmnop")), "redacted");
-        // A bad entry fails alone.
+        // A bad entry (an unknown surface) fails alone.
         let empty = json!({});
         let bad = Entry {
-            surface: "mcp:admin",
+            surface: "mcp:nowhere",
             tool: "t",
             identity: "ci",
             arguments: &empty,
-            verdict: "nonsense",
+            verdict: Verdict::Ok,
             result_code: None,
             approval_id: None,
             detail: None,
@@ -211,7 +211,7 @@ mod tests {
                 tool: &tool,
                 identity: "ci",
                 arguments: &args,
-                verdict: "ok",
+                verdict: Verdict::Ok,
                 result_code: None,
                 approval_id: None,
                 detail: None,

@@ -3,6 +3,7 @@
 //! both come here; no MCP tool does.
 
 use super::{Approval, ApprovalKind, Status, claim, finish, get};
+use crate::audit::Verdict;
 use crate::error::{Error, Kind, Result};
 use crate::store::Store;
 use serde_json::json;
@@ -78,14 +79,14 @@ impl Decider<'_> {
 fn audit_decision(store: &Store, d: &Decided, approve: bool, by: &str) {
     let surface = if by.starts_with("api:") { "api" } else { "cli" };
     let verdict = match d.row.status {
-        Status::Executed => "executed",
-        Status::Failed => "failed",
-        Status::Denied => "denied",
+        Status::Executed => Verdict::Executed,
+        Status::Failed => Verdict::Failed,
+        Status::Denied => Verdict::Denied,
         _ => {
             if approve {
-                "approved"
+                Verdict::Approved
             } else {
-                "denied"
+                Verdict::Denied
             }
         }
     };

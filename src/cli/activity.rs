@@ -77,7 +77,7 @@ pub fn run(ctx: &Ctx, cmd: ActivityCmd) -> Result<()> {
                         r.surface.clone(),
                         r.tool.clone(),
                         r.identity.clone(),
-                        r.verdict.clone(),
+                        r.verdict.to_string(),
                         r.result_code.clone().unwrap_or_else(|| "-".into()),
                         r.approval_id.clone().unwrap_or_else(|| "-".into()),
                         one_line(&r.arguments, 80),

@@ -8,6 +8,7 @@ pub mod memory;
 pub mod progress;
 pub mod proxy;
 
+use crate::audit::Verdict;
 use crate::error::Error;
 use crate::server::guard::Caller;
 use rmcp::RoleServer;
@@ -90,15 +91,15 @@ pub async fn audit_call(
                     .map(str::to_string)
                     .or_else(|| text.split_once(':').map(|(c, _)| c.trim().to_string()))
                     .filter(|c| !c.contains(' '));
-                ("error", code, None)
+                (Verdict::Error, code, None)
             } else if s["status"] == "pending_approval" {
-                ("gated", None, s["approval_id"].as_str().map(str::to_string))
+                (Verdict::Gated, None, s["approval_id"].as_str().map(str::to_string))
             } else {
-                ("ok", None, None)
+                (Verdict::Ok, None, None)
             }
         }
-        Ok(_) => ("ok", None, None),
-        Err(e) => ("error", Some(format!("rpc.{}", e.code.0)), None),
+        Ok(_) => (Verdict::Ok, None, None),
+        Err(e) => (Verdict::Error, Some(format!("rpc.{}", e.code.0)), None),
     };
     let args = serde_json::Value::Object(arguments.unwrap_or_default());
     let entry = crate::audit::Entry {
@@ -111,7 +112,7 @@ pub async fn audit_call(
         approval_id: approval.as_deref(),
         detail: None,
     };
-    let r = if read_only && verdict != "gated" {
+    let r = if read_only && verdict != Verdict::Gated {
         crate::audit::record_soon(store, &entry)
     } else {
         crate::audit::record_async(store, &entry).await.map(drop)

@@ -12,6 +12,7 @@ use super::record::Record;
 use super::upstream::{self, Pool};
 use super::{Registry, Transport};
 use crate::approvals::{self, NewApproval};
+use crate::audit::Verdict as Logged;
 use crate::config::Config;
 use crate::error::{Error, Kind, Result};
 use crate::paths::Paths;
@@ -251,7 +252,7 @@ impl Proxy {
                     Ok(_) => None,
                     Err(e) => Some(e.code),
                 };
-                self.audit(&c, "allow", code, None).await;
+                self.audit(&c, Logged::Allow, code, None).await;
                 out.unwrap_or_else(|e| error_result(&e))
             }
             Verdict::Gated => self.gated(r, &c, progress).await,
@@ -260,7 +261,7 @@ impl Proxy {
                     "mcp.tool_blocked",
                     format!("the operator blocked `{tool}` on `{id}`; hal0 did not forward the call"),
                 );
-                self.audit(&c, "blocked", Some(e.code), None).await;
+                self.audit(&c, Logged::Blocked, Some(e.code), None).await;
                 error_result(&e)
             }
             Verdict::UnknownTool | Verdict::UnknownServer => {
@@ -271,7 +272,7 @@ impl Proxy {
                          the call (an operator can allow it: hal0 mcp allow {id} {tool})"
                     ),
                 );
-                self.audit(&c, "refused", Some(e.code), None).await;
+                self.audit(&c, Logged::Refused, Some(e.code), None).await;
                 error_result(&e)
             }
         }
@@ -323,11 +324,11 @@ impl Proxy {
         let row = match row {
             Ok(row) => row,
             Err(e) => {
-                self.audit(c, "error", Some(e.code), None).await;
+                self.audit(c, Logged::Error, Some(e.code), None).await;
                 return error_result(&e);
             }
         };
-        self.audit(c, "gated", None, Some(&row.id)).await;
+        self.audit(c, Logged::Gated, None, Some(&row.id)).await;
         let (gate, run) = (
             Duration::from_secs(self.config.mcp.gate_wait_secs),
             Duration::from_secs(self.config.mcp.call_timeout_secs),
@@ -385,7 +386,7 @@ impl Proxy {
     }
 
     /// The audit row of one decision about call `c`.
-    async fn audit(&self, c: &Call<'_>, verdict: &str, code: Option<&str>, approval: Option<&str>) {
+    async fn audit(&self, c: &Call<'_>, verdict: Logged, code: Option<&str>, approval: Option<&str>) {
         let args = Value::Object(c.args.clone().unwrap_or_default());
         let entry = crate::audit::Entry {
             surface: &c.surface,

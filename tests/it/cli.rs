@@ -316,7 +316,7 @@ fn approval_cards_show_terminal_escapes_as_text() {
         tool: "read\u{1b}[2J\u{1b}[Hfile",
         identity: "bridge:ci",
         arguments: &args,
-        verdict: "allow",
+        verdict: hal0::audit::Verdict::Allow,
         result_code: Some("ok"),
         approval_id: None,
         detail: None,
