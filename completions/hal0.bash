@@ -46,6 +46,9 @@ _hal0() {
             hal0,op)
                 cmd="hal0__subcmd__op"
                 ;;
+            hal0,relay)
+                cmd="hal0__subcmd__relay"
+                ;;
             hal0,runs)
                 cmd="hal0__subcmd__runs"
                 ;;
@@ -238,6 +241,9 @@ _hal0() {
             hal0__subcmd__help,op)
                 cmd="hal0__subcmd__help__subcmd__op"
                 ;;
+            hal0__subcmd__help,relay)
+                cmd="hal0__subcmd__help__subcmd__relay"
+                ;;
             hal0__subcmd__help,runs)
                 cmd="hal0__subcmd__help__subcmd__runs"
                 ;;
@@ -351,6 +357,12 @@ _hal0() {
                 ;;
             hal0__subcmd__help__subcmd__mcp__subcmd__keys,revoke)
                 cmd="hal0__subcmd__help__subcmd__mcp__subcmd__keys__subcmd__revoke"
+                ;;
+            hal0__subcmd__help__subcmd__relay,agents)
+                cmd="hal0__subcmd__help__subcmd__relay__subcmd__agents"
+                ;;
+            hal0__subcmd__help__subcmd__relay,exchanges)
+                cmd="hal0__subcmd__help__subcmd__relay__subcmd__exchanges"
                 ;;
             hal0__subcmd__help__subcmd__runs,events)
                 cmd="hal0__subcmd__help__subcmd__runs__subcmd__events"
@@ -511,6 +523,24 @@ _hal0() {
             hal0__subcmd__mcp__subcmd__keys__subcmd__help,revoke)
                 cmd="hal0__subcmd__mcp__subcmd__keys__subcmd__help__subcmd__revoke"
                 ;;
+            hal0__subcmd__relay,agents)
+                cmd="hal0__subcmd__relay__subcmd__agents"
+                ;;
+            hal0__subcmd__relay,exchanges)
+                cmd="hal0__subcmd__relay__subcmd__exchanges"
+                ;;
+            hal0__subcmd__relay,help)
+                cmd="hal0__subcmd__relay__subcmd__help"
+                ;;
+            hal0__subcmd__relay__subcmd__help,agents)
+                cmd="hal0__subcmd__relay__subcmd__help__subcmd__agents"
+                ;;
+            hal0__subcmd__relay__subcmd__help,exchanges)
+                cmd="hal0__subcmd__relay__subcmd__help__subcmd__exchanges"
+                ;;
+            hal0__subcmd__relay__subcmd__help,help)
+                cmd="hal0__subcmd__relay__subcmd__help__subcmd__help"
+                ;;
             hal0__subcmd__runs,events)
                 cmd="hal0__subcmd__runs__subcmd__events"
                 ;;
@@ -548,7 +578,7 @@ _hal0() {
 
     case "${cmd}" in
         hal0)
-            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent config activity mcp doctor op completions help"
+            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent config activity mcp relay doctor op completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1640,7 +1670,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help)
-            opts="serve bridge auth runs agent config activity mcp doctor op completions help"
+            opts="serve bridge auth runs agent config activity mcp relay doctor op completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2286,6 +2316,48 @@ _hal0() {
         hal0__subcmd__help__subcmd__op)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__relay)
+            opts="agents exchanges"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__relay__subcmd__agents)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__relay__subcmd__exchanges)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -3244,6 +3316,140 @@ _hal0() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__relay)
+            opts="-h --config-dir --state-dir --help agents exchanges help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__relay__subcmd__agents)
+            opts="-h --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__relay__subcmd__exchanges)
+            opts="-h --agent --since --limit --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --agent)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__relay__subcmd__help)
+            opts="agents exchanges help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__relay__subcmd__help__subcmd__agents)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__relay__subcmd__help__subcmd__exchanges)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__relay__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 *)
                     COMPREPLY=()
                     ;;

@@ -36,6 +36,7 @@ complete -c hal0 -n "__fish_hal0_needs_command" -f -a "agent" -d 'Agents on this
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "config" -d 'Read and edit hal0.toml (comments and ordering are kept)'
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "activity" -d 'The audit log of MCP tool calls and decisions: list and export'
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "mcp" -d 'Install third-party MCP servers and set their tool policy'
+complete -c hal0 -n "__fish_hal0_needs_command" -f -a "relay" -d 'The agent relay: its bots and the history of their exchanges'
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "doctor" -d 'Check the installation: config, modes, store, auth, Hermes wiring, registry, listener'
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "op" -d 'Run any operation of the REST route table by its tool name, with JSON in and out'
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "completions" -d 'Print a shell completion script'
@@ -54,7 +55,7 @@ complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and not __fish_seen_su
 complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and not __fish_seen_subcommand_from add list scopes rotate revoke help" -f -a "revoke" -d 'End a client\'s key; its name stays reserved'
 complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and not __fish_seen_subcommand_from add list scopes rotate revoke help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from add" -l note -d 'A note for people (what and where this client is)' -r
-complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from add" -l scope -d 'A scope to grant (repeatable): agents, memory, admin. Default: agents memory' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from add" -l scope -d 'A scope to grant (repeatable): agents, memory, admin, relay. Default: agents memory' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from add" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from add" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from add" -l json
@@ -309,6 +310,26 @@ complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcomman
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from help" -f -a "catalog" -d 'The curated catalogue of installable servers: list, refresh'
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from help" -f -a "keys" -d 'Keys consumers present to hal0\'s proxy at /mcp/proxy/ID/mcp'
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand relay; and not __fish_seen_subcommand_from agents exchanges help" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand relay; and not __fish_seen_subcommand_from agents exchanges help" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand relay; and not __fish_seen_subcommand_from agents exchanges help" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand relay; and not __fish_seen_subcommand_from agents exchanges help" -f -a "agents" -d 'The bots (bridge clients holding the relay scope) and whether each is connected'
+complete -c hal0 -n "__fish_hal0_using_subcommand relay; and not __fish_seen_subcommand_from agents exchanges help" -f -a "exchanges" -d 'Exchanges between bots, newest first: who asked whom, the answer or the failure'
+complete -c hal0 -n "__fish_hal0_using_subcommand relay; and not __fish_seen_subcommand_from agents exchanges help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from agents" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from agents" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from agents" -l json
+complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from agents" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -l agent -d 'Only exchanges this bot asked or was asked' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -l since -d 'Only exchanges started at or after this: RFC 3339 or a duration back from now (30m, 1h, 7d)' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -l limit -d 'At most this many (1 to 10000)' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -l json
+complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from help" -f -a "agents" -d 'The bots (bridge clients holding the relay scope) and whether each is connected'
+complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from help" -f -a "exchanges" -d 'Exchanges between bots, newest first: who asked whom, the answer or the failure'
+complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c hal0 -n "__fish_hal0_using_subcommand doctor" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand doctor" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand doctor" -l json -d 'Print `{"rows":[{"name","status","detail"}]}`'
@@ -320,18 +341,19 @@ complete -c hal0 -n "__fish_hal0_using_subcommand op" -s h -l help -d 'Print hel
 complete -c hal0 -n "__fish_hal0_using_subcommand completions" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand completions" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp doctor op completions help" -f -a "serve" -d 'Run the REST + MCP daemon'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp doctor op completions help" -f -a "bridge" -d 'Admit remote coding agents with per-client bridge keys'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp doctor op completions help" -f -a "auth" -d 'The box keys (admin and client): status and rotation'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp doctor op completions help" -f -a "runs" -d 'The bridge\'s run ledger: list, show, events, stop'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp doctor op completions help" -f -a "agent" -d 'Agents on this box: the approvals inbox'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp doctor op completions help" -f -a "config" -d 'Read and edit hal0.toml (comments and ordering are kept)'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp doctor op completions help" -f -a "activity" -d 'The audit log of MCP tool calls and decisions: list and export'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp doctor op completions help" -f -a "mcp" -d 'Install third-party MCP servers and set their tool policy'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp doctor op completions help" -f -a "doctor" -d 'Check the installation: config, modes, store, auth, Hermes wiring, registry, listener'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp doctor op completions help" -f -a "op" -d 'Run any operation of the REST route table by its tool name, with JSON in and out'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp doctor op completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp doctor op completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "serve" -d 'Run the REST + MCP daemon'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "bridge" -d 'Admit remote coding agents with per-client bridge keys'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "auth" -d 'The box keys (admin and client): status and rotation'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "runs" -d 'The bridge\'s run ledger: list, show, events, stop'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "agent" -d 'Agents on this box: the approvals inbox'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "config" -d 'Read and edit hal0.toml (comments and ordering are kept)'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "activity" -d 'The audit log of MCP tool calls and decisions: list and export'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "mcp" -d 'Install third-party MCP servers and set their tool policy'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "relay" -d 'The agent relay: its bots and the history of their exchanges'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "doctor" -d 'Check the installation: config, modes, store, auth, Hermes wiring, registry, listener'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "op" -d 'Run any operation of the REST route table by its tool name, with JSON in and out'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from bridge" -f -a "add" -d 'Add a client and print its key once, with the `claude mcp add` lines to paste'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from bridge" -f -a "list" -d 'List clients: name, scopes, note, created, last seen, revoked'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from bridge" -f -a "scopes" -d 'Replace a client\'s scope set (agents is always held)'
@@ -363,3 +385,5 @@ complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcomma
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from mcp" -f -a "disable" -d 'Stop serving a server through the proxy and withdraw its exposure (its record stays)'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from mcp" -f -a "catalog" -d 'The curated catalogue of installable servers: list, refresh'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from mcp" -f -a "keys" -d 'Keys consumers present to hal0\'s proxy at /mcp/proxy/ID/mcp'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from relay" -f -a "agents" -d 'The bots (bridge clients holding the relay scope) and whether each is connected'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from relay" -f -a "exchanges" -d 'Exchanges between bots, newest first: who asked whom, the answer or the failure'

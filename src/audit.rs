@@ -42,7 +42,7 @@ crate::text_enum! {
 }
 
 /// The surfaces an entry may come from (`mcp:proxy/<id>` takes any registry id).
-pub const SURFACES: [&str; 5] = ["mcp:agents", "mcp:memory", "mcp:admin", "cli", "api"];
+pub const SURFACES: [&str; 6] = ["mcp:agents", "mcp:memory", "mcp:admin", "mcp:relay", "cli", "api"];
 
 /// Stored arguments larger than this (serialized, after redaction) have their long strings cut.
 pub const ARGS_MAX: usize = 16 * 1024;

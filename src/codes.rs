@@ -146,6 +146,8 @@ pub const ALL: &[&str] = &[
     // not_found
     "not_found",
     // request
+    "relay.invalid_filter",
+    "relay.invalid_limit",
     "request.body_timeout",
     "request.body_unreadable",
     "request.https_required",

@@ -19,6 +19,26 @@ pub struct Config {
     pub skills: Skills,
     pub mcp: Mcp,
     pub limits: Limits,
+    pub relay: Relay,
+}
+
+/// The agent relay: bots asking each other questions.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Relay {
+    /// Serve `hal0-relay` at /mcp/relay/mcp and the bots' WebSocket at /bridge/connect.
+    pub enabled: bool,
+    /// Seconds an ask waits for its answer; each heartbeat of the asked bot re-arms it.
+    pub ask_timeout_secs: u64,
+    /// Seconds between the relay's pings on a bot's WebSocket; a bot that has not answered
+    /// the previous ping by the next one is disconnected (a half-open socket).
+    pub ping_secs: u64,
+}
+
+impl Default for Relay {
+    fn default() -> Self {
+        Relay { enabled: true, ask_timeout_secs: 120, ping_secs: 20 }
+    }
 }
 
 /// What one daemon holds open at most: connections, MCP sessions, and how long a client may
@@ -219,6 +239,18 @@ impl Config {
                 ));
             }
         }
+        for (key, v, min, max) in
+            [("ask_timeout_secs", self.relay.ask_timeout_secs, 1, 600), ("ping_secs", self.relay.ping_secs, 1, 300)]
+        {
+            if !(min..=max).contains(&v) {
+                return Err(config_error(
+                    path,
+                    find_key_line(text, "relay", key),
+                    Some(format!("relay.{key}").as_str()),
+                    &format!("must be between {min} and {max} seconds"),
+                ));
+            }
+        }
         if !(1..=3600).contains(&self.mcp.call_timeout_secs) {
             return Err(config_error(
                 path,
@@ -263,6 +295,9 @@ pub fn schema() -> serde_json::Value {
         "mcp.call_timeout_secs": {"type": "integer", "minimum": 1, "maximum": 3600, "default": d.mcp.call_timeout_secs, "description": "how long one proxied call may take at the upstream server"},
         "mcp.progress_secs": {"type": "integer", "minimum": 1, "maximum": 60, "default": d.mcp.progress_secs, "description": "how often a long wait of an MCP call reports progress to a client that sent a progress token"},
         "mcp.catalog_url": {"type": ["string", "null"], "default": null, "description": "file path or https URL `hal0 mcp catalog refresh` reads"},
+        "relay.enabled": {"type": "boolean", "default": d.relay.enabled, "description": "serve hal0-relay at /mcp/relay/mcp and the bots' WebSocket at /bridge/connect"},
+        "relay.ask_timeout_secs": {"type": "integer", "minimum": 1, "maximum": 600, "default": d.relay.ask_timeout_secs, "description": "seconds an ask waits for its answer; each heartbeat of the asked bot re-arms it"},
+        "relay.ping_secs": {"type": "integer", "minimum": 1, "maximum": 300, "default": d.relay.ping_secs, "description": "seconds between pings on a bot's WebSocket; no pong by the next one disconnects it"},
         "limits.max_connections": {"type": "integer", "minimum": 8, "maximum": 65536, "default": d.limits.max_connections, "description": "open TCP connections at most; new ones wait past it"},
         "limits.header_timeout_secs": {"type": "integer", "minimum": 1, "maximum": 300, "default": d.limits.header_timeout_secs, "description": "seconds a client has to send a request's headers"},
         "limits.body_timeout_secs": {"type": "integer", "minimum": 1, "maximum": 3600, "default": d.limits.body_timeout_secs, "description": "seconds a client has to send a request's body"},

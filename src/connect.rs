@@ -66,10 +66,25 @@ pub fn servers_for(cfg: &Config, scopes: &BTreeSet<Scope>) -> Vec<(&'static str,
             Scope::Agents if cfg.bridge.enabled => out.push(("hal0-agents", "agents")),
             Scope::Memory if cfg.memory.enabled => out.push(("hal0-memory", "memory")),
             Scope::Admin => out.push(("hal0-admin", "admin")),
+            Scope::Relay if cfg.relay.enabled => out.push(("hal0-relay", "relay")),
             _ => {}
         }
     }
     out
+}
+
+/// What a hermes-bridge bot needs to join this relay with `key`: the two lines of its `.env`
+/// and its `mcp_servers` entry (YAML), as `(env lines, yaml)`.
+pub fn relay_bot_setup(base: &str, key: &str) -> (Vec<String>, String) {
+    let ws = match base.strip_prefix("https://") {
+        Some(rest) => format!("wss://{rest}"),
+        None => format!("ws://{}", base.strip_prefix("http://").unwrap_or(base)),
+    };
+    let env = vec![format!("HERMES_BRIDGE_RELAY_URL={ws}/bridge/connect"), format!("HERMES_BRIDGE_TOKEN={key}")];
+    let yaml = format!(
+        "mcp_servers:\n  hal0-relay:\n    enabled: true\n    transport: http\n    url: {base}/mcp/relay/mcp\n    headers:\n      Authorization: Bearer ${{HERMES_BRIDGE_TOKEN}}\n"
+    );
+    (env, yaml)
 }
 
 /// One `claude mcp add` line per server the key opens.

@@ -28,6 +28,7 @@ pub(crate) mod progress;
 pub(crate) mod prop;
 pub mod redact;
 pub mod registry;
+pub(crate) mod relay;
 pub(crate) mod server;
 pub(crate) mod service;
 pub(crate) mod skills;

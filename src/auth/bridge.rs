@@ -10,29 +10,35 @@ use std::collections::BTreeSet;
 
 pub const KEY_PREFIX: &str = "hal0bk_";
 
-/// What a bridge key may open. `agents` is always held.
+/// What a bridge key may open. `agents` is always held; `relay` makes the client a bot of
+/// the agent relay (`/mcp/relay/mcp` and the `/bridge/connect` WebSocket).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
     Agents,
     Memory,
     Admin,
+    Relay,
 }
 
 impl Scope {
-    pub const ALL: [Scope; 3] = [Scope::Agents, Scope::Memory, Scope::Admin];
+    pub const ALL: [Scope; 4] = [Scope::Agents, Scope::Memory, Scope::Admin, Scope::Relay];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Scope::Agents => "agents",
             Scope::Memory => "memory",
             Scope::Admin => "admin",
+            Scope::Relay => "relay",
         }
     }
 
     pub fn parse(s: &str) -> Result<Scope> {
         Scope::ALL.into_iter().find(|x| x.as_str() == s.trim().to_ascii_lowercase()).ok_or_else(|| {
-            Error::invalid("bridge.unknown_scope", format!("unknown scope `{s}`: choose from agents, memory, admin"))
+            Error::invalid(
+                "bridge.unknown_scope",
+                format!("unknown scope `{s}`: choose from agents, memory, admin, relay"),
+            )
         })
     }
 }

@@ -93,6 +93,9 @@ pub enum RouteClass {
     /// `/mcp/proxy/<id>/*`: a consumer key minted for `<id>` or the admin key, even when
     /// auth is off (the guard checks the key's server against the path).
     Proxy,
+    /// `/mcp/relay/*` and the bots' WebSocket `/bridge/connect`: a bridge key holding the
+    /// `relay` scope (a bot), even when auth is off (the key names the bot).
+    Relay,
     /// Every other route: ADMIN tier; bridge keys refused.
     Admin,
 }
@@ -108,6 +111,7 @@ impl RouteClass {
             _ if under(p, "/mcp/memory") => RouteClass::Memory,
             _ if under(p, "/mcp/admin") => RouteClass::AdminMcp,
             _ if under(p, "/mcp/proxy") => RouteClass::Proxy,
+            _ if under(p, "/mcp/relay") || p == "/bridge/connect" => RouteClass::Relay,
             _ => RouteClass::Admin,
         }
     }
@@ -158,6 +162,11 @@ pub fn decide(class: RouteClass, cred: &Credential, armed: bool) -> Decision {
             "hal0's MCP proxy needs a consumer key minted for this server (hal0 mcp keys add) or the admin key".into(),
         ),
         (_, C::Consumer(_)) => Forbidden("a proxy consumer key opens only /mcp/proxy/<its server>/mcp".into()),
+        (RouteClass::Relay, C::Bridge(c)) => scope_check(c, Scope::Relay),
+        (RouteClass::Relay, C::None) => Unauthorized,
+        (RouteClass::Relay, _) => Forbidden(
+            "the relay answers bots: a bridge key holding the relay scope (hal0 bridge add NAME --scope relay)".into(),
+        ),
         (RouteClass::BridgeSelf, C::Bridge(_)) => Allow,
         (RouteClass::BridgeSelf, C::None) => Unauthorized,
         (RouteClass::BridgeSelf, _) => Forbidden("this route answers bridge keys only".into()),
@@ -216,6 +225,9 @@ mod tests {
         assert_eq!(RouteClass::of("/api/anything"), RouteClass::Admin);
         assert_eq!(RouteClass::of("/mcp/proxy/files/mcp"), RouteClass::Proxy);
         assert_eq!(RouteClass::of("/mcp/proxyx/files/mcp"), RouteClass::Admin);
+        assert_eq!(RouteClass::of("/mcp/relay/mcp"), RouteClass::Relay);
+        assert_eq!(RouteClass::of("/bridge/connect"), RouteClass::Relay);
+        assert_eq!(RouteClass::of("/bridge/connectx"), RouteClass::Admin);
     }
 
     #[test]

@@ -16,7 +16,7 @@ pub enum BridgeCmd {
         /// A note for people (what and where this client is).
         #[arg(long, default_value = "")]
         note: String,
-        /// A scope to grant (repeatable): agents, memory, admin. Default: agents memory.
+        /// A scope to grant (repeatable): agents, memory, admin, relay. Default: agents memory.
         #[arg(long = "scope", value_name = "SCOPE")]
         scopes: Vec<String>,
         #[arg(long)]
@@ -30,7 +30,7 @@ pub enum BridgeCmd {
     /// Replace a client's scope set (agents is always held).
     Scopes {
         name: String,
-        /// The new scopes: agents, memory, admin.
+        /// The new scopes: agents, memory, admin, relay.
         #[arg(required = true)]
         scopes: Vec<String>,
         #[arg(long)]
@@ -67,8 +67,14 @@ fn print_key(ctx: &Ctx, c: &Client, key: &str, json_out: bool, verb: &str) -> Re
     if let Some(w) = warn {
         eprintln!("warning: {}", safe(&w));
     }
+    let bot = (c.scopes.contains(&crate::auth::bridge::Scope::Relay) && cfg.relay.enabled)
+        .then(|| crate::connect::relay_bot_setup(&base, key));
     if json_out {
-        print_json(&json!({"name": c.name, "key": key, "scopes": c.scopes, "claude_mcp_add": lines}));
+        let mut out = json!({"name": c.name, "key": key, "scopes": c.scopes, "claude_mcp_add": lines});
+        if let Some((env, yaml)) = &bot {
+            out["relay_bot"] = json!({"env": env, "config_yaml": yaml});
+        }
+        print_json(&out);
         return Ok(());
     }
     println!("{verb} bridge client `{}` (scopes: {}).", c.name, scopes_str(c));
@@ -85,6 +91,20 @@ fn print_key(ctx: &Ctx, c: &Client, key: &str, json_out: bool, verb: &str) -> Re
         println!("{}", safe(l));
     }
     println!();
+    if let Some((env, yaml)) = &bot {
+        println!("For a hermes-bridge bot (the relay's Hermes plugin), in the bot's .env:");
+        println!();
+        for l in env {
+            println!("  {}", safe(l));
+        }
+        println!();
+        println!("and in its config.yaml (so the model can ask_agent and reply):");
+        println!();
+        for l in yaml.lines() {
+            println!("  {}", safe(l));
+        }
+        println!();
+    }
     let me = format!("{base}/api/bridge/me");
     let header = format!("Authorization: Bearer {key}");
     println!("Check it from there: {}", safe(&format!("curl -s {} -H {}", shell_quote(&me), shell_quote(&header))));

@@ -13,6 +13,7 @@ pub mod mcp;
 pub mod mcp_catalog;
 pub mod mcp_keys;
 pub mod op;
+pub mod relay;
 pub mod runs;
 pub mod serve;
 
@@ -70,6 +71,9 @@ pub enum Command {
     /// Install third-party MCP servers and set their tool policy.
     #[command(subcommand)]
     Mcp(mcp::McpCmd),
+    /// The agent relay: its bots and the history of their exchanges.
+    #[command(subcommand)]
+    Relay(relay::RelayCmd),
     /// Check the installation: config, modes, store, auth, Hermes wiring, registry, listener.
     Doctor(doctor::DoctorArgs),
     /// Run any operation of the REST route table by its tool name, with JSON in and out.
@@ -186,6 +190,7 @@ pub fn main() -> i32 {
         Command::Runs(c) => runs::run(&ctx, c),
         Command::Agent(c) => agent::run(&ctx, c),
         Command::Activity(c) => activity::run(&ctx, c),
+        Command::Relay(c) => relay::run(&ctx, c),
         Command::Mcp(c) => mcp::run(&ctx, c),
         Command::Op(a) => op::run(&ctx, a),
         Command::Doctor(a) => match doctor::run(&ctx, a) {

@@ -7,6 +7,7 @@ pub mod agents;
 pub mod memory;
 pub mod progress;
 pub mod proxy;
+pub mod relay;
 
 use crate::audit::Verdict;
 use crate::error::Error;

@@ -28,6 +28,9 @@ pub struct Services {
     /// `settings_get`'s answer: `hal0.toml` as on disk and the configuration this process
     /// runs with, both redacted (built again when the file changes).
     pub settings: FileMemo<serde_json::Value>,
+    /// The agent relay: connected bots and waiting asks live in the daemon's; elsewhere it
+    /// reads the store (history, presence).
+    pub relay: std::sync::Arc<crate::relay::Relay>,
 }
 
 impl Services {
@@ -38,7 +41,11 @@ impl Services {
         keys.get()?;
         let proxy = Proxy::new(paths.clone(), config.clone(), store.clone());
         let settings = FileMemo::new(paths.hal0_toml(), Duration::from_secs(1));
-        Ok(Services { paths, config, store, keys, started: Instant::now(), proxy, daemon, settings })
+        let relay = std::sync::Arc::new(crate::relay::Relay::new(
+            store.clone(),
+            Duration::from_secs(config.relay.ask_timeout_secs),
+        ));
+        Ok(Services { paths, config, store, keys, started: Instant::now(), proxy, daemon, settings, relay })
     }
 }
 

@@ -13,6 +13,7 @@ pub mod ctx;
 pub mod de;
 pub mod doctor;
 pub mod mcp;
+pub mod relay;
 pub mod routes;
 pub mod runs;
 pub mod settings;

@@ -3,7 +3,7 @@
 //! argument schema and its runner. The REST router, the admin tools and the approvals inbox
 //! are built from this table, so a route cannot exist without an entry here.
 
-use super::{Ctx, NoArgs, activity, approvals, bridge, doctor, mcp, runs, settings, status};
+use super::{Ctx, NoArgs, activity, approvals, bridge, doctor, mcp, relay, runs, settings, status};
 use crate::error::Result;
 use crate::op_runner;
 use serde_json::{Map, Value};
@@ -446,6 +446,32 @@ pub static ROUTES: &[OpDef] = &[
             "runs.invalid_filter"
         )
     },
+    OpDef {
+        wrap: Some("agents"),
+        ..route!(
+            "GET",
+            "/api/relay/agents",
+            "relay_agents",
+            AutonomousRead,
+            "The relay's bots (bridge clients holding the relay scope) and whether each is connected (GET /api/relay/agents).",
+            relay::agents,
+            NoArgs,
+            "relay.invalid_filter"
+        )
+    },
+    OpDef {
+        wrap: Some("exchanges"),
+        ..route!(
+            "GET",
+            "/api/relay/exchanges",
+            "relay_exchanges",
+            AutonomousRead,
+            "The relay's exchanges (ask, answer or failure, times), newest first (GET /api/relay/exchanges).",
+            relay::exchanges,
+            relay::ExchangesArgs,
+            "relay.invalid_filter"
+        )
+    },
 ];
 
 /// Autonomous read tools (explicit set; a test checks it against the table).
@@ -468,6 +494,8 @@ pub const AUTONOMOUS_READ: &[&str] = &[
     "mcp_server_test",
     "activity_list",
     "activity_export",
+    "relay_agents",
+    "relay_exchanges",
 ];
 /// Autonomous write tools.
 pub const AUTONOMOUS_WRITE: &[&str] = &[];

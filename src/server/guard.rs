@@ -46,6 +46,7 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
     let disabled = match class {
         RouteClass::Agents => !state.config.bridge.enabled,
         RouteClass::Memory => !state.config.memory.enabled,
+        RouteClass::Relay => !state.config.relay.enabled,
         _ => false,
     };
     if disabled {

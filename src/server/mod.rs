@@ -5,6 +5,7 @@
 pub mod guard;
 pub mod hygiene;
 pub mod listen;
+pub mod relay_ws;
 pub mod rest;
 pub mod rest_mcp;
 pub mod revoke;
@@ -38,6 +39,8 @@ pub struct AppState {
     pub bridge: Option<crate::bridge::Bridge>,
     /// Open MCP sessions and their bounds.
     pub sessions: Arc<sessions::Sessions>,
+    /// Fires when the daemon stops (long-lived sockets close on it).
+    pub cancel: CancellationToken,
     last_seen: Mutex<HashMap<String, Instant>>,
 }
 
@@ -85,6 +88,7 @@ pub fn build_state(paths: Paths, config: Config, port: u16, cancel: &Cancellatio
         key_cache: crate::auth::keycache::KeyCache::new(store),
         ops: ops.clone(),
         epoch,
+        cancel: cancel.clone(),
         last_seen: Mutex::new(HashMap::new()),
     }))
 }
@@ -136,6 +140,16 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
         );
         app = mount(app, "memory", svc);
     }
+    if state.config.relay.enabled {
+        let st = state.clone();
+        let svc = StreamableHttpService::new(
+            move || Ok(crate::mcp::relay::RelayServer::new(st.clone())),
+            state.sessions.manager(),
+            mcp_config(&state, cancel),
+        );
+        app = mount(app, "relay", svc);
+        app = app.route("/bridge/connect", axum::routing::get(relay_ws::connect));
+    }
     let st = state.clone();
     let svc = StreamableHttpService::new(
         move || Ok(crate::mcp::admin::AdminServer::new(st.clone())),
@@ -184,6 +198,7 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     })?;
     let local = listener.local_addr().map_err(|e| Error::internal(e.to_string()))?;
     let state = build_state(paths, config, local.port(), &cancel)?;
+    state.relay.reset()?;
     let app = router(state.clone(), &cancel);
     crate::service::start(&state.ops, state.bridge.clone(), &cancel);
     tracing::info!(
@@ -213,6 +228,8 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
             wait_for_signal().await;
             tracing::info!("shutting down");
             let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
+            // Waiting asks end now (`relay_stopping`, recorded by their own tasks).
+            state.relay.stop();
             cancel.cancel();
             std::future::pending::<()>().await
         } => {}
@@ -221,7 +238,9 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
             tracing::warn!("open connections did not close within 5 s; exiting");
         }
     }
-    // Entries of read-only calls still gathering are stored before the process ends.
+    // Asks ended by the stop record their end; entries of read-only calls still gathering
+    // are stored before the process ends.
+    state.relay.drained(Duration::from_secs(2)).await;
     crate::audit::flush(&state.store).await;
     Ok(())
 }

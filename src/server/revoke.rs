@@ -50,27 +50,31 @@ fn same(a: &Credential, b: &Credential) -> bool {
     }
 }
 
+/// Resolves once the credential sent as `auth` stops resolving to the same principal as
+/// `cred` (its key was revoked or rotated, or its scopes changed); never otherwise.
+pub async fn until_revoked(state: Arc<AppState>, auth: Option<String>, cred: Credential) {
+    let mut epoch = state.epoch.clone();
+    loop {
+        if epoch.changed().await.is_err() {
+            futures::future::pending::<()>().await;
+        }
+        match super::guard::resolve(&state, auth.clone()).await {
+            Ok((now, _)) if same(&now, &cred) => continue,
+            Ok(_) => return,
+            Err(_) => continue,
+        }
+    }
+}
+
 /// Wrap an SSE response so it ends with `event: revoked` once its credential stops
 /// resolving to the same principal.
 pub fn wrap_stream(state: Arc<AppState>, auth: Option<String>, cred: Credential, resp: Response) -> Response {
     let (parts, body) = resp.into_parts();
     let flag = Arc::new(AtomicBool::new(false));
     let set = flag.clone();
-    let mut epoch = state.epoch.clone();
     let revoked = async move {
-        loop {
-            if epoch.changed().await.is_err() {
-                futures::future::pending::<()>().await;
-            }
-            match super::guard::resolve(&state, auth.clone()).await {
-                Ok((now, _)) if same(&now, &cred) => continue,
-                Ok(_) => {
-                    set.store(true, Ordering::SeqCst);
-                    return;
-                }
-                Err(_) => continue,
-            }
-        }
+        until_revoked(state, auth, cred).await;
+        set.store(true, Ordering::SeqCst);
     };
     let tail = futures::stream::once(async move {
         if flag.load(Ordering::SeqCst) {

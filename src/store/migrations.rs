@@ -179,6 +179,36 @@ pub const MIGRATIONS: &[&str] = &[
         revoked_at   TEXT,
         PRIMARY KEY (server, name)
     );",
+    // 6: the agent relay. Every exchange (an ask from one bot to another) is written when it
+    // starts and again when it ends, refusals included, so none stays `pending` after its
+    // ask ended. A conversation belongs to the pair of bots that opened it (`a` < `b`).
+    // Presence: the bots connected now (the daemon clears it when it starts).
+    "CREATE TABLE relay_exchanges (
+        request_id      TEXT PRIMARY KEY,
+        conversation_id TEXT NOT NULL,
+        from_agent      TEXT NOT NULL,
+        to_agent        TEXT NOT NULL,
+        message         TEXT NOT NULL,
+        status          TEXT NOT NULL,
+        answer          TEXT,
+        error           TEXT,
+        started_at      TEXT NOT NULL,
+        ended_at        TEXT
+    );
+    CREATE INDEX relay_exchanges_started ON relay_exchanges(started_at);
+    CREATE INDEX relay_exchanges_from ON relay_exchanges(from_agent, started_at);
+    CREATE INDEX relay_exchanges_to ON relay_exchanges(to_agent, started_at);
+    CREATE TABLE relay_conversations (
+        id         TEXT PRIMARY KEY,
+        a          TEXT NOT NULL,
+        b          TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE TABLE relay_presence (
+        name         TEXT PRIMARY KEY,
+        generation   INTEGER NOT NULL,
+        connected_at TEXT NOT NULL
+    );",
 ];
 
 pub fn current_version(conn: &Connection) -> Result<i64> {

@@ -26,6 +26,7 @@ mod memory;
 mod progress;
 mod proxy;
 mod registry;
+mod relay;
 mod reprovision;
 mod rmcp_client;
 mod security;

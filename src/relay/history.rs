@@ -1,0 +1,170 @@
+//! The relay's durable side in SQLite: exchanges (written when an ask starts and again when
+//! it ends, refusals included), the conversations each pair of bots opened, and which bots
+//! are connected now (presence, for other processes such as the CLI).
+
+use crate::error::{Error, Result};
+use crate::store::{Store, now};
+use rusqlite::{OptionalExtension, params};
+use serde::Serialize;
+
+/// One exchange as stored and listed.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Exchange {
+    pub request_id: String,
+    pub conversation_id: String,
+    pub from: String,
+    pub to: String,
+    pub message: String,
+    /// `pending` while the ask waits, then `ok` or the failure (`timeout`, …).
+    pub status: String,
+    pub answer: Option<String>,
+    pub error: Option<String>,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+}
+
+/// Record the start of an ask (status `pending`).
+pub fn start(store: &Store, e: &Exchange) -> Result<()> {
+    store.with(|c| {
+        c.prepare_cached(
+            "INSERT INTO relay_exchanges (request_id, conversation_id, from_agent, to_agent, message, status,
+                                          answer, error, started_at, ended_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        )?
+        .execute(params![
+            e.request_id,
+            e.conversation_id,
+            e.from,
+            e.to,
+            e.message,
+            e.status,
+            e.answer,
+            e.error,
+            e.started_at,
+            e.ended_at
+        ])?;
+        Ok(())
+    })
+}
+
+/// Record how an ask ended: `Ok(answer)` or the failure's name.
+pub fn end(store: &Store, request_id: &str, outcome: &std::result::Result<String, String>) -> Result<()> {
+    let (status, answer, error) = match outcome {
+        Ok(a) => ("ok", Some(a.as_str()), None),
+        Err(e) => (e.as_str(), None, Some(e.as_str())),
+    };
+    store.with(|c| {
+        c.prepare_cached(
+            "UPDATE relay_exchanges SET status = ?2, answer = ?3, error = ?4, ended_at = ?5
+             WHERE request_id = ?1",
+        )?
+        .execute(params![request_id, status, answer, error, now()])?;
+        Ok(())
+    })
+}
+
+/// End every exchange still `pending` (a daemon that stopped without ending them).
+pub fn end_stale(store: &Store, why: &str) -> Result<usize> {
+    store.with(|c| {
+        Ok(c.execute(
+            "UPDATE relay_exchanges SET status = ?1, error = ?1, ended_at = ?2 WHERE status = 'pending'",
+            params![why, now()],
+        )?)
+    })
+}
+
+/// The pair a conversation belongs to, if it exists.
+pub fn conversation(store: &Store, id: &str) -> Result<Option<(String, String)>> {
+    store.with(|c| {
+        Ok(c.prepare_cached("SELECT a, b FROM relay_conversations WHERE id = ?1")?
+            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?)
+    })
+}
+
+/// Open conversation `id` for the pair `x`, `y`.
+pub fn open_conversation(store: &Store, id: &str, x: &str, y: &str) -> Result<()> {
+    let (a, b) = if x <= y { (x, y) } else { (y, x) };
+    store.with(|c| {
+        c.prepare_cached("INSERT OR IGNORE INTO relay_conversations (id, a, b, created_at) VALUES (?1, ?2, ?3, ?4)")?
+            .execute(params![id, a, b, now()])?;
+        Ok(())
+    })
+}
+
+/// What to list.
+#[derive(Debug, Default, Clone)]
+pub struct Filter {
+    /// Exchanges this bot asked or was asked.
+    pub agent: Option<String>,
+    /// Started at or after (RFC 3339 UTC).
+    pub since: Option<String>,
+    pub limit: i64,
+}
+
+/// Exchanges, newest first.
+pub fn list(store: &Store, f: &Filter) -> Result<Vec<Exchange>> {
+    if !(1..=10_000).contains(&f.limit) {
+        return Err(Error::invalid("relay.invalid_limit", format!("limit {} must be from 1 to 10000", f.limit)));
+    }
+    store.with(|c| {
+        let mut st = c.prepare_cached(
+            "SELECT request_id, conversation_id, from_agent, to_agent, message, status, answer, error, started_at, ended_at
+             FROM relay_exchanges
+             WHERE (?1 IS NULL OR from_agent = ?1 OR to_agent = ?1) AND (?2 IS NULL OR started_at >= ?2)
+             ORDER BY started_at DESC, rowid DESC LIMIT ?3",
+        )?;
+        let rows = st.query_map(params![f.agent, f.since, f.limit], |r| {
+            Ok(Exchange {
+                request_id: r.get(0)?,
+                conversation_id: r.get(1)?,
+                from: r.get(2)?,
+                to: r.get(3)?,
+                message: r.get(4)?,
+                status: r.get(5)?,
+                answer: r.get(6)?,
+                error: r.get(7)?,
+                started_at: r.get(8)?,
+                ended_at: r.get(9)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    })
+}
+
+/// Mark `name` connected under `generation`.
+pub fn connected(store: &Store, name: &str, generation: u64) -> Result<()> {
+    store.with(|c| {
+        c.execute(
+            "INSERT INTO relay_presence (name, generation, connected_at) VALUES (?1, ?2, ?3)
+             ON CONFLICT(name) DO UPDATE SET generation = excluded.generation, connected_at = excluded.connected_at",
+            params![name, generation as i64, now()],
+        )?;
+        Ok(())
+    })
+}
+
+/// Mark `name` gone, unless a newer connection (another generation) holds it.
+pub fn disconnected(store: &Store, name: &str, generation: u64) -> Result<()> {
+    store.with(|c| {
+        c.execute("DELETE FROM relay_presence WHERE name = ?1 AND generation = ?2", params![name, generation as i64])?;
+        Ok(())
+    })
+}
+
+/// Forget every connection (the daemon starts with none).
+pub fn clear_presence(store: &Store) -> Result<()> {
+    store.with(|c| {
+        c.execute("DELETE FROM relay_presence", [])?;
+        Ok(())
+    })
+}
+
+/// The bots connected now, with when they connected.
+pub fn present(store: &Store) -> Result<Vec<(String, String)>> {
+    store.with(|c| {
+        let mut st = c.prepare_cached("SELECT name, connected_at FROM relay_presence ORDER BY name")?;
+        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    })
+}

@@ -1,0 +1,490 @@
+//! The agent relay (spec 002, wire-compatible with hermes-bridge): bots — bridge clients
+//! holding the `relay` scope — ask each other questions (`ask_agent`) and answer (`reply`);
+//! the asked bot is woken over its WebSocket (`server::relay_ws`). This module owns the
+//! rules: who is connected (the newest connection gets the wakes; an older one closing never
+//! takes a live bot offline), which asks wait and until when (a heartbeat from the asked bot
+//! re-arms the whole window), who may answer (only the asked bot), conversations (scoped to
+//! the pair that opened them, kept in the store) and the history (`history`).
+
+pub mod history;
+
+use crate::error::Result;
+use crate::progress::Progress;
+use crate::store::{Store, now};
+use history::Exchange;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::time::Instant;
+
+/// The largest wake frame sent: the hermes-bridge adapter closes its socket (1009) on a
+/// frame over 1 MiB, so such an ask is refused before anything is sent.
+pub const MAX_WAKE_BYTES: usize = 1 << 20;
+
+crate::text_enum! {
+    /// Why an ask or a reply did not go through (the `error` of a failed result).
+    pub enum Failure {
+        /// No bot of that name (a bridge client holding the `relay` scope).
+        UnknownAgent = "unknown_agent",
+        /// The bot exists but has no open WebSocket.
+        AgentOffline = "agent_offline",
+        /// No such conversation between these two bots.
+        UnknownConversation = "unknown_conversation",
+        /// No answer (and no heartbeat) within the window.
+        Timeout = "timeout",
+        /// The asked bot's connection closed before it answered.
+        AgentDisconnected = "agent_disconnected",
+        /// No pending ask of that id addressed to the replying bot.
+        UnknownRequest = "unknown_request",
+        /// An argument is empty or malformed (the result's `detail` says which).
+        InvalidArgument = "invalid_argument",
+        /// The wake would exceed 1 MiB, the bots' frame limit.
+        MessageTooLarge = "message_too_large",
+        /// hal0 is stopping: the ask ended unanswered.
+        RelayStopping = "relay_stopping",
+    }
+}
+
+/// A failure with what to do about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    pub error: Failure,
+    pub detail: String,
+}
+
+impl Refusal {
+    fn new(error: Failure, detail: impl Into<String>) -> Refusal {
+        Refusal { error, detail: detail.into() }
+    }
+}
+
+/// A successful ask.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Answered {
+    pub ok: bool,
+    pub conversation_id: String,
+    pub answer: String,
+}
+
+/// A bot as `list_agents` shows it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Agent {
+    pub name: String,
+    pub online: bool,
+}
+
+/// The wake frame, keys in the order the hermes-bridge relay sends them.
+#[derive(Serialize)]
+struct Wake<'a> {
+    request_id: &'a str,
+    conversation_id: &'a str,
+    from: &'a str,
+    message: &'a str,
+}
+
+/// What a connection's socket task is told to send.
+#[derive(Debug)]
+pub enum Outbound {
+    /// A wake frame (JSON text).
+    Text(String),
+}
+
+struct Conn {
+    generation: u64,
+    tx: mpsc::UnboundedSender<Outbound>,
+}
+
+struct Pending {
+    to: String,
+    /// The connection the wake went to: its closing fails the ask.
+    generation: u64,
+    deadline: Instant,
+    done: oneshot::Sender<std::result::Result<String, Failure>>,
+}
+
+#[derive(Default)]
+struct State {
+    /// Open connections per bot, oldest first; wakes go to the last.
+    bots: HashMap<String, Vec<Conn>>,
+    pending: HashMap<String, Pending>,
+}
+
+/// The relay of one daemon.
+pub struct Relay {
+    store: Store,
+    window: Duration,
+    state: Mutex<State>,
+    next_generation: AtomicU64,
+    stopping: AtomicBool,
+    /// Asks between their checks and their recorded end; `drained` waits for none.
+    active: AtomicUsize,
+    idle: Notify,
+}
+
+/// Counts one ask as active while it lives.
+struct Active<'a>(&'a Relay);
+
+impl Drop for Active<'_> {
+    fn drop(&mut self) {
+        if self.0.active.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.idle.notify_waiters();
+        }
+    }
+}
+
+/// A random UUID v4 in its usual text form.
+pub fn uuid4() -> Result<String> {
+    let mut b = [0u8; 16];
+    getrandom::fill(&mut b).map_err(|e| crate::error::Error::internal(format!("no randomness: {e}")))?;
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h = hex::encode(b);
+    Ok(format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32]))
+}
+
+impl Relay {
+    /// A relay over `store` whose asks wait `window` (re-armed by each heartbeat).
+    pub fn new(store: Store, window: Duration) -> Relay {
+        Relay {
+            store,
+            window,
+            state: Mutex::new(State::default()),
+            next_generation: AtomicU64::new(1),
+            stopping: AtomicBool::new(false),
+            active: AtomicUsize::new(0),
+            idle: Notify::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The daemon starts: forget connections and end asks a previous run left waiting.
+    pub fn reset(&self) -> Result<()> {
+        history::clear_presence(&self.store)?;
+        let n = history::end_stale(&self.store, Failure::RelayStopping.as_str())?;
+        if n > 0 {
+            tracing::warn!("relay: {n} exchange(s) left pending by an earlier run ended as relay_stopping");
+        }
+        Ok(())
+    }
+
+    /// Whether `name` is a bot: a live bridge client holding the `relay` scope.
+    fn is_bot(store: &Store, name: &str) -> Result<bool> {
+        match crate::auth::bridge::get(store, name) {
+            Ok(c) => Ok(!c.revoked && c.scopes.contains(&crate::auth::bridge::Scope::Relay)),
+            // Not a client name at all, or no such client.
+            Err(e) if e.code == "bridge.unknown_client" || e.code == "bridge.invalid_name" => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Every bot, by name, with whether it is connected to this relay.
+    pub async fn agents(&self) -> Result<Vec<Agent>> {
+        let clients = self.store.call(crate::auth::bridge::list).await?;
+        let st = self.lock();
+        Ok(clients
+            .into_iter()
+            .filter(|c| !c.revoked && c.scopes.contains(&crate::auth::bridge::Scope::Relay))
+            .map(|c| Agent { online: st.bots.get(&c.name).is_some_and(|v| !v.is_empty()), name: c.name })
+            .collect())
+    }
+
+    /// A bot's WebSocket opened: it gets the wakes from now on. Returns the connection's
+    /// generation (to pass to [`Relay::disconnected`]) and what to send on it.
+    pub async fn connected(&self, name: &str) -> Result<(u64, mpsc::UnboundedReceiver<Outbound>)> {
+        let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.lock().bots.entry(name.to_string()).or_default().push(Conn { generation, tx });
+        let (store, n) = (self.store.clone(), name.to_string());
+        store.call(move |s| history::connected(s, &n, generation)).await?;
+        Ok((generation, rx))
+    }
+
+    /// Connection `generation` of `name` closed: asks whose wake went to it fail with
+    /// `agent_disconnected`; the bot stays online while another of its connections is open.
+    pub async fn disconnected(&self, name: &str, generation: u64) {
+        let (failed, newest) = {
+            let mut st = self.lock();
+            let newest = match st.bots.get_mut(name) {
+                Some(conns) => {
+                    conns.retain(|c| c.generation != generation);
+                    let newest = conns.last().map(|c| c.generation);
+                    if conns.is_empty() {
+                        st.bots.remove(name);
+                    }
+                    newest
+                }
+                None => None,
+            };
+            let ids: Vec<String> = st
+                .pending
+                .iter()
+                .filter(|(_, p)| p.to == name && p.generation == generation)
+                .map(|(id, _)| id.clone())
+                .collect();
+            let failed: Vec<Pending> = ids.iter().filter_map(|id| st.pending.remove(id)).collect();
+            (failed, newest)
+        };
+        for p in failed {
+            let _ = p.done.send(Err(Failure::AgentDisconnected));
+        }
+        let (store, n) = (self.store.clone(), name.to_string());
+        let r = store
+            .call(move |s| match newest {
+                Some(g) => history::connected(s, &n, g),
+                None => history::disconnected(s, &n, generation),
+            })
+            .await;
+        if let Err(e) = r {
+            tracing::warn!("relay: cannot record that {name} disconnected: {}", e.message);
+        }
+    }
+
+    /// A heartbeat from `from` for `request_id`: re-arm the whole window, if that ask waits
+    /// for `from`. Anything else is ignored (and says so).
+    pub fn heartbeat(&self, from: &str, request_id: &str) -> bool {
+        let mut st = self.lock();
+        match st.pending.get_mut(request_id) {
+            Some(p) if p.to == from => {
+                p.deadline = Instant::now() + self.window;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// `reply`: `from` answers the ask `request_id`, which must be addressed to it.
+    pub fn reply(&self, from: &str, request_id: &str, answer: String) -> std::result::Result<(), Refusal> {
+        let p = {
+            let mut st = self.lock();
+            match st.pending.get(request_id) {
+                Some(p) if p.to == from => st.pending.remove(request_id),
+                _ => None,
+            }
+        };
+        match p {
+            Some(p) => {
+                let _ = p.done.send(Ok(answer));
+                Ok(())
+            }
+            None => Err(Refusal::new(
+                Failure::UnknownRequest,
+                format!(
+                    "no ask `{request_id}` waits for an answer from {from} (answered, ended, or addressed to another bot)"
+                ),
+            )),
+        }
+    }
+
+    /// `ask_agent`: wake `to` with `message` and wait for its answer (progress reported
+    /// while it waits). Every ask past the argument checks is recorded, refusals included.
+    pub async fn ask(
+        &self,
+        from: &str,
+        to: &str,
+        message: &str,
+        conversation_id: Option<&str>,
+        progress: &Progress,
+    ) -> Result<std::result::Result<Answered, Refusal>> {
+        if to.trim().is_empty() {
+            return Ok(Err(Refusal::new(Failure::InvalidArgument, "`to` must name a bot (list_agents shows them)")));
+        }
+        if message.is_empty() {
+            return Ok(Err(Refusal::new(Failure::InvalidArgument, "`message` must not be empty")));
+        }
+        if conversation_id.is_some_and(str::is_empty) {
+            return Ok(Err(Refusal::new(
+                Failure::InvalidArgument,
+                "`conversation_id` must not be empty: leave it out to start a conversation",
+            )));
+        }
+        self.active.fetch_add(1, Ordering::SeqCst);
+        let _active = Active(self);
+        let request_id = uuid4()?;
+        let mut ex = Exchange {
+            request_id: request_id.clone(),
+            conversation_id: conversation_id.unwrap_or_default().to_string(),
+            from: from.to_string(),
+            to: to.to_string(),
+            message: message.to_string(),
+            status: "pending".into(),
+            answer: None,
+            error: None,
+            started_at: now(),
+            ended_at: None,
+        };
+        let refused = |ex: Exchange, r: Refusal| async move {
+            let store = self.store.clone();
+            let mut ex = ex;
+            ex.status = r.error.as_str().to_string();
+            ex.error = Some(ex.status.clone());
+            ex.ended_at = Some(ex.started_at.clone());
+            store.call(move |s| history::start(s, &ex)).await?;
+            Ok::<_, crate::error::Error>(Err::<Answered, Refusal>(r))
+        };
+        if self.stopping.load(Ordering::SeqCst) {
+            return refused(ex, Refusal::new(Failure::RelayStopping, "hal0 is stopping; ask again once it is back"))
+                .await;
+        }
+        // Who, and which conversation (one trip to the store).
+        let (store, t, f, conv) = (self.store.clone(), to.to_string(), from.to_string(), ex.conversation_id.clone());
+        let (bot, pair) = store
+            .call(move |s| {
+                let bot = Relay::is_bot(s, &t)?;
+                let pair = if conv.is_empty() { None } else { history::conversation(s, &conv)? };
+                Ok((bot, pair.map(|(a, b)| (a == f && b == t) || (a == t && b == f))))
+            })
+            .await?;
+        if !bot {
+            return refused(
+                ex,
+                Refusal::new(Failure::UnknownAgent, format!("no bot named `{to}` (list_agents shows them)")),
+            )
+            .await;
+        }
+        let online = self.lock().bots.get(to).is_some_and(|v| !v.is_empty());
+        if !online {
+            return refused(ex, Refusal::new(Failure::AgentOffline, format!("{to} is not connected to the relay now")))
+                .await;
+        }
+        if conversation_id.is_some() && pair != Some(true) {
+            let detail = format!("no conversation `{}` between {from} and {to}", ex.conversation_id);
+            return refused(ex, Refusal::new(Failure::UnknownConversation, detail)).await;
+        }
+        let new_conversation = conversation_id.is_none();
+        if new_conversation {
+            ex.conversation_id = uuid4()?;
+        }
+        let wake = serde_json::to_string(&Wake {
+            request_id: &request_id,
+            conversation_id: &ex.conversation_id,
+            from,
+            message,
+        })
+        .map_err(|e| crate::error::Error::internal(e.to_string()))?;
+        if wake.len() > MAX_WAKE_BYTES {
+            return refused(
+                ex,
+                Refusal::new(
+                    Failure::MessageTooLarge,
+                    format!("the wake would be {} bytes; bots take at most {MAX_WAKE_BYTES}", wake.len()),
+                ),
+            )
+            .await;
+        }
+        // Record the start (and the conversation) before the bot can see the wake.
+        let (store, started, pair) = (self.store.clone(), ex.clone(), (from.to_string(), to.to_string()));
+        store
+            .call(move |s| {
+                if new_conversation {
+                    history::open_conversation(s, &started.conversation_id, &pair.0, &pair.1)?;
+                }
+                history::start(s, &started)
+            })
+            .await?;
+        let (done, answer) = oneshot::channel();
+        let sent = {
+            let mut st = self.lock();
+            match st.bots.get(to).and_then(|v| v.last()) {
+                Some(conn) if conn.tx.send(Outbound::Text(wake)).is_ok() => {
+                    let generation = conn.generation;
+                    st.pending.insert(
+                        request_id.clone(),
+                        Pending { to: to.to_string(), generation, deadline: Instant::now() + self.window, done },
+                    );
+                    true
+                }
+                _ => false,
+            }
+        };
+        let outcome = if sent {
+            let what = format!("waiting for {to}'s answer");
+            progress.during(self.window, &what, self.wait(&request_id, answer)).await
+        } else {
+            Err(Failure::AgentOffline)
+        };
+        let recorded = outcome.clone().map_err(|f| f.as_str().to_string());
+        let (store, id) = (self.store.clone(), request_id.clone());
+        if let Err(e) = store.call(move |s| history::end(s, &id, &recorded)).await {
+            tracing::warn!("relay: cannot record the end of {request_id}: {}", e.message);
+        }
+        Ok(match outcome {
+            Ok(answer) => Ok(Answered { ok: true, conversation_id: ex.conversation_id, answer }),
+            Err(f) => Err(Refusal::new(f, describe(&f, to, self.window))),
+        })
+    }
+
+    /// Wait for the answer of `request_id` until its deadline, which heartbeats move.
+    async fn wait(
+        &self,
+        request_id: &str,
+        mut answer: oneshot::Receiver<std::result::Result<String, Failure>>,
+    ) -> std::result::Result<String, Failure> {
+        loop {
+            let deadline = self.lock().pending.get(request_id).map(|p| p.deadline);
+            let Some(deadline) = deadline else {
+                // Settled while we looked: the answer is in the channel.
+                return answer.await.unwrap_or(Err(Failure::RelayStopping));
+            };
+            tokio::select! {
+                out = &mut answer => return out.unwrap_or(Err(Failure::RelayStopping)),
+                _ = tokio::time::sleep_until(deadline) => {
+                    let mut st = self.lock();
+                    let expired = st.pending.get(request_id).is_some_and(|p| p.deadline <= Instant::now());
+                    if expired {
+                        st.pending.remove(request_id);
+                        return Err(Failure::Timeout);
+                    }
+                }
+            }
+        }
+    }
+
+    /// hal0 stops: no new asks; every waiting ask ends `relay_stopping` (and is recorded by
+    /// its own task); connections are dropped, which closes their sockets.
+    pub fn stop(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        let pending: Vec<Pending> = {
+            let mut st = self.lock();
+            st.bots.clear();
+            st.pending.drain().map(|(_, p)| p).collect()
+        };
+        for p in pending {
+            let _ = p.done.send(Err(Failure::RelayStopping));
+        }
+    }
+
+    /// Asks waiting now.
+    pub fn waiting(&self) -> usize {
+        self.lock().pending.len()
+    }
+
+    /// Resolve once no ask is between its checks and its recorded end, or after `bound`.
+    pub async fn drained(&self, bound: Duration) {
+        let _ = tokio::time::timeout(bound, async {
+            loop {
+                let idle = self.idle.notified();
+                if self.active.load(Ordering::SeqCst) == 0 {
+                    return;
+                }
+                idle.await;
+            }
+        })
+        .await;
+    }
+}
+
+fn describe(f: &Failure, to: &str, window: Duration) -> String {
+    match f {
+        Failure::Timeout => format!("{to} did not answer within {} s (nor sent a heartbeat)", window.as_secs()),
+        Failure::AgentDisconnected => format!("{to}'s connection closed before it answered"),
+        Failure::AgentOffline => format!("{to} is not connected to the relay now"),
+        Failure::RelayStopping => "hal0 is stopping; ask again once it is back".into(),
+        other => other.as_str().to_string(),
+    }
+}

@@ -1,0 +1,133 @@
+//! `GET /bridge/connect`: a bot's WebSocket to the relay, wire-compatible with the
+//! hermes-bridge adapter. Relay → bot: wake frames (JSON text). Bot → relay: heartbeats
+//! `{"type":"heartbeat","request_id"}` (text or binary); anything else is ignored. The
+//! relay pings every `[relay].ping_secs` and drops a socket that has not answered the
+//! previous ping (a half-open connection); the socket closes at once when its key is revoked
+//! or rotated, and when hal0 stops.
+
+use super::AppState;
+use super::guard::Caller;
+use crate::auth::Credential;
+use crate::relay::Outbound;
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Request, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use futures::{SinkExt, StreamExt};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Close code sent when the bot's key stopped working (application range).
+const CLOSE_REVOKED: u16 = 4001;
+
+/// The upgrade handler; the guard already checked the key (a bridge key with `relay`).
+pub async fn connect(State(state): State<Arc<AppState>>, req: Request) -> Response {
+    let auth = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_string);
+    let Some(caller) = req.extensions().get::<Caller>().cloned() else {
+        return crate::error::Error::forbidden("the relay answers bots only").into_response();
+    };
+    let Credential::Bridge(client) = caller.cred.clone() else {
+        return crate::error::Error::forbidden("the relay answers bots: a bridge key holding the relay scope")
+            .into_response();
+    };
+    let cancel = state.cancel.clone();
+    let (mut parts, _) = req.into_parts();
+    let ws = match WebSocketUpgrade::from_request_parts(&mut parts, &state).await {
+        Ok(ws) => ws,
+        Err(rejection) => return rejection.into_response(),
+    };
+    // Frames from bots are heartbeats: small. Wakes to bots are checked before sending.
+    ws.max_message_size(64 * 1024).on_upgrade(move |socket| run(state, client.name, auth, caller.cred, socket, cancel))
+}
+
+use axum::extract::FromRequestParts;
+
+async fn run(
+    state: Arc<AppState>,
+    name: String,
+    auth: Option<String>,
+    cred: Credential,
+    socket: WebSocket,
+    cancel: CancellationToken,
+) {
+    let relay = state.relay.clone();
+    let (generation, mut outbound) = match relay.connected(&name).await {
+        Ok(x) => x,
+        Err(e) => {
+            tracing::warn!("relay: cannot register {name}: {}", e.message);
+            return;
+        }
+    };
+    tracing::info!(bot = name, generation, "relay: bot connected");
+    let (mut sink, mut stream) = socket.split();
+    let every = Duration::from_secs(state.config.relay.ping_secs);
+    let mut ping = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    let mut unanswered = false;
+    let revoked = super::revoke::until_revoked(state.clone(), auth, cred);
+    tokio::pin!(revoked);
+    let why = loop {
+        tokio::select! {
+            out = outbound.recv() => match out {
+                Some(Outbound::Text(t)) => {
+                    if let Err(e) = sink.send(Message::Text(t.into())).await {
+                        break format!("send failed: {e}");
+                    }
+                }
+                None => {
+                    let _ = sink.send(close(1001, "the relay is stopping")).await;
+                    break "the relay dropped the connection".into();
+                }
+            },
+            frame = stream.next() => match frame {
+                Some(Ok(Message::Text(t))) => heartbeat(&relay, &name, t.as_bytes()),
+                Some(Ok(Message::Binary(b))) => heartbeat(&relay, &name, &b),
+                Some(Ok(Message::Pong(_))) => unanswered = false,
+                Some(Ok(Message::Ping(_))) => {} // answered by the WebSocket layer
+                Some(Ok(Message::Close(_))) | None => break "closed by the bot".into(),
+                Some(Err(e)) => break format!("read failed: {e}"),
+            },
+            _ = ping.tick() => {
+                if unanswered {
+                    break format!("no pong within {} s", every.as_secs());
+                }
+                unanswered = true;
+                if let Err(e) = sink.send(Message::Ping(Default::default())).await {
+                    break format!("ping failed: {e}");
+                }
+            }
+            _ = &mut revoked => {
+                let _ = sink.send(close(CLOSE_REVOKED, "the key was revoked or rotated")).await;
+                break "key revoked".into();
+            }
+            _ = cancel.cancelled() => {
+                let _ = sink.send(close(1001, "hal0 is stopping")).await;
+                break "hal0 is stopping".into();
+            }
+        }
+    };
+    relay.disconnected(&name, generation).await;
+    tracing::info!(bot = name, generation, "relay: bot disconnected ({why})");
+}
+
+fn close(code: u16, reason: &'static str) -> Message {
+    Message::Close(Some(CloseFrame { code, reason: reason.into() }))
+}
+
+/// A frame from the bot: a heartbeat re-arms the ask it names, if that ask waits for this
+/// bot; anything else is ignored, as the hermes-bridge relay does.
+fn heartbeat(relay: &crate::relay::Relay, name: &str, frame: &[u8]) {
+    #[derive(serde::Deserialize)]
+    struct Frame {
+        #[serde(rename = "type")]
+        kind: Option<String>,
+        request_id: Option<String>,
+    }
+    let Ok(f) = serde_json::from_slice::<Frame>(frame) else { return };
+    if f.kind.as_deref() == Some("heartbeat")
+        && let Some(id) = f.request_id
+        && !relay.heartbeat(name, &id)
+    {
+        tracing::debug!(bot = name, request_id = id, "relay: heartbeat for no ask of this bot, ignored");
+    }
+}
