@@ -1,6 +1,6 @@
-//! Group commit for the audit log: one writer thread per store takes every entry submitted
-//! while it was busy and stores them in a single transaction, then answers each submitter
-//! with its row id. Under concurrent MCP calls this turns N commits into one; a lone call
+//! Group commit for the store's logs — audit entries and the relay's history: one writer
+//! thread per store takes every entry submitted while it was busy and stores them in a
+//! single transaction, then answers each submitter (that waits) with its row id. Under concurrent MCP calls this turns N commits into one; a lone call
 //! waits no longer than a direct INSERT. Calls to read-only tools do not wait: their
 //! entries gather for [`GATHER`] and are committed together, and every in-process reader of
 //! the log first passes a barrier ([`flush`]) so it sees them.
@@ -21,6 +21,8 @@ use tokio::sync::oneshot;
 enum Job {
     /// An entry to store; `reply` gets its row id once committed, when the submitter waits.
     Row(Prepared, Option<oneshot::Sender<Result<i64>>>),
+    /// A change to the relay's history; nobody waits on it.
+    Relay(crate::relay::history::Write),
     /// Answered once every job queued before it is stored.
     Barrier(oneshot::Sender<()>),
 }
@@ -59,7 +61,7 @@ fn writer_for(store: &Store) -> Result<Sender<Job>> {
 
 fn run(store: Store, rx: Receiver<Job>) {
     while let Ok(first) = rx.recv() {
-        if matches!(first, Job::Row(_, None)) {
+        if matches!(first, Job::Row(_, None) | Job::Relay(_)) {
             std::thread::sleep(GATHER);
         }
         let mut batch = vec![first];
@@ -75,6 +77,7 @@ fn run(store: Store, rx: Receiver<Job>) {
                 .iter()
                 .map(|j| match j {
                     Job::Row(p, _) => insert(&tx, p).map(Some),
+                    Job::Relay(w) => w.apply(&tx).map(|()| None),
                     Job::Barrier(_) => Ok(None),
                 })
                 .collect::<Result<Vec<_>>>()?;
@@ -92,6 +95,12 @@ fn run(store: Store, rx: Receiver<Job>) {
                 for job in batch {
                     let out = match &job {
                         Job::Row(p, _) => Some(store.with(|c| insert(c, p))),
+                        Job::Relay(w) => {
+                            if let Err(e) = store.with(|c| w.apply(c)) {
+                                tracing::warn!("cannot record a relay exchange: {}", e.message);
+                            }
+                            None
+                        }
                         Job::Barrier(_) => None,
                     };
                     answer(job, out);
@@ -125,6 +134,11 @@ pub(crate) async fn submit(store: &Store, p: Prepared) -> Result<i64> {
 /// [`GATHER`] (plus the commit), together with the entries of concurrent calls.
 pub(crate) fn submit_soon(store: &Store, p: Prepared) -> Result<()> {
     send(store, Job::Row(p, None))
+}
+
+/// Queue a change to the relay's history; committed within [`GATHER`] (plus the commit).
+pub(crate) fn submit_relay(store: &Store, w: crate::relay::history::Write) -> Result<()> {
+    send(store, Job::Relay(w))
 }
 
 fn send(store: &Store, job: Job) -> Result<()> {

@@ -58,7 +58,8 @@ pub fn post(
     r
 }
 
-/// One initialized MCP session on its own connection.
+/// One initialized MCP session on its own connection (`sid` empty when the server is
+/// stateless and issues no `Mcp-Session-Id`, as the hermes-bridge relay).
 pub struct Session {
     pub http: reqwest::Client,
     pub url: String,
@@ -71,10 +72,11 @@ impl Session {
         let http = reqwest::Client::builder().tcp_nodelay(true).build().unwrap();
         let init = serde_json::json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}});
         let r = post(&http, url, key, None, init).send().await.unwrap();
-        let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+        assert!(r.status().is_success(), "initialize on {url}: {}", r.status());
+        let sid = r.headers().get("mcp-session-id").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
         let _ = r.text().await.unwrap();
         let n = serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"});
-        post(&http, url, key, Some(&sid), n).send().await.unwrap();
+        post(&http, url, key, Some(sid.as_str()).filter(|s| !s.is_empty()), n).send().await.unwrap();
         Session { http, url: url.into(), key: key.into(), sid }
     }
 
@@ -83,8 +85,8 @@ impl Session {
         let body =
             serde_json::json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":tool,"arguments":args}});
         let t = Instant::now();
-        let text =
-            post(&self.http, &self.url, &self.key, Some(&self.sid), body).send().await.unwrap().text().await.unwrap();
+        let sid = Some(self.sid.as_str()).filter(|s| !s.is_empty());
+        let text = post(&self.http, &self.url, &self.key, sid, body).send().await.unwrap().text().await.unwrap();
         let ms = t.elapsed().as_secs_f64() * 1000.0;
         assert!(text.contains(expect), "unexpected reply to {tool}: {}", &text[..text.len().min(400)]);
         (ms, text)

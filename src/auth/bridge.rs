@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 pub const KEY_PREFIX: &str = "hal0bk_";
 
-/// What a bridge key may open. `agents` is always held; `relay` makes the client a bot of
+/// What a bridge key may open. `agents` is always held but by a relay-only bot; `relay` makes the client a bot of
 /// the agent relay (`/mcp/relay/mcp` and the `/bridge/connect` WebSocket).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -45,12 +45,17 @@ impl Scope {
 
 /// Parse scope names into a set that always holds `agents`.
 pub fn parse_scopes<S: AsRef<str>>(names: &[S]) -> Result<BTreeSet<Scope>> {
-    let mut set = BTreeSet::from([Scope::Agents]);
+    let mut set = BTreeSet::new();
     for n in names {
         // Accept both repeated flags and comma/space separated lists.
         for part in n.as_ref().split([',', ' ']).filter(|p| !p.is_empty()) {
             set.insert(Scope::parse(part)?);
         }
+    }
+    // `agents` comes with every key but a relay bot's: a bot asks and answers other bots
+    // and has no business starting runs.
+    if set != BTreeSet::from([Scope::Relay]) {
+        set.insert(Scope::Agents);
     }
     Ok(set)
 }
@@ -279,6 +284,16 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let s = Store::open(&d.path().join("hal0.db")).unwrap();
         (d, s)
+    }
+
+    #[test]
+    fn a_relay_bot_holds_relay_alone() {
+        assert_eq!(parse_scopes(&["relay"]).unwrap(), BTreeSet::from([Scope::Relay]));
+        assert_eq!(
+            parse_scopes(&["relay,memory"]).unwrap(),
+            BTreeSet::from([Scope::Agents, Scope::Memory, Scope::Relay])
+        );
+        assert_eq!(parse_scopes::<&str>(&[]).unwrap(), BTreeSet::from([Scope::Agents]));
     }
 
     #[test]

@@ -220,6 +220,11 @@ impl Bridge {
         self.db(move |s| ledger::get(s, &id, filter.as_deref())).await?.ok_or_else(run_not_found)
     }
 
+    /// Whether `p` can take a run now: hal0 holds its key and its gateway answers.
+    pub async fn answering(&self, p: &Profile) -> bool {
+        p.keyed() && self.health(p).await.0 == "ok"
+    }
+
     /// `/health` of a profile, cached briefly: `"ok"`, `"down"` or `"error"`, and the version.
     async fn health(&self, p: &Profile) -> (String, Option<String>) {
         if let Some((t, v)) = self.inner.health.lock().unwrap_or_else(|e| e.into_inner()).get(&p.agent_id)

@@ -27,7 +27,7 @@ pub enum BridgeCmd {
         #[arg(long)]
         json: bool,
     },
-    /// Replace a client's scope set (agents is always held).
+    /// Replace a client's scope set (agents is always held, except by a relay-only bot).
     Scopes {
         name: String,
         /// The new scopes: agents, memory, admin, relay.

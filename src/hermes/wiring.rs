@@ -1,4 +1,5 @@
-//! Wiring Hermes profiles to hal0's own MCP servers: `hal0-admin` and `hal0-memory` entries
+//! Wiring Hermes profiles to hal0's own MCP servers: `hal0-admin`, `hal0-memory` and (while
+//! `[relay].enabled`) `hal0-relay` entries
 //! in each profile's config.yaml (edited round-trip; nothing else in the file changes), a
 //! per-profile bridge key (`hermes` / `hermes__<profile>`, stored hashed) whose value lives
 //! only in the profile's `.env` and is referenced as `${HAL0_MCP_KEY}`, shared memory by
@@ -43,6 +44,17 @@ fn profile_flag(p: &Profile, key: &str) -> Option<bool> {
     y.get("hal0")?.get(key)?.as_bool()
 }
 
+/// The `hal0-relay` entry of a profile: its calls wait up to the ask window, so the
+/// entry's timeout is the window plus a margin.
+pub fn relay_entry(cfg: &Config) -> Value {
+    json!({
+        "url": format!("{}/mcp/relay/mcp", local_base(cfg)),
+        "timeout": cfg.relay.ask_timeout_secs + 30,
+        "connect_timeout": 10,
+        "headers": {"Authorization": format!("Bearer ${{{KEY_VAR}}}")},
+    })
+}
+
 /// The two entries for a profile.
 pub fn entries(cfg: &Config, p: &Profile) -> (Value, Value) {
     let base = local_base(cfg);
@@ -65,23 +77,40 @@ pub fn entries(cfg: &Config, p: &Profile) -> (Value, Value) {
 
 /// Make sure the profile's `.env` holds a live key for its bridge client; mint or rotate
 /// when it does not. Returns whether anything changed.
-fn ensure_key(store: &Store, p: &Profile, repair: bool) -> Result<bool> {
+fn ensure_key(store: &Store, cfg: &Config, p: &Profile, repair: bool) -> Result<bool> {
     let env = p.dir.join(".env");
     // Read, mint and write under one lock of the `.env`: the key minted is the key kept.
-    crate::paths::with_lock(&env, || ensure_key_locked(store, p, &env, repair))
+    crate::paths::with_lock(&env, || ensure_key_locked(store, cfg, p, &env, repair))
 }
 
-fn ensure_key_locked(store: &Store, p: &Profile, env: &std::path::Path, repair: bool) -> Result<bool> {
+/// The scopes a profile's key holds: hal0-agents, -memory, -admin, and the relay while it
+/// is on.
+fn profile_scopes(cfg: &Config) -> BTreeSet<Scope> {
+    let mut scopes = BTreeSet::from([Scope::Agents, Scope::Memory, Scope::Admin]);
+    if cfg.relay.enabled {
+        scopes.insert(Scope::Relay);
+    }
+    scopes
+}
+
+fn ensure_key_locked(store: &Store, cfg: &Config, p: &Profile, env: &std::path::Path, repair: bool) -> Result<bool> {
     let name = client_name(p);
+    let scopes = profile_scopes(cfg);
     let current = crate::envfile::get_var(env, KEY_VAR)?;
     let live = match &current {
-        Some(k) => bridge::lookup(store, k)?.is_some_and(|c| c.name == name),
-        None => false,
+        Some(k) => bridge::lookup(store, k)?.filter(|c| c.name == name),
+        None => None,
     };
-    if live && !repair {
+    if let Some(c) = &live
+        && !repair
+    {
+        // A key minted before the relay existed gains the scope in place (same key).
+        if c.scopes != scopes {
+            bridge::set_scopes(store, &name, scopes)?;
+            return Ok(true);
+        }
         return Ok(false);
     }
-    let scopes = BTreeSet::from([Scope::Agents, Scope::Memory, Scope::Admin]);
     let key = match bridge::get(store, &name) {
         Ok(c) if !c.revoked => {
             bridge::set_scopes(store, &name, scopes)?;
@@ -111,18 +140,24 @@ fn wire_one(store: &Store, cfg: &Config, p: &Profile, repair: bool) -> ProfileRe
         return report("failed", format!("the profile name is too long for a client name ({})", client_name(p)));
     }
     let result = (|| -> Result<bool> {
-        let key_changed = ensure_key(store, p, repair)?;
+        let key_changed = ensure_key(store, cfg, p, repair)?;
         let (admin, memory) = entries(cfg, p);
         let path = p.dir.join("config.yaml");
         let yaml_changed = crate::yamledit::edit_file(&path, |doc| {
             doc.set_entry("mcp_servers", "hal0-admin", &admin)?;
-            doc.set_entry("mcp_servers", "hal0-memory", &memory)
+            doc.set_entry("mcp_servers", "hal0-memory", &memory)?;
+            if cfg.relay.enabled {
+                doc.set_entry("mcp_servers", "hal0-relay", &relay_entry(cfg))?;
+            }
+            Ok(())
         })?;
         Ok(key_changed || yaml_changed)
     })();
     match result {
         Ok(true) => {
-            report("wired", "hal0-admin and hal0-memory written; restart this profile's gateway to load them".into())
+            let which =
+                if cfg.relay.enabled { "hal0-admin, hal0-memory and hal0-relay" } else { "hal0-admin and hal0-memory" };
+            report("wired", format!("{which} written; restart this profile's gateway to load them"))
         }
         Ok(false) => report("unchanged", "already wired".into()),
         Err(e) => report("failed", e.message),

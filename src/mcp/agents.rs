@@ -447,6 +447,14 @@ impl ServerHandler for AgentsServer {
         request: rmcp::model::CallToolRequestParams,
         context: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
-        super::routed_and_audited(self, &self.tool_router, &self.state.store, SURFACE, request, context).await
+        super::routed_and_audited(
+            self,
+            &self.tool_router,
+            (&self.state.store, super::AuditWait::ReadsOnly),
+            SURFACE,
+            request,
+            context,
+        )
+        .await
     }
 }

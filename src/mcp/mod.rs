@@ -49,19 +49,30 @@ pub fn audit_identity(ctx: &RequestContext<RoleServer>) -> String {
     }
 }
 
+/// How a server's tool calls wait for their audit entry.
+#[derive(Clone, Copy, PartialEq)]
+pub enum AuditWait {
+    /// Calls to read-only tools answer at once; every other call once its entry is stored.
+    ReadsOnly,
+    /// No call waits: the server keeps its own durable record of what its calls change
+    /// (the relay's history), and the audit entries gather like reads'.
+    Never,
+}
+
 /// Run a tool through a generated tool router and record the call in the audit log (the
-/// `call_tool` of hal0-agents and hal0-memory).
+/// `call_tool` of hal0-agents, hal0-memory and hal0-relay).
 pub async fn routed_and_audited<S: Send + Sync + 'static>(
     service: &S,
     router: &rmcp::handler::server::router::tool::ToolRouter<S>,
-    store: &crate::store::Store,
+    (store, wait): (&crate::store::Store, AuditWait),
     surface: &'static str,
     request: rmcp::model::CallToolRequestParams,
     context: RequestContext<RoleServer>,
 ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
     let (name, args) = (request.name.to_string(), request.arguments.clone());
     let identity = audit_identity(&context);
-    let read_only = router.get(&name).and_then(|t| t.annotations.as_ref()).and_then(|a| a.read_only_hint) == Some(true);
+    let read_only = wait == AuditWait::Never
+        || router.get(&name).and_then(|t| t.annotations.as_ref()).and_then(|a| a.read_only_hint) == Some(true);
     let tcc = rmcp::handler::server::tool::ToolCallContext::new(service, request, context);
     let out = router.call(tcc).await;
     audit_call(store, surface, &name, &identity, args, &out, read_only).await;

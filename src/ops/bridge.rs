@@ -19,7 +19,7 @@ pub struct AddArgs {
     /// A note for people (what and where this client is).
     #[serde(default)]
     pub note: String,
-    /// Scopes to grant: agents, memory, admin, relay (agents is always held). Default: agents, memory.
+    /// Scopes to grant: agents, memory, admin, relay (agents is always held, except by a relay-only bot). Default: agents, memory.
     #[serde(default)]
     pub scopes: Vec<String>,
 }
@@ -58,7 +58,7 @@ pub async fn add(ctx: &Ctx, a: AddArgs) -> Result<Keyed> {
 pub struct ScopesArgs {
     /// The client's name.
     pub name: String,
-    /// The new scope list: agents, memory, admin, relay (agents is always held).
+    /// The new scope list: agents, memory, admin, relay (agents is always held, except by a relay-only bot).
     pub scopes: Vec<String>,
 }
 

@@ -25,6 +25,8 @@ pub async fn agents(ctx: &Ctx, _: NoArgs) -> Result<Vec<BotView>> {
             Ok(crate::auth::bridge::list(s)?
                 .into_iter()
                 .filter(|c| !c.revoked && c.scopes.contains(&crate::auth::bridge::Scope::Relay))
+                // A profile's own client asks as its profile, which runs answer: no socket.
+                .filter(|c| !crate::relay::local::is_profile_client(&c.name))
                 .map(|c| BotView {
                     online: present.contains_key(&c.name),
                     connected_at: present.get(&c.name).cloned(),
@@ -49,8 +51,10 @@ pub struct ExchangesArgs {
     pub limit: Option<i64>,
 }
 
-/// `relay_exchanges`: the history, newest first.
+/// `relay_exchanges`: the history, newest first (in the daemon, including the exchanges
+/// still queued for the store).
 pub async fn exchanges(ctx: &Ctx, a: ExchangesArgs) -> Result<Vec<Exchange>> {
+    crate::audit::flush(&ctx.store).await;
     let since = a.since.as_deref().map(crate::audit::parse_since).transpose()?;
     let f = Filter { agent: a.agent, since, limit: a.limit.unwrap_or(100) };
     ctx.store.call(move |s| history::list(s, &f)).await

@@ -23,44 +23,68 @@ pub struct Exchange {
     pub ended_at: Option<String>,
 }
 
-/// Record the start of an ask (status `pending`).
-pub fn start(store: &Store, e: &Exchange) -> Result<()> {
-    store.with(|c| {
-        c.prepare_cached(
-            "INSERT INTO relay_exchanges (request_id, conversation_id, from_agent, to_agent, message, status,
-                                          answer, error, started_at, ended_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        )?
-        .execute(params![
-            e.request_id,
-            e.conversation_id,
-            e.from,
-            e.to,
-            e.message,
-            e.status,
-            e.answer,
-            e.error,
-            e.started_at,
-            e.ended_at
-        ])?;
-        Ok(())
-    })
+/// One change to the history, queued for the store's group-commit writer
+/// (`audit_writer`): the writes of concurrent asks share a transaction, and an ask never
+/// waits for a commit. Readers in the daemon pass the writer's barrier first.
+#[derive(Debug, Clone)]
+pub enum Write {
+    /// An ask started (status `pending`) or was refused (its status and end already set);
+    /// with the pair when it opened a new conversation.
+    Start(Box<Exchange>, Option<(String, String)>),
+    /// How an ask ended: `Ok(answer)` or the failure's name, and when.
+    End { request_id: String, outcome: std::result::Result<String, String>, at: String },
 }
 
-/// Record how an ask ended: `Ok(answer)` or the failure's name.
-pub fn end(store: &Store, request_id: &str, outcome: &std::result::Result<String, String>) -> Result<()> {
-    let (status, answer, error) = match outcome {
-        Ok(a) => ("ok", Some(a.as_str()), None),
-        Err(e) => (e.as_str(), None, Some(e.as_str())),
-    };
-    store.with(|c| {
-        c.prepare_cached(
-            "UPDATE relay_exchanges SET status = ?2, answer = ?3, error = ?4, ended_at = ?5
-             WHERE request_id = ?1",
-        )?
-        .execute(params![request_id, status, answer, error, now()])?;
+impl Write {
+    /// Apply the change on `c` (inside the writer's transaction).
+    pub fn apply(&self, c: &rusqlite::Connection) -> Result<()> {
+        match self {
+            Write::Start(e, conversation) => {
+                let e = &**e;
+                if let Some((x, y)) = conversation {
+                    let (a, b) = if x <= y { (x, y) } else { (y, x) };
+                    c.prepare_cached(
+                        "INSERT OR IGNORE INTO relay_conversations (id, a, b, created_at) VALUES (?1, ?2, ?3, ?4)",
+                    )?
+                    .execute(params![e.conversation_id, a, b, e.started_at])?;
+                }
+                c.prepare_cached(
+                    "INSERT INTO relay_exchanges (request_id, conversation_id, from_agent, to_agent, message, status,
+                                                  answer, error, started_at, ended_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                )?
+                .execute(params![
+                    e.request_id,
+                    e.conversation_id,
+                    e.from,
+                    e.to,
+                    e.message,
+                    e.status,
+                    e.answer,
+                    e.error,
+                    e.started_at,
+                    e.ended_at
+                ])?;
+            }
+            Write::End { request_id, outcome, at } => {
+                let (status, answer, error) = match outcome {
+                    Ok(a) => ("ok", Some(a.as_str()), None),
+                    Err(e) => (e.as_str(), None, Some(e.as_str())),
+                };
+                c.prepare_cached(
+                    "UPDATE relay_exchanges SET status = ?2, answer = ?3, error = ?4, ended_at = ?5
+                     WHERE request_id = ?1",
+                )?
+                .execute(params![request_id, status, answer, error, at])?;
+            }
+        }
         Ok(())
-    })
+    }
+
+    /// Queue the change for `store`'s writer (committed within a few milliseconds).
+    pub fn queue(self, store: &Store) -> Result<()> {
+        crate::audit_writer::submit_relay(store, self)
+    }
 }
 
 /// End every exchange still `pending` (a daemon that stopped without ending them).
@@ -79,16 +103,6 @@ pub fn conversation(store: &Store, id: &str) -> Result<Option<(String, String)>>
         Ok(c.prepare_cached("SELECT a, b FROM relay_conversations WHERE id = ?1")?
             .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?)
-    })
-}
-
-/// Open conversation `id` for the pair `x`, `y`.
-pub fn open_conversation(store: &Store, id: &str, x: &str, y: &str) -> Result<()> {
-    let (a, b) = if x <= y { (x, y) } else { (y, x) };
-    store.with(|c| {
-        c.prepare_cached("INSERT OR IGNORE INTO relay_conversations (id, a, b, created_at) VALUES (?1, ?2, ?3, ?4)")?
-            .execute(params![id, a, b, now()])?;
-        Ok(())
     })
 }
 

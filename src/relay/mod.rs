@@ -7,6 +7,7 @@
 //! the pair that opened them, kept in the store) and the history (`history`).
 
 pub mod history;
+pub mod local;
 
 use crate::error::Result;
 use crate::progress::Progress;
@@ -45,6 +46,11 @@ crate::text_enum! {
         MessageTooLarge = "message_too_large",
         /// hal0 is stopping: the ask ended unanswered.
         RelayStopping = "relay_stopping",
+        /// A local profile has the most runs going it may have for this asker.
+        AgentBusy = "agent_busy",
+        /// A local profile's run ended without an answer (failed, stopped, or asking a
+        /// question); the `detail` names the run.
+        AgentFailed = "agent_failed",
     }
 }
 
@@ -110,7 +116,12 @@ struct State {
     /// Open connections per bot, oldest first; wakes go to the last.
     bots: HashMap<String, Vec<Conn>>,
     pending: HashMap<String, Pending>,
+    /// Conversations seen lately: id → the pair (the store holds them all).
+    conversations: HashMap<String, (String, String)>,
 }
+
+/// Most conversations kept in memory; past it the map starts again from the store.
+const CONVERSATIONS_CACHED: usize = 65_536;
 
 /// The relay of one daemon.
 pub struct Relay {
@@ -122,6 +133,10 @@ pub struct Relay {
     /// Asks between their checks and their recorded end; `drained` waits for none.
     active: AtomicUsize,
     idle: Notify,
+    /// Wakes the asks to local profiles when hal0 stops.
+    stopped: tokio_util::sync::CancellationToken,
+    /// The agent bridge, through which local profiles answer (set by the daemon).
+    local: std::sync::OnceLock<crate::bridge::Bridge>,
 }
 
 /// Counts one ask as active while it lives.
@@ -156,7 +171,14 @@ impl Relay {
             stopping: AtomicBool::new(false),
             active: AtomicUsize::new(0),
             idle: Notify::new(),
+            stopped: tokio_util::sync::CancellationToken::new(),
+            local: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Let local Hermes profiles answer asks through `bridge` (the daemon's).
+    pub fn attach_local(&self, bridge: crate::bridge::Bridge) {
+        let _ = self.local.set(bridge);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -184,14 +206,22 @@ impl Relay {
     }
 
     /// Every bot, by name, with whether it is connected to this relay.
+    /// Local profiles come first when the bridge is attached (online when they answer).
     pub async fn agents(&self) -> Result<Vec<Agent>> {
         let clients = self.store.call(crate::auth::bridge::list).await?;
+        let mut out = match self.local.get() {
+            Some(b) => local::agents(b).await,
+            None => Vec::new(),
+        };
         let st = self.lock();
-        Ok(clients
-            .into_iter()
-            .filter(|c| !c.revoked && c.scopes.contains(&crate::auth::bridge::Scope::Relay))
-            .map(|c| Agent { online: st.bots.get(&c.name).is_some_and(|v| !v.is_empty()), name: c.name })
-            .collect())
+        out.extend(
+            clients
+                .into_iter()
+                .filter(|c| !c.revoked && c.scopes.contains(&crate::auth::bridge::Scope::Relay))
+                .filter(|c| !local::is_profile_client(&c.name))
+                .map(|c| Agent { online: st.bots.get(&c.name).is_some_and(|v| !v.is_empty()), name: c.name }),
+        );
+        Ok(out)
     }
 
     /// A bot's WebSocket opened: it gets the wakes from now on. Returns the connection's
@@ -282,10 +312,12 @@ impl Relay {
     }
 
     /// `ask_agent`: wake `to` with `message` and wait for its answer (progress reported
-    /// while it waits). Every ask past the argument checks is recorded, refusals included.
+    /// while it waits). `client` is the asking bridge client (a profile's own client asks
+    /// as its profile, see [`local`]). Every ask past the argument checks is recorded,
+    /// refusals included; nothing on the way waits for the store when `to` is connected.
     pub async fn ask(
         &self,
-        from: &str,
+        client: &str,
         to: &str,
         message: &str,
         conversation_id: Option<&str>,
@@ -305,11 +337,12 @@ impl Relay {
         }
         self.active.fetch_add(1, Ordering::SeqCst);
         let _active = Active(self);
+        let from = local::agent_of_client(client);
         let request_id = uuid4()?;
         let mut ex = Exchange {
             request_id: request_id.clone(),
             conversation_id: conversation_id.unwrap_or_default().to_string(),
-            from: from.to_string(),
+            from: from.clone(),
             to: to.to_string(),
             message: message.to_string(),
             status: "pending".into(),
@@ -318,105 +351,167 @@ impl Relay {
             started_at: now(),
             ended_at: None,
         };
-        let refused = |ex: Exchange, r: Refusal| async move {
-            let store = self.store.clone();
-            let mut ex = ex;
+        if let Err(r) = self.admit(&from, to, conversation_id).await? {
             ex.status = r.error.as_str().to_string();
             ex.error = Some(ex.status.clone());
             ex.ended_at = Some(ex.started_at.clone());
-            store.call(move |s| history::start(s, &ex)).await?;
-            Ok::<_, crate::error::Error>(Err::<Answered, Refusal>(r))
-        };
-        if self.stopping.load(Ordering::SeqCst) {
-            return refused(ex, Refusal::new(Failure::RelayStopping, "hal0 is stopping; ask again once it is back"))
-                .await;
+            history::Write::Start(Box::new(ex), None).queue(&self.store)?;
+            return Ok(Err(r));
         }
-        // Who, and which conversation (one trip to the store).
-        let (store, t, f, conv) = (self.store.clone(), to.to_string(), from.to_string(), ex.conversation_id.clone());
-        let (bot, pair) = store
-            .call(move |s| {
-                let bot = Relay::is_bot(s, &t)?;
-                let pair = if conv.is_empty() { None } else { history::conversation(s, &conv)? };
-                Ok((bot, pair.map(|(a, b)| (a == f && b == t) || (a == t && b == f))))
-            })
-            .await?;
-        if !bot {
-            return refused(
-                ex,
-                Refusal::new(Failure::UnknownAgent, format!("no bot named `{to}` (list_agents shows them)")),
-            )
-            .await;
-        }
-        let online = self.lock().bots.get(to).is_some_and(|v| !v.is_empty());
-        if !online {
-            return refused(ex, Refusal::new(Failure::AgentOffline, format!("{to} is not connected to the relay now")))
-                .await;
-        }
-        if conversation_id.is_some() && pair != Some(true) {
-            let detail = format!("no conversation `{}` between {from} and {to}", ex.conversation_id);
-            return refused(ex, Refusal::new(Failure::UnknownConversation, detail)).await;
-        }
-        let new_conversation = conversation_id.is_none();
-        if new_conversation {
+        let opened = conversation_id.is_none();
+        if opened {
             ex.conversation_id = uuid4()?;
         }
-        let wake = serde_json::to_string(&Wake {
-            request_id: &request_id,
-            conversation_id: &ex.conversation_id,
-            from,
-            message,
-        })
-        .map_err(|e| crate::error::Error::internal(e.to_string()))?;
-        if wake.len() > MAX_WAKE_BYTES {
-            return refused(
-                ex,
-                Refusal::new(
-                    Failure::MessageTooLarge,
-                    format!("the wake would be {} bytes; bots take at most {MAX_WAKE_BYTES}", wake.len()),
-                ),
-            )
-            .await;
+        let outcome = if local::is_local(to) {
+            self.remember(&ex.conversation_id, &from, to);
+            history::Write::Start(Box::new(ex.clone()), opened.then(|| (from.clone(), to.to_string())))
+                .queue(&self.store)?;
+            let bridge = self.local.get().expect("admitted only with the bridge attached");
+            let run = local::ask(bridge, client, to, message, &ex.conversation_id, self.window, progress);
+            tokio::select! {
+                out = run => out,
+                _ = self.stopped.cancelled() => Err(Refusal::new(Failure::RelayStopping, describe(&Failure::RelayStopping, to, self.window))),
+            }
+        } else {
+            self.wake(&mut ex, opened, progress).await?
+        };
+        let end = history::Write::End {
+            request_id: request_id.clone(),
+            outcome: outcome.clone().map_err(|r| r.error.as_str().to_string()),
+            at: now(),
+        };
+        if let Err(e) = end.queue(&self.store) {
+            tracing::warn!("relay: cannot record the end of {request_id}: {}", e.message);
         }
-        // Record the start (and the conversation) before the bot can see the wake.
-        let (store, started, pair) = (self.store.clone(), ex.clone(), (from.to_string(), to.to_string()));
-        store
-            .call(move |s| {
-                if new_conversation {
-                    history::open_conversation(s, &started.conversation_id, &pair.0, &pair.1)?;
+        Ok(outcome.map(|answer| Answered { ok: true, conversation_id: ex.conversation_id, answer }))
+    }
+
+    /// Whether `from` may ask `to` now, in `conversation_id` when given.
+    async fn admit(
+        &self,
+        from: &str,
+        to: &str,
+        conversation_id: Option<&str>,
+    ) -> Result<std::result::Result<(), Refusal>> {
+        if self.stopping.load(Ordering::SeqCst) {
+            return Ok(Err(Refusal::new(Failure::RelayStopping, "hal0 is stopping; ask again once it is back")));
+        }
+        let unknown = || Refusal::new(Failure::UnknownAgent, format!("no bot named `{to}` (list_agents shows them)"));
+        if local::is_local(to) {
+            match self.local.get() {
+                Some(b) if local::exists(b, to) => {}
+                Some(_) => return Ok(Err(unknown())),
+                None => {
+                    return Ok(Err(Refusal::new(
+                        Failure::UnknownAgent,
+                        format!(
+                            "`{to}` is a local Hermes profile, reached through the agent bridge, which is off here"
+                        ),
+                    )));
                 }
-                history::start(s, &started)
-            })
-            .await?;
+            }
+        } else {
+            // A connected bot is a bot: its socket opened with a relay key and closes when
+            // the key is revoked. Only for one that is not does the store say which it is.
+            let online = self.lock().bots.get(to).is_some_and(|v| !v.is_empty());
+            if !online {
+                let t = to.to_string();
+                let bot = self.store.call(move |s| Relay::is_bot(s, &t)).await?;
+                return Ok(Err(if bot {
+                    Refusal::new(Failure::AgentOffline, format!("{to} is not connected to the relay now"))
+                } else {
+                    unknown()
+                }));
+            }
+        }
+        if let Some(id) = conversation_id {
+            let pair = self.pair(id).await?;
+            let ours = pair.is_some_and(|(a, b)| (a == from && b == to) || (a == to && b == from));
+            if !ours {
+                return Ok(Err(Refusal::new(
+                    Failure::UnknownConversation,
+                    format!("no conversation `{id}` between {from} and {to}"),
+                )));
+            }
+        }
+        Ok(Ok(()))
+    }
+
+    /// The pair conversation `id` belongs to: from memory, else from the store.
+    async fn pair(&self, id: &str) -> Result<Option<(String, String)>> {
+        if let Some(p) = self.lock().conversations.get(id) {
+            return Ok(Some(p.clone()));
+        }
+        let i = id.to_string();
+        let pair = self.store.call(move |s| history::conversation(s, &i)).await?;
+        if let Some((a, b)) = &pair {
+            self.remember(id, a, b);
+        }
+        Ok(pair)
+    }
+
+    /// Keep conversation `id` of `a` and `b` in memory (the store keeps them all).
+    fn remember(&self, id: &str, a: &str, b: &str) {
+        let mut st = self.lock();
+        if st.conversations.len() >= CONVERSATIONS_CACHED {
+            st.conversations.clear();
+        }
+        st.conversations.insert(id.to_string(), (a.to_string(), b.to_string()));
+    }
+
+    /// Wake bot `ex.to` and wait for its answer; `opened` when the ask opened the conversation.
+    async fn wake(
+        &self,
+        ex: &mut Exchange,
+        opened: bool,
+        progress: &Progress,
+    ) -> Result<std::result::Result<String, Refusal>> {
+        let to = ex.to.clone();
+        let frame = Wake {
+            request_id: &ex.request_id,
+            conversation_id: &ex.conversation_id,
+            from: &ex.from,
+            message: &ex.message,
+        };
+        let wake = serde_json::to_string(&frame).map_err(|e| crate::error::Error::internal(e.to_string()))?;
+        if wake.len() > MAX_WAKE_BYTES {
+            ex.status = Failure::MessageTooLarge.as_str().into();
+            ex.error = Some(ex.status.clone());
+            ex.ended_at = Some(ex.started_at.clone());
+            history::Write::Start(Box::new(ex.clone()), None).queue(&self.store)?;
+            // Recorded as ended; the caller records the same end once more.
+            let detail = format!("the wake would be {} bytes; bots take at most {MAX_WAKE_BYTES}", wake.len());
+            return Ok(Err(Refusal::new(Failure::MessageTooLarge, detail)));
+        }
+        if opened {
+            self.remember(&ex.conversation_id, &ex.from, &to);
+        }
+        // Queue the start (and the conversation) before the bot can see the wake.
+        history::Write::Start(Box::new(ex.clone()), opened.then(|| (ex.from.clone(), to.clone())))
+            .queue(&self.store)?;
         let (done, answer) = oneshot::channel();
+        let request_id = ex.request_id.clone();
         let sent = {
             let mut st = self.lock();
-            match st.bots.get(to).and_then(|v| v.last()) {
+            match st.bots.get(&to).and_then(|v| v.last()) {
                 Some(conn) if conn.tx.send(Outbound::Text(wake)).is_ok() => {
                     let generation = conn.generation;
                     st.pending.insert(
                         request_id.clone(),
-                        Pending { to: to.to_string(), generation, deadline: Instant::now() + self.window, done },
+                        Pending { to: to.clone(), generation, deadline: Instant::now() + self.window, done },
                     );
                     true
                 }
                 _ => false,
             }
         };
-        let outcome = if sent {
+        let out = if sent {
             let what = format!("waiting for {to}'s answer");
             progress.during(self.window, &what, self.wait(&request_id, answer)).await
         } else {
             Err(Failure::AgentOffline)
         };
-        let recorded = outcome.clone().map_err(|f| f.as_str().to_string());
-        let (store, id) = (self.store.clone(), request_id.clone());
-        if let Err(e) = store.call(move |s| history::end(s, &id, &recorded)).await {
-            tracing::warn!("relay: cannot record the end of {request_id}: {}", e.message);
-        }
-        Ok(match outcome {
-            Ok(answer) => Ok(Answered { ok: true, conversation_id: ex.conversation_id, answer }),
-            Err(f) => Err(Refusal::new(f, describe(&f, to, self.window))),
-        })
+        Ok(out.map_err(|f| Refusal::new(f, describe(&f, &to, self.window))))
     }
 
     /// Wait for the answer of `request_id` until its deadline, which heartbeats move.
@@ -457,6 +552,7 @@ impl Relay {
         for p in pending {
             let _ = p.done.send(Err(Failure::RelayStopping));
         }
+        self.stopped.cancel();
     }
 
     /// Asks waiting now.

@@ -81,6 +81,10 @@ pub fn build_state(paths: Paths, config: Config, port: u16, cancel: &Cancellatio
     );
     let epoch = revoke::spawn_watcher(paths.api_env(), store.clone(), cancel.clone());
     let bridge = config.bridge.enabled.then(|| crate::bridge::Bridge::new(store.clone(), config));
+    if let Some(b) = &bridge {
+        // Local Hermes profiles answer relay asks through the bridge's runs.
+        ops.relay.attach_local(b.clone());
+    }
     Ok(Arc::new(AppState {
         sessions: Arc::new(sessions::Sessions::new(&config.limits)),
         bridge,

@@ -37,6 +37,12 @@ impl Table {
 }
 
 /// The session table shared by every MCP mount of one daemon.
+/// How long the answers of a finished request stay in its session for a client that lost
+/// the stream to resume it (`Last-Event-ID`). rmcp keeps them 60 s, which under a thousand
+/// calls a second holds tens of thousands of answers in memory; clients retry after the
+/// 3 s `retry` hint, so 10 s covers three attempts.
+const RESUME_WINDOW: std::time::Duration = std::time::Duration::from_secs(10);
+
 pub struct Sessions {
     table: Mutex<Table>,
     managers: Mutex<Vec<Arc<LocalSessionManager>>>,
@@ -91,6 +97,7 @@ impl Sessions {
     pub fn manager(&self) -> Arc<LocalSessionManager> {
         let mut m = LocalSessionManager::default();
         m.session_config.keep_alive = Some(self.idle);
+        m.session_config.completed_cache_ttl = RESUME_WINDOW;
         let m = Arc::new(m);
         self.managers.lock().unwrap_or_else(|p| p.into_inner()).push(m.clone());
         m

@@ -8,6 +8,20 @@ Standard library only; listens on 127.0.0.1 only.
 Hermes (provider ``custom``) talks to it like to any model server. The reply
 depends on the conversation in the request:
 
+* the turn's user message is a hermes-bridge wake (the text the hermes-bridge
+  plugin makes of a relay wake: ``[hermes-bridge] Message de <from>
+  (request_id=<id>, conversation_id=<id>) : <message>`` and a line telling the
+  model to call ``reply``) and the request advertises ``mcp__<server>__reply``
+  -> a tool call of that ``reply`` with {"request_id": <id>, "answer":
+  "bot answer: <message>"}; once it has been called, the tool-result rule below
+  ends the turn. Two variants, keyed on the wake's message:
+  - ``RELAY_BUSY``: before the reply, FAKE_LLM_RELAY_STEPS (default 2) calls of
+    ``mcp__<server>__list_agents``, and every answer of the turn waits
+    FAKE_LLM_RELAY_DELAY_S (default 6) seconds first: the turn keeps working
+    (tool calls, so the plugin's hooks fire and send heartbeats) for longer
+    than a short relay timeout;
+  - ``RELAY_STUCK``: the reply call waits FAKE_LLM_RELAY_STUCK_S (default 300)
+    seconds first: an agent busy on one long model call;
 * the last message is a tool result   -> text "DONE after tool: <result head>"
   (the first 120 characters, whitespace collapsed; for an MCP result, of the
   result inside Hermes's <untrusted_tool_result> wrapper)
@@ -29,9 +43,12 @@ is only called when the request advertises it; otherwise the plain answer is
 given. ``stream: true`` answers with ``chat.completion.chunk`` events (tool
 calls as ``delta.tool_calls``), ``stream: false`` with one ``chat.completion``.
 
+A delayed answer is delayed before anything is sent (no headers, no stream).
+
 ``GET /v1/models`` lists the model with a ``context_length``; every other probe
 (``POST /api/show``, ``GET /v1/models/<id>``, ...) gets 404. When env
-FAKE_LLM_LOG is set, every request is appended to it as one JSON line.
+FAKE_LLM_LOG is set, every request is appended to it as one JSON line, on
+arrival (before any delay).
 """
 
 import json
@@ -63,6 +80,9 @@ class Settings:
         blocked_args = json_object(env, "FAKE_LLM_MCP_BLOCKED_ARGS", None)
         self.mcp_blocked_args = self.mcp_args if blocked_args is None else blocked_args
         self.log_path = env.get("FAKE_LLM_LOG") or None
+        self.relay_steps = int(env.get("FAKE_LLM_RELAY_STEPS") or 2)
+        self.relay_delay_s = float(env.get("FAKE_LLM_RELAY_DELAY_S") or 6)
+        self.relay_stuck_s = float(env.get("FAKE_LLM_RELAY_STUCK_S") or 300)
 
 
 def json_object(env, name, default):
@@ -80,6 +100,8 @@ def json_object(env, name, default):
 
 
 class Text:
+    delay_s = 0.0  # wait before answering at all
+
     def __init__(self, text, pause_s=0.0, words=False):
         self.text = text
         self.pause_s = pause_s  # delay between streamed pieces
@@ -87,9 +109,10 @@ class Text:
 
 
 class ToolCall:
-    def __init__(self, name, arguments):
+    def __init__(self, name, arguments, delay_s=0.0):
         self.name = name
         self.arguments = arguments
+        self.delay_s = delay_s  # wait before answering at all
 
 
 def content_text(content):
@@ -142,8 +165,60 @@ def find_mcp_tool(tools, suffix):
     return None
 
 
+# The wake text of the hermes-bridge plugin (adapter/wake.py, build_wake_text); the
+# request_id pattern is the plugin's own (extract_request_id).
+WAKE_RE = re.compile(
+    r"\[hermes-bridge\] Message de (?P<sender>\S+) \(request_id=(?P<request_id>[^,\s)]+), "
+    r"conversation_id=(?P<conversation_id>[^,\s)]+)\) : (?P<message>.*)\nRéponds avec le tool reply\(",
+    re.DOTALL,
+)
+RELAY_ANSWER_PREFIX = "bot answer: "
+
+
+def called_tools(messages):
+    """Names of the tools the assistant called in ``messages``, in order."""
+    names = []
+    for message in messages:
+        if message.get("role") != "assistant":
+            continue
+        for call in message.get("tool_calls") or []:
+            fn = call.get("function") if isinstance(call, dict) else None
+            if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+                names.append(fn["name"])
+    return names
+
+
+def relay_turn(wake, turn, tools, settings):
+    """The next step of a turn answering a relay wake, or None (then the other rules)."""
+    reply = find_mcp_tool(tools, "reply")
+    if not reply:
+        return None
+    called = called_tools(turn)
+    if reply in called:
+        return None  # replied: the tool-result rule ends the turn
+    message = wake.group("message")
+    if "RELAY_BUSY" in message:
+        step = find_mcp_tool(tools, "list_agents")
+        delay = settings.relay_delay_s
+        if step and called.count(step) < settings.relay_steps:
+            return ToolCall(step, {}, delay)
+    elif "RELAY_STUCK" in message:
+        delay = settings.relay_stuck_s
+    else:
+        delay = 0.0
+    answer = {"request_id": wake.group("request_id"), "answer": RELAY_ANSWER_PREFIX + message}
+    return ToolCall(reply, answer, delay)
+
+
 def decide(body, settings):
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    user_idx = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=None)
+    if user_idx is not None:
+        wake = WAKE_RE.search(content_text(messages[user_idx].get("content")))
+        if wake:
+            step = relay_turn(wake, messages[user_idx + 1 :], advertised_tools(body), settings)
+            if step is not None:
+                return step
     if messages and messages[-1].get("role") == "tool":
         result = unwrap_untrusted(content_text(messages[-1].get("content")))
         result = " ".join(result.split())
@@ -244,6 +319,8 @@ class Handler(BaseHTTPRequestHandler):
         if not isinstance(body, dict):
             return self.send_json(400, {"error": {"message": "body is not a JSON object", "type": "invalid_request"}})
         reply = decide(body, self.server.settings)
+        if reply.delay_s:
+            time.sleep(reply.delay_s)
         if body.get("stream"):
             self.stream(reply)
         else:

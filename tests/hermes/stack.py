@@ -2,6 +2,8 @@
 """Start a real Hermes stack on 127.0.0.1 for end-to-end tests.
 
     python3 tests/hermes/stack.py --home DIR [--profile NAME ...] [--hermes PATH]
+        [--bridge-plugin DIR --bridge-relay-url URL --bridge-token KEY
+         --bridge-mcp-url URL [--bridge-profile NAME]]
 
 Standard library only. In DIR (the scratch HERMES_HOME root) it writes:
 
@@ -11,6 +13,13 @@ Standard library only. In DIR (the scratch HERMES_HOME root) it writes:
 * ``profiles/<name>/config.yaml`` for every ``--profile``, with the port in
   config.yaml and the key in ``profiles/<name>/.env`` as ``API_SERVER_KEY=…``,
   so that both config sources Hermes reads are exercised;
+* with ``--bridge-plugin DIR`` (the hermes-bridge Hermes plugin, its ``adapter/``
+  folder), for the profile ``--bridge-profile`` (default ``default``): a copy
+  of DIR in ``<profile home>/plugins/hermes-bridge/``, ``plugins.enabled:
+  [hermes-bridge]`` and an ``mcp_servers`` entry ``hal0-relay`` (url
+  ``--bridge-mcp-url``, header ``Authorization: Bearer ${HERMES_BRIDGE_TOKEN}``)
+  in its config.yaml, and ``HERMES_BRIDGE_RELAY_URL`` / ``HERMES_BRIDGE_TOKEN``
+  in its ``.env``: the gateway then connects to that relay as a bot;
 * ``victim/``, a directory the fake model's APPROVE case asks to ``rm -r``;
 * ``work/`` (the terminal tool's cwd) and ``userhome/`` (HOME of the children);
 * ``logs/stack.*.log`` (the children's output) and ``logs/fake_llm_requests.jsonl``;
@@ -32,6 +41,9 @@ each with one JSON line on stdout:
     restart NAME   stop that profile's gateway and start it again on the same port,
                    without rewriting its files (Hermes reads mcp_servers only at
                    start) -> {"event": "restarted", "profile", "pid", "url", "port"}
+    kill NAME      SIGKILL that profile's gateway (its whole process group) and
+                   wait for it -> {"event": "killed", "profile", "pid"};
+                   ``restart NAME`` starts it again
     ping           -> {"event": "pong"}
 
 Environment variables FAKE_LLM_* are passed on to the fake model server
@@ -44,6 +56,7 @@ import os
 import queue
 import re
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -71,6 +84,8 @@ SCRUBBED_PREFIXES = (
     "NOUS_",
 )
 BIND_FAILURE = "Could not bind"
+BRIDGE_PLUGIN = "hermes-bridge"
+BRIDGE_MCP_SERVER = "hal0-relay"
 PORT_ATTEMPTS = 3
 STOP_GRACE_S = 15.0
 
@@ -138,13 +153,17 @@ def emit(obj):
 
 
 def yaml_lines(value, indent=0):
-    """A small block-style YAML writer for dicts of scalars (JSON strings are YAML)."""
+    """A small block-style YAML writer for dicts of scalars and lists of strings
+    (JSON strings are YAML)."""
     pad = "  " * indent
     lines = []
     for key, item in value.items():
         if isinstance(item, dict):
             lines.append("%s%s:" % (pad, key))
             lines.extend(yaml_lines(item, indent + 1))
+        elif isinstance(item, list):
+            lines.append("%s%s:" % (pad, key))
+            lines.extend("%s  - %s" % (pad, json.dumps(str(x))) for x in item)
         elif isinstance(item, bool):
             lines.append("%s%s: %s" % (pad, key, "true" if item else "false"))
         elif isinstance(item, (int, float)):
@@ -191,7 +210,7 @@ class Profile:
         extra = {"host": "127.0.0.1", "port": self.port}
         if self.name == "default":
             extra["key"] = self.key  # named profiles take theirs from .env
-        return {
+        config = {
             "model": {
                 "provider": "custom",
                 "default": "fake-model",
@@ -203,13 +222,39 @@ class Profile:
             "security": {"tirith_enabled": False},
             "terminal": {"cwd": self.stack.work},
         }
+        if self.is_bridge_bot():
+            config["plugins"] = {"enabled": [BRIDGE_PLUGIN]}
+            config["mcp_servers"] = {
+                BRIDGE_MCP_SERVER: {
+                    "url": self.stack.args.bridge_mcp_url,
+                    "headers": {"Authorization": "Bearer ${HERMES_BRIDGE_TOKEN}"},
+                }
+            }
+        return config
+
+    def is_bridge_bot(self):
+        return bool(self.stack.args.bridge_plugin) and self.name == self.stack.args.bridge_profile
 
     def write_config(self):
         os.makedirs(self.home, exist_ok=True)
         header = "# Written by tests/hermes/stack.py for profile %r.\n" % self.name
         write_file(os.path.join(self.home, "config.yaml"), header + "\n".join(yaml_lines(self.config())) + "\n")
+        env_lines = []
         if self.name != "default":
-            write_file(os.path.join(self.home, ".env"), "API_SERVER_KEY=%s\n" % self.key)
+            env_lines.append("API_SERVER_KEY=%s" % self.key)
+        if self.is_bridge_bot():
+            env_lines.append("HERMES_BRIDGE_RELAY_URL=%s" % self.stack.args.bridge_relay_url)
+            env_lines.append("HERMES_BRIDGE_TOKEN=%s" % self.stack.args.bridge_token)
+            self.install_bridge_plugin()
+        if env_lines:
+            write_file(os.path.join(self.home, ".env"), "\n".join(env_lines) + "\n")
+
+    def install_bridge_plugin(self):
+        """Copy the plugin folder as its README says: <home>/plugins/hermes-bridge/."""
+        dest = os.path.join(self.home, "plugins", BRIDGE_PLUGIN)
+        if os.path.isdir(dest):
+            return  # a retry on another port: already there
+        shutil.copytree(self.stack.args.bridge_plugin, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
 
     def command(self):
         hermes = self.stack.args.hermes
@@ -367,11 +412,25 @@ class Stack:
         self.start_gateways(list(self.profiles.values()))
 
     def restart(self, name):
+        p = self.profile(name)
+        self.stop_procs([p.proc])
+        self.start_gateways([p], fresh=False)
+
+    def kill(self, name):
+        """SIGKILL a profile's gateway, no grace: what a crash looks like to its peers."""
+        p = self.profile(name)
+        signal_group(p.proc, signal.SIGKILL)
+        try:
+            p.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            raise StackError("gateway of profile %s did not exit after SIGKILL" % name)
+        self.stop_procs([p.proc])  # reaps what is left of its group
+
+    def profile(self, name):
         p = self.profiles.get(name)
         if p is None:
             raise StackError("unknown profile %r" % name)
-        self.stop_procs([p.proc])
-        self.start_gateways([p], fresh=False)
+        return p
 
     def summary(self):
         return {
@@ -478,6 +537,14 @@ def serve(stack, args):
                 emit({"event": "restarted", "profile": p.name, "pid": p.proc.pid, "url": p.url, "port": p.port})
             except StackError as e:
                 emit({"event": "error", "command": line, "message": str(e)})
+        elif words[0] == "kill" and len(words) == 2:
+            try:
+                pid = stack.profile(words[1]).proc.pid
+                reported.add(pid)  # asked for: not worth a log line
+                stack.kill(words[1])
+                emit({"event": "killed", "profile": words[1], "pid": pid})
+            except StackError as e:
+                emit({"event": "error", "command": line, "message": str(e)})
         else:
             emit({"event": "error", "command": line, "message": "unknown command"})
 
@@ -491,7 +558,21 @@ def main():
     ap.add_argument("--approvals-mode", default="manual", choices=["manual", "smart", "off"])
     ap.add_argument("--approvals-timeout", type=int, default=60)
     ap.add_argument("--no-stdin", action="store_true", help="ignore stdin (run until a signal only)")
+    ap.add_argument("--bridge-plugin", help="the hermes-bridge plugin folder (its adapter/) to install")
+    ap.add_argument("--bridge-profile", default="default", help="the profile that becomes the bot")
+    ap.add_argument("--bridge-relay-url", help="HERMES_BRIDGE_RELAY_URL (ws://…/bridge/connect)")
+    ap.add_argument("--bridge-token", help="HERMES_BRIDGE_TOKEN, also the bearer of mcp_servers.hal0-relay")
+    ap.add_argument("--bridge-mcp-url", help="the relay's MCP URL, for mcp_servers.hal0-relay")
     args = ap.parse_args()
+    if args.bridge_plugin:
+        missing = [f for f in ("bridge_relay_url", "bridge_token", "bridge_mcp_url") if not getattr(args, f)]
+        if missing:
+            ap.error("--bridge-plugin needs " + ", ".join("--" + f.replace("_", "-") for f in missing))
+        if not os.path.isfile(os.path.join(args.bridge_plugin, "plugin.yaml")):
+            ap.error("--bridge-plugin %s has no plugin.yaml" % args.bridge_plugin)
+        args.bridge_plugin = os.path.abspath(args.bridge_plugin)
+        if args.bridge_profile != "default" and args.bridge_profile not in args.profile:
+            ap.error("--bridge-profile %s is not a --profile" % args.bridge_profile)
 
     Signals.install()
 

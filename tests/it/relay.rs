@@ -76,6 +76,11 @@ impl Socket {
     }
 }
 
+/// Whether `name` is online in a `list_agents` answer (`None`: not listed).
+fn online(list: &Value, name: &str) -> Option<bool> {
+    list.as_array()?.iter().find(|a| a["name"] == name)?["online"].as_bool()
+}
+
 /// Call a relay tool: (is_error, the JSON of its one text block).
 async fn call(c: &Client, tool: &str, args: Value) -> (bool, Value) {
     let p = CallToolRequestParams::new(tool.to_string()).with_arguments(args.as_object().unwrap().clone());
@@ -107,7 +112,13 @@ async fn an_ask_wakes_the_bot_and_returns_its_reply_in_a_conversation_of_the_pai
     assert!(!e);
     assert_eq!(
         v,
-        json!([{"name": "bot-a", "online": false}, {"name": "bot-b", "online": true}, {"name": "bot-c", "online": false}])
+        json!([
+            // The local Hermes profile (its gateway is not running here), then the bots.
+            {"name": "hermes", "online": false},
+            {"name": "bot-a", "online": false},
+            {"name": "bot-b", "online": true},
+            {"name": "bot-c", "online": false}
+        ])
     );
 
     let ask = tokio::spawn(async move {
@@ -287,7 +298,7 @@ async fn the_newest_connection_gets_the_wakes_and_an_older_one_closing_changes_n
     drop(old.send);
     tokio::time::sleep(Duration::from_millis(300)).await;
     let (_, v) = call(&a, "list_agents", json!({})).await;
-    assert_eq!(v[1], json!({"name": "bot-b", "online": true}), "{v}");
+    assert_eq!(online(&v, "bot-b"), Some(true), "{v}");
     let a2 = relay(&server, &ka).await;
     let ask =
         tokio::spawn(async move { call(&a2, "ask_agent", json!({"to": "bot-b", "message": "still there?"})).await });
@@ -359,10 +370,10 @@ async fn a_socket_that_stops_answering_pings_is_dropped() {
     req.headers_mut().insert("authorization", format!("Bearer {kb}").parse().unwrap());
     let (silent, _) = tokio_tungstenite::connect_async(req).await.unwrap();
     let (_, v) = call(&a, "list_agents", json!({})).await;
-    assert_eq!(v[1], json!({"name": "bot-b", "online": true}), "{v}");
+    assert_eq!(online(&v, "bot-b"), Some(true), "{v}");
     let gone = eventually(Duration::from_secs(15), async || {
         let (_, v) = call(&a, "list_agents", json!({})).await;
-        v[1]["online"] == false
+        online(&v, "bot-b") == Some(false)
     })
     .await;
     assert!(gone, "the relay dropped the silent socket");
@@ -419,4 +430,85 @@ async fn a_bot_built_from_the_hermes_bridge_plugin_code_answers_through_hal0() {
     assert_eq!(next().await.rsplit(' ').next().unwrap(), (1 << 20).to_string());
     assert_eq!(next().await, "DONE");
     assert!(bot.wait().unwrap().success());
+}
+
+/// Local Hermes profiles are agents: an ask to `hermes` runs the profile through the
+/// bridge (a fake Hermes here) and the run's output is the answer; the conversation is the
+/// run's Hermes session; a run that keeps producing events outlives the window, a silent
+/// one is stopped when it ends; a profile's own client asks under the profile's name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_profiles_answer_through_runs_and_ask_as_themselves() {
+    use crate::support::fake_hermes::{FakeHermes, FakeHermesOptions};
+    let opts = FakeHermesOptions { approval_timeout: None, ..Default::default() };
+    let hermes = FakeHermes::start(opts).await;
+    let home = tempfile::tempdir().unwrap();
+    hermes.write_profile(home.path());
+    let env = Env::new();
+    std::fs::create_dir_all(env.config_dir()).unwrap();
+    let toml = format!("[relay]\nask_timeout_secs = 2\n\n[hermes]\nhome = \"{}\"\n", home.path().display());
+    std::fs::write(env.config_dir().join("hal0.toml"), toml).unwrap();
+    let (ka, kb) = (env.bridge_key("bot-a", &["relay"]), env.bridge_key("bot-b", &["relay"]));
+    let kh = env.bridge_key("hermes", &["relay"]); // the default profile's own client
+    let server = env.serve();
+    let a = relay(&server, &ka).await;
+
+    let (_, v) = call(&a, "list_agents", json!({})).await;
+    assert_eq!(online(&v, "hermes"), Some(true), "{v}");
+    assert_eq!(v.as_array().unwrap().iter().filter(|x| x["name"] == "hermes").count(), 1, "{v}");
+
+    let (e, v) = call(&a, "ask_agent", json!({"to": "hermes", "message": "bonjour"})).await;
+    assert!(!e && v["answer"] == "FAKE ANSWER: bonjour", "{v}");
+    let conv = v["conversation_id"].as_str().unwrap().to_string();
+    let (e, v) = call(&a, "ask_agent", json!({"to": "hermes", "message": "encore", "conversation_id": conv})).await;
+    assert!(!e && v["answer"] == "FAKE ANSWER: encore" && v["conversation_id"] == conv.as_str(), "{v}");
+    // Both runs went to Hermes in the conversation's session.
+    let keys: Vec<Option<String>> = hermes
+        .requests_to("POST", "/v1/runs")
+        .iter()
+        .map(|r| r.header("x-hermes-session-key").map(str::to_string))
+        .collect();
+    assert_eq!(keys, vec![Some(format!("bot-a:{conv}")); 2]);
+
+    // 60 deltas 100 ms apart: 6 s of a run that keeps going, past the 2 s window.
+    let (e, v) = call(&a, "ask_agent", json!({"to": "hermes", "message": "SLOW"})).await;
+    assert!(!e && v["answer"].as_str().unwrap().len() > 60, "{v}");
+    // A run waiting on an approval nobody gives is silent: the window ends it.
+    let (e, v) = call(&a, "ask_agent", json!({"to": "hermes", "message": "APPROVE"})).await;
+    assert!(e && v["error"] == "timeout", "{v}");
+    assert!(v["detail"].as_str().unwrap().contains("hal0 stopped it"), "{v}");
+    let (e, v) = call(&a, "ask_agent", json!({"to": "hermes", "message": "FAIL"})).await;
+    assert!(e && v["error"] == "agent_failed" && v["detail"].as_str().unwrap().contains("failed"), "{v}");
+    let (e, v) = call(&a, "ask_agent", json!({"to": "hermes/nope", "message": "hi"})).await;
+    assert!(e && v["error"] == "unknown_agent", "{v}");
+
+    // The profile's own client asks a bot as `hermes`; the bot's wake says so.
+    let mut sb = open_socket(&server, &kb).await.unwrap();
+    let h = relay(&server, &kh).await;
+    let ask =
+        tokio::spawn(async move { call(&h, "ask_agent", json!({"to": "bot-b", "message": "from the box"})).await });
+    let wake = sb.wake().await;
+    assert_eq!(wake["from"], "hermes");
+    let b = relay(&server, &kb).await;
+    let (e, _) = call(&b, "reply", json!({"request_id": wake["request_id"], "answer": "got it"})).await;
+    assert!(!e);
+    let (e, v) = ask.await.unwrap();
+    assert!(!e && v["answer"] == "got it", "{v}");
+
+    let rows = exchanges(&env);
+    let statuses: Vec<(&str, &str, &str)> = rows
+        .iter()
+        .map(|r| (r["from"].as_str().unwrap(), r["to"].as_str().unwrap(), r["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("hermes", "bot-b", "ok"),
+            ("bot-a", "hermes/nope", "unknown_agent"),
+            ("bot-a", "hermes", "agent_failed"),
+            ("bot-a", "hermes", "timeout"),
+            ("bot-a", "hermes", "ok"),
+            ("bot-a", "hermes", "ok"),
+            ("bot-a", "hermes", "ok"),
+        ]
+    );
 }

@@ -34,7 +34,11 @@ async fn reprovision_wires_profiles() {
 
     let yaml = std::fs::read_to_string(home.path().join("config.yaml")).unwrap();
     assert!(yaml.starts_with("# Hermes config (operator notes)\nmodel:\n  default: m  # the model\nmcp_servers:\n  github:   # mine\n    url: https://example.com/mcp\n    timeout: 120\n"), "{yaml}");
-    assert!(yaml.contains("hal0-admin:") && yaml.contains("hal0-memory:"), "{yaml}");
+    assert!(yaml.contains("hal0-admin:") && yaml.contains("hal0-memory:") && yaml.contains("hal0-relay:"), "{yaml}");
+    assert!(
+        yaml.contains("/mcp/relay/mcp") && yaml.contains("timeout: 150"),
+        "relay calls wait the ask window: {yaml}"
+    );
     assert!(yaml.contains("/mcp/admin/mcp") && yaml.contains("${HAL0_MCP_KEY}"), "{yaml}");
     assert!(!yaml.contains("hal0bk_"), "the key never lands in config.yaml");
     let opt = std::fs::read_to_string(home.path().join("profiles/optout/config.yaml")).unwrap();
@@ -73,7 +77,17 @@ async fn reprovision_wires_profiles() {
         .await
         .unwrap();
     assert_eq!(me["client"], "hermes__coder");
-    assert_eq!(me["scopes"], serde_json::json!(["agents", "memory", "admin"]));
+    assert_eq!(me["scopes"], serde_json::json!(["agents", "memory", "admin", "relay"]));
+
+    // A key minted before the relay existed gains the scope in place: same key, rewired.
+    env.ok(&["bridge", "scopes", "hermes__coder", "agents", "memory", "admin"]);
+    let r = env.json(&["agent", "reprovision", "hermes", "--json"]);
+    let coder = r["profiles"].as_array().unwrap().iter().find(|p| p["agent"] == "hermes/coder").unwrap().clone();
+    assert_eq!(coder["outcome"], "wired", "{r}");
+    assert!(std::fs::read_to_string(&env_file).unwrap().contains(&key), "the key stays");
+    let listed = env.json(&["bridge", "list", "--json"]);
+    let row = listed.as_array().unwrap().iter().find(|c| c["name"] == "hermes__coder").unwrap().clone();
+    assert_eq!(row["scopes"], serde_json::json!(["agents", "memory", "admin", "relay"]), "{listed}");
 
     // --repair mints a new key; the old one stops working.
     env.ok(&["agent", "reprovision", "hermes", "--repair"]);

@@ -12,7 +12,10 @@
 //! (config, logs, Hermes's state) after the test for a look.
 //!
 //! What the fake model answers is keyed on the run's input: `TOOLCALL`, `APPROVE`, `SLOW`,
-//! `MCPCALL`, `MCPBLOCKED` or anything else (see the docstring of `tests/hermes/fake_llm.py`).
+//! `MCPCALL`, `MCPBLOCKED` or anything else, and a hermes-bridge wake is answered with a call
+//! of the relay's `reply` (`RELAY_BUSY`, `RELAY_STUCK` for slow ones; see the docstring of
+//! `tests/hermes/fake_llm.py`). [`RealHermes::start_with_args`] passes `--bridge-*` to
+//! `stack.py` to make a profile such a bot.
 // The harness's whole API (per-profile accessors included), not all of it called by today's tests.
 #![allow(dead_code)]
 
@@ -99,6 +102,12 @@ impl RealHermes {
     /// e.g. `FAKE_LLM_MCP_TOOL`, `FAKE_LLM_MCP_ARGS` or `FAKE_LLM_MCP_BLOCKED_TOOL` for the
     /// fake model.
     pub fn start_with_env(profiles: &[&str], envs: &[(&str, &str)]) -> Option<RealHermes> {
+        Self::start_with_args(profiles, envs, &[])
+    }
+
+    /// Like [`RealHermes::start_with_env`], with extra arguments for `stack.py`, e.g. the
+    /// `--bridge-*` ones that make a profile a hermes-bridge bot of a relay.
+    pub fn start_with_args(profiles: &[&str], envs: &[(&str, &str)], args: &[&str]) -> Option<RealHermes> {
         if !available() {
             let msg = format!("real Hermes not installed at {}", hermes_venv().display());
             if require_external() {
@@ -118,6 +127,7 @@ impl RealHermes {
         for p in profiles {
             cmd.arg("--profile").arg(p);
         }
+        cmd.args(args);
         for (k, v) in envs {
             cmd.env(k, v);
         }
@@ -249,6 +259,16 @@ impl RealHermes {
         p.pid = reply["pid"].as_u64().unwrap() as u32;
         p.port = reply["port"].as_u64().unwrap() as u16;
         p.url = reply["url"].as_str().unwrap().to_string();
+    }
+
+    /// SIGKILL one profile's gateway (its whole process group) and wait until it is gone;
+    /// [`RealHermes::restart`] starts it again. Panics when stack.py cannot.
+    pub fn kill(&mut self, profile: &str) {
+        let _ = self.profile(profile);
+        let reply = self.command(&format!("kill {profile}"));
+        if reply["event"] != "killed" {
+            panic!("kill {profile} failed: {}", reply["message"].as_str().unwrap_or(&reply.to_string()));
+        }
     }
 
     fn command(&mut self, line: &str) -> Value {

@@ -1,0 +1,355 @@
+//! Benchmark of hal0's agent relay side by side with the hermes-bridge relay it replaces
+//! (`../shared/peers/hermes-bridge`, built by `examples/bench_relay/peer.sh` into
+//! `target/peer-hermes-bridge`), on the same harness, the same machine, in one run.
+//!
+//! The method of the reference's baseline (`../shared/reference/hermes-bridge-relay.md` §12):
+//! bot B holds the WebSocket and answers every wake at once by calling `reply`; bot A holds
+//! an idle WebSocket and asks `ask_agent{to: bot-b}` over raw Streamable HTTP (reqwest
+//! keep-alive, one SSE event per answer). Each ask costs 2 MCP POSTs and 1 WebSocket frame
+//! at the relay. Every relay gets a warm-up of 3000 asks at concurrency 4, then
+//! 1000 sequential asks and 4000 asks from 16 concurrent askers. The relay's CPU time and
+//! RSS come from `/proc/<pid>`: idle without bots, idle with both bots, after the load
+//! (and the peak, VmHWM). hal0 writes its audit rows and the relay history (start and end
+//! of every ask) to SQLite throughout; hermes-bridge keeps its history in memory.
+//!
+//! The hermes-bridge relay listens on every interface; a preload (`bench_relay/loopback.cjs`)
+//! makes it bind 127.0.0.1 only. Runs alternate the two relays (`--runs`, default 3).
+//!
+//! Run: `cargo build --release --bin hal0 --example bench_relay &&
+//!       target/release/examples/bench_relay target/release/hal0 [--runs 3]`
+
+#[path = "support/child.rs"]
+mod child;
+#[path = "support/mod.rs"]
+mod support;
+#[path = "../tests/it/support/upstream.rs"]
+mod upstream;
+
+use child::{KillOnDrop, cpu_ms};
+use futures::StreamExt;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use support::{Session, pct};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+const WARM: u64 = 3000;
+const SEQUENTIAL: u64 = 1000;
+const CONCURRENT: u64 = 4000;
+
+/// A relay under test: its process, where to reach it, the two bots' keys.
+struct Relay {
+    name: &'static str,
+    child: KillOnDrop,
+    mcp: String,
+    ws: String,
+    key_a: String,
+    key_b: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Relay {
+    fn pid(&self) -> u32 {
+        self.child.0.id()
+    }
+}
+
+fn status_kib(pid: u32, field: &str) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let l = s.lines().find(|l| l.starts_with(field)).unwrap();
+    l.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+async fn wait_health(url: &str) {
+    let http = reqwest::Client::new();
+    for _ in 0..200 {
+        if http.get(url).send().await.is_ok_and(|r| r.status().is_success()) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{url} did not answer within 10 s");
+}
+
+async fn start_peer(peer: &Path) -> Relay {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.yaml");
+    std::fs::write(
+        &cfg,
+        "agents:\n  - name: bot-a\n    token: tok-a\n  - name: bot-b\n    token: tok-b\nask_timeout_ms: 120000\n",
+    )
+    .unwrap();
+    let port = free_port();
+    let shim = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/bench_relay/loopback.cjs");
+    let child = Command::new("node")
+        .arg("--require")
+        .arg(shim)
+        .arg(peer.join("dist/server/index.js"))
+        .env("HERMES_BRIDGE_CONFIG", &cfg)
+        .env("PORT", port.to_string())
+        .env_remove("DATABASE_URL")
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("node (the hermes-bridge relay)");
+    let base = format!("http://127.0.0.1:{port}");
+    let child = KillOnDrop(child);
+    wait_health(&format!("{base}/health")).await;
+    Relay {
+        name: "hermes-bridge",
+        child,
+        mcp: format!("{base}/mcp"),
+        ws: format!("ws://127.0.0.1:{port}/bridge/connect"),
+        key_a: "tok-a".into(),
+        key_b: "tok-b".into(),
+        _dir: dir,
+    }
+}
+
+fn hal0_bot(bin: &str, cfg: &Path, state: &Path, name: &str) -> String {
+    let out = Command::new(bin)
+        .args(["bridge", "add", name, "--scope", "relay", "--json"])
+        .env("HAL0_CONFIG_DIR", cfg)
+        .env("HAL0_STATE_DIR", state)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "hal0 bridge add: {}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["key"].as_str().unwrap().to_string()
+}
+
+async fn start_hal0(bin: &str) -> Relay {
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, state) = (dir.path().join("etc"), dir.path().join("var"));
+    let key_a = hal0_bot(bin, &cfg, &state, "bot-a");
+    let key_b = hal0_bot(bin, &cfg, &state, "bot-b");
+    let (child, base) = support::serve(bin, &cfg, &state, &[]);
+    let child = KillOnDrop(child);
+    wait_health(&format!("{base}/api/health")).await;
+    let port = base.rsplit(':').next().unwrap();
+    Relay {
+        name: "hal0",
+        child,
+        mcp: format!("{base}/mcp/relay/mcp"),
+        ws: format!("ws://127.0.0.1:{port}/bridge/connect"),
+        key_a,
+        key_b,
+        _dir: dir,
+    }
+}
+
+/// A bot's WebSocket. With `answer`, every wake is answered at once with `reply` on that
+/// session; without, the socket is held idle. Returns once the socket is open.
+async fn bot(ws: &str, key: &str, answer: Option<Arc<Session>>) -> tokio::task::JoinHandle<()> {
+    let mut req = ws.into_client_request().unwrap();
+    req.headers_mut().insert("authorization", format!("Bearer {key}").parse().unwrap());
+    let (sock, _) = tokio_tungstenite::connect_async(req).await.expect("bot WebSocket");
+    tokio::spawn(async move {
+        // The sink is held (not used) so the socket stays open.
+        let (_sink, mut stream) = sock.split();
+        let mut n = 0u64;
+        while let Some(Ok(m)) = stream.next().await {
+            let (Message::Text(t), Some(s)) = (m, &answer) else { continue };
+            let wake: Value = serde_json::from_str(&t).unwrap();
+            let args = json!({"request_id": wake["request_id"], "answer": "pong"});
+            let s = s.clone();
+            n += 1;
+            tokio::spawn(async move {
+                s.call(n, "reply", args, "ok").await;
+            });
+        }
+    })
+}
+
+/// `per` asks on each session at once; every latency and the wall time.
+async fn asks(sessions: &[Arc<Session>], per: u64) -> (Vec<f64>, f64) {
+    let t = Instant::now();
+    let hs: Vec<_> = sessions
+        .iter()
+        .cloned()
+        .map(|s| {
+            tokio::spawn(async move {
+                let mut v = Vec::with_capacity(per as usize);
+                for i in 0..per {
+                    v.push(s.call(i, "ask_agent", json!({"to": "bot-b", "message": "ping"}), "pong").await.0);
+                }
+                v
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for h in hs {
+        all.extend(h.await.unwrap());
+    }
+    (all, t.elapsed().as_secs_f64())
+}
+
+/// One phase's figures.
+#[derive(Clone, Copy, Default)]
+struct Phase {
+    per_s: f64,
+    p50: f64,
+    p90: f64,
+    p99: f64,
+    max: f64,
+    cpu_ms_per_ask: f64,
+}
+
+async fn phase(r: &Relay, sessions: &[Arc<Session>], total: u64) -> Phase {
+    let per = total / sessions.len() as u64;
+    let cpu = cpu_ms(r.pid());
+    let (mut v, wall) = asks(sessions, per).await;
+    let cpu = cpu_ms(r.pid()) - cpu;
+    let n = v.len() as f64;
+    Phase {
+        per_s: n / wall,
+        p50: pct(&mut v, 0.50),
+        p90: pct(&mut v, 0.90),
+        p99: pct(&mut v, 0.99),
+        max: pct(&mut v, 1.0),
+        cpu_ms_per_ask: cpu / n,
+    }
+}
+
+/// Everything measured on one relay in one run.
+#[derive(Clone, Copy, Default)]
+struct Figures {
+    seq: Phase,
+    conc: Phase,
+    rss_idle: u64,
+    rss_bots: u64,
+    rss_load: u64,
+    rss_peak: u64,
+}
+
+async fn measure(r: Relay, clients: usize) -> Figures {
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let rss_idle = status_kib(r.pid(), "VmRSS:");
+    let replier = Arc::new(Session::open(&r.mcp, &r.key_b).await);
+    let b = bot(&r.ws, &r.key_b, Some(replier)).await;
+    let a = bot(&r.ws, &r.key_a, None).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let rss_bots = status_kib(r.pid(), "VmRSS:");
+    let mut askers = Vec::new();
+    for _ in 0..clients {
+        askers.push(Arc::new(Session::open(&r.mcp, &r.key_a).await));
+    }
+    asks(&askers[..4], WARM / 4).await;
+    let seq = phase(&r, &askers[..1], SEQUENTIAL).await;
+    let conc = phase(&r, &askers, CONCURRENT).await;
+    let f = Figures {
+        seq,
+        conc,
+        rss_idle,
+        rss_bots,
+        rss_load: status_kib(r.pid(), "VmRSS:"),
+        rss_peak: status_kib(r.pid(), "VmHWM:"),
+    };
+    a.abort();
+    b.abort();
+    drop(r);
+    f
+}
+
+fn row(name: &str, what: &str, p: &Phase) {
+    println!(
+        "| {name} | {what} | {:.0} | {:.2} | {:.2} | {:.2} | {:.1} | {:.3} |",
+        p.per_s, p.p50, p.p90, p.p99, p.max, p.cpu_ms_per_ask
+    );
+}
+
+fn median<T: Copy + PartialOrd>(runs: &[Figures], f: impl Fn(&Figures) -> T) -> T {
+    let mut v: Vec<T> = runs.iter().map(f).collect();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn main() {
+    let mut bin = "target/release/hal0".to_string();
+    let mut runs = 3usize;
+    let mut clients = 16usize;
+    let mut only: Option<String> = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--runs" => runs = args.next().and_then(|v| v.parse().ok()).expect("--runs needs a number"),
+            "--clients" => clients = args.next().and_then(|v| v.parse().ok()).expect("--clients needs a number"),
+            "--only" => only = args.next(),
+            a if a.starts_with("--") => {
+                panic!("unknown option {a}; usage: bench_relay HAL0_BIN [--runs N] [--clients C]")
+            }
+            _ => bin = a,
+        }
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/bench_relay/peer.sh");
+    let out = Command::new("bash").arg(script).stderr(Stdio::inherit()).output().unwrap();
+    assert!(out.status.success(), "examples/bench_relay/peer.sh failed");
+    let peer = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let (mut old, mut new) = (Vec::new(), Vec::new());
+    println!("bench_relay: {runs} run(s), {clients} concurrent askers, load {:?}", child::loadavg());
+    for i in 0..runs {
+        // Alternate which relay goes first so a drift in machine load weighs on both alike.
+        let order: [bool; 2] = if i % 2 == 0 { [true, false] } else { [false, true] };
+        for is_peer in order {
+            if only.as_deref().is_some_and(|o| o != if is_peer { "hermes-bridge" } else { "hal0" }) {
+                continue;
+            }
+            let r = rt.block_on(async {
+                let r = if is_peer { start_peer(&peer).await } else { start_hal0(&bin).await };
+                let name = r.name;
+                (name, measure(r, clients).await)
+            });
+            eprintln!(
+                "run {} {}: seq {:.0}/s p99 {:.2} ms; x{clients} {:.0}/s p50 {:.2} p99 {:.2} ms",
+                i + 1,
+                r.0,
+                r.1.seq.per_s,
+                r.1.seq.p99,
+                r.1.conc.per_s,
+                r.1.conc.p50,
+                r.1.conc.p99
+            );
+            if is_peer { old.push(r.1) } else { new.push(r.1) }
+        }
+    }
+    println!("\nMedians of {runs} run(s); latencies in ms, relay CPU in ms per ask.\n");
+    println!("| relay | phase | asks/s | p50 | p90 | p99 | max | CPU/ask |");
+    println!("|---|---|---|---|---|---|---|---|");
+    let both = [("hermes-bridge", &old), ("hal0", &new)];
+    for (name, f) in both.iter().filter(|(_, f)| !f.is_empty()) {
+        let m = |g: fn(&Figures) -> &Phase| Phase {
+            per_s: median(f, |x| g(x).per_s),
+            p50: median(f, |x| g(x).p50),
+            p90: median(f, |x| g(x).p90),
+            p99: median(f, |x| g(x).p99),
+            max: median(f, |x| g(x).max),
+            cpu_ms_per_ask: median(f, |x| g(x).cpu_ms_per_ask),
+        };
+        row(name, &format!("sequential {SEQUENTIAL}"), &m(|x| &x.seq));
+        row(name, &format!("{clients} concurrent, {CONCURRENT}"), &m(|x| &x.conc));
+    }
+    println!("\n| relay | RSS idle | idle + 2 bots | after load | peak (VmHWM) |");
+    println!("|---|---|---|---|---|");
+    for (name, f) in both.iter().filter(|(_, f)| !f.is_empty()) {
+        let mib = |g: fn(&Figures) -> u64| median(f, g) as f64 / 1024.0;
+        println!(
+            "| {name} | {:.1} MiB | {:.1} MiB | {:.1} MiB | {:.1} MiB |",
+            mib(|x| x.rss_idle),
+            mib(|x| x.rss_bots),
+            mib(|x| x.rss_load),
+            mib(|x| x.rss_peak)
+        );
+    }
+    if old.is_empty() || new.is_empty() {
+        return;
+    }
+    let (o, n) = (median(&old, |x| x.conc.per_s), median(&new, |x| x.conc.per_s));
+    println!("\nhal0 / hermes-bridge at {clients} askers: {:.1}x asks/s", n / o);
+}
