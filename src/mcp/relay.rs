@@ -91,10 +91,21 @@ impl RelayServer {
     async fn ask_agent(&self, Parameters(a): Parameters<AskArgs>, ctx: RequestContext<RoleServer>) -> CallToolResult {
         let Some(from) = Self::bot(&ctx) else { return Self::no_bot() };
         let progress = super::progress::of(&ctx, &self.state.config);
-        match self.state.relay.ask(&from, &a.to, &a.message, a.conversation_id.as_deref(), &progress).await {
-            Ok(Ok(answered)) => text(&answered, false),
-            Ok(Err(r)) => refused(&r),
-            Err(e) => internal(&e),
+        let ask = self.state.relay.ask(&from, &a.to, &a.message, a.conversation_id.as_deref(), &progress);
+        tokio::select! {
+            // The ask first: when hal0 stops, it has ended `relay_stopping` already.
+            biased;
+            out = ask => match out {
+                Ok(Ok(answered)) => text(&answered, false),
+                Ok(Err(r)) => refused(&r),
+                Err(e) => internal(&e),
+            },
+            // The asker cancelled the call (`notifications/cancelled`, as the TypeScript SDK
+            // sends on its timeout): dropping the ask ends it as `asker_gone`.
+            _ = ctx.ct.cancelled() => match self.state.relay.is_stopping() {
+                true => refused(&Refusal { error: Failure::RelayStopping, detail: "hal0 is stopping".into() }),
+                false => refused(&Refusal { error: Failure::AskerGone, detail: "the call was cancelled".into() }),
+            },
         }
     }
 

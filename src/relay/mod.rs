@@ -46,6 +46,8 @@ crate::text_enum! {
         MessageTooLarge = "message_too_large",
         /// hal0 is stopping: the ask ended unanswered.
         RelayStopping = "relay_stopping",
+        /// The asker went away (cancelled its call or closed the connection) before the answer.
+        AskerGone = "asker_gone",
         /// A local profile has the most runs going it may have for this asker.
         AgentBusy = "agent_busy",
         /// A local profile's run ended without an answer (failed, stopped, or asking a
@@ -130,7 +132,8 @@ pub struct Relay {
     state: Mutex<State>,
     next_generation: AtomicU64,
     stopping: AtomicBool,
-    /// Asks between their checks and their recorded end; `drained` waits for none.
+    /// Asks between their checks and their recorded end, and open sockets; `drained` waits
+    /// for none.
     active: AtomicUsize,
     idle: Notify,
     /// Wakes the asks to local profiles when hal0 stops.
@@ -146,6 +149,33 @@ impl Drop for Active<'_> {
     fn drop(&mut self) {
         if self.0.active.fetch_sub(1, Ordering::SeqCst) == 1 {
             self.0.idle.notify_waiters();
+        }
+    }
+}
+
+/// While armed, dropping it (the asker's call was cancelled mid-wait) ends the ask: the bot's
+/// late reply gets `unknown_request` and the exchange is recorded `asker_gone`.
+struct AskerGone<'a> {
+    relay: &'a Relay,
+    request_id: &'a str,
+    armed: bool,
+}
+
+impl Drop for AskerGone<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        self.relay.lock().pending.remove(self.request_id);
+        // hal0 stopping cancels every call too: that is the relay stopping, not the asker.
+        let why = if self.relay.stopping.load(Ordering::SeqCst) { Failure::RelayStopping } else { Failure::AskerGone };
+        let end = history::Write::End {
+            request_id: self.request_id.to_string(),
+            outcome: Err(why.as_str().to_string()),
+            at: now(),
+        };
+        if let Err(e) = end.queue(&self.relay.store) {
+            tracing::warn!("relay: cannot record the end of {}: {}", self.request_id, e.message);
         }
     }
 }
@@ -362,6 +392,8 @@ impl Relay {
         if opened {
             ex.conversation_id = uuid4()?;
         }
+        // Ends the ask if the asker goes away while it waits (its call future is dropped).
+        let mut gone = AskerGone { relay: self, request_id: &request_id, armed: true };
         let outcome = if local::is_local(to) {
             self.remember(&ex.conversation_id, &from, to);
             history::Write::Start(Box::new(ex.clone()), opened.then(|| (from.clone(), to.to_string())))
@@ -375,6 +407,7 @@ impl Relay {
         } else {
             self.wake(&mut ex, opened, progress).await?
         };
+        gone.armed = false;
         let end = history::Write::End {
             request_id: request_id.clone(),
             outcome: outcome.clone().map_err(|r| r.error.as_str().to_string()),
@@ -553,6 +586,18 @@ impl Relay {
             let _ = p.done.send(Err(Failure::RelayStopping));
         }
         self.stopped.cancel();
+    }
+
+    /// Count a bot's socket as active while the returned guard lives: the daemon's
+    /// [`Relay::drained`] then waits for it to send its close frame.
+    pub fn hold(&self) -> impl Drop + '_ {
+        self.active.fetch_add(1, Ordering::SeqCst);
+        Active(self)
+    }
+
+    /// Whether hal0 is stopping (every ask ends `relay_stopping`).
+    pub fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
     }
 
     /// Asks waiting now.

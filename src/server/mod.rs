@@ -235,6 +235,7 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
             // Waiting asks end now (`relay_stopping`, recorded by their own tasks).
             state.relay.stop();
             cancel.cancel();
+            state.sessions.close_all().await;
             std::future::pending::<()>().await
         } => {}
         // Long-lived streams may hold the graceful drain; give them a bounded grace period.
@@ -242,8 +243,8 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
             tracing::warn!("open connections did not close within 5 s; exiting");
         }
     }
-    // Asks ended by the stop record their end; entries of read-only calls still gathering
-    // are stored before the process ends.
+    // Asks ended by the stop record their end and bots' sockets send their close frame;
+    // entries still gathering for the store are stored before the process ends.
     state.relay.drained(Duration::from_secs(2)).await;
     crate::audit::flush(&state.store).await;
     Ok(())

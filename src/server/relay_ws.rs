@@ -52,6 +52,8 @@ async fn run(
     cancel: CancellationToken,
 ) {
     let relay = state.relay.clone();
+    // At shutdown the daemon waits (bounded) for this socket's close frame to go out.
+    let _held = relay.hold();
     let (generation, mut outbound) = match relay.connected(&name).await {
         Ok(x) => x,
         Err(e) => {

@@ -148,6 +148,19 @@ impl Sessions {
         self.lock().total()
     }
 
+    /// Close every open session (hal0 is stopping): their streams end now rather than
+    /// holding the drain until the grace period runs out.
+    pub async fn close_all(&self) {
+        use rmcp::transport::streamable_http_server::session::SessionManager;
+        let managers = self.managers.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        for m in &managers {
+            let ids: Vec<_> = m.sessions.read().await.keys().cloned().collect();
+            for id in ids {
+                let _ = m.close_session(&id).await;
+            }
+        }
+    }
+
     /// Forget sessions idle past the bound and close them in their manager (rmcp's worker
     /// has already stopped; this frees the handle it leaves in the manager's map).
     fn sweep(&self) {

@@ -512,3 +512,67 @@ async fn local_profiles_answer_through_runs_and_ask_as_themselves() {
         ]
     );
 }
+
+/// The TypeScript SDK as an asker (`tests/external/relay_progress_client.mjs`): with a 2 s
+/// request timeout reset on progress, an ask answered after 5 s completes (hal0 reports
+/// progress every `[mcp].progress_secs` while it waits); without the reset it ends at 2 s,
+/// as every ask to the old relay did past the SDK's timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_sdk_keeps_a_slow_ask_open_on_progress() {
+    use std::io::BufRead;
+    let sdk =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools/node/node_modules/@modelcontextprotocol/sdk");
+    if !sdk.exists() {
+        assert!(
+            std::env::var("HAL0_REQUIRE_EXTERNAL").is_err(),
+            "HAL0_REQUIRE_EXTERNAL=1: run tests/external/setup.sh"
+        );
+        eprintln!("skipped: no TypeScript SDK (tests/external/setup.sh)");
+        return;
+    }
+    let env = Env::new();
+    env.ok(&["config", "set", "mcp.progress_secs", "1"]);
+    let (ka, kb) = (env.bridge_key("bot-a", &["relay"]), env.bridge_key("bot-b", &["relay"]));
+    let server = env.serve();
+    let mut sb = open_socket(&server, &kb).await.unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/external/relay_progress_client.mjs");
+    let mut node = std::process::Command::new("node")
+        .arg(script)
+        .args([&server.url("/mcp/relay/mcp"), &ka, "bot-b"])
+        .env("HAL0_TS_SDK", &sdk)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = node.stdout.take().unwrap();
+    let (tx, mut lines) = mpsc::unbounded_channel::<String>();
+    std::thread::spawn(move || {
+        for l in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            let _ = tx.send(l);
+        }
+    });
+    let mut next = async || tokio::time::timeout(Duration::from_secs(60), lines.recv()).await.unwrap().unwrap();
+    assert_eq!(next().await, "READY");
+    let (w1, w2) = (sb.wake().await, sb.wake().await);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let b = relay(&server, &kb).await;
+    for w in [&w1, &w2] {
+        let message = w["message"].as_str().unwrap();
+        let answer = format!("late answer to {message}");
+        let (e, r) = call(&b, "reply", json!({"request_id": w["request_id"], "answer": answer})).await;
+        // The asker that gave up is gone: its ask ended, a late reply has nobody to reach.
+        let expected_failure = message == "cut one";
+        assert_eq!(e, expected_failure, "{message}: {r}");
+    }
+    let v: Value = serde_json::from_str(&next().await).unwrap();
+    assert!(node.wait().unwrap().success());
+    let long = &v["reset_on_progress"];
+    assert_eq!(long["error"], Value::Null, "{v}");
+    assert_eq!(long["result"]["answer"], "late answer to long one", "{v}");
+    assert!(long["progress"].as_array().unwrap().len() >= 3, "{v}");
+    assert!(long["elapsed_ms"].as_u64().unwrap() >= 5_000, "{v}");
+    let cut = &v["no_reset"];
+    assert_eq!(cut["error_code"], -32001, "{v}");
+    let mut statuses: Vec<String> = exchanges(&env).iter().map(|r| r["status"].as_str().unwrap().to_string()).collect();
+    statuses.sort();
+    assert_eq!(statuses, ["asker_gone", "ok"], "no exchange is left pending");
+}
