@@ -48,6 +48,8 @@ struct Relay {
     ws: String,
     key_a: String,
     key_b: String,
+    /// hal0's binary and dirs: its history is read back after it stops.
+    hal0: Option<(String, PathBuf, PathBuf)>,
     _dir: tempfile::TempDir,
 }
 
@@ -108,6 +110,7 @@ async fn start_peer(peer: &Path) -> Relay {
         ws: format!("ws://127.0.0.1:{port}/bridge/connect"),
         key_a: "tok-a".into(),
         key_b: "tok-b".into(),
+        hal0: None,
         _dir: dir,
     }
 }
@@ -140,6 +143,7 @@ async fn start_hal0(bin: &str) -> Relay {
         ws: format!("ws://127.0.0.1:{port}/bridge/connect"),
         key_a,
         key_b,
+        hal0: Some((bin.to_string(), cfg, state)),
         _dir: dir,
     }
 }
@@ -226,6 +230,10 @@ struct Figures {
     rss_bots: u64,
     rss_load: u64,
     rss_peak: u64,
+    /// Exchanges in hal0's history after it stopped (SIGTERM), and how many of them are
+    /// still `pending` (the old relay leaves 6–27 % so in its database).
+    recorded: usize,
+    pending: usize,
 }
 
 async fn measure(r: Relay, clients: usize) -> Figures {
@@ -250,10 +258,30 @@ async fn measure(r: Relay, clients: usize) -> Figures {
         rss_bots,
         rss_load: status_kib(r.pid(), "VmRSS:"),
         rss_peak: status_kib(r.pid(), "VmHWM:"),
+        recorded: 0,
+        pending: 0,
     };
     a.abort();
     b.abort();
-    drop(r);
+    let mut f = f;
+    if let Some((bin, cfg, state)) = r.hal0.clone() {
+        let mut r = r;
+        let _ = Command::new("kill").args(["-TERM", &r.pid().to_string()]).status();
+        let _ = r.child.0.wait();
+        let out = Command::new(&bin)
+            .args(["relay", "exchanges", "--json", "--limit", "10000"])
+            .env("HAL0_CONFIG_DIR", &cfg)
+            .env("HAL0_STATE_DIR", &state)
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        let rows = v.as_array().cloned().unwrap_or_default();
+        f.recorded = rows.len();
+        f.pending = rows.iter().filter(|x| x["status"] == "pending").count();
+        drop(r);
+    } else {
+        drop(r);
+    }
     f
 }
 
@@ -346,6 +374,9 @@ fn main() {
             mib(|x| x.rss_load),
             mib(|x| x.rss_peak)
         );
+    }
+    for f in &new {
+        println!("hal0 history after SIGTERM: {} exchanges recorded, {} pending", f.recorded, f.pending);
     }
     if old.is_empty() || new.is_empty() {
         return;

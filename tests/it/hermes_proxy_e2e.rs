@@ -72,33 +72,8 @@ fn serve_on_configured_port(env: &Env) -> Server {
     for _ in 0..3 {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         env.ok(&["config", "set", "network.bind", &format!("127.0.0.1:{port}")]);
-        let mut child =
-            env.cmd(&["serve"]).stdout(Stdio::null()).stderr(Stdio::piped()).env("HAL0_LOG", "warn").spawn().unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut tx = Some(tx);
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                match (line.strip_prefix("hal0: listening on "), tx.take()) {
-                    (Some(base), Some(t)) => {
-                        let _ = t.send(base.to_string());
-                    }
-                    (_, t) => {
-                        tx = t;
-                        eprintln!("[hal0 serve] {line}");
-                    }
-                }
-            }
-        });
-        match rx.recv_timeout(Duration::from_secs(60)) {
-            Ok(base) => {
-                assert_eq!(base, format!("http://127.0.0.1:{port}"), "serve listens where the config says");
-                return Server { child, base, port };
-            }
-            Err(_) => {
-                let _ = child.kill();
-                let _ = child.wait();
-            }
+        if let Some(server) = support::serve_on(env, port) {
+            return server;
         }
     }
     panic!("hal0 serve did not start on a configured port three times");

@@ -76,38 +76,12 @@ fn prerequisites() -> bool {
 /// `hal0 serve` on `127.0.0.1:port` (its `[network].bind`), the port a restart keeps.
 async fn serve_at(env: &Env, port: u16) -> Server {
     for attempt in 1..=3 {
-        let mut child =
-            env.cmd(&["serve"]).stdout(Stdio::null()).stderr(Stdio::piped()).env("HAL0_LOG", "warn").spawn().unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut tx = Some(tx);
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                match (line.strip_prefix("hal0: listening on "), tx.take()) {
-                    (Some(base), Some(t)) => {
-                        let _ = t.send(base.to_string());
-                    }
-                    (_, t) => {
-                        tx = t;
-                        eprintln!("[hal0 serve] {line}");
-                    }
-                }
-            }
-        });
-        let listening = tokio::task::spawn_blocking(move || rx.recv_timeout(Duration::from_secs(60))).await.unwrap();
-        match listening {
-            Ok(base) => {
-                assert_eq!(base, format!("http://127.0.0.1:{port}"), "serve listens where [network].bind says");
-                return Server { child, base, port };
-            }
-            Err(_) => {
-                // Exited at once (the port still taken, e.g. just after a stop) or hung: retry.
-                let _ = child.kill();
-                let _ = child.wait();
-                eprintln!("relay_hermes: hal0 serve did not start on port {port} (attempt {attempt}); retrying");
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
+        if let Some(server) = tokio::task::block_in_place(|| crate::support::serve_on(env, port)) {
+            return server;
         }
+        // Exited at once (the port still taken, e.g. just after a stop) or hung: retry.
+        eprintln!("relay_hermes: hal0 serve did not start on port {port} (attempt {attempt}); retrying");
+        tokio::time::sleep(Duration::from_secs(1)).await;
     }
     panic!("hal0 serve did not start on 127.0.0.1:{port} in three attempts");
 }

@@ -124,6 +124,41 @@ pub struct Server {
     pub port: u16,
 }
 
+/// `hal0 serve` on the port of its `[network].bind`, its stderr echoed as `[hal0 serve] …`:
+/// the server once it says where it listens (which must be `127.0.0.1:port`), or `None` when
+/// it exits or stays silent for 60 s (a port taken between picking and binding; retry).
+pub fn serve_on(env: &Env, port: u16) -> Option<Server> {
+    let mut child =
+        env.cmd(&["serve"]).stdout(Stdio::null()).stderr(Stdio::piped()).env("HAL0_LOG", "warn").spawn().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut tx = Some(tx);
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            match (line.strip_prefix("hal0: listening on "), tx.take()) {
+                (Some(base), Some(t)) => {
+                    let _ = t.send(base.to_string());
+                }
+                (_, t) => {
+                    tx = t;
+                    eprintln!("[hal0 serve] {line}");
+                }
+            }
+        }
+    });
+    match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(base) => {
+            assert_eq!(base, format!("http://127.0.0.1:{port}"), "serve listens where [network].bind says");
+            Some(Server { child, base, port })
+        }
+        Err(_) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            None
+        }
+    }
+}
+
 impl Server {
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
