@@ -145,7 +145,12 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
     let identity = cred.identity(agent.as_deref());
     let watch = !matches!(cred, Credential::None) && class != RouteClass::Open;
     req.extensions_mut().insert(Caller { cred: cred.clone(), identity, private });
-    let resp = next.run(req).await;
+    let mut resp = next.run(req).await;
+    if ends_session && resp.status() == axum::http::StatusCode::ACCEPTED {
+        // rmcp answers a session DELETE with 202; the Python SDK (so Hermes's MCP client)
+        // takes only 200 or 204 and logs "Session termination failed" on every close.
+        *resp.status_mut() = axum::http::StatusCode::NO_CONTENT;
+    }
     if resp.status().is_success() {
         if let Some(a) = admission
             && let Some(id) = resp.headers().get("mcp-session-id").and_then(|v| v.to_str().ok())
