@@ -232,8 +232,11 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
             wait_for_signal().await;
             tracing::info!("shutting down");
             let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
-            // Waiting asks end now (`relay_stopping`, recorded by their own tasks).
+            // Waiting asks end now (`relay_stopping`, recorded by their own tasks) and bots'
+            // sockets close (1001); their answers go out before MCP sessions are cancelled.
             state.relay.stop();
+            state.relay.drained(Duration::from_secs(2)).await;
+            tokio::time::sleep(ANSWERS_OUT).await;
             cancel.cancel();
             state.sessions.close_all().await;
             std::future::pending::<()>().await
@@ -249,6 +252,10 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     crate::audit::flush(&state.store).await;
     Ok(())
 }
+
+/// After the relay ended its asks at shutdown, how long their answers get to reach the
+/// askers' streams before the MCP sessions are cancelled.
+const ANSWERS_OUT: Duration = Duration::from_millis(100);
 
 async fn wait_for_signal() {
     use tokio::signal::unix::{SignalKind, signal};

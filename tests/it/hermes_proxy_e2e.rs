@@ -18,9 +18,7 @@ use crate::support::real_hermes::RealHermes;
 use crate::support::upstream::{FastMcp, RmcpUpstream};
 use crate::support::*;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The registry id; its `-` exercises both hal0's `HAL0_MCP_<ID>_KEY` mapping and Hermes's
 /// tool-name sanitising (`mcp__e2e_up__<tool>`).

@@ -29,9 +29,7 @@ use crate::support::real_hermes::{RealHermes, available, hermes_venv};
 use crate::support::*;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// The bot's name: its bridge client and its `to`. (No `sk-` in it: Hermes's secret
