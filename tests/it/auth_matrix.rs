@@ -15,10 +15,15 @@ const ROUTES: &[(&str, &str)] = &[
     ("memory", "POST /mcp/memory/mcp"),
     ("admin", "POST /mcp/admin/mcp"),
     ("proxy", "POST /mcp/proxy/up/mcp"),
+    ("relay", "POST /mcp/relay/mcp"),
+    ("relay_ws", "GET /bridge/connect"),
+    ("relay_agents", "GET /api/relay/agents"),
+    ("relay_exchanges", "GET /api/relay/exchanges"),
 ];
 
 /// Credential columns; the names of bridge keys give their scopes; `consumer` is a proxy key
-/// minted for server `up`, `c_other` one minted for server `other`.
+/// minted for server `up`, `c_other` one minted for server `other`; `b_relay` is a relay bot
+/// (`relay` alone, so not even `agents`).
 const CREDS: &[&str] = &[
     "none",
     "bad",
@@ -32,34 +37,43 @@ const CREDS: &[&str] = &[
     "revoked",
     "consumer",
     "c_other",
+    "b_relay",
 ];
 
 /// Expected status per route, in CREDS order. `-` marks a credential that cannot exist in
 /// that state (there are no box keys while auth is off).
 const OFF: &[(&str, &str)] = &[
-    ("health", "200 200 200 -   -   200 200 200 200 200 200 200"),
-    ("me", "401 401 401 -   -   200 200 200 200 401 403 403"),
-    ("status", "200 401 401 -   -   403 403 403 403 401 403 403"),
-    ("clients", "200 401 401 -   -   403 403 403 403 401 403 403"),
-    ("unknown", "404 401 401 -   -   403 403 403 403 401 403 403"),
-    ("settings", "200 401 401 -   -   403 403 403 403 401 403 403"),
-    ("agents", "401 401 401 -   -   200 200 200 200 401 403 403"),
-    ("memory", "200 401 401 -   -   403 200 403 200 401 403 403"),
-    ("admin", "200 401 401 -   -   403 403 200 200 401 403 403"),
-    ("proxy", "401 401 401 -   -   403 403 403 403 401 200 403"),
+    ("health", "200 200 200 -   -   200 200 200 200 200 200 200 200"),
+    ("me", "401 401 401 -   -   200 200 200 200 401 403 403 200"),
+    ("status", "200 401 401 -   -   403 403 403 403 401 403 403 403"),
+    ("clients", "200 401 401 -   -   403 403 403 403 401 403 403 403"),
+    ("unknown", "404 401 401 -   -   403 403 403 403 401 403 403 403"),
+    ("settings", "200 401 401 -   -   403 403 403 403 401 403 403 403"),
+    ("agents", "401 401 401 -   -   200 200 200 200 401 403 403 403"),
+    ("memory", "200 401 401 -   -   403 200 403 200 401 403 403 403"),
+    ("admin", "200 401 401 -   -   403 403 200 200 401 403 403 403"),
+    ("proxy", "401 401 401 -   -   403 403 403 403 401 200 403 403"),
+    ("relay", "401 401 401 -   -   403 403 403 403 401 403 403 200"),
+    ("relay_ws", "401 401 401 -   -   403 403 403 403 401 403 403 101"),
+    ("relay_agents", "200 401 401 -   -   403 403 403 403 401 403 403 403"),
+    ("relay_exchanges", "200 401 401 -   -   403 403 403 403 401 403 403 403"),
 ];
 
 const ARMED: &[(&str, &str)] = &[
-    ("health", "200 200 200 200 200 200 200 200 200 200 200 200"),
-    ("me", "401 401 401 403 403 200 200 200 200 401 403 403"),
-    ("status", "401 401 401 403 200 403 403 403 403 401 403 403"),
-    ("clients", "401 401 401 403 200 403 403 403 403 401 403 403"),
-    ("unknown", "401 401 401 403 404 403 403 403 403 401 403 403"),
-    ("settings", "401 401 401 403 200 403 403 403 403 401 403 403"),
-    ("agents", "401 401 401 403 200 200 200 200 200 401 403 403"),
-    ("memory", "401 401 401 200 200 403 200 403 200 401 403 403"),
-    ("admin", "401 401 401 403 200 403 403 200 200 401 403 403"),
-    ("proxy", "401 401 401 403 200 403 403 403 403 401 200 403"),
+    ("health", "200 200 200 200 200 200 200 200 200 200 200 200 200"),
+    ("me", "401 401 401 403 403 200 200 200 200 401 403 403 200"),
+    ("status", "401 401 401 403 200 403 403 403 403 401 403 403 403"),
+    ("clients", "401 401 401 403 200 403 403 403 403 401 403 403 403"),
+    ("unknown", "401 401 401 403 404 403 403 403 403 401 403 403 403"),
+    ("settings", "401 401 401 403 200 403 403 403 403 401 403 403 403"),
+    ("agents", "401 401 401 403 200 200 200 200 200 401 403 403 403"),
+    ("memory", "401 401 401 200 200 403 200 403 200 401 403 403 403"),
+    ("admin", "401 401 401 403 200 403 403 200 200 401 403 403 403"),
+    ("proxy", "401 401 401 403 200 403 403 403 403 401 200 403 403"),
+    ("relay", "401 401 401 403 403 403 403 403 403 401 403 403 200"),
+    ("relay_ws", "401 401 401 403 403 403 403 403 403 401 403 403 101"),
+    ("relay_agents", "401 401 401 403 200 403 403 403 403 401 403 403 403"),
+    ("relay_exchanges", "401 401 401 403 200 403 403 403 403 401 403 403 403"),
 ];
 
 fn keys(env: &Env, armed: bool) -> Vec<(&'static str, Option<String>)> {
@@ -87,11 +101,13 @@ fn keys(env: &Env, armed: bool) -> Vec<(&'static str, Option<String>)> {
     let mint = |id: &str| env.json(&["mcp", "keys", "add", id, "m", "--json"])["key"].as_str().unwrap().to_string();
     v.push(("consumer", Some(mint("up"))));
     v.push(("c_other", Some(mint("other"))));
+    v.push(("b_relay", Some(env.bridge_key("bot", &["relay"]))));
     v
 }
 
-/// A well-formed request of `method` on `path`: a GET, a JSON settings write (setting a
-/// key to its default), or an MCP `initialize`.
+/// A well-formed request of `method` on `path`: a GET (a WebSocket handshake on
+/// `/bridge/connect`), a JSON settings write (setting a key to its default), or an MCP
+/// `initialize`.
 fn request(
     http: &reqwest::Client,
     server: &Server,
@@ -100,6 +116,12 @@ fn request(
     key: Option<&str>,
 ) -> reqwest::RequestBuilder {
     let r = match method {
+        "GET" if path == "/bridge/connect" => http
+            .get(server.url(path))
+            .header("connection", "Upgrade")
+            .header("upgrade", "websocket")
+            .header("sec-websocket-version", "13")
+            .header("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ=="),
         "GET" => http.get(server.url(path)),
         "PUT" => http.put(server.url(path)).json(&serde_json::json!({"key": "bridge.run_retention_days", "value": 30})),
         _ => return mcp_post(http, &server.url(path), key, &initialize_body()),
@@ -127,7 +149,8 @@ async fn check(armed: bool, table: &[(&str, &str)]) {
             let key = creds.iter().find(|(n, _)| n == name).unwrap().1.clone();
             let resp = request(&http, &server, method, path, key.as_deref()).send().await.unwrap();
             let status = resp.status().as_u16();
-            let body = resp.text().await.unwrap_or_default();
+            // A switched protocol has no body to read (the socket is the bot's now).
+            let body = if status == 101 { String::new() } else { resp.text().await.unwrap_or_default() };
             if status.to_string() != expected[i] {
                 failures.push(format!("{spec} with {name}: got {status}, want {} ({body})", expected[i]));
                 continue;
