@@ -162,6 +162,20 @@ mod tests {
     use crate::store::Store;
     use serde_json::json;
 
+    /// An `ok` entry of admin tool `tool` with `args`.
+    fn entry<'a>(tool: &'a str, args: &'a serde_json::Value) -> Entry<'a> {
+        Entry {
+            surface: "mcp:admin",
+            tool,
+            identity: "ci",
+            arguments: args,
+            verdict: Verdict::Ok,
+            result_code: None,
+            approval_id: None,
+            detail: None,
+        }
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn concurrent_entries_are_all_stored_with_distinct_ids() {
         let d = tempfile::tempdir().unwrap();
@@ -172,16 +186,7 @@ mod tests {
             tasks.push(tokio::spawn(async move {
                 let tool = format!("t{i}");
                 let args = json!({"i": i, "token": "Bearer abcdefghijklmnop"});
-                let e = Entry {
-                    surface: "mcp:admin",
-                    tool: &tool,
-                    identity: "ci",
-                    arguments: &args,
-                    verdict: Verdict::Ok,
-                    result_code: None,
-                    approval_id: None,
-                    detail: None,
-                };
+                let e = entry(&tool, &args);
                 record_async(&s, &e).await.unwrap()
             }));
         }
@@ -220,16 +225,7 @@ mod tests {
         let args = json!({});
         for i in 0..150 {
             let tool = format!("read{i}");
-            let e = Entry {
-                surface: "mcp:admin",
-                tool: &tool,
-                identity: "ci",
-                arguments: &args,
-                verdict: Verdict::Ok,
-                result_code: None,
-                approval_id: None,
-                detail: None,
-            };
+            let e = entry(&tool, &args);
             record_soon(&s, &e).unwrap();
             if i == 75 {
                 // A waited entry in the middle keeps its place in the order.

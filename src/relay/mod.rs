@@ -382,30 +382,48 @@ impl Relay {
             ended_at: None,
         };
         if let Err(r) = self.admit(&from, to, conversation_id).await? {
-            ex.status = r.error.as_str().to_string();
-            ex.error = Some(ex.status.clone());
-            ex.ended_at = Some(ex.started_at.clone());
-            history::Write::Start(Box::new(ex), None).queue(&self.store)?;
-            return Ok(Err(r));
+            return self.refused(ex, r);
         }
         let opened = conversation_id.is_none();
         if opened {
             ex.conversation_id = uuid4()?;
         }
+        // A bot gets a wake frame, refused before anything is sent when over its limit.
+        let wake = match local::is_local(to) {
+            true => None,
+            false => {
+                let frame = Wake {
+                    request_id: &ex.request_id,
+                    conversation_id: &ex.conversation_id,
+                    from: &ex.from,
+                    message: &ex.message,
+                };
+                let wake = serde_json::to_string(&frame).map_err(|e| crate::error::Error::internal(e.to_string()))?;
+                if wake.len() > MAX_WAKE_BYTES {
+                    let detail = format!("the wake would be {} bytes; bots take at most {MAX_WAKE_BYTES}", wake.len());
+                    return self.refused(ex, Refusal::new(Failure::MessageTooLarge, detail));
+                }
+                Some(wake)
+            }
+        };
+        if opened {
+            self.remember(&ex.conversation_id, &from, to);
+        }
+        // Queue the start (and the conversation) before the bot can see the wake.
+        history::Write::Start(Box::new(ex.clone()), opened.then(|| (from.clone(), to.to_string())))
+            .queue(&self.store)?;
         // Ends the ask if the asker goes away while it waits (its call future is dropped).
         let mut gone = AskerGone { relay: self, request_id: &request_id, armed: true };
-        let outcome = if local::is_local(to) {
-            self.remember(&ex.conversation_id, &from, to);
-            history::Write::Start(Box::new(ex.clone()), opened.then(|| (from.clone(), to.to_string())))
-                .queue(&self.store)?;
-            let bridge = self.local.get().expect("admitted only with the bridge attached");
-            let run = local::ask(bridge, client, to, message, &ex.conversation_id, self.window, progress);
-            tokio::select! {
-                out = run => out,
-                _ = self.stopped.cancelled() => Err(Refusal::new(Failure::RelayStopping, describe(&Failure::RelayStopping, to, self.window))),
+        let outcome = match wake {
+            None => {
+                let bridge = self.local.get().expect("admitted only with the bridge attached");
+                let run = local::ask(bridge, client, to, message, &ex.conversation_id, self.window, progress);
+                tokio::select! {
+                    out = run => out,
+                    _ = self.stopped.cancelled() => Err(Refusal::new(Failure::RelayStopping, describe(&Failure::RelayStopping, to, self.window))),
+                }
             }
-        } else {
-            self.wake(&mut ex, opened, progress).await?
+            Some(wake) => self.wake(to, &request_id, wake, progress).await,
         };
         gone.armed = false;
         let end = history::Write::End {
@@ -417,6 +435,15 @@ impl Relay {
             tracing::warn!("relay: cannot record the end of {request_id}: {}", e.message);
         }
         Ok(outcome.map(|answer| Answered { ok: true, conversation_id: ex.conversation_id, answer }))
+    }
+
+    /// Record an ask refused before anything was sent (one row, already ended) and answer it.
+    fn refused(&self, mut ex: Exchange, r: Refusal) -> Result<std::result::Result<Answered, Refusal>> {
+        ex.status = r.error.as_str().to_string();
+        ex.error = Some(ex.status.clone());
+        ex.ended_at = Some(ex.started_at.clone());
+        history::Write::Start(Box::new(ex), None).queue(&self.store)?;
+        Ok(Err(r))
     }
 
     /// Whether `from` may ask `to` now, in `conversation_id` when given.
@@ -492,46 +519,23 @@ impl Relay {
         st.conversations.insert(id.to_string(), (a.to_string(), b.to_string()));
     }
 
-    /// Wake bot `ex.to` and wait for its answer; `opened` when the ask opened the conversation.
+    /// Send `wake` to bot `to` and wait for its answer to `request_id`.
     async fn wake(
         &self,
-        ex: &mut Exchange,
-        opened: bool,
+        to: &str,
+        request_id: &str,
+        wake: String,
         progress: &Progress,
-    ) -> Result<std::result::Result<String, Refusal>> {
-        let to = ex.to.clone();
-        let frame = Wake {
-            request_id: &ex.request_id,
-            conversation_id: &ex.conversation_id,
-            from: &ex.from,
-            message: &ex.message,
-        };
-        let wake = serde_json::to_string(&frame).map_err(|e| crate::error::Error::internal(e.to_string()))?;
-        if wake.len() > MAX_WAKE_BYTES {
-            ex.status = Failure::MessageTooLarge.as_str().into();
-            ex.error = Some(ex.status.clone());
-            ex.ended_at = Some(ex.started_at.clone());
-            history::Write::Start(Box::new(ex.clone()), None).queue(&self.store)?;
-            // Recorded as ended; the caller records the same end once more.
-            let detail = format!("the wake would be {} bytes; bots take at most {MAX_WAKE_BYTES}", wake.len());
-            return Ok(Err(Refusal::new(Failure::MessageTooLarge, detail)));
-        }
-        if opened {
-            self.remember(&ex.conversation_id, &ex.from, &to);
-        }
-        // Queue the start (and the conversation) before the bot can see the wake.
-        history::Write::Start(Box::new(ex.clone()), opened.then(|| (ex.from.clone(), to.clone())))
-            .queue(&self.store)?;
+    ) -> std::result::Result<String, Refusal> {
         let (done, answer) = oneshot::channel();
-        let request_id = ex.request_id.clone();
         let sent = {
             let mut st = self.lock();
-            match st.bots.get(&to).and_then(|v| v.last()) {
+            match st.bots.get(to).and_then(|v| v.last()) {
                 Some(conn) if conn.tx.send(Outbound::Text(wake)).is_ok() => {
                     let generation = conn.generation;
                     st.pending.insert(
-                        request_id.clone(),
-                        Pending { to: to.clone(), generation, deadline: Instant::now() + self.window, done },
+                        request_id.to_string(),
+                        Pending { to: to.to_string(), generation, deadline: Instant::now() + self.window, done },
                     );
                     true
                 }
@@ -540,11 +544,11 @@ impl Relay {
         };
         let out = if sent {
             let what = format!("waiting for {to}'s answer");
-            progress.during(self.window, &what, self.wait(&request_id, answer)).await
+            progress.during(self.window, &what, self.wait(request_id, answer)).await
         } else {
             Err(Failure::AgentOffline)
         };
-        Ok(out.map_err(|f| Refusal::new(f, describe(&f, &to, self.window))))
+        out.map_err(|f| Refusal::new(f, describe(&f, to, self.window)))
     }
 
     /// Wait for the answer of `request_id` until its deadline, which heartbeats move.
