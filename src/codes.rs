@@ -146,6 +146,8 @@ pub const ALL: &[&str] = &[
     // not_found
     "not_found",
     // request
+    "relay.database_unavailable",
+    "relay.invalid_database_url",
     "relay.invalid_filter",
     "relay.invalid_limit",
     "request.body_timeout",

@@ -33,11 +33,23 @@ pub struct Relay {
     /// Seconds between the relay's pings on a bot's WebSocket; a bot that has not answered
     /// the previous ping by the next one is disconnected (a half-open socket).
     pub ping_secs: u64,
+    /// A PostgreSQL URL: the history lives there, and relays sharing it reach each other's
+    /// bots. Unset: the history is in hal0's SQLite store (or `DATABASE_URL` when set).
+    pub database_url: Option<String>,
+    /// This relay's name among those sharing the database (default `HOSTNAME:PORT`).
+    pub node: Option<String>,
 }
 
 impl Default for Relay {
     fn default() -> Self {
-        Relay { enabled: true, ask_timeout_secs: 120, ping_secs: 20 }
+        Relay { enabled: true, ask_timeout_secs: 120, ping_secs: 20, database_url: None, node: None }
+    }
+}
+
+impl Relay {
+    /// The PostgreSQL URL the relay uses, if any: `database_url`, else `DATABASE_URL`.
+    pub fn database(&self) -> Option<String> {
+        self.database_url.clone().or_else(|| std::env::var("DATABASE_URL").ok()).filter(|u| !u.trim().is_empty())
     }
 }
 
@@ -251,6 +263,28 @@ impl Config {
                 ));
             }
         }
+        if let Some(u) = &self.relay.database_url
+            && let Err(e) = u.parse::<tokio_postgres::Config>()
+        {
+            return Err(config_error(
+                path,
+                find_key_line(text, "relay", "database_url"),
+                Some("relay.database_url"),
+                &format!(
+                    "is not a PostgreSQL URL (postgres://USER:PASSWORD@HOST:PORT/DATABASE) or key=value string: {e}"
+                ),
+            ));
+        }
+        if let Some(n) = &self.relay.node
+            && (n.is_empty() || n.len() > 128 || n.chars().any(|c| c.is_whitespace() || c.is_control()))
+        {
+            return Err(config_error(
+                path,
+                find_key_line(text, "relay", "node"),
+                Some("relay.node"),
+                "must be 1 to 128 characters without spaces (a name such as box-a or box-a:8080)",
+            ));
+        }
         if !(1..=3600).contains(&self.mcp.call_timeout_secs) {
             return Err(config_error(
                 path,
@@ -298,6 +332,8 @@ pub fn schema() -> serde_json::Value {
         "relay.enabled": {"type": "boolean", "default": d.relay.enabled, "description": "serve hal0-relay at /mcp/relay/mcp and the bots' WebSocket at /bridge/connect"},
         "relay.ask_timeout_secs": {"type": "integer", "minimum": 1, "maximum": 600, "default": d.relay.ask_timeout_secs, "description": "seconds an ask waits for its answer; each heartbeat of the asked bot re-arms it"},
         "relay.ping_secs": {"type": "integer", "minimum": 1, "maximum": 300, "default": d.relay.ping_secs, "description": "seconds between pings on a bot's WebSocket; no pong by the next one disconnects it"},
+        "relay.database_url": {"type": ["string", "null"], "default": null, "description": "PostgreSQL URL for the relay's history; relays sharing it reach each other's bots (unset: DATABASE_URL, else the SQLite store)"},
+        "relay.node": {"type": ["string", "null"], "default": null, "description": "this relay's name among those sharing the database (default HOSTNAME:PORT)"},
         "limits.max_connections": {"type": "integer", "minimum": 8, "maximum": 65536, "default": d.limits.max_connections, "description": "open TCP connections at most; new ones wait past it"},
         "limits.header_timeout_secs": {"type": "integer", "minimum": 1, "maximum": 300, "default": d.limits.header_timeout_secs, "description": "seconds a client has to send a request's headers"},
         "limits.body_timeout_secs": {"type": "integer", "minimum": 1, "maximum": 3600, "default": d.limits.body_timeout_secs, "description": "seconds a client has to send a request's body"},

@@ -41,9 +41,20 @@ impl Services {
         keys.get()?;
         let proxy = Proxy::new(paths.clone(), config.clone(), store.clone());
         let settings = FileMemo::new(paths.hal0_toml(), Duration::from_secs(1));
+        let cluster = match config.relay.database() {
+            Some(url) => {
+                let node = config.relay.node.clone().unwrap_or_else(|| {
+                    let port = config.network.bind.rsplit_once(':').map_or("0", |(_, p)| p);
+                    format!("{}:{port}", gethostname::gethostname().to_string_lossy())
+                });
+                Some(crate::relay::cluster::Cluster::new(&url, node)?)
+            }
+            None => None,
+        };
         let relay = std::sync::Arc::new(crate::relay::Relay::new(
             store.clone(),
             Duration::from_secs(config.relay.ask_timeout_secs),
+            cluster,
         ));
         Ok(Services { paths, config, store, keys, started: Instant::now(), proxy, daemon, settings, relay })
     }

@@ -3,7 +3,7 @@
 
 use super::{Ctx, NoArgs};
 use crate::error::Result;
-use crate::relay::history::{self, Exchange, Filter};
+use crate::relay::history::{Exchange, Filter};
 use serde::Serialize;
 
 /// A bot as the operator lists it.
@@ -13,29 +13,43 @@ pub struct BotView {
     pub online: bool,
     /// When its current connection opened (RFC 3339), while online.
     pub connected_at: Option<String>,
+    /// The relay it is connected to, when several share a database.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
     pub last_seen: Option<String>,
 }
 
 /// `relay_agents`: every bridge client holding the `relay` scope, by name. Presence comes
 /// from the store, so the CLI sees the daemon's connections.
 pub async fn agents(ctx: &Ctx, _: NoArgs) -> Result<Vec<BotView>> {
-    ctx.store
-        .call(|s| {
-            let present: std::collections::HashMap<String, String> = history::present(s)?.into_iter().collect();
-            Ok(crate::auth::bridge::list(s)?
-                .into_iter()
-                .filter(|c| !c.revoked && c.scopes.contains(&crate::auth::bridge::Scope::Relay))
-                // A profile's own client asks as its profile, which runs answer: no socket.
-                .filter(|c| !crate::relay::local::is_profile_client(&c.name))
-                .map(|c| BotView {
-                    online: present.contains_key(&c.name),
-                    connected_at: present.get(&c.name).cloned(),
-                    last_seen: c.last_seen,
-                    name: c.name,
-                })
-                .collect())
+    let mut present = ctx.relay.presence().await?;
+    let clients = ctx.store.call(crate::auth::bridge::list).await?;
+    let mut out: Vec<BotView> = clients
+        .into_iter()
+        .filter(|c| !c.revoked && c.scopes.contains(&crate::auth::bridge::Scope::Relay))
+        // A profile's own client asks as its profile, which runs answer: no socket.
+        .filter(|c| !crate::relay::local::is_profile_client(&c.name))
+        .map(|c| {
+            let (connected_at, node) = present.remove(&c.name).unzip();
+            BotView {
+                online: connected_at.is_some(),
+                connected_at,
+                node: node.flatten(),
+                last_seen: c.last_seen,
+                name: c.name,
+            }
         })
-        .await
+        .collect();
+    // With a cluster: bots connected to another relay whose keys this box does not hold.
+    out.extend(present.into_iter().filter(|(_, (_, node))| node.is_some()).map(|(name, (at, node))| BotView {
+        name,
+        online: true,
+        connected_at: Some(at),
+        node,
+        last_seen: None,
+    }));
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
 }
 
 #[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
@@ -54,8 +68,6 @@ pub struct ExchangesArgs {
 /// `relay_exchanges`: the history, newest first (in the daemon, including the exchanges
 /// still queued for the store).
 pub async fn exchanges(ctx: &Ctx, a: ExchangesArgs) -> Result<Vec<Exchange>> {
-    crate::audit::flush(&ctx.store).await;
     let since = a.since.as_deref().map(crate::audit::parse_since).transpose()?;
-    let f = Filter { agent: a.agent, since, limit: a.limit.unwrap_or(100) };
-    ctx.store.call(move |s| history::list(s, &f)).await
+    ctx.relay.exchanges(Filter { agent: a.agent, since, limit: a.limit.unwrap_or(100) }).await
 }

@@ -116,11 +116,17 @@ pub struct Filter {
     pub limit: i64,
 }
 
+/// Refuse a listing limit outside 1..=10000.
+pub fn check_limit(limit: i64) -> Result<()> {
+    if !(1..=10_000).contains(&limit) {
+        return Err(Error::invalid("relay.invalid_limit", format!("limit {limit} must be from 1 to 10000")));
+    }
+    Ok(())
+}
+
 /// Exchanges, newest first.
 pub fn list(store: &Store, f: &Filter) -> Result<Vec<Exchange>> {
-    if !(1..=10_000).contains(&f.limit) {
-        return Err(Error::invalid("relay.invalid_limit", format!("limit {} must be from 1 to 10000", f.limit)));
-    }
+    check_limit(f.limit)?;
     store.with(|c| {
         let mut st = c.prepare_cached(
             "SELECT request_id, conversation_id, from_agent, to_agent, message, status, answer, error, started_at, ended_at

@@ -4,19 +4,23 @@
 //! rules: who is connected (the newest connection gets the wakes; an older one closing never
 //! takes a live bot offline), which asks wait and until when (a heartbeat from the asked bot
 //! re-arms the whole window), who may answer (only the asked bot), conversations (scoped to
-//! the pair that opened them, kept in the store) and the history (`history`).
+//! the pair that opened them, kept in the store) and the history (`history`). With a
+//! database shared by several relays (`cluster`), an ask for a bot connected to another
+//! relay travels as mail: the wake there, the heartbeats and the answer back.
 
+pub mod cluster;
 pub mod history;
 pub mod local;
 
 use crate::error::Result;
 use crate::progress::Progress;
 use crate::store::{Store, now};
+use cluster::Cluster;
 use history::Exchange;
 use serde::Serialize;
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::time::Instant;
@@ -109,6 +113,8 @@ struct Pending {
     to: String,
     /// The connection the wake went to: its closing fails the ask.
     generation: u64,
+    /// The relay the bot is connected to, when it is another one (the wake went as mail).
+    node: Option<String>,
     deadline: Instant,
     done: oneshot::Sender<std::result::Result<String, Failure>>,
 }
@@ -120,6 +126,17 @@ struct State {
     pending: HashMap<String, Pending>,
     /// Conversations seen lately: id → the pair (the store holds them all).
     conversations: HashMap<String, (String, String)>,
+    /// Asks made on another relay to a bot connected here: their answer goes back as mail.
+    remote: HashMap<String, Remote>,
+}
+
+/// An ask made on another relay (`origin`) whose wake went to our connection of `to`.
+struct Remote {
+    to: String,
+    generation: u64,
+    origin: String,
+    /// Past it (re-armed by heartbeats) the asker's relay has given up: forget the ask.
+    deadline: Instant,
 }
 
 /// Most conversations kept in memory; past it the map starts again from the store.
@@ -140,6 +157,9 @@ pub struct Relay {
     stopped: tokio_util::sync::CancellationToken,
     /// The agent bridge, through which local profiles answer (set by the daemon).
     local: std::sync::OnceLock<crate::bridge::Bridge>,
+    /// The database shared with other relays, when `[relay].database_url` is set: the
+    /// history and where bots are connected live there instead of the store.
+    cluster: Option<Arc<Cluster>>,
 }
 
 /// Counts one ask as active while it lives.
@@ -166,7 +186,10 @@ impl Drop for AskerGone<'_> {
         if !self.armed {
             return;
         }
-        self.relay.lock().pending.remove(self.request_id);
+        let p = self.relay.lock().pending.remove(self.request_id);
+        if let Some(p) = p {
+            self.relay.forget_remote(&p, self.request_id);
+        }
         // hal0 stopping cancels every call too: that is the relay stopping, not the asker.
         let why = if self.relay.stopping.load(Ordering::SeqCst) { Failure::RelayStopping } else { Failure::AskerGone };
         let end = history::Write::End {
@@ -174,9 +197,7 @@ impl Drop for AskerGone<'_> {
             outcome: Err(why.as_str().to_string()),
             at: now(),
         };
-        if let Err(e) = end.queue(&self.relay.store) {
-            tracing::warn!("relay: cannot record the end of {}: {}", self.request_id, e.message);
-        }
+        self.relay.record(end);
     }
 }
 
@@ -191,8 +212,9 @@ pub fn uuid4() -> Result<String> {
 }
 
 impl Relay {
-    /// A relay over `store` whose asks wait `window` (re-armed by each heartbeat).
-    pub fn new(store: Store, window: Duration) -> Relay {
+    /// A relay over `store` whose asks wait `window` (re-armed by each heartbeat), sharing
+    /// `cluster`'s database with other relays when given.
+    pub fn new(store: Store, window: Duration, cluster: Option<Cluster>) -> Relay {
         Relay {
             store,
             window,
@@ -203,6 +225,168 @@ impl Relay {
             idle: Notify::new(),
             stopped: tokio_util::sync::CancellationToken::new(),
             local: std::sync::OnceLock::new(),
+            cluster: cluster.map(Arc::new),
+        }
+    }
+
+    /// The shared database, when this relay is one of several.
+    pub fn cluster(&self) -> Option<&Arc<Cluster>> {
+        self.cluster.as_ref()
+    }
+
+    /// Queue a history change (to the shared database, else the store); never waits.
+    fn record(&self, w: history::Write) {
+        match &self.cluster {
+            Some(c) => c.queue(w),
+            None => {
+                if let Err(e) = w.queue(&self.store) {
+                    tracing::warn!("relay: cannot record an exchange: {}", e.message);
+                }
+            }
+        }
+    }
+
+    /// Wait until the history changes queued so far are stored.
+    pub async fn flush(&self) {
+        match &self.cluster {
+            Some(c) => c.flush().await,
+            None => crate::audit::flush(&self.store).await,
+        }
+    }
+
+    /// Exchanges, newest first (including those still queued).
+    pub async fn exchanges(&self, f: history::Filter) -> Result<Vec<Exchange>> {
+        history::check_limit(f.limit)?;
+        self.flush().await;
+        match &self.cluster {
+            Some(c) => c.list(&f).await,
+            None => self.store.call(move |s| history::list(s, &f)).await,
+        }
+    }
+
+    /// The bots connected now (name → when), wherever in the cluster; each with the relay
+    /// holding it when there are several.
+    pub async fn presence(&self) -> Result<HashMap<String, (String, Option<String>)>> {
+        match &self.cluster {
+            Some(c) => Ok(c
+                .bots()
+                .await?
+                .into_iter()
+                .filter_map(|(name, node, at)| Some((name, (at?, Some(node?)))))
+                .collect()),
+            None => Ok(self.store.call(history::present).await?.into_iter().map(|(n, at)| (n, (at, None))).collect()),
+        }
+    }
+
+    /// An ask made here for a bot on another relay ended without its answer: tell that
+    /// relay to forget it.
+    fn forget_remote(&self, p: &Pending, request_id: &str) {
+        if let (Some(node), Some(c)) = (&p.node, &self.cluster) {
+            c.mail_later(node.clone(), cluster::Kind::Ended, request_id.to_string(), String::new());
+        }
+    }
+
+    /// Take part in the cluster (the daemon, when a database is set), before it serves:
+    /// end what a previous run of this relay left (its bots, its mail, its pending asks),
+    /// then take mail from the other relays until `cancel`. A database that cannot be
+    /// reached now is logged and tried again in the background (a late start does not end
+    /// a previous run's leftovers: bots connected meanwhile must not be taken offline).
+    pub async fn join(self: &Arc<Self>, cancel: tokio_util::sync::CancellationToken) {
+        let Some(c) = self.cluster.clone() else { return };
+        match c.reset(Failure::RelayStopping.as_str()).await {
+            Ok(n) => {
+                if n > 0 {
+                    tracing::warn!("relay: {n} exchange(s) left pending by an earlier run ended as relay_stopping");
+                }
+                tracing::info!(node = c.node, database = c.shown(), "relay: joined the cluster");
+            }
+            Err(e) => c.warn("cannot join the cluster now (asks to other relays' bots fail until it can)", &e),
+        }
+        let relay = Arc::downgrade(self);
+        let deliver = move |m| {
+            if let Some(r) = relay.upgrade() {
+                r.on_mail(m);
+            }
+        };
+        tokio::spawn(c.listen(deliver, cancel));
+    }
+
+    /// hal0 stops: asks made elsewhere to our bots fail there (`agent_disconnected`) and the
+    /// other relays stop counting this one (its bots go offline at once).
+    pub async fn leave(&self) {
+        let Some(c) = &self.cluster else { return };
+        let remote: Vec<(String, Remote)> = self.lock().remote.drain().collect();
+        for (id, r) in remote {
+            let _ = c.mail(&r.origin, cluster::Kind::Fail, &id, Failure::AgentDisconnected.as_str()).await;
+        }
+        if let Err(e) = c.leave().await {
+            c.warn("cannot leave the cluster", &e);
+        }
+        c.flush().await;
+    }
+
+    /// Mail from another relay.
+    fn on_mail(&self, m: cluster::Mail) {
+        use cluster::Kind;
+        let Some(c) = &self.cluster else { return };
+        match m.kind {
+            Kind::Wake => {
+                #[derive(serde::Deserialize)]
+                struct Head {
+                    conversation_id: String,
+                    from: String,
+                }
+                let to = m.body.split_once('\n').map(|(to, _)| to.to_string()).unwrap_or_default();
+                let frame = m.body.split_once('\n').map(|(_, f)| f.to_string()).unwrap_or_default();
+                // The bot may continue this conversation through us.
+                if let Ok(h) = serde_json::from_str::<Head>(&frame) {
+                    self.remember(&h.conversation_id, &h.from, &to);
+                }
+                let sent = {
+                    let mut st = self.lock();
+                    let now = Instant::now();
+                    st.remote.retain(|_, r| r.deadline > now);
+                    match st.bots.get(&to).and_then(|v| v.last()) {
+                        Some(conn) if conn.tx.send(Outbound::Text(frame)).is_ok() => {
+                            let generation = conn.generation;
+                            st.remote.insert(
+                                m.request_id.clone(),
+                                Remote { to, generation, origin: m.sender.clone(), deadline: now + self.window },
+                            );
+                            true
+                        }
+                        _ => false,
+                    }
+                };
+                if !sent {
+                    c.mail_later(m.sender, Kind::Fail, m.request_id, Failure::AgentOffline.as_str().into());
+                }
+            }
+            Kind::Ended => {
+                self.lock().remote.remove(&m.request_id);
+            }
+            Kind::Heartbeat => {
+                let mut st = self.lock();
+                if let Some(p) = st.pending.get_mut(&m.request_id).filter(|p| p.node.as_ref() == Some(&m.sender)) {
+                    p.deadline = Instant::now() + self.window;
+                }
+            }
+            Kind::Answer | Kind::Fail => {
+                let p = {
+                    let mut st = self.lock();
+                    match st.pending.get(&m.request_id) {
+                        Some(p) if p.node.as_ref() == Some(&m.sender) => st.pending.remove(&m.request_id),
+                        _ => None,
+                    }
+                };
+                if let Some(p) = p {
+                    let out = match m.kind {
+                        Kind::Answer => Ok(m.body),
+                        _ => Err(Failure::from_text(&m.body).unwrap_or(Failure::AgentDisconnected)),
+                    };
+                    let _ = p.done.send(out);
+                }
+            }
         }
     }
 
@@ -215,8 +399,12 @@ impl Relay {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The daemon starts: forget connections and end asks a previous run left waiting.
+    /// The daemon starts: forget connections and end asks a previous run left waiting (with
+    /// a cluster, [`Relay::join`] does that in the shared database).
     pub fn reset(&self) -> Result<()> {
+        if self.cluster.is_some() {
+            return Ok(());
+        }
         history::clear_presence(&self.store)?;
         let n = history::end_stale(&self.store, Failure::RelayStopping.as_str())?;
         if n > 0 {
@@ -243,14 +431,24 @@ impl Relay {
             Some(b) => local::agents(b).await,
             None => Vec::new(),
         };
+        // With a cluster: the bots of every relay, and which are connected somewhere.
+        let elsewhere = match &self.cluster {
+            Some(c) => c.bots().await?,
+            None => Vec::new(),
+        };
         let st = self.lock();
-        out.extend(
-            clients
-                .into_iter()
-                .filter(|c| !c.revoked && c.scopes.contains(&crate::auth::bridge::Scope::Relay))
-                .filter(|c| !local::is_profile_client(&c.name))
-                .map(|c| Agent { online: st.bots.get(&c.name).is_some_and(|v| !v.is_empty()), name: c.name }),
-        );
+        let mut seen = std::collections::HashSet::new();
+        let mut bots: Vec<Agent> = clients
+            .into_iter()
+            .filter(|c| !c.revoked && c.scopes.contains(&crate::auth::bridge::Scope::Relay))
+            .filter(|c| !local::is_profile_client(&c.name))
+            .map(|c| (c.name, false))
+            .chain(elsewhere.into_iter().map(|(name, node, _)| (name, node.is_some())))
+            .filter(|(name, _)| seen.insert(name.clone()))
+            .map(|(name, there)| Agent { online: there || st.bots.get(&name).is_some_and(|v| !v.is_empty()), name })
+            .collect();
+        bots.sort_by(|a, b| a.name.cmp(&b.name));
+        out.extend(bots);
         Ok(out)
     }
 
@@ -260,15 +458,20 @@ impl Relay {
         let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::unbounded_channel();
         self.lock().bots.entry(name.to_string()).or_default().push(Conn { generation, tx });
-        let (store, n) = (self.store.clone(), name.to_string());
-        store.call(move |s| history::connected(s, &n, generation)).await?;
+        match &self.cluster {
+            Some(c) => c.connected(name, generation).await?,
+            None => {
+                let (store, n) = (self.store.clone(), name.to_string());
+                store.call(move |s| history::connected(s, &n, generation)).await?;
+            }
+        }
         Ok((generation, rx))
     }
 
     /// Connection `generation` of `name` closed: asks whose wake went to it fail with
     /// `agent_disconnected`; the bot stays online while another of its connections is open.
     pub async fn disconnected(&self, name: &str, generation: u64) {
-        let (failed, newest) = {
+        let (failed, newest, remote) = {
             let mut st = self.lock();
             let newest = match st.bots.get_mut(name) {
                 Some(conns) => {
@@ -288,18 +491,39 @@ impl Relay {
                 .map(|(id, _)| id.clone())
                 .collect();
             let failed: Vec<Pending> = ids.iter().filter_map(|id| st.pending.remove(id)).collect();
-            (failed, newest)
+            let ids: Vec<String> = st
+                .remote
+                .iter()
+                .filter(|(_, r)| r.to == name && r.generation == generation)
+                .map(|(id, _)| id.clone())
+                .collect();
+            let remote: Vec<(String, Remote)> =
+                ids.into_iter().filter_map(|id| st.remote.remove(&id).map(|r| (id, r))).collect();
+            (failed, newest, remote)
         };
         for p in failed {
             let _ = p.done.send(Err(Failure::AgentDisconnected));
         }
-        let (store, n) = (self.store.clone(), name.to_string());
-        let r = store
-            .call(move |s| match newest {
-                Some(g) => history::connected(s, &n, g),
-                None => history::disconnected(s, &n, generation),
-            })
-            .await;
+        let r = match &self.cluster {
+            Some(c) => {
+                for (id, r) in remote {
+                    c.mail_later(r.origin, cluster::Kind::Fail, id, Failure::AgentDisconnected.as_str().into());
+                }
+                match newest {
+                    Some(g) => c.connected(name, g).await,
+                    None => c.disconnected(name, generation).await,
+                }
+            }
+            None => {
+                let (store, n) = (self.store.clone(), name.to_string());
+                store
+                    .call(move |s| match newest {
+                        Some(g) => history::connected(s, &n, g),
+                        None => history::disconnected(s, &n, generation),
+                    })
+                    .await
+            }
+        };
         if let Err(e) = r {
             tracing::warn!("relay: cannot record that {name} disconnected: {}", e.message);
         }
@@ -309,9 +533,18 @@ impl Relay {
     /// for `from`. Anything else is ignored (and says so).
     pub fn heartbeat(&self, from: &str, request_id: &str) -> bool {
         let mut st = self.lock();
-        match st.pending.get_mut(request_id) {
-            Some(p) if p.to == from => {
+        if let Some(p) = st.pending.get_mut(request_id) {
+            if p.to == from {
                 p.deadline = Instant::now() + self.window;
+                return true;
+            }
+            return false;
+        }
+        // An ask made on another relay: the window is kept there.
+        match (st.remote.get_mut(request_id), &self.cluster) {
+            (Some(r), Some(c)) if r.to == from => {
+                r.deadline = Instant::now() + self.window;
+                c.mail_later(r.origin.clone(), cluster::Kind::Heartbeat, request_id.to_string(), String::new());
                 true
             }
             _ => false,
@@ -320,19 +553,27 @@ impl Relay {
 
     /// `reply`: `from` answers the ask `request_id`, which must be addressed to it.
     pub fn reply(&self, from: &str, request_id: &str, answer: String) -> std::result::Result<(), Refusal> {
-        let p = {
+        let (p, remote) = {
             let mut st = self.lock();
             match st.pending.get(request_id) {
-                Some(p) if p.to == from => st.pending.remove(request_id),
-                _ => None,
+                Some(p) if p.to == from => (st.pending.remove(request_id), None),
+                Some(_) => (None, None),
+                None => match st.remote.get(request_id) {
+                    Some(r) if r.to == from => (None, st.remote.remove(request_id)),
+                    _ => (None, None),
+                },
             }
         };
-        match p {
-            Some(p) => {
+        match (p, remote, &self.cluster) {
+            (Some(p), _, _) => {
                 let _ = p.done.send(Ok(answer));
                 Ok(())
             }
-            None => Err(Refusal::new(
+            (None, Some(r), Some(c)) => {
+                c.mail_later(r.origin, cluster::Kind::Answer, request_id.to_string(), answer);
+                Ok(())
+            }
+            _ => Err(Refusal::new(
                 Failure::UnknownRequest,
                 format!(
                     "no ask `{request_id}` waits for an answer from {from} (answered, ended, or addressed to another bot)"
@@ -381,9 +622,10 @@ impl Relay {
             started_at: now(),
             ended_at: None,
         };
-        if let Err(r) = self.admit(&from, to, conversation_id).await? {
-            return self.refused(ex, r);
-        }
+        let route = match self.admit(&from, to, conversation_id).await? {
+            Ok(route) => route,
+            Err(r) => return self.refused(ex, r),
+        };
         let opened = conversation_id.is_none();
         if opened {
             ex.conversation_id = uuid4()?;
@@ -410,8 +652,7 @@ impl Relay {
             self.remember(&ex.conversation_id, &from, to);
         }
         // Queue the start (and the conversation) before the bot can see the wake.
-        history::Write::Start(Box::new(ex.clone()), opened.then(|| (from.clone(), to.to_string())))
-            .queue(&self.store)?;
+        self.record(history::Write::Start(Box::new(ex.clone()), opened.then(|| (from.clone(), to.to_string()))));
         // Ends the ask if the asker goes away while it waits (its call future is dropped).
         let mut gone = AskerGone { relay: self, request_id: &request_id, armed: true };
         let outcome = match wake {
@@ -423,7 +664,7 @@ impl Relay {
                     _ = self.stopped.cancelled() => Err(Refusal::new(Failure::RelayStopping, describe(&Failure::RelayStopping, to, self.window))),
                 }
             }
-            Some(wake) => self.wake(to, &request_id, wake, progress).await,
+            Some(wake) => self.wake(to, &request_id, wake, route, progress).await,
         };
         gone.armed = false;
         let end = history::Write::End {
@@ -431,9 +672,7 @@ impl Relay {
             outcome: outcome.clone().map_err(|r| r.error.as_str().to_string()),
             at: now(),
         };
-        if let Err(e) = end.queue(&self.store) {
-            tracing::warn!("relay: cannot record the end of {request_id}: {}", e.message);
-        }
+        self.record(end);
         Ok(outcome.map(|answer| Answered { ok: true, conversation_id: ex.conversation_id, answer }))
     }
 
@@ -442,17 +681,19 @@ impl Relay {
         ex.status = r.error.as_str().to_string();
         ex.error = Some(ex.status.clone());
         ex.ended_at = Some(ex.started_at.clone());
-        history::Write::Start(Box::new(ex), None).queue(&self.store)?;
+        self.record(history::Write::Start(Box::new(ex), None));
         Ok(Err(r))
     }
 
-    /// Whether `from` may ask `to` now, in `conversation_id` when given.
+    /// Whether `from` may ask `to` now, in `conversation_id` when given; `Some(relay)` when
+    /// `to` is connected to another relay of the cluster.
     async fn admit(
         &self,
         from: &str,
         to: &str,
         conversation_id: Option<&str>,
-    ) -> Result<std::result::Result<(), Refusal>> {
+    ) -> Result<std::result::Result<Option<String>, Refusal>> {
+        let mut route = None;
         if self.stopping.load(Ordering::SeqCst) {
             return Ok(Err(Refusal::new(Failure::RelayStopping, "hal0 is stopping; ask again once it is back")));
         }
@@ -474,9 +715,17 @@ impl Relay {
             // A connected bot is a bot: its socket opened with a relay key and closes when
             // the key is revoked. Only for one that is not does the store say which it is.
             let online = self.lock().bots.get(to).is_some_and(|v| !v.is_empty());
-            if !online {
+            let mut known = false;
+            if !online && let Some(c) = &self.cluster {
+                match c.locate(to).await? {
+                    Some(Some(node)) if node != c.node => route = Some(node),
+                    Some(_) => known = true,
+                    None => {}
+                }
+            }
+            if !online && route.is_none() {
                 let t = to.to_string();
-                let bot = self.store.call(move |s| Relay::is_bot(s, &t)).await?;
+                let bot = known || self.store.call(move |s| Relay::is_bot(s, &t)).await?;
                 return Ok(Err(if bot {
                     Refusal::new(Failure::AgentOffline, format!("{to} is not connected to the relay now"))
                 } else {
@@ -494,7 +743,7 @@ impl Relay {
                 )));
             }
         }
-        Ok(Ok(()))
+        Ok(Ok(route))
     }
 
     /// The pair conversation `id` belongs to: from memory, else from the store.
@@ -519,23 +768,48 @@ impl Relay {
         st.conversations.insert(id.to_string(), (a.to_string(), b.to_string()));
     }
 
-    /// Send `wake` to bot `to` and wait for its answer to `request_id`.
+    /// Send `wake` to bot `to` (through relay `node` when it is connected there) and wait
+    /// for its answer to `request_id`.
     async fn wake(
         &self,
         to: &str,
         request_id: &str,
         wake: String,
+        node: Option<String>,
         progress: &Progress,
     ) -> std::result::Result<String, Refusal> {
         let (done, answer) = oneshot::channel();
-        let sent = {
+        let sent = if let (Some(node), Some(c)) = (node, &self.cluster) {
+            let p = Pending {
+                to: to.to_string(),
+                generation: 0,
+                node: Some(node.clone()),
+                deadline: Instant::now() + self.window,
+                done,
+            };
+            self.lock().pending.insert(request_id.to_string(), p);
+            match c.mail(&node, cluster::Kind::Wake, request_id, &format!("{to}\n{wake}")).await {
+                Ok(()) => true,
+                Err(e) => {
+                    c.warn(&format!("cannot reach relay {node} for {to}"), &e);
+                    self.lock().pending.remove(request_id);
+                    false
+                }
+            }
+        } else {
             let mut st = self.lock();
             match st.bots.get(to).and_then(|v| v.last()) {
                 Some(conn) if conn.tx.send(Outbound::Text(wake)).is_ok() => {
                     let generation = conn.generation;
                     st.pending.insert(
                         request_id.to_string(),
-                        Pending { to: to.to_string(), generation, deadline: Instant::now() + self.window, done },
+                        Pending {
+                            to: to.to_string(),
+                            generation,
+                            node: None,
+                            deadline: Instant::now() + self.window,
+                            done,
+                        },
                     );
                     true
                 }
@@ -566,10 +840,15 @@ impl Relay {
             tokio::select! {
                 out = &mut answer => return out.unwrap_or(Err(Failure::RelayStopping)),
                 _ = tokio::time::sleep_until(deadline) => {
-                    let mut st = self.lock();
-                    let expired = st.pending.get(request_id).is_some_and(|p| p.deadline <= Instant::now());
-                    if expired {
-                        st.pending.remove(request_id);
+                    let expired = {
+                        let mut st = self.lock();
+                        match st.pending.get(request_id) {
+                            Some(p) if p.deadline <= Instant::now() => st.pending.remove(request_id),
+                            _ => None,
+                        }
+                    };
+                    if let Some(p) = expired {
+                        self.forget_remote(&p, request_id);
                         return Err(Failure::Timeout);
                     }
                 }
@@ -581,12 +860,13 @@ impl Relay {
     /// its own task); connections are dropped, which closes their sockets.
     pub fn stop(&self) {
         self.stopping.store(true, Ordering::SeqCst);
-        let pending: Vec<Pending> = {
+        let pending: Vec<(String, Pending)> = {
             let mut st = self.lock();
             st.bots.clear();
-            st.pending.drain().map(|(_, p)| p).collect()
+            st.pending.drain().collect()
         };
-        for p in pending {
+        for (id, p) in pending {
+            self.forget_remote(&p, &id);
             let _ = p.done.send(Err(Failure::RelayStopping));
         }
         self.stopped.cancel();

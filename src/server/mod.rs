@@ -70,7 +70,11 @@ impl AppState {
 }
 
 /// Build the state from disk: config, store (migrated), key cache, host policy.
-pub fn build_state(paths: Paths, config: Config, port: u16, cancel: &CancellationToken) -> Result<Arc<AppState>> {
+pub fn build_state(paths: Paths, mut config: Config, port: u16, cancel: &CancellationToken) -> Result<Arc<AppState>> {
+    // The relay's name in a cluster defaults to HOSTNAME:PORT, the port this daemon got.
+    if config.relay.node.is_none() {
+        config.relay.node = Some(format!("{}:{port}", gethostname::gethostname().to_string_lossy()));
+    }
     let ops = Arc::new(crate::ops::Services::open(paths, config, true)?);
     let (paths, config, store) = (&ops.paths, &ops.config, &ops.store);
     let names = BoxNames::detect(port, config.network.public_url.as_deref());
@@ -203,6 +207,7 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     let local = listener.local_addr().map_err(|e| Error::internal(e.to_string()))?;
     let state = build_state(paths, config, local.port(), &cancel)?;
     state.relay.reset()?;
+    state.relay.join(cancel.clone()).await;
     let app = router(state.clone(), &cancel);
     crate::service::start(&state.ops, state.bridge.clone(), &cancel);
     tracing::info!(
@@ -236,6 +241,8 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
             // sockets close (1001); their answers go out before MCP sessions are cancelled.
             state.relay.stop();
             state.relay.drained(Duration::from_secs(2)).await;
+            // With other relays: their asks to our bots fail there, our bots go offline.
+            state.relay.leave().await;
             tokio::time::sleep(ANSWERS_OUT).await;
             cancel.cancel();
             state.sessions.close_all().await;
@@ -249,6 +256,7 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     // Asks ended by the stop record their end and bots' sockets send their close frame;
     // entries still gathering for the store are stored before the process ends.
     state.relay.drained(Duration::from_secs(2)).await;
+    state.relay.flush().await;
     crate::audit::flush(&state.store).await;
     Ok(())
 }

@@ -27,6 +27,7 @@ mod progress;
 mod proxy;
 mod registry;
 mod relay;
+mod relay_cluster;
 mod relay_hermes;
 mod reprovision;
 mod rmcp_client;

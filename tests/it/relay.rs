@@ -14,14 +14,14 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 /// A bot's WebSocket: wakes arrive on `wakes`; `send` puts a frame on the socket.
-struct Socket {
+pub(crate) struct Socket {
     wakes: mpsc::UnboundedReceiver<Value>,
     send: mpsc::UnboundedSender<Message>,
     /// The close code the relay sent, once the socket ended.
     closed: tokio::sync::watch::Receiver<Option<u16>>,
 }
 
-async fn open_socket(server: &Server, key: &str) -> Result<Socket, String> {
+pub(crate) async fn open_socket(server: &Server, key: &str) -> Result<Socket, String> {
     let url = format!("ws://127.0.0.1:{}/bridge/connect", server.port);
     let mut req = url.into_client_request().unwrap();
     req.headers_mut().insert("authorization", format!("Bearer {key}").parse().unwrap());
@@ -60,10 +60,10 @@ async fn open_socket(server: &Server, key: &str) -> Result<Socket, String> {
 }
 
 impl Socket {
-    async fn wake(&mut self) -> Value {
+    pub(crate) async fn wake(&mut self) -> Value {
         tokio::time::timeout(Duration::from_secs(10), self.wakes.recv()).await.expect("a wake within 10 s").unwrap()
     }
-    fn heartbeat(&self, request_id: &str) {
+    pub(crate) fn heartbeat(&self, request_id: &str) {
         let f = json!({"type": "heartbeat", "request_id": request_id}).to_string();
         self.send.send(Message::Text(f.into())).unwrap();
     }
@@ -77,12 +77,12 @@ impl Socket {
 }
 
 /// Whether `name` is online in a `list_agents` answer (`None`: not listed).
-fn online(list: &Value, name: &str) -> Option<bool> {
+pub(crate) fn online(list: &Value, name: &str) -> Option<bool> {
     list.as_array()?.iter().find(|a| a["name"] == name)?["online"].as_bool()
 }
 
 /// Call a relay tool: (is_error, the JSON of its one text block).
-async fn call(c: &Client, tool: &str, args: Value) -> (bool, Value) {
+pub(crate) async fn call(c: &Client, tool: &str, args: Value) -> (bool, Value) {
     let p = CallToolRequestParams::new(tool.to_string()).with_arguments(args.as_object().unwrap().clone());
     let r = c.call_tool(p).await.expect("transport");
     let text: String = r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
@@ -90,7 +90,7 @@ async fn call(c: &Client, tool: &str, args: Value) -> (bool, Value) {
     (r.is_error == Some(true), serde_json::from_str(&text).unwrap())
 }
 
-async fn relay(server: &Server, key: &str) -> Client {
+pub(crate) async fn relay(server: &Server, key: &str) -> Client {
     connect_with(server, "relay", key, false).await
 }
 

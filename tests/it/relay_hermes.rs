@@ -84,17 +84,6 @@ async fn serve_at(env: &Env, port: u16) -> Server {
     panic!("hal0 serve did not start on 127.0.0.1:{port} in three attempts");
 }
 
-/// SIGTERM `server` (a restart as an operator does it) and wait until it has exited.
-async fn stop(mut server: Server) {
-    let pid = server.child.id().to_string();
-    assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while server.child.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "hal0 serve did not exit within 20 s of SIGTERM");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 /// Call a relay tool: (is_error, the JSON of its text).
 async fn call(c: &Client, tool: &str, args: Value) -> (bool, Value) {
     let p = CallToolRequestParams::new(tool.to_string()).with_arguments(args.as_object().unwrap().clone());
@@ -281,7 +270,7 @@ async fn the_real_hermes_with_the_hermes_bridge_plugin_answers_heartbeats_and_re
     // short window): the plugin reconnects by itself (its backoff: 2, 5, 10 … s).
     env.ok(&["config", "set", "relay.ask_timeout_secs", &WINDOW_SECS.to_string()]);
     a.cancel().await.ok();
-    stop(server).await;
+    server.terminate().await;
     let server = serve_at(&env, port).await;
     let a = connect_with(&server, "relay", &asker_key, false).await;
     let t = Instant::now();

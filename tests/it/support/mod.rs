@@ -2,6 +2,7 @@
 //! run as a CLI, and `hal0 serve` started on a free loopback port.
 pub mod fake_hermes;
 pub mod mcp;
+pub mod postgres;
 pub mod real_hermes;
 pub mod tls;
 pub mod upstream;
@@ -162,6 +163,17 @@ pub fn serve_on(env: &Env, port: u16) -> Option<Server> {
 impl Server {
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
+    }
+
+    /// SIGTERM it (a stop as an operator or systemd does it) and wait until it exited.
+    pub async fn terminate(mut self) {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while self.child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "hal0 serve did not exit within 20 s of SIGTERM");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 }
 
