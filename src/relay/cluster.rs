@@ -83,6 +83,8 @@ crate::text_enum! {
         Fail = "fail",
         /// The asker's side ended the ask (timeout, asker gone): forget it.
         Ended = "ended",
+        /// The bot named in `body` connected to the sender since: its wakes go there now.
+        Moved = "moved",
     }
 }
 
@@ -271,17 +273,21 @@ impl Cluster {
     }
 
     /// Bot `name` connected here under `generation` (the newest connection anywhere wins).
-    pub async fn connected(&self, name: &str, generation: u64) -> Result<()> {
+    /// Returns the relay that held it before, if any.
+    pub async fn connected(&self, name: &str, generation: u64) -> Result<Option<String>> {
         let c = self.client().await?;
-        c.execute(
-            "INSERT INTO hal0_relay_bots (name, node, generation, connected_at) VALUES ($1, $2, $3, now())
-             ON CONFLICT (name) DO UPDATE SET node = excluded.node, generation = excluded.generation,
-                                              connected_at = excluded.connected_at",
-            &[&name, &self.node, &(generation as i64)],
-        )
-        .await
-        .map_err(|e| self.db(e))?;
-        Ok(())
+        let row = c
+            .query_one(
+                "WITH before AS (SELECT node FROM hal0_relay_bots WHERE name = $1)
+                 INSERT INTO hal0_relay_bots (name, node, generation, connected_at) VALUES ($1, $2, $3, now())
+                 ON CONFLICT (name) DO UPDATE SET node = excluded.node, generation = excluded.generation,
+                                                  connected_at = excluded.connected_at
+                 RETURNING (SELECT node FROM before)",
+                &[&name, &self.node, &(generation as i64)],
+            )
+            .await
+            .map_err(|e| self.db(e))?;
+        Ok(row.get(0))
     }
 
     /// Connection `generation` of `name` here closed (a newer one, here or elsewhere, keeps

@@ -107,6 +107,8 @@ pub enum Outbound {
 struct Conn {
     generation: u64,
     tx: mpsc::UnboundedSender<Outbound>,
+    /// A newer connection of the bot opened on another relay: that one gets the wakes.
+    superseded: bool,
 }
 
 struct Pending {
@@ -128,6 +130,14 @@ struct State {
     conversations: HashMap<String, (String, String)>,
     /// Asks made on another relay to a bot connected here: their answer goes back as mail.
     remote: HashMap<String, Remote>,
+}
+
+impl State {
+    /// The connection of `name` that gets its wakes: the newest, unless the bot connected
+    /// to another relay since.
+    fn live(&self, name: &str) -> Option<&Conn> {
+        self.bots.get(name)?.last().filter(|c| !c.superseded)
+    }
 }
 
 /// An ask made on another relay (`origin`) whose wake went to our connection of `to`.
@@ -346,7 +356,7 @@ impl Relay {
                     let mut st = self.lock();
                     let now = Instant::now();
                     st.remote.retain(|_, r| r.deadline > now);
-                    match st.bots.get(&to).and_then(|v| v.last()) {
+                    match st.live(&to) {
                         Some(conn) if conn.tx.send(Outbound::Text(frame)).is_ok() => {
                             let generation = conn.generation;
                             st.remote.insert(
@@ -364,6 +374,11 @@ impl Relay {
             }
             Kind::Ended => {
                 self.lock().remote.remove(&m.request_id);
+            }
+            Kind::Moved => {
+                for conn in self.lock().bots.get_mut(&m.body).into_iter().flatten() {
+                    conn.superseded = true;
+                }
             }
             Kind::Heartbeat => {
                 let mut st = self.lock();
@@ -445,7 +460,7 @@ impl Relay {
             .map(|c| (c.name, false))
             .chain(elsewhere.into_iter().map(|(name, node, _)| (name, node.is_some())))
             .filter(|(name, _)| seen.insert(name.clone()))
-            .map(|(name, there)| Agent { online: there || st.bots.get(&name).is_some_and(|v| !v.is_empty()), name })
+            .map(|(name, there)| Agent { online: there || st.live(&name).is_some(), name })
             .collect();
         bots.sort_by(|a, b| a.name.cmp(&b.name));
         out.extend(bots);
@@ -457,9 +472,14 @@ impl Relay {
     pub async fn connected(&self, name: &str) -> Result<(u64, mpsc::UnboundedReceiver<Outbound>)> {
         let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::unbounded_channel();
-        self.lock().bots.entry(name.to_string()).or_default().push(Conn { generation, tx });
+        self.lock().bots.entry(name.to_string()).or_default().push(Conn { generation, tx, superseded: false });
         match &self.cluster {
-            Some(c) => c.connected(name, generation).await?,
+            Some(c) => {
+                // The newest connection wins across relays too: the one it replaces hears so.
+                if let Some(before) = c.connected(name, generation).await?.filter(|n| *n != c.node) {
+                    c.mail_later(before, cluster::Kind::Moved, String::new(), name.to_string());
+                }
+            }
             None => {
                 let (store, n) = (self.store.clone(), name.to_string());
                 store.call(move |s| history::connected(s, &n, generation)).await?;
@@ -476,7 +496,7 @@ impl Relay {
             let newest = match st.bots.get_mut(name) {
                 Some(conns) => {
                     conns.retain(|c| c.generation != generation);
-                    let newest = conns.last().map(|c| c.generation);
+                    let newest = conns.last().filter(|c| !c.superseded).map(|c| c.generation);
                     if conns.is_empty() {
                         st.bots.remove(name);
                     }
@@ -510,7 +530,7 @@ impl Relay {
                     c.mail_later(r.origin, cluster::Kind::Fail, id, Failure::AgentDisconnected.as_str().into());
                 }
                 match newest {
-                    Some(g) => c.connected(name, g).await,
+                    Some(g) => c.connected(name, g).await.map(|_| ()),
                     None => c.disconnected(name, generation).await,
                 }
             }
@@ -714,7 +734,7 @@ impl Relay {
         } else {
             // A connected bot is a bot: its socket opened with a relay key and closes when
             // the key is revoked. Only for one that is not does the store say which it is.
-            let online = self.lock().bots.get(to).is_some_and(|v| !v.is_empty());
+            let online = self.lock().live(to).is_some();
             let mut known = false;
             if !online && let Some(c) = &self.cluster {
                 match c.locate(to).await? {
@@ -798,7 +818,7 @@ impl Relay {
             }
         } else {
             let mut st = self.lock();
-            match st.bots.get(to).and_then(|v| v.last()) {
+            match st.live(to) {
                 Some(conn) if conn.tx.send(Outbound::Text(wake)).is_ok() => {
                     let generation = conn.generation;
                     st.pending.insert(

@@ -168,3 +168,44 @@ async fn an_unreachable_database_gives_a_clear_error_and_the_daemon_still_serves
     let r = reqwest::get(server.url("/api/health")).await.unwrap();
     assert!(r.status().is_success());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_newest_connection_of_a_bot_wins_across_relays() {
+    let Some(db) = Database::create().await else { return };
+    let (ea, eb) = (member(&db, "box-a", ""), member(&db, "box-b", ""));
+    // bot-a holds a key on both boxes; bot-x asks from A.
+    let (ka_a, ka_b, kx) =
+        (ea.bridge_key("bot-a", &["relay"]), eb.bridge_key("bot-a", &["relay"]), ea.bridge_key("bot-x", &["relay"]));
+    let (sa, sb) = (ea.serve(), eb.serve());
+    let (ca, cb, cx) = (relay(&sa, &ka_a).await, Arc::new(relay(&sb, &ka_b).await), Arc::new(relay(&sa, &kx).await));
+    let mut old = open_socket(&sa, &ka_a).await.unwrap();
+    let mut new = open_socket(&sb, &ka_b).await.unwrap();
+
+    // Once A has heard that bot-a connected to B, A's asks go there, not to A's own socket.
+    let mut moved = 0;
+    for _ in 0..20 {
+        let ask = tokio::spawn({
+            let cx = cx.clone();
+            async move { call(&cx, "ask_agent", json!({"to": "bot-a", "message": "where are you?"})).await }
+        });
+        let (w, on_b) = tokio::select! {
+            w = new.wake() => (w, true),
+            w = old.wake() => (w, false),
+        };
+        let (e, _) =
+            call(if on_b { &cb } else { &ca }, "reply", json!({"request_id": w["request_id"], "answer": "here"})).await;
+        assert!(!e);
+        let (e, v) = ask.await.unwrap();
+        assert!(!e && v["answer"] == "here", "{v}");
+        if on_b {
+            moved += 1;
+            if moved == 3 {
+                break;
+            }
+        } else {
+            assert_eq!(moved, 0, "once moved, an ask never goes back to the older connection");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    assert_eq!(moved, 3, "asks made on A reach bot-a's newer connection on B");
+}
