@@ -148,6 +148,7 @@ pub const ALL: &[&str] = &[
     // request
     "relay.invalid_filter",
     "relay.invalid_limit",
+    "relay.langfuse_keys_missing",
     "request.body_timeout",
     "request.body_unreadable",
     "request.https_required",

@@ -7,6 +7,7 @@
 //! the pair that opened them, kept in the store) and the history (`history`).
 
 pub mod history;
+pub mod langfuse;
 pub mod local;
 
 use crate::error::Result;
@@ -140,6 +141,8 @@ pub struct Relay {
     stopped: tokio_util::sync::CancellationToken,
     /// The agent bridge, through which local profiles answer (set by the daemon).
     local: std::sync::OnceLock<crate::bridge::Bridge>,
+    /// Where ended exchanges go to Langfuse, when `[relay.langfuse]` is on (set by the daemon).
+    export: std::sync::OnceLock<langfuse::Exporter>,
 }
 
 /// Counts one ask as active while it lives.
@@ -158,6 +161,7 @@ impl Drop for Active<'_> {
 struct AskerGone<'a> {
     relay: &'a Relay,
     request_id: &'a str,
+    ex: &'a Exchange,
     armed: bool,
 }
 
@@ -174,6 +178,9 @@ impl Drop for AskerGone<'_> {
             outcome: Err(why.as_str().to_string()),
             at: now(),
         };
+        if let Some(x) = self.relay.export.get() {
+            x.end(self.ex, &end);
+        }
         if let Err(e) = end.queue(&self.relay.store) {
             tracing::warn!("relay: cannot record the end of {}: {}", self.request_id, e.message);
         }
@@ -203,12 +210,23 @@ impl Relay {
             idle: Notify::new(),
             stopped: tokio_util::sync::CancellationToken::new(),
             local: std::sync::OnceLock::new(),
+            export: std::sync::OnceLock::new(),
         }
     }
 
     /// Let local Hermes profiles answer asks through `bridge` (the daemon's).
     pub fn attach_local(&self, bridge: crate::bridge::Bridge) {
         let _ = self.local.set(bridge);
+    }
+
+    /// Export ended exchanges to Langfuse through `exporter` (the daemon's).
+    pub fn attach_export(&self, exporter: langfuse::Exporter) {
+        let _ = self.export.set(exporter);
+    }
+
+    /// The Langfuse exporter, when attached (the daemon flushes it when it stops).
+    pub fn export(&self) -> Option<&langfuse::Exporter> {
+        self.export.get()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -413,7 +431,7 @@ impl Relay {
         history::Write::Start(Box::new(ex.clone()), opened.then(|| (from.clone(), to.to_string())))
             .queue(&self.store)?;
         // Ends the ask if the asker goes away while it waits (its call future is dropped).
-        let mut gone = AskerGone { relay: self, request_id: &request_id, armed: true };
+        let mut gone = AskerGone { relay: self, request_id: &request_id, ex: &ex, armed: true };
         let outcome = match wake {
             None => {
                 let bridge = self.local.get().expect("admitted only with the bridge attached");
@@ -431,10 +449,13 @@ impl Relay {
             outcome: outcome.clone().map_err(|r| r.error.as_str().to_string()),
             at: now(),
         };
+        if let Some(x) = self.export.get() {
+            x.end(&ex, &end);
+        }
         if let Err(e) = end.queue(&self.store) {
             tracing::warn!("relay: cannot record the end of {request_id}: {}", e.message);
         }
-        Ok(outcome.map(|answer| Answered { ok: true, conversation_id: ex.conversation_id, answer }))
+        Ok(outcome.map(|answer| Answered { ok: true, conversation_id: ex.conversation_id.clone(), answer }))
     }
 
     /// Record an ask refused before anything was sent (one row, already ended) and answer it.
@@ -442,6 +463,9 @@ impl Relay {
         ex.status = r.error.as_str().to_string();
         ex.error = Some(ex.status.clone());
         ex.ended_at = Some(ex.started_at.clone());
+        if let Some(x) = self.export.get() {
+            x.ended(ex.clone());
+        }
         history::Write::Start(Box::new(ex), None).queue(&self.store)?;
         Ok(Err(r))
     }

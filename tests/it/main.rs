@@ -28,6 +28,7 @@ mod proxy;
 mod registry;
 mod relay;
 mod relay_hermes;
+mod relay_langfuse;
 mod reprovision;
 mod rmcp_client;
 mod security;
