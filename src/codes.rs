@@ -150,6 +150,7 @@ pub const ALL: &[&str] = &[
     "relay.invalid_database_url",
     "relay.invalid_filter",
     "relay.invalid_limit",
+    "relay.langfuse_keys_missing",
     "request.body_timeout",
     "request.body_unreadable",
     "request.https_required",

@@ -38,11 +38,20 @@ pub struct Relay {
     pub database_url: Option<String>,
     /// This relay's name among those sharing the database (default `HOSTNAME:PORT`).
     pub node: Option<String>,
+    /// `[relay.langfuse]`: export of ended exchanges to Langfuse (off by default).
+    pub langfuse: Langfuse,
 }
 
 impl Default for Relay {
     fn default() -> Self {
-        Relay { enabled: true, ask_timeout_secs: 120, ping_secs: 20, database_url: None, node: None }
+        Relay {
+            enabled: true,
+            ask_timeout_secs: 120,
+            ping_secs: 20,
+            database_url: None,
+            node: None,
+            langfuse: Langfuse::default(),
+        }
     }
 }
 
@@ -50,6 +59,26 @@ impl Relay {
     /// The PostgreSQL URL the relay uses, if any: `database_url`, else `DATABASE_URL`.
     pub fn database(&self) -> Option<String> {
         self.database_url.clone().or_else(|| std::env::var("DATABASE_URL").ok()).filter(|u| !u.trim().is_empty())
+    }
+}
+
+/// `[relay.langfuse]`: each ended exchange goes to Langfuse as a span of its conversation's
+/// trace (`crate::relay::langfuse`). The keys are not here: `LANGFUSE_PUBLIC_KEY` and
+/// `LANGFUSE_SECRET_KEY` live in api.env.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Langfuse {
+    /// Export ended exchanges.
+    pub enabled: bool,
+    /// Langfuse's address: the cloud or a self-hosted instance (without `/api/...`).
+    pub base_url: String,
+    /// Most milliseconds an ended exchange waits for its batch to be sent.
+    pub flush_ms: u64,
+}
+
+impl Default for Langfuse {
+    fn default() -> Self {
+        Langfuse { enabled: false, base_url: "https://cloud.langfuse.com".into(), flush_ms: 1000 }
     }
 }
 
@@ -285,6 +314,22 @@ impl Config {
                 "must be 1 to 128 characters without spaces (a name such as box-a or box-a:8080)",
             ));
         }
+        if let Err(why) = check_langfuse_url(&self.relay.langfuse.base_url) {
+            return Err(config_error(
+                path,
+                find_key_line(text, "relay.langfuse", "base_url"),
+                Some("relay.langfuse.base_url"),
+                &why,
+            ));
+        }
+        if !(50..=60_000).contains(&self.relay.langfuse.flush_ms) {
+            return Err(config_error(
+                path,
+                find_key_line(text, "relay.langfuse", "flush_ms"),
+                Some("relay.langfuse.flush_ms"),
+                "must be between 50 and 60000 milliseconds",
+            ));
+        }
         if !(1..=3600).contains(&self.mcp.call_timeout_secs) {
             return Err(config_error(
                 path,
@@ -334,6 +379,9 @@ pub fn schema() -> serde_json::Value {
         "relay.ping_secs": {"type": "integer", "minimum": 1, "maximum": 300, "default": d.relay.ping_secs, "description": "seconds between pings on a bot's WebSocket; no pong by the next one disconnects it"},
         "relay.database_url": {"type": ["string", "null"], "default": null, "description": "PostgreSQL URL for the relay's history; relays sharing it reach each other's bots (unset: DATABASE_URL, else the SQLite store)"},
         "relay.node": {"type": ["string", "null"], "default": null, "description": "this relay's name among those sharing the database (default HOSTNAME:PORT)"},
+        "relay.langfuse.enabled": {"type": "boolean", "default": d.relay.langfuse.enabled, "description": "export each ended exchange to Langfuse (a span of its conversation's trace); keys LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY in api.env"},
+        "relay.langfuse.base_url": {"type": "string", "default": d.relay.langfuse.base_url, "description": "Langfuse's http(s) address, cloud or self-hosted (no user, password, query or fragment)"},
+        "relay.langfuse.flush_ms": {"type": "integer", "minimum": 50, "maximum": 60000, "default": d.relay.langfuse.flush_ms, "description": "milliseconds an ended exchange waits at most before its batch is sent to Langfuse"},
         "limits.max_connections": {"type": "integer", "minimum": 8, "maximum": 65536, "default": d.limits.max_connections, "description": "open TCP connections at most; new ones wait past it"},
         "limits.header_timeout_secs": {"type": "integer", "minimum": 1, "maximum": 300, "default": d.limits.header_timeout_secs, "description": "seconds a client has to send a request's headers"},
         "limits.body_timeout_secs": {"type": "integer", "minimum": 1, "maximum": 3600, "default": d.limits.body_timeout_secs, "description": "seconds a client has to send a request's body"},
@@ -366,6 +414,31 @@ fn check_public_url(u: &str) -> std::result::Result<(), &'static str> {
         || url_host(u).is_none()
     {
         return Err("is not an http:// or https:// URL with a host");
+    }
+    Ok(())
+}
+
+/// Why `u` cannot be `relay.langfuse.base_url`: an http(s) URL with a host and nothing a
+/// credential could hide in (the keys live in api.env). The value is echoed only when it
+/// holds no `@`, so a password written into it never reaches a log.
+fn check_langfuse_url(u: &str) -> std::result::Result<(), String> {
+    if u.contains('@') {
+        return Err("holds a user or password (`@`): the keys go in api.env as LANGFUSE_PUBLIC_KEY and \
+                    LANGFUSE_SECRET_KEY, the URL names only the scheme, host, port and path"
+            .into());
+    }
+    let shown = crate::term::safe_line(u);
+    let url = match (crate::weburl::HttpUrl::parse(u), reqwest::Url::parse(u.trim())) {
+        (Some(_), Ok(url)) => url,
+        _ => {
+            return Err(format!(
+                "`{shown}` is not an http:// or https:// URL with a host (e.g. https://cloud.langfuse.com or your \
+                 self-hosted Langfuse)"
+            ));
+        }
+    };
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(format!("`{shown}` holds a query or fragment; give only the scheme, host, port and path"));
     }
     Ok(())
 }
@@ -422,7 +495,7 @@ fn find_key_line(text: &str, section: &str, key: &str) -> Option<usize> {
     None
 }
 
-/// Set `section.key` to `value` (a TOML literal, or a bare string) in `hal0.toml`, keeping
+/// Set `section.key` (or `section.sub.key`) to `value` (a TOML literal, or a bare string) in `hal0.toml`, keeping
 /// every comment and the order of everything else. The result is validated before it is
 /// written; a bad value leaves the file as it was.
 pub fn set_value(paths: &Paths, dotted: &str, raw: &str) -> Result<Config> {
@@ -437,21 +510,33 @@ fn set_locked(path: &Path, dotted: &str, raw: &str) -> Result<Config> {
         let line = e.span().map(|s| line_of_offset(&text, s.start));
         config_error(path, line, None, e.message().trim())
     })?;
-    let (section, key) = dotted.split_once('.').ok_or_else(|| {
-        Error::invalid("config.invalid_key", format!("`{dotted}` is not SECTION.KEY, e.g. network.public_url"))
-    })?;
+    let (tables, key) = split_key(dotted)?;
     let value: toml_edit::Value = raw
         .parse::<toml_edit::Value>()
         .ok()
         .filter(|v| !matches!(v, toml_edit::Value::InlineTable(_)))
         .unwrap_or_else(|| toml_edit::Value::from(raw));
-    let table = doc
-        .entry(section)
-        .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
-        .as_table_mut()
-        .ok_or_else(|| {
-            Error::invalid("config.invalid_key", format!("`{section}` is not a table in {}", path.display()))
-        })?;
+    // Walk (and create) `[section]`, `[section.sub]`…; a table created here is implicit, so
+    // only the innermost one with keys gets a header (inside an inline table, an inline one).
+    let not_table = |i: usize| {
+        let at = tables[..=i].join(".");
+        Error::invalid("config.invalid_key", format!("`{at}` is not a table in {}", path.display()))
+    };
+    let mut item: &mut toml_edit::Item = doc.as_item_mut();
+    for (i, name) in tables.iter().enumerate() {
+        let fresh = if item.is_inline_table() {
+            toml_edit::Item::Value(toml_edit::Value::InlineTable(toml_edit::InlineTable::new()))
+        } else {
+            let mut t = toml_edit::Table::new();
+            t.set_implicit(true);
+            toml_edit::Item::Table(t)
+        };
+        item = item.as_table_like_mut().ok_or_else(|| not_table(i))?.entry(name).or_insert(fresh);
+        if !item.is_table_like() {
+            return Err(not_table(i));
+        }
+    }
+    let table = item.as_table_like_mut().ok_or_else(|| not_table(tables.len() - 1))?;
     match table.get_mut(key).and_then(|i| i.as_value_mut()) {
         Some(old) => {
             let decor = old.decor().clone();
@@ -468,6 +553,19 @@ fn set_locked(path: &Path, dotted: &str, raw: &str) -> Result<Config> {
     Ok(cfg)
 }
 
+/// `section.key` or `section.sub.key` as the tables to walk and the key.
+fn split_key(dotted: &str) -> Result<(Vec<&str>, &str)> {
+    let parts: Vec<&str> = dotted.split('.').collect();
+    if parts.len() < 2 || parts.iter().any(|p| p.trim().is_empty()) {
+        return Err(Error::invalid(
+            "config.invalid_key",
+            format!("`{dotted}` is not SECTION.KEY, e.g. network.public_url or relay.langfuse.enabled"),
+        ));
+    }
+    let (key, tables) = parts.split_last().expect("two parts at least");
+    Ok((tables.to_vec(), key))
+}
+
 /// Remove `section.key` from `hal0.toml` (back to its default), keeping everything else.
 pub fn unset_value(paths: &Paths, dotted: &str) -> Result<Config> {
     let path = paths.hal0_toml();
@@ -478,9 +576,12 @@ fn unset_locked(path: &Path, dotted: &str) -> Result<Config> {
     let Some(text) = read_optional(path)? else { return Ok(Config::default()) };
     let mut doc: toml_edit::DocumentMut =
         text.parse().map_err(|e: toml_edit::TomlError| config_error(path, None, None, e.message().trim()))?;
-    if let Some((section, key)) = dotted.split_once('.')
-        && let Some(t) = doc.get_mut(section).and_then(|i| i.as_table_like_mut())
-    {
+    let (tables, key) = split_key(dotted)?;
+    let mut table: Option<&mut dyn toml_edit::TableLike> = Some(doc.as_table_mut());
+    for name in &tables {
+        table = table.and_then(|t| t.get_mut(name)).and_then(|i| i.as_table_like_mut());
+    }
+    if let Some(t) = table {
         t.remove(key);
     }
     let out = doc.to_string();
@@ -629,6 +730,85 @@ mod tests {
             assert!(e.message.contains(why), "{bad}: {}", e.message);
             assert!(!e.message.contains('\u{1b}'), "{bad}: {}", e.message);
         }
+    }
+
+    #[test]
+    fn langfuse_is_off_by_default_and_its_section_is_checked() {
+        let d = Config::default().relay.langfuse;
+        assert_eq!((d.enabled, d.base_url.as_str(), d.flush_ms), (false, "https://cloud.langfuse.com", 1000));
+        let c = Config::parse(
+            &p(),
+            "[relay]\nask_timeout_secs = 5\n\n[relay.langfuse]\nenabled = true\nbase_url = \"http://10.0.0.5:3000/lf/\"\n",
+        )
+        .unwrap();
+        assert!(c.relay.langfuse.enabled);
+        assert_eq!(c.relay.langfuse.base_url, "http://10.0.0.5:3000/lf/");
+        assert_eq!(c.relay.ask_timeout_secs, 5);
+        let parse = |body: &str| Config::parse(&p(), &format!("# c\n[relay.langfuse]\n{body}\n"));
+        for (bad, why) in [
+            ("base_url = \"cloud.langfuse.com\"", "is not an http:// or https:// URL"),
+            ("base_url = \"ftp://lf.example\"", "is not an http:// or https:// URL"),
+            ("base_url = \"https://\"", "is not an http:// or https:// URL"),
+            ("base_url = \"https://lf.example/?project=1\"", "query or fragment"),
+            ("base_url = \"https://pk-lf-1:sk-lf-secret@lf.example\"", "the keys go in api.env"),
+            ("flush_ms = 10", "between 50 and 60000"),
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert_eq!(e.code, "config.invalid", "{bad}");
+            let key = bad.split(' ').next().unwrap();
+            assert!(e.message.contains(&format!("line 3, key `relay.langfuse.{key}`")), "{bad}: {}", e.message);
+            assert!(e.message.contains(why), "{bad}: {}", e.message);
+            assert!(!e.message.contains("sk-lf-secret"), "{}", e.message);
+        }
+        let e = parse("public_key = \"pk-lf-1\"").unwrap_err();
+        assert!(e.message.contains("public_key") && e.message.contains("line 3"), "{}", e.message);
+    }
+
+    #[test]
+    fn nested_keys_are_set_and_unset_in_their_table() {
+        let d = tempfile::tempdir().unwrap();
+        let paths = Paths::resolve(Some(d.path().join("etc")), Some(d.path().join("var")));
+        let cfg = set_value(&paths, "relay.langfuse.enabled", "true").unwrap();
+        assert!(cfg.relay.langfuse.enabled);
+        set_value(&paths, "relay.langfuse.base_url", "https://lf.example").unwrap();
+        set_value(&paths, "network.bind", "127.0.0.1:9").unwrap();
+        let text = std::fs::read_to_string(paths.hal0_toml()).unwrap();
+        assert_eq!(
+            text,
+            "[relay.langfuse]\nenabled = true\nbase_url = \"https://lf.example\"\n\n[network]\nbind = \"127.0.0.1:9\"\n"
+        );
+        let cfg = unset_value(&paths, "relay.langfuse.enabled").unwrap();
+        assert!(!cfg.relay.langfuse.enabled);
+        assert_eq!(cfg.relay.langfuse.base_url, "https://lf.example");
+        for bad in ["relay", "relay..enabled", ".x", "relay.langfuse."] {
+            assert_eq!(set_value(&paths, bad, "1").unwrap_err().code, "config.invalid_key", "{bad}");
+        }
+        let e = set_value(&paths, "network.bind.x", "1").unwrap_err();
+        assert_eq!(e.code, "config.invalid_key");
+        assert!(e.message.contains("`network.bind` is not a table"), "{}", e.message);
+        let e = set_value(&paths, "relay.langfuse.base_url", "nope").unwrap_err();
+        assert_eq!(e.code, "config.invalid");
+        assert_eq!(Config::load(&paths).unwrap().relay.langfuse.base_url, "https://lf.example", "left as it was");
+    }
+
+    /// Every setting of the typed config is in `schema()` (and nothing else is).
+    #[test]
+    fn the_schema_lists_every_setting() {
+        fn leaves(prefix: &str, v: &serde_json::Value, out: &mut Vec<String>) {
+            match v.as_object() {
+                Some(m) => m.iter().for_each(|(k, v)| {
+                    let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                    leaves(&key, v, out)
+                }),
+                None => out.push(prefix.to_string()),
+            }
+        }
+        let mut keys = Vec::new();
+        leaves("", &serde_json::to_value(Config::default()).unwrap(), &mut keys);
+        keys.sort();
+        let mut listed: Vec<String> = schema().as_object().unwrap().keys().cloned().collect();
+        listed.sort();
+        assert_eq!(keys, listed);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Every row, in the order they are reported.
-pub const ROWS: [&str; 11] = [
+pub const ROWS: [&str; 12] = [
     "config",
     "paths",
     "store",
@@ -30,6 +30,7 @@ pub const ROWS: [&str; 11] = [
     "memory",
     "mcp_registry",
     "exposure",
+    "relay_langfuse",
     "listener",
 ];
 
@@ -116,6 +117,7 @@ pub async fn run(paths: &Paths) -> Report {
     let registry = Registry::read(paths);
     let registry_row = check_registry(&registry);
     let exposure_row = check_exposure(&registry, &profiles);
+    let langfuse_row = check_langfuse(&cfg, paths);
 
     let http = crate::hermes::client::http_client();
     let (bridge_row, listener_row) =
@@ -132,10 +134,18 @@ pub async fn run(paths: &Paths) -> Report {
         memory_row,
         registry_row,
         exposure_row,
+        langfuse_row,
         listener_row,
     ];
-    const USES_CONFIG: [&str; 6] =
-        ["agent-bridge", "hermes_profiles_mcp", "hermes_default_memory", "memory", "exposure", "listener"];
+    const USES_CONFIG: [&str; 7] = [
+        "agent-bridge",
+        "hermes_profiles_mcp",
+        "hermes_default_memory",
+        "memory",
+        "exposure",
+        "relay_langfuse",
+        "listener",
+    ];
     for r in &mut rows {
         if !cfg_ok && USES_CONFIG.contains(&r.name) {
             r.detail.push_str(" (checked with default settings: hal0.toml is invalid)");
@@ -657,6 +667,25 @@ async fn probe_hal0(addr: SocketAddr, http: &reqwest::Client) -> Option<String> 
     let resp = http.get(format!("http://{addr}/api/health")).timeout(PROBE_TIMEOUT).send().await.ok()?;
     let v: serde_json::Value = resp.json().await.ok()?;
     (v["name"] == "hal0").then(|| v["version"].as_str().unwrap_or("(unknown version)").to_string())
+}
+
+/// `[relay.langfuse]`: off, or on with both keys in api.env (Langfuse itself is not asked).
+fn check_langfuse(cfg: &Config, paths: &Paths) -> Row {
+    let lf = &cfg.relay.langfuse;
+    if !lf.enabled {
+        return row("relay_langfuse", Status::Ok, "off");
+    }
+    if !cfg.relay.enabled {
+        return row("relay_langfuse", Status::Ok, "enabled, but the relay is off: nothing to export");
+    }
+    match crate::relay::langfuse::keys_for(cfg, &paths.api_env()) {
+        Ok(_) => row(
+            "relay_langfuse",
+            Status::Ok,
+            format!("ended exchanges are exported to {} (keys in api.env)", crate::term::safe_line(&lf.base_url)),
+        ),
+        Err(e) => row("relay_langfuse", Status::Warn, format!("{} [{}]", e.message, e.code)),
+    }
 }
 
 async fn check_listener(bind: SocketAddr, http: &reqwest::Client) -> Row {

@@ -10,6 +10,7 @@
 
 pub mod cluster;
 pub mod history;
+pub mod langfuse;
 pub mod local;
 
 use crate::error::Result;
@@ -170,6 +171,8 @@ pub struct Relay {
     /// The database shared with other relays, when `[relay].database_url` is set: the
     /// history and where bots are connected live there instead of the store.
     cluster: Option<Arc<Cluster>>,
+    /// Where ended exchanges go to Langfuse, when `[relay.langfuse]` is on (set by the daemon).
+    export: std::sync::OnceLock<langfuse::Exporter>,
 }
 
 /// Counts one ask as active while it lives.
@@ -188,6 +191,7 @@ impl Drop for Active<'_> {
 struct AskerGone<'a> {
     relay: &'a Relay,
     request_id: &'a str,
+    ex: &'a Exchange,
     armed: bool,
 }
 
@@ -207,6 +211,9 @@ impl Drop for AskerGone<'_> {
             outcome: Err(why.as_str().to_string()),
             at: now(),
         };
+        if let Some(x) = self.relay.export.get() {
+            x.end(self.ex, &end);
+        }
         self.relay.record(end);
     }
 }
@@ -236,6 +243,7 @@ impl Relay {
             stopped: tokio_util::sync::CancellationToken::new(),
             local: std::sync::OnceLock::new(),
             cluster: cluster.map(Arc::new),
+            export: std::sync::OnceLock::new(),
         }
     }
 
@@ -408,6 +416,16 @@ impl Relay {
     /// Let local Hermes profiles answer asks through `bridge` (the daemon's).
     pub fn attach_local(&self, bridge: crate::bridge::Bridge) {
         let _ = self.local.set(bridge);
+    }
+
+    /// Export ended exchanges to Langfuse through `exporter` (the daemon's).
+    pub fn attach_export(&self, exporter: langfuse::Exporter) {
+        let _ = self.export.set(exporter);
+    }
+
+    /// The Langfuse exporter, when attached (the daemon flushes it when it stops).
+    pub fn export(&self) -> Option<&langfuse::Exporter> {
+        self.export.get()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -674,7 +692,7 @@ impl Relay {
         // Queue the start (and the conversation) before the bot can see the wake.
         self.record(history::Write::Start(Box::new(ex.clone()), opened.then(|| (from.clone(), to.to_string()))));
         // Ends the ask if the asker goes away while it waits (its call future is dropped).
-        let mut gone = AskerGone { relay: self, request_id: &request_id, armed: true };
+        let mut gone = AskerGone { relay: self, request_id: &request_id, ex: &ex, armed: true };
         let outcome = match wake {
             None => {
                 let bridge = self.local.get().expect("admitted only with the bridge attached");
@@ -692,8 +710,11 @@ impl Relay {
             outcome: outcome.clone().map_err(|r| r.error.as_str().to_string()),
             at: now(),
         };
+        if let Some(x) = self.export.get() {
+            x.end(&ex, &end);
+        }
         self.record(end);
-        Ok(outcome.map(|answer| Answered { ok: true, conversation_id: ex.conversation_id, answer }))
+        Ok(outcome.map(|answer| Answered { ok: true, conversation_id: ex.conversation_id.clone(), answer }))
     }
 
     /// Record an ask refused before anything was sent (one row, already ended) and answer it.
@@ -701,6 +722,9 @@ impl Relay {
         ex.status = r.error.as_str().to_string();
         ex.error = Some(ex.status.clone());
         ex.ended_at = Some(ex.started_at.clone());
+        if let Some(x) = self.export.get() {
+            x.ended(ex.clone());
+        }
         self.record(history::Write::Start(Box::new(ex), None));
         Ok(Err(r))
     }

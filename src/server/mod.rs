@@ -89,6 +89,13 @@ pub fn build_state(paths: Paths, mut config: Config, port: u16, cancel: &Cancell
         // Local Hermes profiles answer relay asks through the bridge's runs.
         ops.relay.attach_local(b.clone());
     }
+    // Ended relay exchanges go to Langfuse when [relay.langfuse] is on; without its keys
+    // hal0 says which is missing and runs without the export.
+    match crate::relay::langfuse::Exporter::from_config(config, &paths.api_env()) {
+        Ok(Some(x)) => ops.relay.attach_export(x),
+        Ok(None) => {}
+        Err(e) => tracing::error!(code = e.code, "{}", e.message),
+    }
     Ok(Arc::new(AppState {
         sessions: Arc::new(sessions::Sessions::new(&config.limits)),
         bridge,
@@ -256,6 +263,9 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     // Asks ended by the stop record their end and bots' sockets send their close frame;
     // entries still gathering for the store are stored before the process ends.
     state.relay.drained(Duration::from_secs(2)).await;
+    if let Some(x) = state.relay.export() {
+        x.flush(Duration::from_secs(2)).await;
+    }
     state.relay.flush().await;
     crate::audit::flush(&state.store).await;
     Ok(())

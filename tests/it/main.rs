@@ -29,6 +29,7 @@ mod registry;
 mod relay;
 mod relay_cluster;
 mod relay_hermes;
+mod relay_langfuse;
 mod reprovision;
 mod rmcp_client;
 mod security;

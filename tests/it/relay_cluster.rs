@@ -179,7 +179,11 @@ async fn the_newest_connection_of_a_bot_wins_across_relays() {
     let (sa, sb) = (ea.serve(), eb.serve());
     let (ca, cb, cx) = (relay(&sa, &ka_a).await, Arc::new(relay(&sb, &ka_b).await), Arc::new(relay(&sa, &kx).await));
     let mut old = open_socket(&sa, &ka_a).await.unwrap();
+    // The older connection is registered before the newer one opens.
+    let located = async || db.query("SELECT coalesce(node, '') FROM hal0_relay_bots WHERE name = 'bot-a'").await;
+    assert!(eventually(Duration::from_secs(10), async || located().await == ["box-a"]).await);
     let mut new = open_socket(&sb, &ka_b).await.unwrap();
+    assert!(eventually(Duration::from_secs(10), async || located().await == ["box-b"]).await);
 
     // Once A has heard that bot-a connected to B, A's asks go there, not to A's own socket.
     let mut moved = 0;
