@@ -15,8 +15,12 @@
 //! The hermes-bridge relay listens on every interface; a preload (`bench_relay/loopback.cjs`)
 //! makes it bind 127.0.0.1 only. Runs alternate the two relays (`--runs`, default 3).
 //!
+//! With `--database URL` (a PostgreSQL database the bench may empty), a third setup runs:
+//! two hal0 relays sharing that database, bot B connected to relay A and the askers on
+//! relay B, so every ask crosses over as mail (CPU and RSS are the two processes' sums).
+//!
 //! Run: `cargo build --release --bin hal0 --example bench_relay &&
-//!       target/release/examples/bench_relay target/release/hal0 [--runs 3]`
+//!       target/release/examples/bench_relay target/release/hal0 [--runs 3] [--database URL]`
 
 #[path = "support/child.rs"]
 mod child;
@@ -44,10 +48,16 @@ const CONCURRENT: u64 = 4000;
 struct Relay {
     name: &'static str,
     child: KillOnDrop,
+    /// Where bot A (the askers) calls and holds its socket.
     mcp: String,
     ws: String,
     key_a: String,
+    /// Where bot B (the replier) calls and holds its socket (another relay in a cluster).
+    reply_mcp: String,
+    ws_b: String,
     key_b: String,
+    /// The second relay of a cluster.
+    second: Option<KillOnDrop>,
     /// hal0's binary and dirs: its history is read back after it stops.
     hal0: Option<(String, PathBuf, PathBuf)>,
     _dir: tempfile::TempDir,
@@ -56,6 +66,15 @@ struct Relay {
 impl Relay {
     fn pid(&self) -> u32 {
         self.child.0.id()
+    }
+    fn pids(&self) -> Vec<u32> {
+        std::iter::once(self.pid()).chain(self.second.as_ref().map(|c| c.0.id())).collect()
+    }
+    fn cpu_ms(&self) -> f64 {
+        self.pids().into_iter().map(cpu_ms).sum()
+    }
+    fn rss_kib(&self, field: &str) -> u64 {
+        self.pids().into_iter().map(|p| status_kib(p, field)).sum()
     }
 }
 
@@ -109,7 +128,10 @@ async fn start_peer(peer: &Path) -> Relay {
         mcp: format!("{base}/mcp"),
         ws: format!("ws://127.0.0.1:{port}/bridge/connect"),
         key_a: "tok-a".into(),
+        reply_mcp: format!("{base}/mcp"),
+        ws_b: format!("ws://127.0.0.1:{port}/bridge/connect"),
         key_b: "tok-b".into(),
+        second: None,
         hal0: None,
         _dir: dir,
     }
@@ -142,8 +164,51 @@ async fn start_hal0(bin: &str) -> Relay {
         mcp: format!("{base}/mcp/relay/mcp"),
         ws: format!("ws://127.0.0.1:{port}/bridge/connect"),
         key_a,
+        reply_mcp: format!("{base}/mcp/relay/mcp"),
+        ws_b: format!("ws://127.0.0.1:{port}/bridge/connect"),
         key_b,
+        second: None,
         hal0: Some((bin.to_string(), cfg, state)),
+        _dir: dir,
+    }
+}
+
+/// Two hal0 relays on the PostgreSQL database `url` (emptied first): bot B on relay A,
+/// bot A (the askers) on relay B.
+async fn start_cluster(bin: &str, url: &str) -> Relay {
+    let (db, conn) = url.parse::<tokio_postgres::Config>().unwrap().connect(tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(conn);
+    db.batch_execute(
+        "DROP TABLE IF EXISTS hal0_relay_exchanges, hal0_relay_conversations, hal0_relay_nodes, hal0_relay_bots,
+                              hal0_relay_mail",
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut started = Vec::new();
+    for (node, bot) in [("box-a", "bot-b"), ("box-b", "bot-a")] {
+        let (cfg, state) = (dir.path().join(node).join("etc"), dir.path().join(node).join("var"));
+        std::fs::create_dir_all(&cfg).unwrap();
+        std::fs::write(cfg.join("hal0.toml"), format!("[relay]\ndatabase_url = \"{url}\"\nnode = \"{node}\"\n"))
+            .unwrap();
+        let key = hal0_bot(bin, &cfg, &state, bot);
+        let (child, base) = support::serve(bin, &cfg, &state, &[]);
+        wait_health(&format!("{base}/api/health")).await;
+        let ws = format!("ws://127.0.0.1:{}/bridge/connect", base.rsplit(':').next().unwrap());
+        started.push((KillOnDrop(child), format!("{base}/mcp/relay/mcp"), ws, key, cfg, state));
+    }
+    let (b, a) = (started.pop().unwrap(), started.pop().unwrap());
+    Relay {
+        name: "hal0 x2 (PostgreSQL)",
+        child: b.0,
+        mcp: b.1,
+        ws: b.2,
+        key_a: b.3,
+        reply_mcp: a.1,
+        ws_b: a.2,
+        key_b: a.3,
+        second: Some(a.0),
+        hal0: Some((bin.to_string(), b.4, b.5)),
         _dir: dir,
     }
 }
@@ -207,9 +272,9 @@ struct Phase {
 
 async fn phase(r: &Relay, sessions: &[Arc<Session>], total: u64) -> Phase {
     let per = total / sessions.len() as u64;
-    let cpu = cpu_ms(r.pid());
+    let cpu = r.cpu_ms();
     let (mut v, wall) = asks(sessions, per).await;
-    let cpu = cpu_ms(r.pid()) - cpu;
+    let cpu = r.cpu_ms() - cpu;
     let n = v.len() as f64;
     Phase {
         per_s: n / wall,
@@ -238,12 +303,12 @@ struct Figures {
 
 async fn measure(r: Relay, clients: usize) -> Figures {
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let rss_idle = status_kib(r.pid(), "VmRSS:");
-    let replier = Arc::new(Session::open(&r.mcp, &r.key_b).await);
-    let b = bot(&r.ws, &r.key_b, Some(replier)).await;
+    let rss_idle = r.rss_kib("VmRSS:");
+    let replier = Arc::new(Session::open(&r.reply_mcp, &r.key_b).await);
+    let b = bot(&r.ws_b, &r.key_b, Some(replier)).await;
     let a = bot(&r.ws, &r.key_a, None).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let rss_bots = status_kib(r.pid(), "VmRSS:");
+    let rss_bots = r.rss_kib("VmRSS:");
     let mut askers = Vec::new();
     for _ in 0..clients {
         askers.push(Arc::new(Session::open(&r.mcp, &r.key_a).await));
@@ -256,8 +321,8 @@ async fn measure(r: Relay, clients: usize) -> Figures {
         conc,
         rss_idle,
         rss_bots,
-        rss_load: status_kib(r.pid(), "VmRSS:"),
-        rss_peak: status_kib(r.pid(), "VmHWM:"),
+        rss_load: r.rss_kib("VmRSS:"),
+        rss_peak: r.rss_kib("VmHWM:"),
         recorded: 0,
         pending: 0,
     };
@@ -303,12 +368,14 @@ fn main() {
     let mut runs = 3usize;
     let mut clients = 16usize;
     let mut only: Option<String> = None;
+    let mut database: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--runs" => runs = args.next().and_then(|v| v.parse().ok()).expect("--runs needs a number"),
             "--clients" => clients = args.next().and_then(|v| v.parse().ok()).expect("--clients needs a number"),
             "--only" => only = args.next(),
+            "--database" => database = args.next(),
             a if a.starts_with("--") => {
                 panic!("unknown option {a}; usage: bench_relay HAL0_BIN [--runs N] [--clients C]")
             }
@@ -320,7 +387,7 @@ fn main() {
     assert!(out.status.success(), "examples/bench_relay/peer.sh failed");
     let peer = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    let (mut old, mut new) = (Vec::new(), Vec::new());
+    let (mut old, mut new, mut pair) = (Vec::new(), Vec::new(), Vec::new());
     println!("bench_relay: {runs} run(s), {clients} concurrent askers, load {:?}", child::loadavg());
     for i in 0..runs {
         // Alternate which relay goes first so a drift in machine load weighs on both alike.
@@ -346,11 +413,24 @@ fn main() {
             );
             if is_peer { old.push(r.1) } else { new.push(r.1) }
         }
+        if let Some(url) = &database {
+            let f = rt.block_on(async { measure(start_cluster(&bin, url).await, clients).await });
+            eprintln!(
+                "run {} hal0 x2: seq {:.0}/s p99 {:.2} ms; x{clients} {:.0}/s p50 {:.2} p99 {:.2} ms",
+                i + 1,
+                f.seq.per_s,
+                f.seq.p99,
+                f.conc.per_s,
+                f.conc.p50,
+                f.conc.p99
+            );
+            pair.push(f);
+        }
     }
     println!("\nMedians of {runs} run(s); latencies in ms, relay CPU in ms per ask.\n");
     println!("| relay | phase | asks/s | p50 | p90 | p99 | max | CPU/ask |");
     println!("|---|---|---|---|---|---|---|---|");
-    let both = [("hermes-bridge", &old), ("hal0", &new)];
+    let both = [("hermes-bridge", &old), ("hal0", &new), ("hal0 x2 (PostgreSQL)", &pair)];
     for (name, f) in both.iter().filter(|(_, f)| !f.is_empty()) {
         let m = |g: fn(&Figures) -> &Phase| Phase {
             per_s: median(f, |x| g(x).per_s),
@@ -375,8 +455,10 @@ fn main() {
             mib(|x| x.rss_peak)
         );
     }
-    for f in &new {
-        println!("hal0 history after SIGTERM: {} exchanges recorded, {} pending", f.recorded, f.pending);
+    for (name, f) in [("hal0", &new), ("hal0 x2 (PostgreSQL)", &pair)] {
+        for f in f.iter() {
+            println!("{name} history after SIGTERM: {} exchanges recorded, {} pending", f.recorded, f.pending);
+        }
     }
     if old.is_empty() || new.is_empty() {
         return;

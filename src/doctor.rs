@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Every row, in the order they are reported.
-pub const ROWS: [&str; 12] = [
+pub const ROWS: [&str; 13] = [
     "config",
     "paths",
     "store",
@@ -31,6 +31,7 @@ pub const ROWS: [&str; 12] = [
     "mcp_registry",
     "exposure",
     "relay_langfuse",
+    "relay_database",
     "listener",
 ];
 
@@ -120,8 +121,11 @@ pub async fn run(paths: &Paths) -> Report {
     let langfuse_row = check_langfuse(&cfg, paths);
 
     let http = crate::hermes::client::http_client();
-    let (bridge_row, listener_row) =
-        futures::join!(check_bridge(&cfg, &db, &profiles, &list, &http), check_listener(cfg.bind_addr(), &http));
+    let (bridge_row, listener_row, database_row) = futures::join!(
+        check_bridge(&cfg, &db, &profiles, &list, &http),
+        check_listener(cfg.bind_addr(), &http),
+        check_relay_database(&cfg)
+    );
 
     let mut rows = vec![
         config_row,
@@ -135,15 +139,17 @@ pub async fn run(paths: &Paths) -> Report {
         registry_row,
         exposure_row,
         langfuse_row,
+        database_row,
         listener_row,
     ];
-    const USES_CONFIG: [&str; 7] = [
+    const USES_CONFIG: [&str; 8] = [
         "agent-bridge",
         "hermes_profiles_mcp",
         "hermes_default_memory",
         "memory",
         "exposure",
         "relay_langfuse",
+        "relay_database",
         "listener",
     ];
     for r in &mut rows {
@@ -685,6 +691,28 @@ fn check_langfuse(cfg: &Config, paths: &Paths) -> Row {
             format!("ended exchanges are exported to {} (keys in api.env)", crate::term::safe_line(&lf.base_url)),
         ),
         Err(e) => row("relay_langfuse", Status::Warn, format!("{} [{}]", e.message, e.code)),
+    }
+}
+
+/// The relay's shared database, when one is set: reachable, and how many relays use it.
+async fn check_relay_database(cfg: &Config) -> Row {
+    let Some(url) = cfg.relay.database() else {
+        return row("relay_database", Status::Ok, "none: the relay's history is in the store (SQLite)");
+    };
+    let probe = async {
+        let c = crate::relay::cluster::Cluster::new(&url, String::new())?;
+        let alive = c.alive().await?;
+        Ok::<_, crate::error::Error>((c.shown().to_string(), alive))
+    };
+    match probe.await {
+        Ok((at, None)) => row("relay_database", Status::Ok, format!("{at}: reachable; no relay has used it yet")),
+        Ok((at, Some(nodes))) if nodes.is_empty() => {
+            row("relay_database", Status::Ok, format!("{at}: reachable; no relay is running on it now"))
+        }
+        Ok((at, Some(nodes))) => {
+            row("relay_database", Status::Ok, format!("{at}: reachable; relays running: {}", nodes.join(", ")))
+        }
+        Err(e) => row("relay_database", Status::Fail, format!("{} [{}]", e.message, e.code)),
     }
 }
 

@@ -56,7 +56,7 @@ CREATE TABLE IF NOT EXISTS hal0_relay_bots (
     generation BIGINT NOT NULL DEFAULT 0,
     connected_at TIMESTAMPTZ
 );
-CREATE TABLE IF NOT EXISTS hal0_relay_mail (
+CREATE UNLOGGED TABLE IF NOT EXISTS hal0_relay_mail (
     id BIGSERIAL PRIMARY KEY,
     node TEXT NOT NULL,
     sender TEXT NOT NULL,
@@ -102,6 +102,31 @@ enum Cmd {
     Flush(oneshot::Sender<()>),
 }
 
+/// The connection for reads and mail, with its prepared statements.
+struct Shared {
+    client: Client,
+    prepared: Mutex<std::collections::HashMap<&'static str, Statement>>,
+}
+
+impl Shared {
+    /// `sql` prepared once on this connection.
+    async fn prep(&self, sql: &'static str) -> std::result::Result<Statement, tokio_postgres::Error> {
+        if let Some(s) = self.prepared.lock().unwrap_or_else(|p| p.into_inner()).get(sql) {
+            return Ok(s.clone());
+        }
+        let s = self.client.prepare(sql).await?;
+        self.prepared.lock().unwrap_or_else(|p| p.into_inner()).insert(sql, s.clone());
+        Ok(s)
+    }
+}
+
+impl std::ops::Deref for Shared {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        &self.client
+    }
+}
+
 /// One relay's handle on the shared database.
 pub struct Cluster {
     config: Config,
@@ -109,7 +134,7 @@ pub struct Cluster {
     shown: String,
     /// This relay's name among the others (`[relay].node`, else `host:port`).
     pub node: String,
-    reads: tokio::sync::Mutex<Option<Arc<Client>>>,
+    reads: tokio::sync::Mutex<Option<Arc<Shared>>>,
     writes: Mutex<Option<mpsc::UnboundedSender<Cmd>>>,
     /// When a database failure was last logged (one line a minute at most).
     warned: Mutex<Option<Instant>>,
@@ -187,14 +212,17 @@ impl Cluster {
 
     /// The shared connection for reads and mail (made, and the schema with it, on first use
     /// and again after it broke).
-    async fn client(&self) -> Result<Arc<Client>> {
+    async fn client(&self) -> Result<Arc<Shared>> {
         let mut slot = self.reads.lock().await;
         if let Some(c) = slot.as_ref().filter(|c| !c.is_closed()) {
             return Ok(c.clone());
         }
         let c = self.connect(None).await?;
         migrate(&c).await.map_err(|e| self.unavailable(e))?;
-        let c = Arc::new(c);
+        // Mail and presence need no wait for the disk: a crash of the database loses at
+        // most the last moments of mail, which the asks' windows cover.
+        c.batch_execute("SET synchronous_commit = off").await.map_err(|e| self.db(e))?;
+        let c = Arc::new(Shared { client: c, prepared: Mutex::default() });
         *slot = Some(c.clone());
         Ok(c)
     }
@@ -272,21 +300,43 @@ impl Cluster {
         Ok(())
     }
 
+    /// The relays alive now, by name (`None` when no relay made the tables yet); reads
+    /// only, on a connection of its own (for `hal0 doctor`).
+    pub async fn alive(&self) -> Result<Option<Vec<String>>> {
+        let c = self.connect(None).await?;
+        let made: bool = c
+            .query_one("SELECT to_regclass('hal0_relay_nodes') IS NOT NULL", &[])
+            .await
+            .map_err(|e| self.db(e))?
+            .get(0);
+        if !made {
+            return Ok(None);
+        }
+        let rows = c
+            .query(
+                "SELECT node FROM hal0_relay_nodes WHERE seen_at > now() - make_interval(secs => $1) ORDER BY node",
+                &[&(NODE_TTL_SECS as f64)],
+            )
+            .await
+            .map_err(|e| self.db(e))?;
+        Ok(Some(rows.iter().map(|r| r.get(0)).collect()))
+    }
+
     /// Bot `name` connected here under `generation` (the newest connection anywhere wins).
     /// Returns the relay that held it before, if any.
     pub async fn connected(&self, name: &str, generation: u64) -> Result<Option<String>> {
         let c = self.client().await?;
-        let row = c
-            .query_one(
+        let st = c
+            .prep(
                 "WITH before AS (SELECT node FROM hal0_relay_bots WHERE name = $1)
                  INSERT INTO hal0_relay_bots (name, node, generation, connected_at) VALUES ($1, $2, $3, now())
                  ON CONFLICT (name) DO UPDATE SET node = excluded.node, generation = excluded.generation,
                                                   connected_at = excluded.connected_at
                  RETURNING (SELECT node FROM before)",
-                &[&name, &self.node, &(generation as i64)],
             )
             .await
             .map_err(|e| self.db(e))?;
+        let row = c.query_one(&st, &[&name, &self.node, &(generation as i64)]).await.map_err(|e| self.db(e))?;
         Ok(row.get(0))
     }
 
@@ -307,15 +357,15 @@ impl Cluster {
     /// it is not connected to a live relay now, else that relay.
     pub async fn locate(&self, name: &str) -> Result<Option<Option<String>>> {
         let c = self.client().await?;
-        let row = c
-            .query_opt(
+        let st = c
+            .prep(
                 "SELECT n.node FROM hal0_relay_bots b
                  LEFT JOIN hal0_relay_nodes n ON n.node = b.node AND n.seen_at > now() - make_interval(secs => $2)
                  WHERE b.name = $1",
-                &[&name, &(NODE_TTL_SECS as f64)],
             )
             .await
             .map_err(|e| self.db(e))?;
+        let row = c.query_opt(&st, &[&name, &(NODE_TTL_SECS as f64)]).await.map_err(|e| self.db(e))?;
         Ok(row.map(|r| r.get(0)))
     }
 
@@ -387,14 +437,15 @@ impl Cluster {
     /// statement: the notification goes out when the row is committed).
     pub async fn mail(&self, node: &str, kind: Kind, request_id: &str, body: &str) -> Result<()> {
         let c = self.client().await?;
-        c.execute(
-            "WITH m AS (INSERT INTO hal0_relay_mail (node, sender, kind, request_id, body)
-                        VALUES ($1, $2, $3, $4, $5))
-             SELECT pg_notify('hal0_relay', $1)",
-            &[&node, &self.node, &kind.as_str(), &request_id, &body],
-        )
-        .await
-        .map_err(|e| self.db(e))?;
+        let st = c
+            .prep(
+                "WITH m AS (INSERT INTO hal0_relay_mail (node, sender, kind, request_id, body)
+                            VALUES ($1, $2, $3, $4, $5))
+                 SELECT pg_notify('hal0_relay', $1)",
+            )
+            .await
+            .map_err(|e| self.db(e))?;
+        c.execute(&st, &[&node, &self.node, &kind.as_str(), &request_id, &body]).await.map_err(|e| self.db(e))?;
         Ok(())
     }
 
@@ -409,14 +460,8 @@ impl Cluster {
     }
 
     /// Take this relay's mail, oldest first.
-    async fn take_mail(&self, c: &Client) -> Result<Vec<Mail>> {
-        let rows = c
-            .query(
-                "DELETE FROM hal0_relay_mail WHERE node = $1 RETURNING id, sender, kind, request_id, body",
-                &[&self.node],
-            )
-            .await
-            .map_err(|e| self.db(e))?;
+    async fn take_mail(&self, c: &Client, take: &Statement) -> Result<Vec<Mail>> {
+        let rows = c.query(take, &[&self.node]).await.map_err(|e| self.db(e))?;
         let mut mail: Vec<(i64, Mail)> = rows
             .iter()
             .filter_map(|r| {
@@ -444,10 +489,16 @@ impl Cluster {
             let (tx, mut notices) = mpsc::unbounded_channel();
             let round = async {
                 let c = self.connect(Some(tx)).await?;
-                c.batch_execute(&format!("LISTEN {CHANNEL}")).await.map_err(|e| self.db(e))?;
+                c.batch_execute(&format!("SET synchronous_commit = off; LISTEN {CHANNEL}"))
+                    .await
+                    .map_err(|e| self.db(e))?;
+                let take = c
+                    .prepare("DELETE FROM hal0_relay_mail WHERE node = $1 RETURNING id, sender, kind, request_id, body")
+                    .await
+                    .map_err(|e| self.db(e))?;
                 let mut beat = tokio::time::interval(NODE_BEAT);
                 loop {
-                    for m in self.take_mail(&c).await? {
+                    for m in self.take_mail(&c, &take).await? {
                         deliver(m);
                     }
                     // Wait for a notification for us (or beat meanwhile).

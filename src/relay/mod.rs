@@ -150,6 +150,10 @@ struct Remote {
     deadline: Instant,
 }
 
+/// How much longer than the asker's relay the bot's relay remembers an ask (the asker's
+/// side keeps the window; a reply just inside it must still find the ask here).
+const REMOTE_SLACK: Duration = Duration::from_secs(5);
+
 /// Most conversations kept in memory; past it the map starts again from the store.
 const CONVERSATIONS_CACHED: usize = 65_536;
 
@@ -369,7 +373,12 @@ impl Relay {
                             let generation = conn.generation;
                             st.remote.insert(
                                 m.request_id.clone(),
-                                Remote { to, generation, origin: m.sender.clone(), deadline: now + self.window },
+                                Remote {
+                                    to,
+                                    generation,
+                                    origin: m.sender.clone(),
+                                    deadline: now + self.window + REMOTE_SLACK,
+                                },
                             );
                             true
                         }
@@ -581,7 +590,7 @@ impl Relay {
         // An ask made on another relay: the window is kept there.
         match (st.remote.get_mut(request_id), &self.cluster) {
             (Some(r), Some(c)) if r.to == from => {
-                r.deadline = Instant::now() + self.window;
+                r.deadline = Instant::now() + self.window + REMOTE_SLACK;
                 c.mail_later(r.origin.clone(), cluster::Kind::Heartbeat, request_id.to_string(), String::new());
                 true
             }

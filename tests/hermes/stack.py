@@ -7,9 +7,11 @@
 
 Standard library only. In DIR (the scratch HERMES_HOME root) it writes:
 
-* ``config.yaml`` for the default profile: the fake model (provider ``custom``),
-  the API server under ``platforms.api_server.extra`` with host, port and key,
-  ``approvals`` (mode manual, timeout 60) and ``security.tirith_enabled: false``;
+* ``config.yaml`` for the default profile: the fake model (provider ``custom``,
+  with its ``context_length``), the API server under
+  ``platforms.api_server.extra`` with host, port and key, ``approvals`` (mode
+  manual, timeout 60), ``security.tirith_enabled: false`` and the settings that
+  keep Hermes off the network (see "Loopback only" below);
 * ``profiles/<name>/config.yaml`` for every ``--profile``, with the port in
   config.yaml and the key in ``profiles/<name>/.env`` as ``API_SERVER_KEY=…``,
   so that both config sources Hermes reads are exercised;
@@ -32,6 +34,7 @@ its log tail on stderr), then prints ONE JSON line on stdout:
 
     {"home": DIR, "fake_llm_port": n, "victim": PATH, "logs": DIR/logs,
      "requests_log": DIR/logs/fake_llm_requests.jsonl,
+     "loopback_guard_log": DIR/logs/loopback_guard.log,
      "profiles": {"default": {"url": …, "key": …, "pid": n, "port": n, "home": …}, …}}
 
 It then runs until SIGTERM, SIGINT or end of stdin, and stops everything it
@@ -48,6 +51,24 @@ each with one JSON line on stdout:
 
 Environment variables FAKE_LLM_* are passed on to the fake model server
 (FAKE_LLM_VICTIM and FAKE_LLM_LOG are set by this script).
+
+Loopback only. Left to itself, the gateway of hermes-agent 0.19.0 reaches off
+the machine during these tests: building its first agent, each gateway looks
+the model's context length up in OpenRouter's catalogue (``GET
+https://openrouter.ai/api/v1/models``, agent/model_metadata.py, reached from
+model_tools.py's tool-search gate, which does not pass the base URL, so the
+fake model's own answer is not used), and an agent of a plugin platform such as
+hermes-bridge gets the core tools, whose ``text_to_speech`` check pip-installs
+edge-tts from PyPI into the venv on first use (tools/lazy_deps.py). Every
+config.yaml therefore sets ``model.context_length`` (what fake_llm.py reports,
+so nothing is looked up), ``security.allow_lazy_installs: false`` (no runtime
+pip install) and ``agent.disabled_toolsets: [tts]`` (no text-to-speech tool,
+so no Edge TTS). As a guard against what a later Hermes adds, every child runs
+with ``loopback_guard/`` first on PYTHONPATH: its ``sitecustomize.py`` refuses
+(raises) any Python connect, UDP send or name lookup that is not loopback,
+``localhost`` or a unix socket, and writes a ``HAL0-LOOPBACK-GUARD: refused``
+line to the child's log and to ``logs/loopback_guard.log``, which this script
+repeats on stderr when it stops.
 """
 
 import argparse
@@ -84,6 +105,10 @@ SCRUBBED_PREFIXES = (
     "NOUS_",
 )
 BIND_FAILURE = "Could not bind"
+# The context length fake_llm.py reports (its CONTEXT_LENGTH), written into model.context_length.
+FAKE_CONTEXT_LENGTH = 131072
+LOOPBACK_GUARD_DIR = os.path.join(HERE, "loopback_guard")
+LOOPBACK_GUARD_MARKER = "HAL0-LOOPBACK-GUARD"
 BRIDGE_PLUGIN = "hermes-bridge"
 BRIDGE_MCP_SERVER = "hal0-relay"
 PORT_ATTEMPTS = 3
@@ -216,10 +241,15 @@ class Profile:
                 "default": "fake-model",
                 "base_url": "http://127.0.0.1:%d/v1" % self.stack.llm_port,
                 "api_key": "fake-llm-key-not-a-secret",
+                # Known, so Hermes does not look it up in OpenRouter's catalogue.
+                "context_length": FAKE_CONTEXT_LENGTH,
             },
             "platforms": {"api_server": {"enabled": True, "extra": extra}},
             "approvals": {"mode": self.stack.args.approvals_mode, "timeout": self.stack.args.approvals_timeout},
-            "security": {"tirith_enabled": False},
+            # No pip install from PyPI at run time (edge-tts for the tts tool's check).
+            "security": {"tirith_enabled": False, "allow_lazy_installs": False},
+            # No text-to-speech (Edge TTS is a Microsoft web service) on any platform.
+            "agent": {"disabled_toolsets": ["tts"]},
             "terminal": {"cwd": self.stack.work},
         }
         if self.is_bridge_bot():
@@ -278,6 +308,7 @@ class Stack:
         self.work = os.path.join(self.home, "work")
         self.userhome = os.path.join(self.home, "userhome")
         self.requests_log = os.path.join(self.logs, "fake_llm_requests.jsonl")
+        self.guard_log = os.path.join(self.logs, "loopback_guard.log")
         self.children = []  # every Popen started, for teardown
         self.llm = None
         self.llm_port = None
@@ -294,6 +325,7 @@ class Stack:
     def child_env(self, extra):
         env = {k: v for k, v in os.environ.items() if not k.startswith(SCRUBBED_PREFIXES)}
         no_proxy = ",".join(x for x in (env.get("NO_PROXY"), "127.0.0.1,localhost") if x)
+        pythonpath = os.pathsep.join(x for x in (LOOPBACK_GUARD_DIR, env.get("PYTHONPATH")) if x)
         env.update(
             {
                 "HOME": self.userhome,
@@ -301,6 +333,8 @@ class Stack:
                 "no_proxy": no_proxy,
                 "PYTHONUNBUFFERED": "1",
                 "TIRITH_ENABLED": "false",
+                "PYTHONPATH": pythonpath,  # loopback_guard/sitecustomize.py
+                "HAL0_LOOPBACK_GUARD_LOG": self.guard_log,
             }
         )
         env.update(extra)
@@ -342,6 +376,19 @@ class Stack:
 
     def teardown(self):
         self.stop_procs(list(self.children))
+        self.report_guard()
+
+    def report_guard(self):
+        """Repeat on stderr what the loopback guard refused (nothing, normally)."""
+        try:
+            with open(self.guard_log, encoding="utf-8", errors="replace") as f:
+                lines = [line.rstrip("\n") for line in f if line.strip()]
+        except OSError:
+            return
+        if lines:
+            log("%s: %d off-loopback attempt(s) refused (%s):" % (LOOPBACK_GUARD_MARKER, len(lines), self.guard_log))
+            for line in lines[:20]:
+                log("  " + line)
 
     # --- start-up -------------------------------------------------------------
 
@@ -349,6 +396,8 @@ class Stack:
         for d in (self.home, self.logs, self.victim, self.work, self.userhome):
             os.makedirs(d, exist_ok=True)
         write_file(os.path.join(self.victim, "keep.txt"), "delete me only after approval\n", 0o644)
+        if not os.path.isfile(os.path.join(LOOPBACK_GUARD_DIR, "sitecustomize.py")):
+            raise StackError("%s/sitecustomize.py is missing" % LOOPBACK_GUARD_DIR)
         if not os.access(self.args.hermes, os.X_OK):
             raise StackError("%s is not executable: run tests/external/setup.sh" % self.args.hermes)
 
@@ -439,6 +488,7 @@ class Stack:
             "victim": self.victim,
             "logs": self.logs,
             "requests_log": self.requests_log,
+            "loopback_guard_log": self.guard_log,
             "profiles": {name: p.to_json() for name, p in self.profiles.items()},
         }
 

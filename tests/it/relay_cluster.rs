@@ -109,6 +109,7 @@ async fn a_bot_on_one_relay_answers_an_ask_made_on_another() {
     }
     let pending = db.query("SELECT count(*)::text FROM hal0_relay_exchanges WHERE status = 'pending'").await;
     assert_eq!(pending, ["0"]);
+    assert_eq!(doctor_row(&eb), ("ok".into(), format!("{}: reachable; relays running: box-a, box-b", db.shown())));
     let bots = eb.json(&["relay", "agents", "--json"]);
     let a = bots.as_array().unwrap().iter().find(|b| b["name"] == "bot-a").expect("bot-a listed on B");
     assert_eq!((a["online"].as_bool(), a["node"].as_str()), (Some(true), Some("box-a")), "{bots}");
@@ -127,6 +128,15 @@ async fn a_bot_on_one_relay_answers_an_ask_made_on_another() {
     assert!(e && v["error"] == "agent_offline", "{v}");
     let (e, v) = call(&cb, "ask_agent", json!({"to": "bot-z", "message": "hello?"})).await;
     assert!(e && v["error"] == "unknown_agent", "{v}");
+    assert_eq!(doctor_row(&eb).1, format!("{}: reachable; relays running: box-b", db.shown()));
+}
+
+/// `hal0 doctor`'s relay_database row: (status, detail).
+fn doctor_row(env: &Env) -> (String, String) {
+    let o = env.run(&["doctor", "--json"]);
+    let v: Value = serde_json::from_str(&o.stdout()).unwrap_or_else(|e| panic!("{e}: {}", o.stdout()));
+    let r = v["rows"].as_array().unwrap().iter().find(|r| r["name"] == "relay_database").expect("relay_database row");
+    (r["status"].as_str().unwrap().to_string(), r["detail"].as_str().unwrap().to_string())
 }
 
 #[tokio::test]
@@ -163,6 +173,9 @@ async fn an_unreachable_database_gives_a_clear_error_and_the_daemon_still_serves
     let err = o.stderr();
     assert!(err.contains("relay.database_unavailable") || err.contains("cannot be used"), "{err}");
     assert!(err.contains(&format!("127.0.0.1:{port}/hal0")) && !err.contains("sekrit"), "{err}");
+    let (status, detail) = doctor_row(&env);
+    assert_eq!(status, "fail", "{detail}");
+    assert!(detail.contains("relay.database_unavailable") && !detail.contains("sekrit"), "{detail}");
     // The daemon starts anyway (the bridge and memory do not need the relay's database).
     let server = env.serve();
     let r = reqwest::get(server.url("/api/health")).await.unwrap();

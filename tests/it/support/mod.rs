@@ -43,6 +43,8 @@ impl Env {
             .env("HAL0_STATE_DIR", self.state_dir())
             .env_remove("HAL0_MCP_ALLOWED_HOSTS")
             .env_remove("HAL0_MCP_ALLOWED_ORIGINS")
+            // The relay's database is chosen by each test that wants one.
+            .env_remove("DATABASE_URL")
             .stdin(Stdio::null());
         c
     }

@@ -39,6 +39,16 @@ impl Database {
         Some(Database { admin, name, url })
     }
 
+    /// How hal0 names it in messages: `host:port/database`.
+    pub fn shown(&self) -> String {
+        let cfg: tokio_postgres::Config = self.url.parse().unwrap();
+        let host = match &cfg.get_hosts()[0] {
+            tokio_postgres::config::Host::Tcp(h) => h.clone(),
+            tokio_postgres::config::Host::Unix(p) => p.display().to_string(),
+        };
+        format!("{host}:{}/{}", cfg.get_ports().first().copied().unwrap_or(5432), self.name)
+    }
+
     /// Run `sql` on the test database; the rows' first columns as text.
     pub async fn query(&self, sql: &str) -> Vec<String> {
         let c = connect(&self.url).await.unwrap();

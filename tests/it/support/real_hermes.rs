@@ -83,6 +83,8 @@ pub struct RealHermes {
     victim: PathBuf,
     logs: PathBuf,
     requests_log: PathBuf,
+    /// Where the loopback guard writes each connection it refused (empty when none).
+    guard_log: PathBuf,
     fake_llm_port: u16,
     profiles: BTreeMap<String, Profile>,
     started_in: Duration,
@@ -167,6 +169,7 @@ impl RealHermes {
             victim: path("victim"),
             logs: path("logs"),
             requests_log: path("requests_log"),
+            guard_log: path("loopback_guard_log"),
             fake_llm_port: info["fake_llm_port"].as_u64().expect("stack.py: no fake_llm_port") as u16,
             profiles: map,
             started_in,
@@ -314,6 +317,12 @@ impl RealHermes {
 impl Drop for RealHermes {
     fn drop(&mut self) {
         self.stop();
+        // Hermes reached for another host than this one (stack.py's loopback guard refused
+        // it): the test fails, whatever else it checked.
+        let refused = std::fs::read_to_string(&self.guard_log).unwrap_or_default();
+        if !refused.trim().is_empty() && !std::thread::panicking() {
+            panic!("the real Hermes tried to leave loopback (tests/hermes/loopback_guard):\n{refused}");
+        }
         if std::env::var("HAL0_KEEP_HERMES_HOME").is_ok_and(|v| v == "1")
             && let Some(dir) = self.dir.take()
         {
