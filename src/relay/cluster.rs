@@ -353,6 +353,21 @@ impl Cluster {
         Ok(())
     }
 
+    /// The live relay each of `names` is registered to now (`None`: none, or a dead one).
+    pub async fn holders(&self, names: &[String]) -> Result<std::collections::HashMap<String, Option<String>>> {
+        let c = self.client().await?;
+        let rows = c
+            .query(
+                "SELECT b.name, n.node FROM hal0_relay_bots b
+                 LEFT JOIN hal0_relay_nodes n ON n.node = b.node AND n.seen_at > now() - make_interval(secs => $2)
+                 WHERE b.name = ANY($1)",
+                &[&names, &(NODE_TTL_SECS as f64)],
+            )
+            .await
+            .map_err(|e| self.db(e))?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
     /// Where bot `name` is: `None` if no relay of the cluster ever had it, `Some(None)` if
     /// it is not connected to a live relay now, else that relay.
     pub async fn locate(&self, name: &str) -> Result<Option<Option<String>>> {

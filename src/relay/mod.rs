@@ -112,6 +112,7 @@ struct Conn {
     tx: mpsc::UnboundedSender<Outbound>,
     /// A newer connection of the bot opened on another relay: that one gets the wakes.
     superseded: bool,
+    opened: Instant,
 }
 
 struct Pending {
@@ -341,18 +342,17 @@ impl Relay {
             None => Vec::new(),
         };
         let st = self.lock();
-        let mut seen = std::collections::HashSet::new();
-        let mut bots: Vec<Agent> = clients
+        // Name → connected to another relay; sorted by name.
+        let mut bots: std::collections::BTreeMap<String, bool> = clients
             .into_iter()
             .filter(|c| !c.revoked && c.scopes.contains(&crate::auth::bridge::Scope::Relay))
             .filter(|c| !local::is_profile_client(&c.name))
             .map(|c| (c.name, false))
-            .chain(elsewhere.into_iter().map(|(name, node, _)| (name, node.is_some())))
-            .filter(|(name, _)| seen.insert(name.clone()))
-            .map(|(name, there)| Agent { online: there || st.live(&name).is_some(), name })
             .collect();
-        bots.sort_by(|a, b| a.name.cmp(&b.name));
-        out.extend(bots);
+        for (name, node, _) in elsewhere {
+            *bots.entry(name).or_default() |= node.is_some();
+        }
+        out.extend(bots.into_iter().map(|(name, there)| Agent { online: there || st.live(&name).is_some(), name }));
         Ok(out)
     }
 
@@ -361,7 +361,12 @@ impl Relay {
     pub async fn connected(&self, name: &str) -> Result<(u64, mpsc::UnboundedReceiver<Outbound>)> {
         let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::unbounded_channel();
-        self.lock().bots.entry(name.to_string()).or_default().push(Conn { generation, tx, superseded: false });
+        self.lock().bots.entry(name.to_string()).or_default().push(Conn {
+            generation,
+            tx,
+            superseded: false,
+            opened: Instant::now(),
+        });
         match &self.cluster {
             Some(c) => {
                 // The newest connection wins across relays too: the one it replaces hears so.

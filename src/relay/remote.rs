@@ -53,7 +53,59 @@ impl Relay {
                 r.on_mail(m);
             }
         };
-        tokio::spawn(c.listen(deliver, cancel));
+        tokio::spawn(c.clone().listen(deliver, cancel.clone()));
+        let relay = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(cluster::NODE_BEAT);
+            loop {
+                tokio::select! {
+                    _ = every.tick() => match relay.upgrade() {
+                        Some(r) => r.reconcile().await,
+                        None => return,
+                    },
+                    _ = cancel.cancelled() => return,
+                }
+            }
+        });
+    }
+
+    /// Make where our bots are registered agree with the sockets we hold: a bot registered
+    /// to another live relay gets its wakes there (our connections step back, as on a
+    /// `moved` mail, which two connections opening at the same instant may both miss); a
+    /// bot no live relay holds, while we hold a connection of it, is ours again (its newer
+    /// connection elsewhere closed: an older one keeps it online, as on one relay).
+    async fn reconcile(&self) {
+        let Some(c) = &self.cluster else { return };
+        // A connection opened within the last beat may not be registered yet: next time.
+        let settled = Instant::now() - cluster::NODE_BEAT;
+        let held: Vec<(String, u64)> = self
+            .lock()
+            .bots
+            .iter()
+            .filter_map(|(name, conns)| {
+                conns.last().filter(|c| c.opened < settled).map(|c| (name.clone(), c.generation))
+            })
+            .collect();
+        if held.is_empty() {
+            return;
+        }
+        let names: Vec<String> = held.iter().map(|(n, _)| n.clone()).collect();
+        let holders = match c.holders(&names).await {
+            Ok(h) => h,
+            Err(e) => return c.warn("cannot check where our bots are registered", &e),
+        };
+        for (name, generation) in held {
+            let there = holders.get(&name).cloned().flatten();
+            let ours = there.as_ref().is_none_or(|n| *n == c.node);
+            for conn in self.lock().bots.get_mut(&name).into_iter().flatten() {
+                conn.superseded = !ours;
+            }
+            if there.is_none()
+                && let Err(e) = c.connected(&name, generation).await
+            {
+                c.warn(&format!("cannot register {name} again"), &e);
+            }
+        }
     }
 
     /// hal0 stops: asks made elsewhere to our bots fail there (`agent_disconnected`) and the

@@ -225,4 +225,25 @@ async fn the_newest_connection_of_a_bot_wins_across_relays() {
         }
     }
     assert_eq!(moved, 3, "asks made on A reach bot-a's newer connection on B");
+
+    // The newer connection closes: the older one, on A, keeps bot-a online (within a beat).
+    drop(new);
+    assert!(
+        eventually(Duration::from_secs(15), async || {
+            located().await == ["box-a"] && online(&agents(&cb).await, "bot-a") == Some(true)
+        })
+        .await,
+        "bot-a registered to A again: {:?} {}",
+        db.query("SELECT concat_ws(' ', name, node, generation) FROM hal0_relay_bots").await,
+        agents(&cb).await
+    );
+    let ask = tokio::spawn({
+        let cx = cx.clone();
+        async move { call(&cx, "ask_agent", json!({"to": "bot-a", "message": "back?"})).await }
+    });
+    let w = old.wake().await;
+    let (e, _) = call(&ca, "reply", json!({"request_id": w["request_id"], "answer": "yes"})).await;
+    assert!(!e);
+    let (e, v) = ask.await.unwrap();
+    assert!(!e && v["answer"] == "yes", "{v}");
 }
