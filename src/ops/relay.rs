@@ -26,9 +26,7 @@ pub async fn agents(ctx: &Ctx, _: NoArgs) -> Result<Vec<BotView>> {
     let clients = ctx.store.call(crate::auth::bridge::list).await?;
     let mut out: Vec<BotView> = clients
         .into_iter()
-        .filter(|c| !c.revoked && c.scopes.contains(&crate::auth::bridge::Scope::Relay))
-        // A profile's own client asks as its profile, which runs answer: no socket.
-        .filter(|c| !crate::relay::local::is_profile_client(&c.name))
+        .filter(crate::relay::is_listed_bot)
         .map(|c| {
             let (connected_at, node) = present.remove(&c.name).unzip();
             BotView {

@@ -10,7 +10,7 @@
 use super::history::{Exchange, Filter, Write};
 use crate::error::{Error, Result};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio_postgres::{Client, Config, NoTls, Statement};
 
@@ -136,8 +136,8 @@ pub struct Cluster {
     pub node: String,
     reads: tokio::sync::Mutex<Option<Arc<Shared>>>,
     writes: Mutex<Option<mpsc::UnboundedSender<Cmd>>>,
-    /// When a database failure was last logged (one line a minute at most).
-    warned: Mutex<Option<Instant>>,
+    /// Database failures are logged one line a minute at most.
+    warned: super::throttle::Throttle,
 }
 
 impl Cluster {
@@ -156,7 +156,7 @@ impl Cluster {
             node,
             reads: tokio::sync::Mutex::new(None),
             writes: Mutex::new(None),
-            warned: Mutex::new(None),
+            warned: Default::default(),
         })
     }
 
@@ -177,10 +177,8 @@ impl Cluster {
 
     /// Log a database failure, once a minute at most.
     pub fn warn(&self, what: &str, e: &Error) {
-        let mut w = self.warned.lock().unwrap_or_else(|p| p.into_inner());
-        if w.is_none_or(|t| t.elapsed() > Duration::from_secs(60)) {
-            *w = Some(Instant::now());
-            tracing::warn!("relay: {what}: {}", e.message);
+        if let Some(held) = self.warned.pass() {
+            tracing::warn!("relay: {what}: {}{}", e.message, super::throttle::held_back(held));
         }
     }
 
@@ -353,35 +351,26 @@ impl Cluster {
         Ok(())
     }
 
-    /// The live relay each of `names` is registered to now (`None`: none, or a dead one).
+    /// The live relay each of `names` is registered to now (`None`: none, or a dead one);
+    /// names no relay ever had are absent.
     pub async fn holders(&self, names: &[String]) -> Result<std::collections::HashMap<String, Option<String>>> {
         let c = self.client().await?;
-        let rows = c
-            .query(
+        let st = c
+            .prep(
                 "SELECT b.name, n.node FROM hal0_relay_bots b
                  LEFT JOIN hal0_relay_nodes n ON n.node = b.node AND n.seen_at > now() - make_interval(secs => $2)
                  WHERE b.name = ANY($1)",
-                &[&names, &(NODE_TTL_SECS as f64)],
             )
             .await
             .map_err(|e| self.db(e))?;
+        let rows = c.query(&st, &[&names, &(NODE_TTL_SECS as f64)]).await.map_err(|e| self.db(e))?;
         Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
     }
 
     /// Where bot `name` is: `None` if no relay of the cluster ever had it, `Some(None)` if
     /// it is not connected to a live relay now, else that relay.
     pub async fn locate(&self, name: &str) -> Result<Option<Option<String>>> {
-        let c = self.client().await?;
-        let st = c
-            .prep(
-                "SELECT n.node FROM hal0_relay_bots b
-                 LEFT JOIN hal0_relay_nodes n ON n.node = b.node AND n.seen_at > now() - make_interval(secs => $2)
-                 WHERE b.name = $1",
-            )
-            .await
-            .map_err(|e| self.db(e))?;
-        let row = c.query_opt(&st, &[&name, &(NODE_TTL_SECS as f64)]).await.map_err(|e| self.db(e))?;
-        Ok(row.map(|r| r.get(0)))
+        Ok(self.holders(&[name.to_string()]).await?.remove(name))
     }
 
     /// Every bot ever connected to a relay of the cluster: name, the live relay holding it
@@ -609,27 +598,14 @@ impl Writer {
     async fn commit(&mut self, batch: &[Write], node: &str) -> std::result::Result<(), tokio_postgres::Error> {
         type Param<'a> = &'a (dyn tokio_postgres::types::ToSql + Sync);
         // What the statements bind, worked out first so that every parameter outlives them.
-        let ends: Vec<(&str, Option<&str>, Option<&str>)> = batch
-            .iter()
-            .map(|w| match w {
-                Write::End { outcome: Ok(a), .. } => ("ok", Some(a.as_str()), None),
-                Write::End { outcome: Err(e), .. } => (e.as_str(), None, Some(e.as_str())),
-                Write::Start(..) => ("", None, None),
-            })
-            .collect();
-        let pairs: Vec<Option<(&String, &String)>> = batch
-            .iter()
-            .map(|w| match w {
-                Write::Start(_, Some((x, y))) => Some(if x <= y { (x, y) } else { (y, x) }),
-                _ => None,
-            })
-            .collect();
+        let ends: Vec<(&str, Option<&str>, Option<&str>)> =
+            batch.iter().map(|w| w.end_columns().unwrap_or_default()).collect();
         let mut calls: Vec<(&Statement, Vec<Param<'_>>)> = Vec::with_capacity(batch.len() * 2);
         for (i, w) in batch.iter().enumerate() {
             match w {
                 Write::Start(e, _) => {
-                    if let Some((a, b)) = &pairs[i] {
-                        calls.push((&self.conversation, vec![&e.conversation_id, *a, *b, &e.started_at]));
+                    if let Some((a, b)) = w.pair() {
+                        calls.push((&self.conversation, vec![&e.conversation_id, a, b, &e.started_at]));
                     }
                     calls.push((
                         &self.start,

@@ -36,13 +36,29 @@ pub enum Write {
 }
 
 impl Write {
+    /// The pair of a conversation this start opened, in stored order (`a <= b`).
+    pub fn pair(&self) -> Option<(&String, &String)> {
+        match self {
+            Write::Start(_, Some((x, y))) => Some(if x <= y { (x, y) } else { (y, x) }),
+            _ => None,
+        }
+    }
+
+    /// An end's stored columns: status (`ok` or the failure), answer, error.
+    pub fn end_columns(&self) -> Option<(&str, Option<&str>, Option<&str>)> {
+        match self {
+            Write::End { outcome: Ok(a), .. } => Some(("ok", Some(a.as_str()), None)),
+            Write::End { outcome: Err(e), .. } => Some((e.as_str(), None, Some(e.as_str()))),
+            Write::Start(..) => None,
+        }
+    }
+
     /// Apply the change on `c` (inside the writer's transaction).
     pub fn apply(&self, c: &rusqlite::Connection) -> Result<()> {
         match self {
-            Write::Start(e, conversation) => {
+            Write::Start(e, _) => {
                 let e = &**e;
-                if let Some((x, y)) = conversation {
-                    let (a, b) = if x <= y { (x, y) } else { (y, x) };
+                if let Some((a, b)) = self.pair() {
                     c.prepare_cached(
                         "INSERT OR IGNORE INTO relay_conversations (id, a, b, created_at) VALUES (?1, ?2, ?3, ?4)",
                     )?
@@ -66,11 +82,8 @@ impl Write {
                     e.ended_at
                 ])?;
             }
-            Write::End { request_id, outcome, at } => {
-                let (status, answer, error) = match outcome {
-                    Ok(a) => ("ok", Some(a.as_str()), None),
-                    Err(e) => (e.as_str(), None, Some(e.as_str())),
-                };
+            Write::End { request_id, at, .. } => {
+                let (status, answer, error) = self.end_columns().unwrap_or_default();
                 c.prepare_cached(
                     "UPDATE relay_exchanges SET status = ?2, answer = ?3, error = ?4, ended_at = ?5
                      WHERE request_id = ?1",

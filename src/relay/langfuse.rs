@@ -17,13 +17,14 @@
 //! within a bound.
 
 use super::history::{Exchange, Write};
+use super::throttle::{Throttle, held_back};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -44,8 +45,6 @@ pub const MAX_EVENTS: usize = 100;
 const MAX_BODY_BYTES: usize = 3_000_000;
 /// How long one request to Langfuse may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
-/// The same kind of warning is logged at most this often.
-const WARN_EVERY: Duration = Duration::from_secs(60);
 /// How much of Langfuse's answer a warning quotes.
 const QUOTE_BYTES: usize = 300;
 
@@ -176,32 +175,6 @@ fn ended(start: &Exchange, end: &Write) -> Exchange {
     }
 }
 
-/// Lets a kind of warning through at most once per [`WARN_EVERY`], counting the rest.
-#[derive(Default)]
-struct Throttle {
-    last: Mutex<Option<Instant>>,
-    held: AtomicU64,
-}
-
-impl Throttle {
-    /// `Some(n)` when a warning may be logged now (`n`: how many were held back since the
-    /// last one); `None` when it is held back.
-    fn pass(&self) -> Option<u64> {
-        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
-        let now = Instant::now();
-        if last.is_some_and(|t| now.duration_since(t) < WARN_EVERY) {
-            self.held.fetch_add(1, Ordering::Relaxed);
-            return None;
-        }
-        *last = Some(now);
-        Some(self.held.swap(0, Ordering::Relaxed))
-    }
-}
-
-fn held_back(n: u64) -> String {
-    if n == 0 { String::new() } else { format!(" ({n} more since the last warning)") }
-}
-
 /// The daemon's exporter: the queue's sending side and the task that empties it.
 pub struct Exporter {
     tx: mpsc::Sender<Exchange>,
@@ -242,11 +215,7 @@ impl Exporter {
 
     /// Export the ask `start` as `end` (its history end) leaves it. Never waits.
     pub fn end(&self, start: &Exchange, end: &Write) {
-        self.ended(ended(start, end));
-    }
-
-    /// Export `ex`, an exchange that ended (a pending one is ignored). Never waits.
-    pub fn ended(&self, ex: Exchange) {
+        let ex = ended(start, end);
         if ex.ended_at.is_none() {
             return;
         }
@@ -551,15 +520,5 @@ mod tests {
         c.relay.enabled = false;
         assert!(keys_for(&c, &p).unwrap().is_none());
         assert_eq!(ingestion_url("https://lf.example/base/ "), "https://lf.example/base/api/public/ingestion");
-    }
-
-    #[test]
-    fn warnings_are_throttled_and_count_what_they_held_back() {
-        let t = Throttle::default();
-        assert_eq!(t.pass(), Some(0));
-        assert_eq!(t.pass(), None);
-        assert_eq!(t.pass(), None);
-        *t.last.lock().unwrap() = Instant::now().checked_sub(WARN_EVERY);
-        assert_eq!(t.pass(), Some(2));
     }
 }

@@ -13,6 +13,7 @@ pub mod history;
 pub mod langfuse;
 pub mod local;
 mod remote;
+pub mod throttle;
 
 use crate::error::Result;
 use crate::progress::Progress;
@@ -205,10 +206,7 @@ impl Drop for AskerGone<'_> {
             outcome: Err(why.as_str().to_string()),
             at: now(),
         };
-        if let Some(x) = self.relay.export.get() {
-            x.end(self.ex, &end);
-        }
-        self.relay.record(end);
+        self.relay.finish(self.ex, end);
     }
 }
 
@@ -239,6 +237,14 @@ impl Relay {
             cluster: cluster.map(Arc::new),
             export: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The ask `start` ended as `end` says: export it (Langfuse, when on) and record it.
+    fn finish(&self, start: &Exchange, end: history::Write) {
+        if let Some(x) = self.export.get() {
+            x.end(start, &end);
+        }
+        self.record(end);
     }
 
     /// Queue a history change (to the shared database, else the store); never waits.
@@ -321,7 +327,7 @@ impl Relay {
     /// Whether `name` is a bot: a live bridge client holding the `relay` scope.
     fn is_bot(store: &Store, name: &str) -> Result<bool> {
         match crate::auth::bridge::get(store, name) {
-            Ok(c) => Ok(!c.revoked && c.scopes.contains(&crate::auth::bridge::Scope::Relay)),
+            Ok(c) => Ok(holds_relay(&c)),
             // Not a client name at all, or no such client.
             Err(e) if e.code == "bridge.unknown_client" || e.code == "bridge.invalid_name" => Ok(false),
             Err(e) => Err(e),
@@ -343,12 +349,8 @@ impl Relay {
         };
         let st = self.lock();
         // Name → connected to another relay; sorted by name.
-        let mut bots: std::collections::BTreeMap<String, bool> = clients
-            .into_iter()
-            .filter(|c| !c.revoked && c.scopes.contains(&crate::auth::bridge::Scope::Relay))
-            .filter(|c| !local::is_profile_client(&c.name))
-            .map(|c| (c.name, false))
-            .collect();
+        let mut bots: std::collections::BTreeMap<String, bool> =
+            clients.into_iter().filter(is_listed_bot).map(|c| (c.name, false)).collect();
         for (name, node, _) in elsewhere {
             *bots.entry(name).or_default() |= node.is_some();
         }
@@ -398,21 +400,10 @@ impl Relay {
                 }
                 None => None,
             };
-            let ids: Vec<String> = st
-                .pending
-                .iter()
-                .filter(|(_, p)| p.to == name && p.generation == generation)
-                .map(|(id, _)| id.clone())
-                .collect();
-            let failed: Vec<Pending> = ids.iter().filter_map(|id| st.pending.remove(id)).collect();
-            let ids: Vec<String> = st
-                .remote
-                .iter()
-                .filter(|(_, r)| r.to == name && r.generation == generation)
-                .map(|(id, _)| id.clone())
-                .collect();
+            let failed: Vec<Pending> =
+                st.pending.extract_if(|_, p| p.to == name && p.generation == generation).map(|(_, p)| p).collect();
             let remote: Vec<(String, Remote)> =
-                ids.into_iter().filter_map(|id| st.remote.remove(&id).map(|r| (id, r))).collect();
+                st.remote.extract_if(|_, r| r.to == name && r.generation == generation).collect();
             (failed, newest, remote)
         };
         for p in failed {
@@ -586,10 +577,7 @@ impl Relay {
             outcome: outcome.clone().map_err(|r| r.error.as_str().to_string()),
             at: now(),
         };
-        if let Some(x) = self.export.get() {
-            x.end(&ex, &end);
-        }
-        self.record(end);
+        self.finish(&ex, end);
         Ok(outcome.map(|answer| Answered { ok: true, conversation_id: ex.conversation_id.clone(), answer }))
     }
 
@@ -598,10 +586,7 @@ impl Relay {
         ex.status = r.error.as_str().to_string();
         ex.error = Some(ex.status.clone());
         ex.ended_at = Some(ex.started_at.clone());
-        if let Some(x) = self.export.get() {
-            x.ended(ex.clone());
-        }
-        self.record(history::Write::Start(Box::new(ex), None));
+        self.finish(&ex, history::Write::Start(Box::new(ex.clone()), None));
         Ok(Err(r))
     }
 
@@ -822,6 +807,17 @@ impl Relay {
         })
         .await;
     }
+}
+
+/// Whether bridge client `c` is a bot: live, holding the `relay` scope.
+fn holds_relay(c: &crate::auth::bridge::Client) -> bool {
+    !c.revoked && c.scopes.contains(&crate::auth::bridge::Scope::Relay)
+}
+
+/// Whether `c` is listed among the bots: a bot, and not a profile's own client (which asks
+/// as its profile, answered by runs: it has no socket).
+pub fn is_listed_bot(c: &crate::auth::bridge::Client) -> bool {
+    holds_relay(c) && !local::is_profile_client(&c.name)
 }
 
 fn describe(f: &Failure, to: &str, window: Duration) -> String {

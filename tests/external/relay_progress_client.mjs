@@ -5,35 +5,12 @@
 //   no_reset:          the same 2 s timeout, not reset (ends at 2 s).
 // usage: HAL0_TS_SDK=<sdk package dir> node relay_progress_client.mjs URL KEY BOT
 // Prints READY once both asks are sent, then one JSON object {reset_on_progress, no_reset}.
-import path from "node:path";
-import { pathToFileURL } from "node:url";
+import { connect, timedCall } from "./ts_sdk.mjs";
 
 const [url, key, bot] = process.argv.slice(2);
-const sdk = process.env.HAL0_TS_SDK;
-const load = (p) => import(pathToFileURL(path.join(sdk, "dist/esm", p)).href);
-const { Client } = await load("client/index.js");
-const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
-
-const transport = new StreamableHTTPClientTransport(new URL(url), {
-  requestInit: { headers: { Authorization: `Bearer ${key}` } },
-});
-const client = new Client({ name: "hal0-relay-progress-test", version: "0" });
-await client.connect(transport);
-
-async function ask(message, options) {
-  const progress = [];
-  const start = Date.now();
-  try {
-    const r = await client.callTool({ name: "ask_agent", arguments: { to: bot, message } }, undefined,
-      { ...options, onprogress: (p) => progress.push(p) });
-    const text = r.content?.[0]?.text ?? "";
-    return { result: JSON.parse(text), is_error: r.isError ?? false, error: null, progress,
-             elapsed_ms: Date.now() - start };
-  } catch (e) {
-    return { result: null, error: String(e?.message ?? e), error_code: e?.code ?? null, progress,
-             elapsed_ms: Date.now() - start };
-  }
-}
+const client = await connect(url, key, "hal0-relay-progress-test");
+const ask = (message, options) =>
+  timedCall(client, "ask_agent", { to: bot, message }, options, (r) => JSON.parse(r.content?.[0]?.text ?? ""));
 
 const both = Promise.all([
   ask("long one", { timeout: 2000, resetTimeoutOnProgress: true }),
