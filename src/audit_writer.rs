@@ -33,7 +33,7 @@ const BATCH_MAX: usize = 256;
 /// How long a batch opened by an entry nobody waits on gathers the entries of concurrent
 /// calls before it is committed: under load one wake-up and one commit serve every row of
 /// the window; it is also the most such an entry stays in memory only.
-pub(crate) const GATHER: Duration = Duration::from_millis(2);
+pub(crate) const GATHER: Duration = Duration::from_millis(10);
 
 fn writers() -> &'static Mutex<HashMap<PathBuf, Sender<Job>>> {
     static W: OnceLock<Mutex<HashMap<PathBuf, Sender<Job>>>> = OnceLock::new();

@@ -15,8 +15,12 @@ use std::time::{Duration, Instant};
 /// `AppState`, a CLI command opens its own).
 pub struct Services {
     pub paths: Paths,
-    /// The configuration this process started with (`hal0.toml` may have changed since).
+    /// The configuration this process runs with: `hal0.toml` as read at start, plus what
+    /// was derived at start (the relay's node name). The file may have changed since.
     pub config: Config,
+    /// `hal0.toml` as read at start, before anything was derived: `settings_get` compares
+    /// the file on disk with it to report what waits for a restart.
+    pub loaded: Config,
     pub store: Store,
     pub keys: BoxKeyCache,
     pub started: Instant,
@@ -25,8 +29,8 @@ pub struct Services {
     /// Whether this process is the daemon: only the daemon's proxy holds the running
     /// children, so only there can a child be started, stopped or asked for its state.
     pub daemon: bool,
-    /// `settings_get`'s answer: `hal0.toml` as on disk and the configuration this process
-    /// runs with, both redacted (built again when the file changes).
+    /// `settings_get`'s answer: the configuration this process runs with and what in
+    /// `hal0.toml` differs from it, both redacted (built again when the file changes).
     pub settings: FileMemo<serde_json::Value>,
     /// The agent relay: connected bots and waiting asks live in the daemon's; elsewhere it
     /// reads the store (history, presence).
@@ -36,6 +40,17 @@ pub struct Services {
 impl Services {
     /// Open the store (migrated) and the key cache for `paths` and `config`.
     pub fn open(paths: Paths, config: Config, daemon: bool) -> Result<Services> {
+        Services::open_with_node(paths, config, daemon, None)
+    }
+
+    /// [`Services::open`] with the relay's node name to use when `config` sets none (the
+    /// daemon's `HOSTNAME:PORT`, with the port it bound).
+    pub fn open_with_node(paths: Paths, config: Config, daemon: bool, node: Option<String>) -> Result<Services> {
+        let loaded = config.clone();
+        let mut config = config;
+        if config.relay.node.is_none() {
+            config.relay.node = node;
+        }
         let store = Store::open(&paths.db())?;
         let keys = BoxKeyCache::new(paths.api_env());
         keys.get()?;
@@ -56,7 +71,7 @@ impl Services {
             Duration::from_secs(config.relay.ask_timeout_secs),
             cluster,
         ));
-        Ok(Services { paths, config, store, keys, started: Instant::now(), proxy, daemon, settings, relay })
+        Ok(Services { paths, config, loaded, store, keys, started: Instant::now(), proxy, daemon, settings, relay })
     }
 }
 

@@ -225,7 +225,7 @@ pub static ROUTES: &[OpDef] = &[
         "/api/settings",
         "settings_get",
         AutonomousRead,
-        "The effective hal0.toml (GET /api/settings).",
+        "The settings hal0 runs with, and the keys of hal0.toml that wait for a restart (GET /api/settings).",
         settings::get,
         NoArgs,
         "request.invalid"

@@ -5,16 +5,65 @@ use super::{Ctx, NoArgs};
 use crate::error::Result;
 use serde_json::{Value, json};
 
-/// `settings_get`: the file as it is on disk now, and what this process runs with (both
-/// redacted; the answer is built again only when the file changed).
+/// `settings_get`: what this process runs with, and each key whose value in the file on
+/// disk is not the one this process read at start (`pending_restart`, as PostgreSQL's
+/// `pg_settings` reports it), both redacted; the answer is built again only when the file
+/// changed.
 pub async fn get(ctx: &Ctx, _: NoArgs) -> Result<Value> {
     ctx.settings.get(|| {
-        let mut settings = json!(crate::config::Config::load(&ctx.paths)?);
-        crate::redact::redact_json(&mut settings);
-        let mut running = json!(ctx.config);
-        crate::redact::redact_json(&mut running);
-        Ok(json!({"path": ctx.paths.hal0_toml(), "settings": settings, "running": running}))
+        let redacted = |c: &crate::config::Config| {
+            let mut v = json!(c);
+            crate::redact::redact_json(&mut v);
+            v
+        };
+        let (file, loaded) = (redacted(&crate::config::Config::load(&ctx.paths)?), redacted(&ctx.loaded));
+        let running = redacted(&ctx.config);
+        let pending = pending_restart(&file, &loaded, &running);
+        Ok(json!({"path": ctx.paths.hal0_toml(), "running": running, "pending_restart": pending}))
     })
+}
+
+/// `SECTION.KEY` → `{"file": …, "running": …}` for every leaf where `file` differs from
+/// `loaded` (the file as read at start); `running` is the value in use.
+fn pending_restart(file: &Value, loaded: &Value, running: &Value) -> serde_json::Map<String, Value> {
+    fn walk(prefix: &str, [file, loaded, running]: [&Value; 3], out: &mut serde_json::Map<String, Value>) {
+        match (file, loaded) {
+            (Value::Object(f), Value::Object(l)) => {
+                let keys: std::collections::BTreeSet<&String> = f.keys().chain(l.keys()).collect();
+                for k in keys {
+                    let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                    let [f, l, r] = [file, loaded, running].map(|v| v.get(k.as_str()).unwrap_or(&Value::Null));
+                    walk(&path, [f, l, r], out);
+                }
+            }
+            (f, l) if f != l => {
+                out.insert(prefix.to_string(), json!({"file": f, "running": running}));
+            }
+            _ => {}
+        }
+    }
+    let mut out = serde_json::Map::new();
+    walk("", [file, loaded, running], &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn pending_restart_lists_the_keys_the_file_changed_since_start() {
+        let loaded = json!({"network": {"bind": "127.0.0.1:8080", "public_url": null}, "relay": {"node": null}});
+        let running = json!({"network": {"bind": "127.0.0.1:8080", "public_url": null}, "relay": {"node": "box:8080"}});
+        assert_eq!(super::pending_restart(&loaded, &loaded, &running), serde_json::Map::new(), "derived at start");
+        let file = json!({"network": {"bind": "0.0.0.0:80", "public_url": null}, "relay": {"node": null, "new": 1}});
+        let got = super::pending_restart(&file, &loaded, &running);
+        assert_eq!(
+            serde_json::Value::Object(got),
+            json!({"network.bind": {"file": "0.0.0.0:80", "running": "127.0.0.1:8080"},
+                   "relay.new": {"file": 1, "running": null}})
+        );
+    }
 }
 
 /// `settings_schema`: every key with its type and default.

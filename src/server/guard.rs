@@ -20,6 +20,8 @@ pub struct Caller {
     pub identity: String,
     /// `X-hal0-Private: 1|true`.
     pub private: bool,
+    /// The key-change count `cred` was resolved under ([`super::revoke::seen`]).
+    pub seen: u64,
 }
 
 fn bare(status: StatusCode) -> Response {
@@ -64,6 +66,7 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
 
+    let seen = super::revoke::seen(&state);
     let (cred, armed) = if class == RouteClass::Open {
         (Credential::None, false)
     } else {
@@ -144,7 +147,7 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
     let ends_session = req.method() == axum::http::Method::DELETE;
     let identity = cred.identity(agent.as_deref());
     let watch = !matches!(cred, Credential::None) && class != RouteClass::Open;
-    req.extensions_mut().insert(Caller { cred: cred.clone(), identity, private });
+    req.extensions_mut().insert(Caller { cred: cred.clone(), identity, private, seen });
     let mut resp = next.run(req).await;
     if ends_session && resp.status() == axum::http::StatusCode::ACCEPTED {
         // rmcp answers a session DELETE with 202; the Python SDK (so Hermes's MCP client)
@@ -167,7 +170,7 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/event-stream"));
     if watch && is_sse {
-        return super::revoke::wrap_stream(state, auth, cred, resp);
+        return super::revoke::wrap_stream(state, auth, cred, seen, resp);
     }
     resp
 }

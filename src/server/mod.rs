@@ -70,12 +70,10 @@ impl AppState {
 }
 
 /// Build the state from disk: config, store (migrated), key cache, host policy.
-pub fn build_state(paths: Paths, mut config: Config, port: u16, cancel: &CancellationToken) -> Result<Arc<AppState>> {
+pub fn build_state(paths: Paths, config: Config, port: u16, cancel: &CancellationToken) -> Result<Arc<AppState>> {
     // The relay's name in a cluster defaults to HOSTNAME:PORT, the port this daemon got.
-    if config.relay.node.is_none() {
-        config.relay.node = Some(format!("{}:{port}", gethostname::gethostname().to_string_lossy()));
-    }
-    let ops = Arc::new(crate::ops::Services::open(paths, config, true)?);
+    let node = format!("{}:{port}", gethostname::gethostname().to_string_lossy());
+    let ops = Arc::new(crate::ops::Services::open_with_node(paths, config, true, Some(node))?);
     let (paths, config, store) = (&ops.paths, &ops.config, &ops.store);
     let names = BoxNames::detect(port, config.network.public_url.as_deref());
     let hosts = HostPolicy::new(

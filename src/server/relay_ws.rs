@@ -38,7 +38,7 @@ pub async fn connect(State(state): State<Arc<AppState>>, req: Request) -> Respon
         Err(rejection) => return rejection.into_response(),
     };
     // Frames from bots are heartbeats: small. Wakes to bots are checked before sending.
-    ws.max_message_size(64 * 1024).on_upgrade(move |socket| run(state, client.name, auth, caller.cred, socket, cancel))
+    ws.max_message_size(64 * 1024).on_upgrade(move |socket| run(state, client.name, auth, (caller.cred, caller.seen), socket, cancel))
 }
 
 use axum::extract::FromRequestParts;
@@ -47,7 +47,7 @@ async fn run(
     state: Arc<AppState>,
     name: String,
     auth: Option<String>,
-    cred: Credential,
+    cred: (Credential, u64),
     socket: WebSocket,
     cancel: CancellationToken,
 ) {
@@ -66,7 +66,7 @@ async fn run(
     let every = Duration::from_secs(state.config.relay.ping_secs);
     let mut ping = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     let mut unanswered = false;
-    let revoked = super::revoke::until_revoked(state.clone(), auth, cred);
+    let revoked = super::revoke::until_revoked(state.clone(), auth, cred.0, cred.1);
     tokio::pin!(revoked);
     let why = loop {
         tokio::select! {

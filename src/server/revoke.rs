@@ -50,12 +50,22 @@ fn same(a: &Credential, b: &Credential) -> bool {
     }
 }
 
+/// The change count now: read it before a credential is resolved and hand it to
+/// [`until_revoked`], so a change made while resolving is not missed.
+pub fn seen(state: &AppState) -> u64 {
+    *state.epoch.borrow()
+}
+
 /// Resolves once the credential sent as `auth` stops resolving to the same principal as
-/// `cred` (its key was revoked or rotated, or its scopes changed); never otherwise.
-pub async fn until_revoked(state: Arc<AppState>, auth: Option<String>, cred: Credential) {
+/// `cred` (its key was revoked or rotated, or its scopes changed); never otherwise. `seen`
+/// is the change count `cred` was resolved under: the credential is checked again only
+/// after a later change (a clone of the state's receiver would report every change since
+/// the daemon started, and each stream would resolve its key once more for nothing).
+pub async fn until_revoked(state: Arc<AppState>, auth: Option<String>, cred: Credential, seen: u64) {
     let mut epoch = state.epoch.clone();
+    let mut pending = *epoch.borrow_and_update() != seen;
     loop {
-        if epoch.changed().await.is_err() {
+        if !std::mem::take(&mut pending) && epoch.changed().await.is_err() {
             futures::future::pending::<()>().await;
         }
         match super::guard::resolve(&state, auth.clone()).await {
@@ -68,12 +78,12 @@ pub async fn until_revoked(state: Arc<AppState>, auth: Option<String>, cred: Cre
 
 /// Wrap an SSE response so it ends with `event: revoked` once its credential stops
 /// resolving to the same principal.
-pub fn wrap_stream(state: Arc<AppState>, auth: Option<String>, cred: Credential, resp: Response) -> Response {
+pub fn wrap_stream(state: Arc<AppState>, auth: Option<String>, cred: Credential, seen: u64, resp: Response) -> Response {
     let (parts, body) = resp.into_parts();
     let flag = Arc::new(AtomicBool::new(false));
     let set = flag.clone();
     let revoked = async move {
-        until_revoked(state, auth, cred).await;
+        until_revoked(state, auth, cred, seen).await;
         set.store(true, Ordering::SeqCst);
     };
     let tail = futures::stream::once(async move {

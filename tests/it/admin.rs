@@ -87,6 +87,21 @@ async fn tools_come_from_the_route_table() {
     assert!(!e && v["count"] == 0 && v["approvals"] == json!([]), "{v}");
     let (e, v) = call(&c, "settings_schema", json!({})).await;
     assert!(!e && v["network.bind"]["default"] == "127.0.0.1:8080", "{v}");
+    // settings_get: the running configuration, and what in the file waits for a restart.
+    let (e, v) = call(&c, "settings_get", json!({})).await;
+    assert!(!e && v["running"]["network"]["public_url"].is_null() && v["pending_restart"] == json!({}), "{v}");
+    env.ok(&["config", "set", "network.public_url", "https://box.example"]);
+    env.ok(&["config", "set", "relay.langfuse.flush_ms", "500"]);
+    env.ok(&["config", "set", "hermes.restart_command", "curl -H 'token: ghp_ZYXWVUTSRQPONMLKJIHGFEDCBA9876543210' x"]);
+    let (e, v) = call(&c, "settings_get", json!({})).await;
+    assert!(!e, "{v}");
+    let pending = v["pending_restart"].as_object().unwrap();
+    assert_eq!(pending.len(), 3, "{v}");
+    assert_eq!(pending["network.public_url"], json!({"file": "https://box.example", "running": null}));
+    assert_eq!(pending["relay.langfuse.flush_ms"], json!({"file": 500, "running": 1000}));
+    let command = pending["hermes.restart_command"]["file"].as_str().unwrap();
+    assert!(command.contains("REDACTED") && !command.contains("ghp_ZYX"), "{v}");
+    assert!(v["running"]["network"]["public_url"].is_null(), "{v}");
     let (e, v) = call(&c, "mcp_server_list", json!({})).await;
     assert!(!e && v["count"] == 3, "the three bundled servers: {v}");
     let (e, v) = call(&c, "mcp_server_get", json!({"id": "nope"})).await;
