@@ -226,7 +226,7 @@ enum StoreFacts {
     },
 }
 
-const MEMORY_TABLES: [&str; 2] = ["memory_notes", "memory_fts"];
+const MEMORY_TABLES: [&str; 2] = ["memory_notes", "memory_changes"];
 
 impl StoreFacts {
     fn read(path: &Path) -> StoreFacts {
@@ -551,7 +551,11 @@ fn check_memory(cfg: &Config, db: &StoreFacts) -> Row {
             let missing: Vec<_> = MEMORY_TABLES.iter().filter(|t| !memory_tables.contains(t)).copied().collect();
             if missing.is_empty() {
                 let n = notes.unwrap_or(0) as usize;
-                row("memory", Status::Ok, format!("enabled (embedded SQLite FTS5, {})", plural(n, "note", "notes")))
+                row(
+                    "memory",
+                    Status::Ok,
+                    format!("enabled (embedded SQLite, bm25 word index, {})", plural(n, "note", "notes")),
+                )
             } else {
                 row(
                     "memory",
@@ -560,7 +564,7 @@ fn check_memory(cfg: &Config, db: &StoreFacts) -> Row {
                 )
             }
         }
-        StoreFacts::Absent(_) => row("memory", Status::Ok, "enabled (embedded SQLite FTS5; no store yet)"),
+        StoreFacts::Absent(_) => row("memory", Status::Ok, "enabled (embedded SQLite, bm25 word index; no store yet)"),
         StoreFacts::Unusable(_) => row("memory", Status::Fail, "enabled, but the store cannot be read (see `store`)"),
     }
 }

@@ -93,8 +93,13 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct AddArgs {
-    /// What to remember (non-empty, at most 64 KiB).
-    pub text: String,
+    /// What to remember (non-empty, at most 64 KiB). Send this or `items`.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// Many notes in one call (1 to 1000), stored in one transaction: each an object with
+    /// `text` and optionally `dataset`, `tags`, `metadata`, `document_id`. Send this or `text`.
+    #[serde(default)]
+    pub items: Option<Vec<AddItem>>,
     /// `shared` (default), `agents` or `project:<id>`. With `X-hal0-Private: 1` the note is
     /// filed under your private dataset whatever is named here.
     #[serde(default)]
@@ -112,6 +117,23 @@ pub struct AddArgs {
     #[serde(default, deserialize_with = "present")]
     #[schemars(skip)]
     pub source: Option<Value>,
+}
+
+/// One note of `memory_add`'s `items`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddItem {
+    /// What to remember (non-empty, at most 64 KiB).
+    pub text: String,
+    /// As `memory_add`'s `dataset`.
+    #[serde(default)]
+    pub dataset: Option<String>,
+    #[serde(default)]
+    pub tags: Option<OneOrMany>,
+    #[serde(default)]
+    pub metadata: Option<serde_json::Map<String, Value>>,
+    #[serde(default)]
+    pub document_id: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -382,6 +404,23 @@ fn claim(ctx: &RequestContext<RoleServer>) -> Claim {
     }
 }
 
+/// What `memory_add` answers for one note.
+fn added_json(added: &crate::memory::Added) -> Value {
+    let mut out = json!({
+        "id": added.note.id,
+        "timestamp": added.note.timestamp,
+        "operation_id": added.operation_id,
+        "dataset": added.note.dataset,
+        "source": added.note.source,
+        "facts_extracted": added.facts_extracted,
+    });
+    if let Some(d) = &added.note.document_id {
+        out["document_id"] = json!(d);
+        out["upserted"] = json!(added.upserted);
+    }
+    out
+}
+
 /// The audit surface of this server.
 const SURFACE: &str = "mcp:memory";
 
@@ -424,7 +463,7 @@ impl MemoryServer {
     }
 
     #[tool(
-        description = "Remember a note. Returns {id, timestamp, operation_id, dataset, source, facts_extracted}. dataset defaults to shared; X-hal0-Private: 1 files it under your private dataset. Reusing document_id replaces that document. source is set by hal0 from your identity and may not be sent."
+        description = "Remember a note. Returns {id, timestamp, operation_id, dataset, source, facts_extracted}. For many notes at once send items (a list of {text, dataset?, tags?, metadata?, document_id?}, at most 1000, one transaction); returns {count, operation_id, items: [...]}. dataset defaults to shared; X-hal0-Private: 1 files it under your private dataset. Reusing document_id replaces that document. source is set by hal0 from your identity and may not be sent."
     )]
     async fn memory_add(
         &self,
@@ -436,30 +475,39 @@ impl MemoryServer {
             if a.source.is_some() {
                 return Err(schema_error("`source` is set by hal0 from your identity; do not send it"));
             }
+            let text = match (a.text, a.items) {
+                (Some(_), Some(_)) => return Err(schema_error("send either `text` or `items`, not both")),
+                (None, None) => return Err(schema_error("`text` is required (or `items`, a list of notes)")),
+                (None, Some(items)) => {
+                    let mut notes = Vec::with_capacity(items.len());
+                    for it in items {
+                        notes.push(NewNote {
+                            text: it.text,
+                            dataset: who.write_dataset(it.dataset.as_deref().or(a.dataset.as_deref()))?,
+                            tags: tag_list(it.tags),
+                            metadata: it.metadata.map(Value::Object),
+                            document_id: it.document_id,
+                        });
+                    }
+                    let added = eng.add_many(&who.identity, notes)?;
+                    let items: Vec<Value> = added.iter().map(added_json).collect();
+                    let operation_id = added.first().map(|a| a.operation_id.clone());
+                    return Ok(json!({"count": items.len(), "operation_id": operation_id, "items": items}));
+                }
+                (Some(t), None) => t,
+            };
             let dataset = who.write_dataset(a.dataset.as_deref())?;
             let added = eng.add(
                 &who.identity,
                 NewNote {
-                    text: a.text,
+                    text,
                     dataset,
                     tags: tag_list(a.tags),
                     metadata: a.metadata.map(Value::Object),
                     document_id: a.document_id,
                 },
             )?;
-            let mut out = json!({
-                "id": added.note.id,
-                "timestamp": added.note.timestamp,
-                "operation_id": added.operation_id,
-                "dataset": added.note.dataset,
-                "source": added.note.source,
-                "facts_extracted": added.facts_extracted,
-            });
-            if let Some(d) = &added.note.document_id {
-                out["document_id"] = json!(d);
-                out["upserted"] = json!(added.upserted);
-            }
-            Ok(out)
+            Ok(added_json(&added))
         })
         .await
     }
@@ -844,7 +892,7 @@ fn blank_checked(q: &str) -> Result<&str> {
     if q.trim().is_empty() { Err(schema_error("`query` must not be empty")) } else { Ok(q) }
 }
 
-#[tool_handler(router = self.tool_router, name = "hal0-memory", instructions = "hal0 long-term memory (embedded SQLite FTS5 engine). Datasets: shared (default), agents, project:<id>; send X-hal0-Private: 1 to keep notes in your own private dataset (a bridge client's private memory is reachable only with its own bridge key; the admin key may read it). Prefer memory_recall for context and memory_search for ranked hits. Bulk deletes and directive deletes wait for the operator's approval.")]
+#[tool_handler(router = self.tool_router, name = "hal0-memory", instructions = "hal0 long-term memory (embedded SQLite engine, bm25 word index). Datasets: shared (default), agents, project:<id>; send X-hal0-Private: 1 to keep notes in your own private dataset (a bridge client's private memory is reachable only with its own bridge key; the admin key may read it). Prefer memory_recall for context and memory_search for ranked hits. Bulk deletes and directive deletes wait for the operator's approval.")]
 impl ServerHandler for MemoryServer {
     async fn call_tool(
         &self,

@@ -1,20 +1,24 @@
-//! The embedded memory engine behind `hal0-memory`: notes in SQLite with an FTS5 index
-//! (tokenizer `porter unicode61`) ranked by bm25, their curation history, directives and
+//! The embedded memory engine behind `hal0-memory`: notes in SQLite (the only truth), an
+//! in-memory word index over them ranked by bm25, their curation history, directives and
 //! the operations log. Every function here is a plain blocking call on the [`Store`]; the
 //! MCP front (`crate::mcp::memory`) only translates arguments and results.
 //!
 //! - [`namespace`]: which datasets a caller may write and read.
-//! - [`fts`]: caller text to a safe FTS5 `MATCH` expression.
+//! - [`add`]: remembering one note or many in one transaction.
+//! - [`words`], [`index`], [`search`]: words, the index, search and recall.
 //! - [`input`]: argument checks and normalisation.
 //! - [`directives`], [`operations`]: the bank's directives and its operations log.
 //! - [`gate`]: deletes that wait in the approvals inbox, and their execution once approved.
 
+pub mod add;
 pub mod directives;
-pub mod fts;
 pub mod gate;
+pub mod index;
 pub mod input;
 pub mod namespace;
 pub mod operations;
+pub mod search;
+pub mod words;
 
 pub use gate::{CurateOutcome, DeleteOutcome, execute_approved, execute_approved_row};
 pub use namespace::{Claim, Via, Who};
@@ -91,7 +95,7 @@ pub struct Added {
     pub upserted: bool,
 }
 
-/// A search hit: the note and its relevance (higher is better; `-bm25`).
+/// A search hit: the note and its relevance (higher is better; bm25).
 #[derive(Debug, Clone, Serialize)]
 pub struct Hit {
     #[serde(flatten)]
@@ -273,7 +277,7 @@ pub fn estimate_tokens(text: &str) -> usize {
     text.chars().count().div_ceil(4).max(1)
 }
 
-fn set_tags(tx: &Transaction<'_>, seq: i64, tags: &[String]) -> Result<()> {
+pub(crate) fn set_tags(tx: &Transaction<'_>, seq: i64, tags: &[String]) -> Result<()> {
     tx.execute("DELETE FROM memory_note_tags WHERE seq = ?1", [seq])?;
     let mut st = tx.prepare_cached("INSERT OR IGNORE INTO memory_note_tags (tag, seq) VALUES (?1, ?2)")?;
     for t in tags {
@@ -306,101 +310,6 @@ impl MemoryEngine {
         })
     }
 
-    /// Remember a note as `writer` (its `source`). Reusing `document_id` in the same
-    /// dataset replaces that document; text already present (in the document, or anywhere
-    /// in the dataset without one) is not stored twice. Records a `retain` operation.
-    pub fn add(&self, writer: &str, n: NewNote) -> Result<Added> {
-        let text = input::text(&n.text, "text")?;
-        if !namespace::valid_dataset(&n.dataset) {
-            return Err(schema_error(format!("unknown dataset `{}`", n.dataset)));
-        }
-        let tags = input::tags(&n.tags)?;
-        let metadata = input::metadata(n.metadata)?;
-        let document_id = n.document_id.as_deref().map(input::document_id).transpose()?;
-        let sha = text_sha(&text);
-        let op_id = input::new_id("op")?;
-        let dataset = n.dataset;
-        let tags_json = serde_json::to_string(&tags).unwrap_or_else(|_| "[]".into());
-        let seq = self.write(|tx| {
-            let at = now();
-            let existing: Option<(i64, String, String, String)> = match &document_id {
-                Some(d) => tx
-                    .prepare_cached(
-                        "SELECT seq, id, text, state FROM memory_notes WHERE dataset = ?1 AND document_id = ?2",
-                    )?
-                    .query_row(params![dataset, d], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-                    .optional()?,
-                None => None,
-            };
-            let known: Option<(i64, String)> = match (&document_id, &existing) {
-                (Some(_), Some((seq, id, old, state))) => {
-                    (*old == text && state == "active").then(|| (*seq, id.clone()))
-                }
-                (Some(_), None) => None,
-                (None, _) => tx
-                    .prepare_cached(
-                        "SELECT seq, id FROM memory_notes
-                         WHERE dataset = ?1 AND text_sha = ?2 AND text = ?3 AND state = 'active' ORDER BY seq LIMIT 1",
-                    )?
-                    .query_row(params![dataset, sha, text], |r| Ok((r.get(0)?, r.get(1)?)))
-                    .optional()?,
-            };
-            let (seq, note_id, result, upserted) = if let Some((seq, id)) = known {
-                let mut r = json!({"facts_extracted": 0, "nothing_learned": true, "notice": ALREADY_KNOWN});
-                if document_id.is_some() {
-                    r["document_fact_count"] = json!(1);
-                }
-                (seq, id, r, false)
-            } else if let Some((seq, id, old, state)) = existing {
-                tx.execute(
-                    "UPDATE memory_notes SET text = ?1, text_sha = ?2, tags = ?3, metadata = ?4, source = ?5,
-                     state = 'active', timestamp = ?6, updated_at = ?6 WHERE seq = ?7",
-                    params![text, sha, tags_json, metadata.to_string(), writer, at, seq],
-                )?;
-                set_tags(tx, seq, &tags)?;
-                let mut ch = json!({});
-                if old != text {
-                    ch["text"] = json!({"before": old, "after": text});
-                }
-                if state != "active" {
-                    ch["state"] = json!({"before": state, "after": "active"});
-                }
-                history_row(tx, seq, writer, "upserted", &ch)?;
-                (seq, id, json!({"facts_extracted": 1, "upserted": true}), true)
-            } else {
-                let id = input::new_id("mem")?;
-                tx.prepare_cached(
-                    "INSERT INTO memory_notes (id, dataset, text, text_sha, tags, metadata, source, created_by, document_id,
-                     timestamp, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9, ?9, ?9)",
-                )?
-                .execute(params![id, dataset, text, sha, tags_json, metadata.to_string(), writer, document_id, at])?;
-                let seq = tx.last_insert_rowid();
-                let mut st = tx.prepare_cached("INSERT OR IGNORE INTO memory_note_tags (tag, seq) VALUES (?1, ?2)")?;
-                for t in &tags {
-                    st.execute(params![t, seq])?;
-                }
-                (seq, id, json!({"facts_extracted": 1}), false)
-            };
-            let request = json!({"note_id": note_id, "document_id": document_id, "chars": text.chars().count()});
-            tx.prepare_cached(
-                "INSERT INTO memory_operations (id, kind, status, client, dataset, note_id, request, result, created_at, updated_at)
-                 VALUES (?1, 'retain', 'completed', ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
-            )?
-            .execute(params![op_id, writer, dataset, note_id, request.to_string(), result.to_string(), at])?;
-            Ok((seq, result, upserted))
-        })?;
-        let (seq, result, upserted) = seq;
-        let facts = result["facts_extracted"].as_u64().unwrap_or(0) as u32;
-        Ok(Added { note: self.by_seq(seq)?, operation_id: op_id, facts_extracted: facts, upserted })
-    }
-
-    fn by_seq(&self, seq: i64) -> Result<Note> {
-        self.store.with(|c| {
-            Ok(c.prepare_cached(&format!("SELECT {NOTE_COLS} FROM memory_notes n WHERE n.seq = ?1"))?
-                .query_row([seq], note_row)?)
-        })
-    }
-
     /// A note in any state, if `who` may see its dataset.
     pub fn get(&self, who: &Who, id: &str) -> Result<Note> {
         let id = input::id(id, "id")?;
@@ -425,111 +334,6 @@ impl MemoryEngine {
             let rows = st.query_map(params_from_iter(texts(ids)), note_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
             Ok(rows)
         })
-    }
-
-    fn filter_sql(f: &Filter, p: &mut Vec<Sql>) -> Result<String> {
-        let mut w = format!("n.state = 'active' AND n.dataset IN ({})", marks(f.datasets.len()));
-        p.extend(texts(&f.datasets));
-        let tags = input::tags(&f.tags)?;
-        if !tags.is_empty() {
-            w.push_str(&format!(
-                " AND n.seq IN (SELECT seq FROM memory_note_tags WHERE tag IN ({}))",
-                marks(tags.len())
-            ));
-            p.extend(texts(&tags));
-        }
-        if let Some(b) = &f.before {
-            w.push_str(" AND n.timestamp < ?");
-            p.push(Sql::Text(input::time(b, "before")?));
-        }
-        if let Some(a) = &f.after {
-            w.push_str(" AND n.timestamp >= ?");
-            p.push(Sql::Text(input::time(a, "after")?));
-        }
-        if !f.types.is_empty() {
-            let types =
-                f.types.iter().map(|t| input::one_of(t, input::FACT_TYPES, "types")).collect::<Result<Vec<_>>>()?;
-            w.push_str(&format!(" AND n.fact_type IN ({})", marks(types.len())));
-            p.extend(texts(&types));
-        }
-        Ok(w)
-    }
-
-    /// Active notes matching `query` (plain words; see [`fts`]) ranked by bm25, best first.
-    /// A query without any word finds nothing.
-    pub fn search(&self, query: &str, f: &Filter, limit: usize) -> Result<Vec<Hit>> {
-        let mut p: Vec<Sql> = Vec::new();
-        let w = Self::filter_sql(f, &mut p)?;
-        let Some(m) = fts::match_expr(query) else { return Ok(vec![]) };
-        if f.datasets.is_empty() || limit == 0 {
-            return Ok(vec![]);
-        }
-        // First the index's own best candidates, then the filters: when that already fills
-        // `limit`, those are the true top hits (everything past the candidates ranks
-        // lower). Otherwise rank every match under the filters.
-        let cap = (limit * 20).max(1000) as i64;
-        let mut p1 = vec![Sql::Text(m.clone()), Sql::Integer(cap)];
-        p1.extend(p.iter().cloned());
-        p1.push(Sql::Integer(limit as i64));
-        let first = format!(
-            "WITH c AS (SELECT rowid AS seq, bm25(memory_fts, 1.0, 0.5) AS r FROM memory_fts
-                        WHERE memory_fts MATCH ? ORDER BY r LIMIT ?)
-             SELECT {NOTE_COLS}, c.r FROM c CROSS JOIN memory_notes n ON n.seq = c.seq WHERE {w} ORDER BY c.r LIMIT ?"
-        );
-        let hits = self.hits(&first, &p1)?;
-        if hits.len() >= limit {
-            return Ok(hits);
-        }
-        let mut p2 = vec![Sql::Text(m)];
-        p2.extend(p);
-        p2.push(Sql::Integer(limit as i64));
-        let all = format!(
-            "SELECT {NOTE_COLS}, bm25(memory_fts, 1.0, 0.5) AS r FROM memory_fts
-             JOIN memory_notes n ON n.seq = memory_fts.rowid
-             WHERE memory_fts MATCH ? AND {w} ORDER BY r LIMIT ?"
-        );
-        self.hits(&all, &p2)
-    }
-
-    fn hits(&self, sql: &str, p: &[Sql]) -> Result<Vec<Hit>> {
-        self.store.with(|c| {
-            let mut st = c.prepare_cached(sql)?;
-            let rows = st
-                .query_map(params_from_iter(p.iter()), |r| {
-                    let rank: f64 = r.get(16)?;
-                    Ok(Hit { note: note_row(r)?, score: (-rank * 1e6).round() / 1e6 })
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            Ok(rows)
-        })
-    }
-
-    /// The best notes for `query` packed into about `max_tokens` tokens (four characters a
-    /// token), identical texts once. A first note larger than the whole budget is cut.
-    pub fn recall(&self, query: &str, f: &Filter, max_tokens: usize) -> Result<Recall> {
-        let hits = self.search(query, f, 200)?;
-        let mut results: Vec<Recalled> = Vec::new();
-        let mut used = 0usize;
-        for mut h in hits {
-            if used >= max_tokens {
-                break;
-            }
-            if results.iter().any(|r| r.hit.note.text == h.note.text) {
-                continue;
-            }
-            let cost = estimate_tokens(&h.note.text);
-            if used + cost <= max_tokens {
-                used += cost;
-                results.push(Recalled { hit: h, tokens: cost, truncated: false });
-            } else if results.is_empty() {
-                let keep = max_tokens.saturating_mul(4);
-                h.note.text = h.note.text.chars().take(keep).collect();
-                let cost = estimate_tokens(&h.note.text);
-                used += cost;
-                results.push(Recalled { hit: h, tokens: cost, truncated: true });
-            }
-        }
-        Ok(Recall { results, token_estimate: used, max_tokens })
     }
 
     /// Active notes in `datasets`, newest first, `limit` a page; pass `next_cursor` back for
@@ -736,7 +540,7 @@ impl MemoryEngine {
                 }
             }
             Ok(json!({
-                "engine": "sqlite-fts5",
+                "engine": "sqlite-bm25",
                 "notes": active + invalidated,
                 "active": active,
                 "invalidated": invalidated,
@@ -851,5 +655,7 @@ pub(crate) fn plan_curate(cur: &Note, ch: &Changes) -> Result<(Note, serde_json:
     Ok((new, changes))
 }
 
+#[cfg(test)]
+mod search_tests;
 #[cfg(test)]
 mod tests;

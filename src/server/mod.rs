@@ -215,6 +215,18 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     state.relay.join(cancel.clone()).await;
     let app = router(state.clone(), &cancel);
     crate::service::start(&state.ops, state.bridge.clone(), &cancel);
+    if state.config.memory.enabled {
+        // Build the memory search index from the notes now, so no search waits for it
+        // (a search before it is ready builds or waits for it itself).
+        let store = state.store.clone();
+        tokio::task::spawn_blocking(move || {
+            let t = std::time::Instant::now();
+            match crate::memory::MemoryEngine::new(store).warm_index() {
+                Ok(n) => tracing::info!(notes = n, ms = t.elapsed().as_millis() as u64, "memory index built"),
+                Err(e) => tracing::warn!("memory index not built at start: {}", e.message),
+            }
+        });
+    }
     tracing::info!(
         addr = %local,
         config_dir = %state.paths.config_dir.display(),

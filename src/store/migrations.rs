@@ -209,6 +209,29 @@ pub const MIGRATIONS: &[&str] = &[
         generation   INTEGER NOT NULL,
         connected_at TEXT NOT NULL
     );",
+    // 7: memory search moves from FTS5 to hal0's in-memory index (bm25 in FTS5 scores every
+    // matching row, however small the LIMIT). The notes stay the only truth; the index
+    // follows this change log (one row per note inserted, deleted, or changed in its text,
+    // context, state or dataset), written by triggers, so every process catches up.
+    "DROP TRIGGER memory_notes_fts_insert;
+    DROP TRIGGER memory_notes_fts_delete;
+    DROP TRIGGER memory_notes_fts_update;
+    DROP TABLE memory_fts;
+    -- Only the oldest rows are ever deleted (the log is kept to its newest rows), so ids
+    -- grow without AUTOINCREMENT's extra write per row.
+    CREATE TABLE memory_changes (
+        id  INTEGER PRIMARY KEY,
+        seq INTEGER NOT NULL
+    );
+    CREATE TRIGGER memory_notes_change_insert AFTER INSERT ON memory_notes BEGIN
+        INSERT INTO memory_changes (seq) VALUES (new.seq);
+    END;
+    CREATE TRIGGER memory_notes_change_delete AFTER DELETE ON memory_notes BEGIN
+        INSERT INTO memory_changes (seq) VALUES (old.seq);
+    END;
+    CREATE TRIGGER memory_notes_change_update AFTER UPDATE OF text, context, state, dataset ON memory_notes BEGIN
+        INSERT INTO memory_changes (seq) VALUES (new.seq);
+    END;",
 ];
 
 pub fn current_version(conn: &Connection) -> Result<i64> {

@@ -8,7 +8,7 @@ use crate::paths::ensure_dir;
 use rusqlite::Connection;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// A handle on `hal0.db`. Cheap to clone; connections are pooled.
@@ -20,6 +20,8 @@ pub struct Store {
 struct Inner {
     path: PathBuf,
     pool: Mutex<Vec<Connection>>,
+    /// The memory engine's search index over this store's notes (built on first use).
+    memory_index: OnceLock<crate::memory::search::SharedIndex>,
 }
 
 /// Connections kept for reuse: at least as many as run at once (blocking-pool threads and
@@ -35,11 +37,22 @@ impl Store {
         let conn = open_conn(path)?;
         let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
         migrations::migrate(&conn)?;
-        Ok(Store { inner: Arc::new(Inner { path: path.to_path_buf(), pool: Mutex::new(vec![conn]) }) })
+        Ok(Store {
+            inner: Arc::new(Inner {
+                path: path.to_path_buf(),
+                pool: Mutex::new(vec![conn]),
+                memory_index: OnceLock::new(),
+            }),
+        })
     }
 
     pub fn path(&self) -> &Path {
         &self.inner.path
+    }
+
+    /// The memory engine's in-memory search index over this store (empty until first use).
+    pub(crate) fn memory_index(&self) -> &crate::memory::search::SharedIndex {
+        self.inner.memory_index.get_or_init(Default::default)
     }
 
     /// Run `f` on a pooled connection (blocking).
@@ -74,6 +87,14 @@ fn open_conn(path: &Path) -> Result<Connection> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
+    // 16 MiB of page cache (the default 2 MiB keeps re-reading index pages of a large
+    // memory bank from the OS); a connection only fills it as it reads.
+    conn.pragma_update(None, "cache_size", -16384)?;
+    // Checkpoint the WAL every ~40 MiB rather than every 4 MiB: each checkpoint syncs the
+    // file twice, which capped bulk writes (a memory bulk add: 13 900 -> 19 000 notes/s).
+    // The WAL file is cut back to 64 MiB after a checkpoint.
+    conn.pragma_update(None, "wal_autocheckpoint", 10_000)?;
+    conn.pragma_update(None, "journal_size_limit", 64 * 1024 * 1024)?;
     Ok(conn)
 }
 

@@ -152,7 +152,7 @@ async fn healthy_setup_is_all_ok() {
     assert!(detail("agent-bridge").contains("1 live bridge client"), "{}", detail("agent-bridge"));
     assert!(detail("agent-bridge").contains("hermes, hermes/worker1"), "{}", detail("agent-bridge"));
     assert!(detail("hermes_profiles_mcp").contains("2 profiles wired"), "{}", detail("hermes_profiles_mcp"));
-    assert!(detail("memory").starts_with("enabled (embedded SQLite FTS5"), "{}", detail("memory"));
+    assert!(detail("memory").starts_with("enabled (embedded SQLite, bm25 word index"), "{}", detail("memory"));
     assert!(detail("mcp_registry").contains("github"), "{}", detail("mcp_registry"));
     assert!(detail("exposure").contains("github → hermes"), "{}", detail("exposure"));
     assert_eq!(detail("listener"), format!("free (127.0.0.1:{})", s.port));

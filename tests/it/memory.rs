@@ -625,3 +625,93 @@ async fn box_keys_do_not_take_a_bridge_clients_private_memory() {
         m.0.cancel().await.unwrap();
     }
 }
+
+/// `memory_add` with `items`: many notes in one call (one transaction, one operation),
+/// each searchable at once; a bad item refuses the whole call and stores nothing.
+#[tokio::test]
+async fn add_with_items_stores_many_in_one_call() {
+    let env = Env::new();
+    let key = env.bridge_key("bulk", &["memory"]);
+    let server = env.serve();
+    let m = Mem::connect(&server, &key, &[]).await;
+    let items: Vec<Value> = (0..50)
+        .map(|i| json!({"text": format!("bulk note quokka{i}"), "tags": ["bulk"], "dataset": if i == 0 { "agents" } else { "shared" }}))
+        .collect();
+    let r = m.ok("memory_add", json!({"items": items})).await;
+    assert_eq!(r["count"], 50);
+    let items = r["items"].as_array().unwrap();
+    assert_eq!(items[0]["dataset"], "agents");
+    assert_eq!(items[1]["dataset"], "shared");
+    assert!(items.iter().all(|i| i["operation_id"] == r["operation_id"] && i["facts_extracted"] == 1));
+    let op = m.ok("memory_operation_get", json!({"id": r["operation_id"]})).await;
+    assert_eq!(op["result"]["items"], 50);
+    assert_eq!(m.search("quokka7", json!({})).await.len(), 1);
+    assert_eq!(m.search("quokka0", json!({"dataset": "agents"})).await.len(), 1);
+    // Known text is not stored twice, in a batch as in a single add.
+    let again = m.ok("memory_add", json!({"items": [{"text": "bulk note quokka3"}]})).await;
+    assert_eq!(again["items"][0]["facts_extracted"], 0);
+    assert_eq!(again["items"][0]["id"], items[3]["id"]);
+    // One bad item: the call is refused and nothing lands.
+    let bad = m.schema_err("memory_add", json!({"items": [{"text": "fine wombat"}, {"text": "  "}]})).await;
+    assert!(bad.contains("items[1]"), "{bad}");
+    assert!(m.search("wombat", json!({})).await.is_empty());
+    assert!(m.schema_err("memory_add", json!({"items": []})).await.contains("at least one"));
+    assert!(m.schema_err("memory_add", json!({"text": "x", "items": [{"text": "y"}]})).await.contains("not both"));
+    assert!(m.schema_err("memory_add", json!({})).await.contains("`text` is required"));
+    let many: Vec<Value> = (0..1001).map(|i| json!({"text": format!("n{i}")})).collect();
+    assert!(m.schema_err("memory_add", json!({"items": many})).await.contains("at most 1000"));
+    m.0.cancel().await.unwrap();
+}
+
+/// The search index lives in memory and is rebuilt from the rows: `hal0 serve` killed with
+/// SIGKILL (once after its writes, once in the middle of a bulk add) comes back finding
+/// every committed note, none of the deleted ones, and nothing half-written.
+#[tokio::test]
+async fn search_survives_sigkill_of_the_daemon() {
+    use std::os::unix::process::ExitStatusExt;
+    let env = Env::new();
+    let key = env.bridge_key("crash", &["memory"]);
+    let kill9 = |mut s: Server| {
+        let pid = s.child.id().to_string();
+        assert!(std::process::Command::new("kill").args(["-KILL", &pid]).status().unwrap().success());
+        assert_eq!(s.child.wait().unwrap().signal(), Some(9), "killed by SIGKILL");
+    };
+
+    let server = env.serve();
+    let m = Mem::connect(&server, &key, &[]).await;
+    let items: Vec<Value> = (0..300).map(|i| json!({"text": format!("crashproof zebra{i}")})).collect();
+    let r = m.ok("memory_add", json!({"items": items})).await;
+    let first = r["items"][0]["id"].as_str().unwrap().to_string();
+    m.add("a lone durable walrus").await;
+    assert_eq!(m.ok("memory_delete", json!({"ids": [first]})).await["deleted"], 1);
+    assert!(m.search("zebra0", json!({})).await.is_empty(), "a delete leaves results at once");
+    kill9(server);
+
+    let server = env.serve();
+    let m = Mem::connect(&server, &key, &[]).await;
+    assert!(m.search("zebra0", json!({})).await.is_empty());
+    assert_eq!(m.search("zebra299", json!({})).await.len(), 1);
+    assert_eq!(m.search("walrus", json!({})).await.len(), 1);
+    assert_eq!(m.search("crashproof", json!({})).await.len(), 200, "limit 200 of 299");
+
+    // Killed while a bulk add is in flight: all of that call's notes or none, and search
+    // agrees with the rows.
+    let big: Vec<Value> = (0..1000).map(|i| json!({"text": format!("inflight yak{i} with some more words")})).collect();
+    // The call's own client: its transport fails when the server dies (the task panics).
+    let call = tokio::spawn(async move { m.call("memory_add", json!({"items": big})).await });
+    tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+    kill9(server);
+    // Its client may keep retrying a server that is gone: drop it.
+    call.abort();
+
+    let server = env.serve();
+    let m = Mem::connect(&server, &key, &[]).await;
+    let active = m.ok("memory_bank_stats", json!({})).await["active"].as_i64().unwrap();
+    let found = m.search("inflight", json!({})).await.len();
+    assert!(
+        (active == 300 && found == 0) || (active == 1300 && found == 200),
+        "rows and index disagree after SIGKILL: {active} active notes, {found} found"
+    );
+    assert_eq!(m.search("zebra299", json!({})).await.len(), 1);
+    m.0.cancel().await.unwrap();
+}
