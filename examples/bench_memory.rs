@@ -79,9 +79,6 @@ fn main() {
     // As in the daemon, the index exists before notes arrive, and each add is made
     // searchable as part of what is timed.
     engine.warm_index().unwrap();
-    if let Ok(sql) = std::env::var("BENCH_SQL") {
-        engine.store.with(|c| Ok(c.execute_batch(&sql)?)).unwrap();
-    }
     let single = n.min(2000);
     let start = Instant::now();
     for i in 0..single {
