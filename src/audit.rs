@@ -2,8 +2,10 @@
 //! every decision: when, on which surface, which tool, who asked, the arguments (redacted
 //! before they are stored), the verdict, a result code and the approval it belongs to.
 //!
-//! Rows are never changed or removed: the table carries triggers that abort any `UPDATE` or
-//! `DELETE`. `hal0 activity list|export` reads it.
+//! Rows are never changed, except that a `started` entry (written before a call that may
+//! change state runs, so no change ever goes unrecorded) takes its call's outcome once; rows
+//! leave only by retention, oldest first (`crate::retention`). Triggers enforce both.
+//! `hal0 activity list|export` reads it.
 
 use crate::error::{Error, Result};
 use crate::store::{Store, now};
@@ -38,11 +40,15 @@ crate::text_enum! {
         Error = "error",
         /// The call ran and succeeded.
         Ok = "ok",
+        /// Written before a call that may change state ran; takes the call's outcome once
+        /// it ends (left as is when the process died meanwhile).
+        Started = "started",
     }
 }
 
 /// The surfaces an entry may come from (`mcp:proxy/<id>` takes any registry id).
-pub const SURFACES: [&str; 6] = ["mcp:agents", "mcp:memory", "mcp:admin", "mcp:relay", "cli", "api"];
+/// `service`: `hal0 serve`'s own background work (pruning).
+pub const SURFACES: [&str; 7] = ["mcp:agents", "mcp:memory", "mcp:admin", "mcp:relay", "cli", "api", "service"];
 
 /// Stored arguments larger than this (serialized, after redaction) have their long strings cut.
 pub const ARGS_MAX: usize = 16 * 1024;
@@ -87,6 +93,8 @@ pub struct Row {
 pub struct Filter {
     /// RFC 3339 (any offset) or a duration back from now: `90s`, `30m`, `1h`, `7d`, `2w`, `1h30m`.
     pub since: Option<String>,
+    /// Only rows before this (same forms as `since`).
+    pub until: Option<String>,
     /// An identity (`bridge:ci`), or the part after its first `:` (`ci`), or a bare identity
     /// without a colon (`admin`).
     pub client: Option<String>,
@@ -209,6 +217,51 @@ pub fn record_soon(store: &Store, e: &Entry<'_>) -> Result<()> {
     crate::audit_writer::submit_soon(store, p)
 }
 
+/// The outcome of a call whose `started` entry is stored (see [`begin`]).
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub id: i64,
+    pub verdict: Verdict,
+    pub result_code: Option<String>,
+    pub approval_id: Option<String>,
+}
+
+impl Outcome {
+    /// Give the `started` row its outcome (once: a row that has one is left alone).
+    pub(crate) fn apply(&self, c: &rusqlite::Connection) -> Result<()> {
+        c.prepare_cached(
+            "UPDATE audit_log SET verdict = ?2, result_code = ?3, approval_id = ?4 WHERE id = ?1 AND verdict = 'started'",
+        )?
+        .execute(rusqlite::params![self.id, self.verdict, self.result_code, self.approval_id])?;
+        Ok(())
+    }
+}
+
+/// Store the `started` entry of a call that may change state, before it runs; resolves
+/// with its id once committed. When this fails (a full disk, a full store) the call must
+/// be refused: a change is never made without its entry.
+pub async fn begin(store: &Store, e: &Entry<'_>) -> Result<i64> {
+    let p = prepare(&Entry { verdict: Verdict::Started, result_code: None, approval_id: None, ..*e })?;
+    crate::audit_writer::submit(store, p).await.map_err(|e| {
+        Error::unavailable(
+            "audit.unavailable",
+            format!(
+                "the call was refused and changed nothing: its audit entry cannot be stored ({}); \
+                 free space (hal0 store prune, or raise [store].max_size_mb) and call again",
+                e.message
+            ),
+        )
+    })
+}
+
+/// Record the outcome of the call [`begin`] started; stored within the writer's gather
+/// window. A failure is logged: the `started` entry already records the call.
+pub fn finish(store: &Store, o: Outcome) {
+    if let Err(e) = crate::audit_writer::submit_finish(store, o) {
+        tracing::warn!("cannot record the outcome of a call: {}", e.message);
+    }
+}
+
 /// Every entry this process queued for `store` is stored when this resolves; call it
 /// before reading the log from the daemon.
 pub async fn flush(store: &Store) {
@@ -280,6 +333,10 @@ fn where_clause(f: &Filter) -> Result<(String, Vec<Sql>)> {
     if let Some(s) = &f.since {
         params.push(Sql::Text(parse_since(s)?));
         conds.push(format!("at >= ?{}", params.len()));
+    }
+    if let Some(u) = &f.until {
+        params.push(Sql::Text(parse_since(u)?));
+        conds.push(format!("at < ?{}", params.len()));
     }
     if let Some(c) = &f.client {
         params.push(Sql::Text(c.clone()));

@@ -23,6 +23,8 @@ enum Job {
     Row(Prepared, Option<oneshot::Sender<Result<i64>>>),
     /// A change to the relay's history; nobody waits on it.
     Relay(crate::relay::history::Write),
+    /// The outcome of a call whose `started` entry is stored; nobody waits on it.
+    Finish(crate::audit::Outcome),
     /// Answered once every job queued before it is stored.
     Barrier(oneshot::Sender<()>),
 }
@@ -61,7 +63,7 @@ fn writer_for(store: &Store) -> Result<Sender<Job>> {
 
 fn run(store: Store, rx: Receiver<Job>) {
     while let Ok(first) = rx.recv() {
-        if matches!(first, Job::Row(_, None) | Job::Relay(_)) {
+        if matches!(first, Job::Row(_, None) | Job::Relay(_) | Job::Finish(_)) {
             std::thread::sleep(GATHER);
         }
         let mut batch = vec![first];
@@ -78,6 +80,7 @@ fn run(store: Store, rx: Receiver<Job>) {
                 .map(|j| match j {
                     Job::Row(p, _) => insert(&tx, p).map(Some),
                     Job::Relay(w) => w.apply(&tx).map(|()| None),
+                    Job::Finish(o) => o.apply(&tx).map(|()| None),
                     Job::Barrier(_) => Ok(None),
                 })
                 .collect::<Result<Vec<_>>>()?;
@@ -98,6 +101,12 @@ fn run(store: Store, rx: Receiver<Job>) {
                         Job::Relay(w) => {
                             if let Err(e) = store.with(|c| w.apply(c)) {
                                 tracing::warn!("cannot record a relay exchange: {}", e.message);
+                            }
+                            None
+                        }
+                        Job::Finish(o) => {
+                            if let Err(e) = store.with(|c| o.apply(c)) {
+                                tracing::warn!("cannot record the outcome of a call: {}", e.message);
                             }
                             None
                         }
@@ -141,6 +150,12 @@ pub(crate) fn submit_relay(store: &Store, w: crate::relay::history::Write) -> Re
     send(store, Job::Relay(w))
 }
 
+/// Queue the outcome of a call whose `started` entry is stored; committed within
+/// [`GATHER`] (plus the commit).
+pub(crate) fn submit_finish(store: &Store, o: crate::audit::Outcome) -> Result<()> {
+    send(store, Job::Finish(o))
+}
+
 fn send(store: &Store, job: Job) -> Result<()> {
     writer_for(store)?.send(job).map_err(|_| Error::internal("the audit writer stopped"))
 }
@@ -153,6 +168,15 @@ pub(crate) async fn flush(store: &Store) {
     let (reply, done) = oneshot::channel();
     if tx.send(Job::Barrier(reply)).is_ok() {
         let _ = done.await;
+    }
+}
+
+/// [`flush`] for blocking code (the pruner, the CLI).
+pub(crate) fn flush_blocking(store: &Store) {
+    let Some(tx) = existing(store) else { return };
+    let (reply, done) = oneshot::channel();
+    if tx.send(Job::Barrier(reply)).is_ok() {
+        let _ = futures::executor::block_on(done);
     }
 }
 

@@ -21,6 +21,7 @@ pub const ALL: &[&str] = &[
     "audit.export_failed",
     "audit.invalid_entry",
     "audit.invalid_since",
+    "audit.unavailable",
     // auth
     "auth.forbidden",
     "auth.keys_unreadable",
@@ -166,6 +167,7 @@ pub const ALL: &[&str] = &[
     // store
     "store.migration_failed",
     "store.too_new",
+    "store.full",
     "store.unavailable",
 ];
 

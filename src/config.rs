@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+pub mod retention;
+pub use retention::{Approvals, Audit};
+
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
@@ -20,6 +23,9 @@ pub struct Config {
     pub mcp: Mcp,
     pub limits: Limits,
     pub relay: Relay,
+    pub audit: Audit,
+    pub approvals: Approvals,
+    pub store: retention::Store,
 }
 
 /// The agent relay: bots asking each other questions.
@@ -38,6 +44,9 @@ pub struct Relay {
     pub database_url: Option<String>,
     /// This relay's name among those sharing the database (default `HOSTNAME:PORT`).
     pub node: Option<String>,
+    /// Ended exchanges older than this many days are pruned, with the conversations left
+    /// without any (0: kept forever).
+    pub history_retention_days: u32,
     /// `[relay.langfuse]`: export of ended exchanges to Langfuse (off by default).
     pub langfuse: Langfuse,
 }
@@ -50,6 +59,7 @@ impl Default for Relay {
             ping_secs: 20,
             database_url: None,
             node: None,
+            history_retention_days: 90,
             langfuse: Langfuse::default(),
         }
     }
@@ -195,11 +205,16 @@ impl Default for Bridge {
 #[serde(default, deny_unknown_fields)]
 pub struct Memory {
     pub enabled: bool,
+    /// Finished memory operations older than this many days are pruned (0: kept forever).
+    pub operations_retention_days: u32,
+    /// Change-history entries older than this many days are pruned, except each note's
+    /// newest (0: kept forever).
+    pub history_retention_days: u32,
 }
 
 impl Default for Memory {
     fn default() -> Self {
-        Memory { enabled: true }
+        Memory { enabled: true, operations_retention_days: 30, history_retention_days: 365 }
     }
 }
 
@@ -346,6 +361,18 @@ impl Config {
                 "must be between 1 and 60 seconds",
             ));
         }
+        for (key, v, min, max) in retention::bounds(self) {
+            if !(min..=max).contains(&v) {
+                let (section, name) = key.rsplit_once('.').unwrap_or(("", key));
+                let zero = if min == 0 { " (0: no limit)" } else { "" };
+                return Err(config_error(
+                    path,
+                    find_key_line(text, section, name),
+                    Some(key),
+                    &format!("must be between {min} and {max}{zero}"),
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -357,14 +384,13 @@ impl Config {
 /// The keys of hal0.toml with their types, defaults and meaning (`GET /api/settings/schema`).
 pub fn schema() -> serde_json::Value {
     let d = Config::default();
-    serde_json::json!({
+    let mut keys = serde_json::json!({
         "network.bind": {"type": "string", "default": d.network.bind, "description": "HOST:PORT hal0 serve listens on (restart to apply)"},
         "network.public_url": {"type": ["string", "null"], "default": null, "description": "the URL remote clients use; printed in claude mcp add lines"},
         "network.tls_cert": {"type": ["string", "null"], "default": null, "description": "PEM certificate chain: hal0 serve speaks https (with network.tls_key); re-read when the file changes"},
         "network.tls_key": {"type": ["string", "null"], "default": null, "description": "PEM private key of network.tls_cert"},
         "bridge.enabled": {"type": "boolean", "default": d.bridge.enabled, "description": "serve hal0-agents at /mcp/agents/mcp"},
         "bridge.max_concurrent_runs_per_client": {"type": "integer", "minimum": 1, "default": d.bridge.max_concurrent_runs_per_client, "description": "unfinished runs one client may have"},
-        "bridge.run_retention_days": {"type": "integer", "default": d.bridge.run_retention_days, "description": "finished runs older than this are pruned"},
         "memory.enabled": {"type": "boolean", "default": d.memory.enabled, "description": "serve hal0-memory at /mcp/memory/mcp"},
         "skills.shipped_dir": {"type": ["string", "null"], "default": "/usr/share/hal0/skills", "description": "shipped skills (read-only)"},
         "skills.dropin_dir": {"type": ["string", "null"], "default": "<state>/skills", "description": "drop-in skills; approved pushes land here"},
@@ -388,7 +414,11 @@ pub fn schema() -> serde_json::Value {
         "limits.max_sessions": {"type": "integer", "minimum": 1, "maximum": 100000, "default": d.limits.max_sessions, "description": "open MCP sessions across every mount"},
         "limits.max_sessions_per_key": {"type": "integer", "minimum": 1, "maximum": 100000, "default": d.limits.max_sessions_per_key, "description": "open MCP sessions of one credential (anonymous callers share one count)"},
         "limits.session_idle_secs": {"type": "integer", "minimum": 10, "maximum": 86400, "default": d.limits.session_idle_secs, "description": "an MCP session unused this long is closed"},
-    })
+    });
+    if let Some(m) = keys.as_object_mut() {
+        m.extend(retention::schema(&d));
+    }
+    keys
 }
 
 /// Why `u` cannot be `network.public_url`, printed into lines people paste into a shell: it

@@ -142,6 +142,14 @@ impl std::error::Error for Error {}
 
 impl From<rusqlite::Error> for Error {
     fn from(e: rusqlite::Error) -> Self {
+        if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull) {
+            tracing::error!("the store is full: {e}");
+            return Error::unavailable(
+                "store.full",
+                "the store is full (hal0.db reached [store].max_size_mb, or its disk is full): nothing was changed; \
+                 free space with hal0 store prune, shorten the retention windows, or raise [store].max_size_mb",
+            );
+        }
         tracing::error!(error = %e, "store error");
         Error::unavailable("store.unavailable", format!("the store failed: {e}"))
     }

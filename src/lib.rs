@@ -29,6 +29,7 @@ pub(crate) mod prop;
 pub mod redact;
 pub mod registry;
 pub(crate) mod relay;
+pub mod retention;
 pub(crate) mod server;
 pub(crate) mod service;
 pub(crate) mod skills;

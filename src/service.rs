@@ -1,6 +1,6 @@
 //! The daemon's background work, started once by `hal0 serve` and stopped by its
 //! cancellation token: Hermes wiring re-converged every 120 s, the exposure join once at
-//! start, unfinished bridge runs followed again after a restart, and old runs pruned hourly.
+//! start, unfinished bridge runs followed again after a restart, and the store pruned by its retention windows every `[store].prune_every_mins`.
 
 use crate::bridge::Bridge;
 use crate::ops::Services;
@@ -10,8 +10,6 @@ use tokio_util::sync::CancellationToken;
 
 /// How often named Hermes profiles are re-converged to hal0's servers.
 const CONVERGE_EVERY: Duration = Duration::from_secs(120);
-/// How often runs past `[bridge].run_retention_days` are pruned.
-const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
 /// Run `work` now and then every `period` until `cancel`.
 async fn repeat<F, Fut>(cancel: CancellationToken, period: Duration, mut work: F)
@@ -62,23 +60,36 @@ pub fn start(svc: &Arc<Services>, bridge: Option<Bridge>, cancel: &CancellationT
             }
         }
     });
-    let Some(b) = bridge else { return };
-    let days = svc.config.bridge.run_retention_days;
-    let cancel = cancel.clone();
+    // The store is pruned by its retention windows on a schedule; the first pruning waits
+    // for the bridge's recovery, so a run being followed again is never pruned under it.
+    let recovered = std::sync::Arc::new(tokio::sync::Notify::new());
+    let s = svc.clone();
+    let (every, ready) = (Duration::from_secs(svc.config.store.prune_every_mins * 60), recovered.clone());
+    let c = cancel.clone();
     tokio::spawn(async move {
-        // Recovery first, then pruning: a run being followed again is never pruned under it.
+        if s.config.bridge.enabled {
+            tokio::select! {
+                _ = ready.notified() => {}
+                _ = c.cancelled() => return,
+            }
+        }
+        repeat(c, every, || {
+            let s = s.clone();
+            async move {
+                if let Err(e) = crate::ops::store::prune_now(&s, "service", "hal0 serve").await {
+                    tracing::warn!(code = e.code, "cannot prune the store: {}", e.message);
+                }
+            }
+        })
+        .await
+    });
+    let Some(b) = bridge else { return };
+    tokio::spawn(async move {
         match b.recover().await {
             Ok(0) => {}
             Ok(n) => tracing::info!("following {n} unfinished run(s) again after the restart"),
             Err(e) => tracing::error!("cannot recover unfinished runs: {}", e.message),
         }
-        repeat(cancel, PRUNE_EVERY, || async {
-            match b.store().call(move |s| crate::bridge::ledger::prune(s, days)).await {
-                Ok(0) => {}
-                Ok(n) => tracing::info!("pruned {n} run(s) older than {days} days"),
-                Err(e) => tracing::warn!("cannot prune old runs: {}", e.message),
-            }
-        })
-        .await
+        recovered.notify_one();
     });
 }

@@ -24,11 +24,15 @@ pub enum ActivityCmd {
         #[arg(long)]
         json: bool,
     },
-    /// Every matching row as JSON lines to stdout, oldest first.
+    /// Every matching row as JSON lines to stdout, oldest first (to ship the log elsewhere
+    /// before retention prunes it).
     Export {
         /// Only rows at or after this: RFC 3339 or a duration back from now (30m, 1h, 7d).
         #[arg(long, value_name = "WHEN")]
         since: Option<String>,
+        /// Only rows before this: RFC 3339 or a duration back from now.
+        #[arg(long, value_name = "WHEN")]
+        until: Option<String>,
         /// Only this caller: an identity or a bridge client's name.
         #[arg(long)]
         client: Option<String>,
@@ -39,11 +43,16 @@ pub enum ActivityCmd {
 }
 
 /// Check `--since` before the store is touched, so a typo is a usage error (exit 2).
-fn filter(since: Option<String>, client: Option<String>, tool: Option<String>, limit: i64) -> Result<Filter> {
-    if let Some(s) = &since {
+fn filter(
+    (since, until): (Option<String>, Option<String>),
+    client: Option<String>,
+    tool: Option<String>,
+    limit: i64,
+) -> Result<Filter> {
+    for s in since.iter().chain(until.iter()) {
         audit::parse_since(s)?;
     }
-    Ok(Filter { since, client, tool, limit })
+    Ok(Filter { since, until, client, tool, limit })
 }
 
 fn one_line(v: &serde_json::Value, max: usize) -> String {
@@ -58,7 +67,7 @@ pub fn run(ctx: &Ctx, cmd: ActivityCmd) -> Result<()> {
             if !(1..=10_000).contains(&limit) {
                 return Err(Error::invalid("cli.invalid_limit", "--limit must be 1 to 10000"));
             }
-            let f = filter(since, client, tool, limit)?;
+            let f = filter((since, None), client, tool, limit)?;
             let rows = audit::list(&ctx.store()?, &f)?;
             if json {
                 print_json(&json!(rows));
@@ -93,8 +102,8 @@ pub fn run(ctx: &Ctx, cmd: ActivityCmd) -> Result<()> {
             );
             Ok(())
         }
-        ActivityCmd::Export { since, client, tool } => {
-            let f = filter(since, client, tool, 0)?;
+        ActivityCmd::Export { since, until, client, tool } => {
+            let f = filter((since, until), client, tool, 0)?;
             let store = ctx.store()?;
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());

@@ -16,6 +16,7 @@ pub mod op;
 pub mod relay;
 pub mod runs;
 pub mod serve;
+pub mod store;
 
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -68,6 +69,9 @@ pub enum Command {
     /// The audit log of MCP tool calls and decisions: list and export.
     #[command(subcommand)]
     Activity(activity::ActivityCmd),
+    /// The store: its size, retention windows and free disk; prune now.
+    #[command(subcommand)]
+    Store(store::StoreCmd),
     /// Install third-party MCP servers and set their tool policy.
     #[command(subcommand)]
     Mcp(mcp::McpCmd),
@@ -191,6 +195,7 @@ pub fn main() -> i32 {
         Command::Agent(c) => agent::run(&ctx, c),
         Command::Activity(c) => activity::run(&ctx, c),
         Command::Relay(c) => relay::run(&ctx, c),
+        Command::Store(c) => store::run(&ctx, c),
         Command::Mcp(c) => mcp::run(&ctx, c),
         Command::Op(a) => op::run(&ctx, a),
         Command::Doctor(a) => match doctor::run(&ctx, a) {

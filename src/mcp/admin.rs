@@ -8,7 +8,7 @@ use crate::auth::Credential;
 use crate::ops::Ctx;
 use crate::server::AppState;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult, PaginatedRequestParams,
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult, PaginatedRequestParams,
     ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
@@ -77,7 +77,6 @@ impl ServerHandler for AdminServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let identity = Self::identity(&context);
         let audit_id = super::audit_identity(&context);
-        let args = request.arguments.clone();
         let name = request.name.to_string();
         if name.starts_with("memory_")
             && let Some(mem) = &self.memory
@@ -85,17 +84,26 @@ impl ServerHandler for AdminServer {
             // Same handlers, no HTTP hop; hal0-memory audits the call itself.
             return mem.call_tool(request, context).await;
         }
-        let result: CallToolResult =
-            match admin::call(Ctx::remote(self.state.ops.clone(), identity), &name, request.arguments.as_ref()).await {
+        let read_only = crate::ops::op_named(&name).is_some_and(|o| o.access == crate::ops::Access::AutonomousRead);
+        let call = super::Audited {
+            store: &self.state.store,
+            surface: "mcp:admin",
+            tool: &name,
+            identity: &audit_id,
+            read_only,
+            refuse: admin_error,
+        };
+        let ctx = Ctx::remote(self.state.ops.clone(), identity);
+        call.run(request.arguments.clone(), async {
+            Ok(match admin::call(ctx, &name, request.arguments.as_ref()).await {
                 Ok(Outcome::Done(v)) => ok_json(v),
                 Ok(Outcome::Pending { approval_id, detail }) => {
                     ok_json(json!({"status": "pending_approval", "approval_id": approval_id, "detail": detail}))
                 }
                 Err(e) => admin_error(&e),
-            };
-        let out = Ok(result.into());
-        let read_only = crate::ops::op_named(&name).is_some_and(|o| o.access == crate::ops::Access::AutonomousRead);
-        super::audit_call(&self.state.store, "mcp:admin", &name, &audit_id, args, &out, read_only).await;
-        out
+            }
+            .into())
+        })
+        .await
     }
 }

@@ -157,6 +157,11 @@ pub struct RunsListArgs {
     pub limit: Option<i64>,
 }
 
+/// A call refused before it ran (its audit entry could not be stored): `<code>: <message>`.
+fn refuse(e: &Error) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(format!("{}: {}", e.code, e.message))])
+}
+
 /// Render a failure as the spec's `bridge.<code>: <message>`; anything that is not a
 /// bridge failure is `bridge.internal`, its detail only in the log.
 fn fail(e: Error) -> CallToolResult {
@@ -450,7 +455,7 @@ impl ServerHandler for AgentsServer {
         super::routed_and_audited(
             self,
             &self.tool_router,
-            (&self.state.store, super::AuditWait::ReadsOnly),
+            (&self.state.store, super::AuditWait::ReadsOnly, refuse),
             SURFACE,
             request,
             context,

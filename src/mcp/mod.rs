@@ -60,11 +60,12 @@ pub enum AuditWait {
 }
 
 /// Run a tool through a generated tool router and record the call in the audit log (the
-/// `call_tool` of hal0-agents, hal0-memory and hal0-relay).
+/// `call_tool` of hal0-agents, hal0-memory and hal0-relay); `refuse` renders the refusal of
+/// a call whose entry cannot be stored.
 pub async fn routed_and_audited<S: Send + Sync + 'static>(
     service: &S,
     router: &rmcp::handler::server::router::tool::ToolRouter<S>,
-    (store, wait): (&crate::store::Store, AuditWait),
+    (store, wait, refuse): (&crate::store::Store, AuditWait, fn(&Error) -> CallToolResult),
     surface: &'static str,
     request: rmcp::model::CallToolRequestParams,
     context: RequestContext<RoleServer>,
@@ -74,25 +75,80 @@ pub async fn routed_and_audited<S: Send + Sync + 'static>(
     let read_only = wait == AuditWait::Never
         || router.get(&name).and_then(|t| t.annotations.as_ref()).and_then(|a| a.read_only_hint) == Some(true);
     let tcc = rmcp::handler::server::tool::ToolCallContext::new(service, request, context);
-    let out = router.call(tcc).await;
-    audit_call(store, surface, &name, &identity, args, &out, read_only).await;
-    out
+    let call = Audited { store, surface, tool: &name, identity: &identity, read_only, refuse };
+    call.run(args, router.call(tcc)).await
 }
 
-/// Record one tool call in the audit log: the verdict, result code and approval id are read
-/// off the result. A failure to record is logged, never turned into a failed call. A call to
-/// a `read_only` tool does not wait for its entry's commit (see `audit::record_soon`); any
-/// other call answers only once its entry is stored.
-pub async fn audit_call(
-    store: &crate::store::Store,
-    surface: &'static str,
-    tool: &str,
-    identity: &str,
-    arguments: Option<serde_json::Map<String, serde_json::Value>>,
-    out: &Result<rmcp::model::CallToolResponse, rmcp::ErrorData>,
-    read_only: bool,
-) {
-    let (verdict, code, approval) = match out {
+/// One tool call and its audit entry. A call that may change state has its entry stored
+/// (`started`) before it runs and is refused when that fails, so no change is ever made
+/// without its entry; the outcome is written onto the entry when the call ends. A call to
+/// a `read_only` tool runs at once and its entry gathers with others (see
+/// `audit::record_soon`); a failure to record it is logged, never turned into a failed call.
+pub struct Audited<'a> {
+    pub store: &'a crate::store::Store,
+    pub surface: &'static str,
+    pub tool: &'a str,
+    pub identity: &'a str,
+    pub read_only: bool,
+    /// Renders the refusal in the server's own error shape.
+    pub refuse: fn(&Error) -> CallToolResult,
+}
+
+type Response = Result<rmcp::model::CallToolResponse, rmcp::ErrorData>;
+
+impl Audited<'_> {
+    pub async fn run(
+        &self,
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+        call: impl std::future::Future<Output = Response>,
+    ) -> Response {
+        let args = serde_json::Value::Object(arguments.unwrap_or_default());
+        let entry = crate::audit::Entry {
+            surface: self.surface,
+            tool: self.tool,
+            identity: self.identity,
+            arguments: &args,
+            verdict: Verdict::Ok,
+            result_code: None,
+            approval_id: None,
+            detail: None,
+        };
+        if self.read_only {
+            let out = call.await;
+            let (verdict, code, approval) = outcome(&out);
+            let e = crate::audit::Entry {
+                verdict,
+                result_code: code.as_deref(),
+                approval_id: approval.as_deref(),
+                ..entry
+            };
+            let r = if verdict == Verdict::Gated {
+                crate::audit::record_async(self.store, &e).await.map(drop)
+            } else {
+                crate::audit::record_soon(self.store, &e)
+            };
+            if let Err(e) = r {
+                tracing::warn!("cannot record the audit entry: {}", e.message);
+            }
+            return out;
+        }
+        let id = match crate::audit::begin(self.store, &entry).await {
+            Ok(id) => id,
+            Err(e) => {
+                tracing::error!(code = e.code, tool = self.tool, "refused a call: {}", e.message);
+                return Ok((self.refuse)(&e).into());
+            }
+        };
+        let out = call.await;
+        let (verdict, result_code, approval_id) = outcome(&out);
+        crate::audit::finish(self.store, crate::audit::Outcome { id, verdict, result_code, approval_id });
+        out
+    }
+}
+
+/// The verdict, result code and approval id of a tool call, read off its result.
+fn outcome(out: &Response) -> (Verdict, Option<String>, Option<String>) {
+    match out {
         Ok(rmcp::model::CallToolResponse::Complete(r)) => {
             let none = serde_json::Value::Null;
             let s = r.structured_content.as_ref().unwrap_or(&none);
@@ -112,24 +168,5 @@ pub async fn audit_call(
         }
         Ok(_) => (Verdict::Ok, None, None),
         Err(e) => (Verdict::Error, Some(format!("rpc.{}", e.code.0)), None),
-    };
-    let args = serde_json::Value::Object(arguments.unwrap_or_default());
-    let entry = crate::audit::Entry {
-        surface,
-        tool,
-        identity,
-        arguments: &args,
-        verdict,
-        result_code: code.as_deref(),
-        approval_id: approval.as_deref(),
-        detail: None,
-    };
-    let r = if read_only && verdict != Verdict::Gated {
-        crate::audit::record_soon(store, &entry)
-    } else {
-        crate::audit::record_async(store, &entry).await.map(drop)
-    };
-    if let Err(e) = r {
-        tracing::warn!("cannot record the audit entry: {}", e.message);
     }
 }

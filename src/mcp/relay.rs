@@ -139,7 +139,7 @@ impl ServerHandler for RelayServer {
         super::routed_and_audited(
             self,
             &self.tool_router,
-            (&self.state.store, super::AuditWait::Never),
+            (&self.state.store, super::AuditWait::Never, internal),
             SURFACE,
             request,
             context,

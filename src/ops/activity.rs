@@ -11,6 +11,9 @@ pub struct ExportArgs {
     /// RFC 3339 time or a duration back from now (30m, 1h, 7d).
     #[serde(default)]
     pub since: Option<String>,
+    /// Only entries before this (same forms as since).
+    #[serde(default)]
+    pub until: Option<String>,
     /// An identity, e.g. bridge:ci or ci.
     #[serde(default)]
     pub client: Option<String>,
@@ -30,15 +33,15 @@ pub struct ListArgs {
 
 /// `activity_list`: newest first.
 pub async fn list(ctx: &Ctx, a: ListArgs) -> Result<Vec<audit::Row>> {
-    let ExportArgs { since, client, tool } = a.filter;
-    let f = Filter { since, client, tool, limit: a.limit.unwrap_or(100) };
+    let ExportArgs { since, until, client, tool } = a.filter;
+    let f = Filter { since, until, client, tool, limit: a.limit.unwrap_or(100) };
     audit::flush(&ctx.store).await;
     ctx.store.call(move |s| audit::list(s, &f)).await
 }
 
 /// `activity_export`: every matching entry, oldest first.
 pub async fn export(ctx: &Ctx, a: ExportArgs) -> Result<Vec<serde_json::Value>> {
-    let f = Filter { since: a.since, client: a.client, tool: a.tool, limit: 0 };
+    let f = Filter { since: a.since, until: a.until, client: a.client, tool: a.tool, limit: 0 };
     audit::flush(&ctx.store).await;
     ctx.store
         .call(move |s| {

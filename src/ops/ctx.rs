@@ -52,6 +52,7 @@ impl Services {
             config.relay.node = node;
         }
         let store = Store::open(&paths.db())?;
+        store.set_max_size(config.store.max_size_mb);
         let keys = BoxKeyCache::new(paths.api_env());
         keys.get()?;
         let proxy = Proxy::new(paths.clone(), config.clone(), store.clone());

@@ -18,6 +18,7 @@ pub mod routes;
 pub mod runs;
 pub mod settings;
 pub mod status;
+pub mod store;
 
 pub use ctx::{Ctx, Services};
 pub use routes::{Access, OpDef, ROUTES, op_named};

@@ -3,7 +3,7 @@
 //! argument schema and its runner. The REST router, the admin tools and the approvals inbox
 //! are built from this table, so a route cannot exist without an entry here.
 
-use super::{Ctx, NoArgs, activity, approvals, bridge, doctor, mcp, relay, runs, settings, status};
+use super::{Ctx, NoArgs, activity, approvals, bridge, doctor, mcp, relay, runs, settings, status, store};
 use crate::error::Result;
 use crate::op_runner;
 use serde_json::{Map, Value};
@@ -227,6 +227,26 @@ pub static ROUTES: &[OpDef] = &[
         AutonomousRead,
         "The settings hal0 runs with, and the keys of hal0.toml that wait for a restart (GET /api/settings).",
         settings::get,
+        NoArgs,
+        "request.invalid"
+    ),
+    route!(
+        "GET",
+        "/api/store",
+        "store_status",
+        AutonomousRead,
+        "The store: its size, the rows of each log with a retention window, the windows, and free disk space (GET /api/store).",
+        store::status,
+        NoArgs,
+        "request.invalid"
+    ),
+    route!(
+        "POST",
+        "/api/store/prune",
+        "store_prune",
+        Gated,
+        "Prune every log by its configured retention window now and give the space back (POST /api/store/prune).",
+        store::prune,
         NoArgs,
         "request.invalid"
     ),
@@ -477,6 +497,7 @@ pub static ROUTES: &[OpDef] = &[
 /// Autonomous read tools (explicit set; a test checks it against the table).
 pub const AUTONOMOUS_READ: &[&str] = &[
     "health_check",
+    "store_status",
     "version_info",
     "bridge_client_list",
     "approval_list",
@@ -501,6 +522,7 @@ pub const AUTONOMOUS_READ: &[&str] = &[
 pub const AUTONOMOUS_WRITE: &[&str] = &[];
 /// Gated tools: nothing here runs without an approved row.
 pub const GATED: &[&str] = &[
+    "store_prune",
     "bridge_client_add",
     "bridge_client_scopes",
     "bridge_client_rotate",

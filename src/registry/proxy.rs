@@ -44,6 +44,28 @@ struct Call<'a> {
     policy: String,
 }
 
+impl Call<'_> {
+    /// The audit entry of this call with `args` (its arguments as a value).
+    fn entry<'e>(
+        &'e self,
+        args: &'e Value,
+        verdict: Logged,
+        result_code: Option<&'e str>,
+        approval_id: Option<&'e str>,
+    ) -> crate::audit::Entry<'e> {
+        crate::audit::Entry {
+            surface: &self.surface,
+            tool: self.tool,
+            identity: &self.who.identity,
+            arguments: args,
+            verdict,
+            result_code,
+            approval_id,
+            detail: Some(&self.policy),
+        }
+    }
+}
+
 /// Who is calling through the proxy.
 #[derive(Debug, Clone)]
 pub struct Who {
@@ -246,13 +268,25 @@ impl Proxy {
         };
         match verdict {
             Verdict::Allow => {
+                // The entry is stored before the call goes upstream: a call whose entry
+                // cannot be stored is refused, so no upstream change goes unrecorded.
+                let entry_id = match self.begin(&c).await {
+                    Ok(id) => id,
+                    Err(e) => return error_result(&e),
+                };
                 let out = self.forward(served, tool, c.args.clone()).await;
                 let code = match &out {
                     Ok(res) if res.is_error == Some(true) => Some("mcp.upstream_tool_error"),
                     Ok(_) => None,
                     Err(e) => Some(e.code),
                 };
-                self.audit(&c, Logged::Allow, code, None).await;
+                let outcome = crate::audit::Outcome {
+                    id: entry_id,
+                    verdict: Logged::Allow,
+                    result_code: code.map(str::to_string),
+                    approval_id: None,
+                };
+                crate::audit::finish(&self.store, outcome);
                 out.unwrap_or_else(|e| error_result(&e))
             }
             Verdict::Gated => self.gated(r, &c, progress).await,
@@ -385,20 +419,16 @@ impl Proxy {
         }
     }
 
+    /// The `started` audit row of call `c`, stored before it goes upstream.
+    async fn begin(&self, c: &Call<'_>) -> Result<i64> {
+        let args = Value::Object(c.args.clone().unwrap_or_default());
+        crate::audit::begin(&self.store, &c.entry(&args, Logged::Started, None, None)).await
+    }
+
     /// The audit row of one decision about call `c`.
     async fn audit(&self, c: &Call<'_>, verdict: Logged, code: Option<&str>, approval: Option<&str>) {
         let args = Value::Object(c.args.clone().unwrap_or_default());
-        let entry = crate::audit::Entry {
-            surface: &c.surface,
-            tool: c.tool,
-            identity: &c.who.identity,
-            arguments: &args,
-            verdict,
-            result_code: code,
-            approval_id: approval,
-            detail: Some(&c.policy),
-        };
-        let out = crate::audit::record_async(&self.store, &entry).await;
+        let out = crate::audit::record_async(&self.store, &c.entry(&args, verdict, code, approval)).await;
         if let Err(err) = out {
             tracing::warn!("cannot record the audit entry: {}", err.message);
         }

@@ -38,7 +38,8 @@ pub async fn connect(State(state): State<Arc<AppState>>, req: Request) -> Respon
         Err(rejection) => return rejection.into_response(),
     };
     // Frames from bots are heartbeats: small. Wakes to bots are checked before sending.
-    ws.max_message_size(64 * 1024).on_upgrade(move |socket| run(state, client.name, auth, (caller.cred, caller.seen), socket, cancel))
+    ws.max_message_size(64 * 1024)
+        .on_upgrade(move |socket| run(state, client.name, auth, (caller.cred, caller.seen), socket, cancel))
 }
 
 use axum::extract::FromRequestParts;

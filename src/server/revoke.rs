@@ -78,7 +78,13 @@ pub async fn until_revoked(state: Arc<AppState>, auth: Option<String>, cred: Cre
 
 /// Wrap an SSE response so it ends with `event: revoked` once its credential stops
 /// resolving to the same principal.
-pub fn wrap_stream(state: Arc<AppState>, auth: Option<String>, cred: Credential, seen: u64, resp: Response) -> Response {
+pub fn wrap_stream(
+    state: Arc<AppState>,
+    auth: Option<String>,
+    cred: Credential,
+    seen: u64,
+    resp: Response,
+) -> Response {
     let (parts, body) = resp.into_parts();
     let flag = Arc::new(AtomicBool::new(false));
     let set = flag.clone();

@@ -232,6 +232,35 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE TRIGGER memory_notes_change_update AFTER UPDATE OF text, context, state, dataset ON memory_notes BEGIN
         INSERT INTO memory_changes (seq) VALUES (new.seq);
     END;",
+    // 8: retention. The audit log stays append-only, except that rows leave oldest first
+    // below a mark that only moves forward (set by the pruner), and that an entry written
+    // before its call ran (`started`) takes the call's outcome once. Indexes for pruning.
+    "CREATE TABLE audit_prune_mark (
+        one   INTEGER PRIMARY KEY CHECK (one = 1),
+        below INTEGER NOT NULL
+    );
+    INSERT INTO audit_prune_mark VALUES (1, 0);
+    CREATE TRIGGER audit_prune_mark_forward BEFORE UPDATE ON audit_prune_mark
+        WHEN new.below < old.below OR new.one != old.one BEGIN
+        SELECT RAISE(ABORT, 'the audit prune mark only moves forward');
+    END;
+    CREATE TRIGGER audit_prune_mark_no_delete BEFORE DELETE ON audit_prune_mark BEGIN
+        SELECT RAISE(ABORT, 'the audit prune mark cannot be removed');
+    END;
+    DROP TRIGGER audit_log_no_delete;
+    CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
+        WHEN old.id >= (SELECT below FROM audit_prune_mark) BEGIN
+        SELECT RAISE(ABORT, 'audit_log is append-only: rows leave only by retention, oldest first');
+    END;
+    DROP TRIGGER audit_log_no_update;
+    CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+        WHEN NOT (old.verdict = 'started' AND new.id = old.id AND new.at = old.at AND new.surface = old.surface
+                  AND new.tool = old.tool AND new.identity = old.identity AND new.arguments = old.arguments
+                  AND new.detail IS old.detail) BEGIN
+        SELECT RAISE(ABORT, 'audit_log is append-only');
+    END;
+    CREATE INDEX relay_exchanges_conversation ON relay_exchanges(conversation_id);
+    CREATE INDEX approvals_decided ON approvals(decided_at) WHERE decided_at IS NOT NULL;",
 ];
 
 pub fn current_version(conn: &Connection) -> Result<i64> {

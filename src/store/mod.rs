@@ -1,7 +1,9 @@
-//! The SQLite store `hal0.db`: opening (WAL, busy timeout, foreign keys), versioned
-//! migrations, and a small connection pool shared by the CLI and the daemon.
+//! The SQLite store `hal0.db`: opening (WAL, busy timeout, foreign keys, incremental
+//! vacuum, an optional size cap), versioned migrations, and a small connection pool shared
+//! by the CLI and the daemon.
 
 pub mod migrations;
+pub mod vacuum;
 
 use crate::error::{Error, Result};
 use crate::paths::ensure_dir;
@@ -22,6 +24,8 @@ struct Inner {
     pool: Mutex<Vec<Connection>>,
     /// The memory engine's search index over this store's notes (built on first use).
     memory_index: OnceLock<crate::memory::search::SharedIndex>,
+    /// The size cap in bytes (`[store].max_size_mb`; 0: none), applied to every connection.
+    max_bytes: std::sync::atomic::AtomicU64,
 }
 
 /// Connections kept for reuse: at least as many as run at once (blocking-pool threads and
@@ -34,16 +38,28 @@ impl Store {
         if let Some(dir) = path.parent() {
             ensure_dir(dir)?;
         }
-        let conn = open_conn(path)?;
+        let conn = open_conn(path, 0)?;
         let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+        vacuum::make_incremental(&conn, path);
         migrations::migrate(&conn)?;
         Ok(Store {
             inner: Arc::new(Inner {
                 path: path.to_path_buf(),
                 pool: Mutex::new(vec![conn]),
                 memory_index: OnceLock::new(),
+                max_bytes: Default::default(),
             }),
         })
+    }
+
+    /// Cap the store at `mb` MiB (`None`: no cap): past it, a write fails with
+    /// `store.full`. Applies to the connections opened from now on and to the pooled ones.
+    pub fn set_max_size(&self, mb: Option<u64>) {
+        let bytes = mb.map_or(0, |m| m.saturating_mul(1024 * 1024));
+        self.inner.max_bytes.store(bytes, std::sync::atomic::Ordering::Relaxed);
+        for c in self.inner.pool.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            let _ = cap(c, bytes);
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -60,7 +76,7 @@ impl Store {
         let taken = self.inner.pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
         let mut conn = match taken {
             Some(c) => c,
-            None => open_conn(&self.inner.path)?,
+            None => open_conn(&self.inner.path, self.inner.max_bytes.load(std::sync::atomic::Ordering::Relaxed))?,
         };
         let out = f(&mut conn);
         let mut pool = self.inner.pool.lock().unwrap_or_else(|p| p.into_inner());
@@ -79,7 +95,16 @@ impl Store {
     }
 }
 
-fn open_conn(path: &Path) -> Result<Connection> {
+/// Limit `c` to `bytes` (0: SQLite's own maximum). SQLite never sets the cap below the
+/// store's current size.
+fn cap(c: &Connection, bytes: u64) -> Result<()> {
+    let page: u64 = c.pragma_query_value(None, "page_size", |r| r.get::<_, i64>(0))?.max(512) as u64;
+    let pages = if bytes == 0 { 4_294_967_294 } else { (bytes / page).max(1) };
+    c.pragma_update(None, "max_page_count", pages as i64)?;
+    Ok(())
+}
+
+fn open_conn(path: &Path, max_bytes: u64) -> Result<Connection> {
     let conn = Connection::open(path).map_err(|e| {
         Error::unavailable("store.unavailable", format!("cannot open the store {}: {e}", path.display()))
     })?;
@@ -95,6 +120,9 @@ fn open_conn(path: &Path) -> Result<Connection> {
     // The WAL file is cut back to 64 MiB after a checkpoint.
     conn.pragma_update(None, "wal_autocheckpoint", 10_000)?;
     conn.pragma_update(None, "journal_size_limit", 64 * 1024 * 1024)?;
+    if max_bytes > 0 {
+        cap(&conn, max_bytes)?;
+    }
     Ok(conn)
 }
 

@@ -19,6 +19,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("relay_ws", "GET /bridge/connect"),
     ("relay_agents", "GET /api/relay/agents"),
     ("relay_exchanges", "GET /api/relay/exchanges"),
+    ("store", "GET /api/store"),
 ];
 
 /// Credential columns; the names of bridge keys give their scopes; `consumer` is a proxy key
@@ -57,6 +58,7 @@ const OFF: &[(&str, &str)] = &[
     ("relay_ws", "401 401 401 -   -   403 403 403 403 401 403 403 101"),
     ("relay_agents", "200 401 401 -   -   403 403 403 403 401 403 403 403"),
     ("relay_exchanges", "200 401 401 -   -   403 403 403 403 401 403 403 403"),
+    ("store", "200 401 401 -   -   403 403 403 403 401 403 403 403"),
 ];
 
 const ARMED: &[(&str, &str)] = &[
@@ -74,6 +76,7 @@ const ARMED: &[(&str, &str)] = &[
     ("relay_ws", "401 401 401 403 403 403 403 403 403 401 403 403 101"),
     ("relay_agents", "401 401 401 403 200 403 403 403 403 401 403 403 403"),
     ("relay_exchanges", "401 401 401 403 200 403 403 403 403 401 403 403 403"),
+    ("store", "401 401 401 403 200 403 403 403 403 401 403 403 403"),
 ];
 
 fn keys(env: &Env, armed: bool) -> Vec<(&'static str, Option<String>)> {

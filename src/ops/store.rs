@@ -1,0 +1,101 @@
+//! The store as operators look after it: how big each bounded log is, what the retention
+//! windows are, how much room the disk has, and pruning now (`hal0 store status|prune`,
+//! `GET /api/store`, `POST /api/store/prune`, the `store_status` and `store_prune` tools);
+//! `hal0 serve` prunes on its own every `[store].prune_every_mins` through [`prune_now`].
+
+use super::{Ctx, NoArgs, Services};
+use crate::error::Result;
+use crate::retention::{self, Policy, Report};
+use serde::Serialize;
+use serde_json::json;
+use std::path::Path;
+
+/// `store_status`'s answer.
+#[derive(Debug, Serialize)]
+pub struct Status {
+    pub path: String,
+    /// `hal0.db` with its write-ahead log, in bytes.
+    pub store_bytes: u64,
+    /// Space inside the store freed by pruning and not yet given back.
+    pub free_in_store_bytes: u64,
+    /// `[store].max_size_mb`, if set.
+    pub max_size_mb: Option<u64>,
+    /// Free space for the state directory, in bytes (what a non-root writer may use).
+    pub disk_free_bytes: Option<u64>,
+    pub disk_total_bytes: Option<u64>,
+    /// Rows of each bounded table.
+    pub rows: serde_json::Map<String, serde_json::Value>,
+    pub retention: Policy,
+}
+
+/// Free and total bytes of the file system holding `path`.
+pub fn disk_space(path: &Path) -> Option<(u64, u64)> {
+    let dir = if path.is_dir() { path } else { path.parent()? };
+    let s = rustix::fs::statvfs(dir).ok()?;
+    Some((s.f_bavail.saturating_mul(s.f_frsize), s.f_blocks.saturating_mul(s.f_frsize)))
+}
+
+/// The status of `svc`'s store (blocking).
+pub fn status_of(svc: &Services) -> Result<Status> {
+    let sizes = retention::sizes(&svc.store)?;
+    let disk = disk_space(svc.store.path());
+    Ok(Status {
+        path: svc.store.path().display().to_string(),
+        store_bytes: sizes.store_bytes,
+        free_in_store_bytes: sizes.free_bytes,
+        max_size_mb: svc.config.store.max_size_mb,
+        disk_free_bytes: disk.map(|d| d.0),
+        disk_total_bytes: disk.map(|d| d.1),
+        rows: sizes.tables.into_iter().map(|(t, n)| (t, json!(n))).collect(),
+        retention: Policy::from_config(&svc.config),
+    })
+}
+
+/// `store_status`.
+pub async fn status(ctx: &Ctx, _: NoArgs) -> Result<Status> {
+    crate::audit::flush(&ctx.store).await;
+    let svc = ctx.svc.clone();
+    super::blocking(move || status_of(&svc)).await
+}
+
+/// `store_prune`: prune by the configured windows now.
+pub async fn prune(ctx: &Ctx, _: NoArgs) -> Result<Report> {
+    let surface = if ctx.from_shell { "cli" } else { "api" };
+    prune_now(&ctx.svc, surface, &ctx.identity).await
+}
+
+/// Prune `svc`'s store by its configured windows, log what went and record it in the audit
+/// log (as `identity` on `surface`).
+pub async fn prune_now(svc: &std::sync::Arc<Services>, surface: &'static str, identity: &str) -> Result<Report> {
+    let s = svc.clone();
+    let policy = Policy::from_config(&svc.config);
+    let report = super::blocking(move || retention::prune(&s.store, &policy)).await?;
+    if report.rows() > 0 {
+        let what: Vec<String> = report.pruned.iter().map(|p| format!("{} {}", p.rows, p.table)).collect();
+        tracing::info!(
+            took_ms = report.took_ms,
+            reclaimed_bytes = report.reclaimed_bytes,
+            "pruned the store: {}",
+            what.join(", ")
+        );
+    }
+    // A scheduled pruning that found nothing leaves no entry (one an hour would be noise).
+    if report.rows() == 0 && surface == "service" {
+        return Ok(report);
+    }
+    let detail = serde_json::to_string(&report).unwrap_or_default();
+    let entry = crate::audit::Entry {
+        surface,
+        tool: "store_prune",
+        identity,
+        arguments: &json!({}),
+        verdict: crate::audit::Verdict::Ok,
+        result_code: None,
+        approval_id: None,
+        detail: Some(&detail),
+    };
+    if let Err(e) = crate::audit::record_async(&svc.store, &entry).await {
+        tracing::warn!("cannot record the pruning: {}", e.message);
+    }
+    Ok(report)
+}

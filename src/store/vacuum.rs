@@ -1,0 +1,60 @@
+//! Giving pruned space back to the disk: the store runs with `auto_vacuum = INCREMENTAL`
+//! (a new store is made so; an older one is converted once, by a `VACUUM` when it is
+//! opened), and [`reclaim`] returns free pages in small steps so no writer waits long.
+
+use crate::error::Result;
+use rusqlite::Connection;
+use std::path::Path;
+
+/// `PRAGMA auto_vacuum` value of incremental vacuum.
+const INCREMENTAL: i64 = 2;
+/// Free pages returned per step of [`reclaim`] (4 MiB of 4 KiB pages).
+const STEP_PAGES: i64 = 1024;
+
+/// Make `conn`'s store incremental: at once when it holds no table yet, else by a one-time
+/// `VACUUM`. A store busy elsewhere (another process holds it) is converted at a later
+/// open; the failure is logged, never fatal.
+pub fn make_incremental(conn: &Connection, path: &Path) {
+    let mode = conn.pragma_query_value(None, "auto_vacuum", |r| r.get::<_, i64>(0)).unwrap_or(INCREMENTAL);
+    if mode == INCREMENTAL {
+        return;
+    }
+    let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0)).unwrap_or(1);
+    let r = conn.pragma_update(None, "auto_vacuum", INCREMENTAL).and_then(|()| {
+        if tables > 0 {
+            tracing::info!("converting {} to incremental vacuum (once)", path.display());
+            conn.execute_batch("VACUUM;")
+        } else {
+            Ok(())
+        }
+    });
+    if let Err(e) = r {
+        tracing::warn!("cannot convert {} to incremental vacuum yet: {e}", path.display());
+    }
+}
+
+/// Pages free inside the store (space a [`reclaim`] would give back).
+pub fn free_pages(conn: &Connection) -> Result<i64> {
+    Ok(conn.pragma_query_value(None, "freelist_count", |r| r.get(0))?)
+}
+
+/// Give the store's free pages back to the disk, [`STEP_PAGES`] at a time with a short
+/// pause between steps; returns the bytes given back.
+pub fn reclaim(store: &crate::store::Store) -> Result<u64> {
+    let mut freed = 0u64;
+    loop {
+        let (before, after, page) = store.with(|c| {
+            let page: i64 = c.pragma_query_value(None, "page_size", |r| r.get(0))?;
+            let before = free_pages(c)?;
+            if before > 0 {
+                c.execute_batch(&format!("PRAGMA incremental_vacuum({STEP_PAGES});"))?;
+            }
+            Ok((before, free_pages(c)?, page))
+        })?;
+        freed += ((before - after).max(0) * page) as u64;
+        if after == 0 || after >= before {
+            return Ok(freed);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
