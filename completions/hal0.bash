@@ -55,6 +55,9 @@ _hal0() {
             hal0,serve)
                 cmd="hal0__subcmd__serve"
                 ;;
+            hal0,store)
+                cmd="hal0__subcmd__store"
+                ;;
             hal0__subcmd__activity,export)
                 cmd="hal0__subcmd__activity__subcmd__export"
                 ;;
@@ -250,6 +253,9 @@ _hal0() {
             hal0__subcmd__help,serve)
                 cmd="hal0__subcmd__help__subcmd__serve"
                 ;;
+            hal0__subcmd__help,store)
+                cmd="hal0__subcmd__help__subcmd__store"
+                ;;
             hal0__subcmd__help__subcmd__activity,export)
                 cmd="hal0__subcmd__help__subcmd__activity__subcmd__export"
                 ;;
@@ -375,6 +381,12 @@ _hal0() {
                 ;;
             hal0__subcmd__help__subcmd__runs,stop)
                 cmd="hal0__subcmd__help__subcmd__runs__subcmd__stop"
+                ;;
+            hal0__subcmd__help__subcmd__store,prune)
+                cmd="hal0__subcmd__help__subcmd__store__subcmd__prune"
+                ;;
+            hal0__subcmd__help__subcmd__store,status)
+                cmd="hal0__subcmd__help__subcmd__store__subcmd__status"
                 ;;
             hal0__subcmd__mcp,add)
                 cmd="hal0__subcmd__mcp__subcmd__install"
@@ -571,6 +583,24 @@ _hal0() {
             hal0__subcmd__runs__subcmd__help,stop)
                 cmd="hal0__subcmd__runs__subcmd__help__subcmd__stop"
                 ;;
+            hal0__subcmd__store,help)
+                cmd="hal0__subcmd__store__subcmd__help"
+                ;;
+            hal0__subcmd__store,prune)
+                cmd="hal0__subcmd__store__subcmd__prune"
+                ;;
+            hal0__subcmd__store,status)
+                cmd="hal0__subcmd__store__subcmd__status"
+                ;;
+            hal0__subcmd__store__subcmd__help,help)
+                cmd="hal0__subcmd__store__subcmd__help__subcmd__help"
+                ;;
+            hal0__subcmd__store__subcmd__help,prune)
+                cmd="hal0__subcmd__store__subcmd__help__subcmd__prune"
+                ;;
+            hal0__subcmd__store__subcmd__help,status)
+                cmd="hal0__subcmd__store__subcmd__help__subcmd__status"
+                ;;
             *)
                 ;;
         esac
@@ -578,7 +608,7 @@ _hal0() {
 
     case "${cmd}" in
         hal0)
-            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent config activity mcp relay doctor op completions help"
+            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent config activity store mcp relay doctor op completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -622,13 +652,17 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__activity__subcmd__export)
-            opts="-h --since --client --tool --config-dir --state-dir --help"
+            opts="-h --since --until --client --tool --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --until)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1670,7 +1704,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help)
-            opts="serve bridge auth runs agent config activity mcp relay doctor op completions help"
+            opts="serve bridge auth runs agent config activity store mcp relay doctor op completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2442,6 +2476,48 @@ _hal0() {
         hal0__subcmd__help__subcmd__serve)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__store)
+            opts="status prune"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__store__subcmd__prune)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__store__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -3682,6 +3758,128 @@ _hal0() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__store)
+            opts="-h --config-dir --state-dir --help status prune help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__store__subcmd__help)
+            opts="status prune help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__store__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__store__subcmd__help__subcmd__prune)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__store__subcmd__help__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__store__subcmd__prune)
+            opts="-h --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__store__subcmd__status)
+            opts="-h --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --config-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -35,6 +35,7 @@ complete -c hal0 -n "__fish_hal0_needs_command" -f -a "runs" -d 'The bridge\'s r
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "agent" -d 'Agents on this box: the approvals inbox'
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "config" -d 'Read and edit hal0.toml (comments and ordering are kept)'
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "activity" -d 'The audit log of MCP tool calls and decisions: list and export'
+complete -c hal0 -n "__fish_hal0_needs_command" -f -a "store" -d 'The store: its size, retention windows and free disk; prune now'
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "mcp" -d 'Install third-party MCP servers and set their tool policy'
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "relay" -d 'The agent relay: its bots and the history of their exchanges'
 complete -c hal0 -n "__fish_hal0_needs_command" -f -a "doctor" -d 'Check the installation: config, modes, store, auth, Hermes wiring, registry, listener'
@@ -184,7 +185,7 @@ complete -c hal0 -n "__fish_hal0_using_subcommand activity; and not __fish_seen_
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and not __fish_seen_subcommand_from list export help" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and not __fish_seen_subcommand_from list export help" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and not __fish_seen_subcommand_from list export help" -f -a "list" -d 'Audit rows, newest first'
-complete -c hal0 -n "__fish_hal0_using_subcommand activity; and not __fish_seen_subcommand_from list export help" -f -a "export" -d 'Every matching row as JSON lines to stdout, oldest first'
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and not __fish_seen_subcommand_from list export help" -f -a "export" -d 'Every matching row as JSON lines to stdout, oldest first (to ship the log elsewhere before retention prunes it)'
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and not __fish_seen_subcommand_from list export help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l since -d 'Only rows at or after this: RFC 3339 (2025-01-31T09:00:00Z) or a duration back from now (30m, 1h, 7d)' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l client -d 'Only this caller: an identity (bridge:ci, admin, cli:alice) or a bridge client\'s name (ci)' -r
@@ -195,14 +196,32 @@ complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subc
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l json
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from export" -l since -d 'Only rows at or after this: RFC 3339 or a duration back from now (30m, 1h, 7d)' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from export" -l until -d 'Only rows before this: RFC 3339 or a duration back from now' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from export" -l client -d 'Only this caller: an identity or a bridge client\'s name' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from export" -l tool -d 'Only this tool' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from export" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from export" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from help" -f -a "list" -d 'Audit rows, newest first'
-complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from help" -f -a "export" -d 'Every matching row as JSON lines to stdout, oldest first'
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from help" -f -a "export" -d 'Every matching row as JSON lines to stdout, oldest first (to ship the log elsewhere before retention prunes it)'
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand store; and not __fish_seen_subcommand_from status prune help" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand store; and not __fish_seen_subcommand_from status prune help" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand store; and not __fish_seen_subcommand_from status prune help" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand store; and not __fish_seen_subcommand_from status prune help" -f -a "status" -d 'Size of hal0.db, rows of each log with a retention window, the windows, free disk'
+complete -c hal0 -n "__fish_hal0_using_subcommand store; and not __fish_seen_subcommand_from status prune help" -f -a "prune" -d 'Prune every log by its retention window now and give the space back to the disk'
+complete -c hal0 -n "__fish_hal0_using_subcommand store; and not __fish_seen_subcommand_from status prune help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand store; and __fish_seen_subcommand_from status" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand store; and __fish_seen_subcommand_from status" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand store; and __fish_seen_subcommand_from status" -l json
+complete -c hal0 -n "__fish_hal0_using_subcommand store; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand store; and __fish_seen_subcommand_from prune" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand store; and __fish_seen_subcommand_from prune" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand store; and __fish_seen_subcommand_from prune" -l json
+complete -c hal0 -n "__fish_hal0_using_subcommand store; and __fish_seen_subcommand_from prune" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand store; and __fish_seen_subcommand_from help" -f -a "status" -d 'Size of hal0.db, rows of each log with a retention window, the windows, free disk'
+complete -c hal0 -n "__fish_hal0_using_subcommand store; and __fish_seen_subcommand_from help" -f -a "prune" -d 'Prune every log by its retention window now and give the space back to the disk'
+complete -c hal0 -n "__fish_hal0_using_subcommand store; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and not __fish_seen_subcommand_from install add list status uninstall remove allow gate block test expose enable disable catalog keys help" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and not __fish_seen_subcommand_from install add list status uninstall remove allow gate block test expose enable disable catalog keys help" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and not __fish_seen_subcommand_from install add list status uninstall remove allow gate block test expose enable disable catalog keys help" -s h -l help -d 'Print help'
@@ -341,19 +360,20 @@ complete -c hal0 -n "__fish_hal0_using_subcommand op" -s h -l help -d 'Print hel
 complete -c hal0 -n "__fish_hal0_using_subcommand completions" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand completions" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "serve" -d 'Run the REST + MCP daemon'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "bridge" -d 'Admit remote coding agents with per-client bridge keys'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "auth" -d 'The box keys (admin and client): status and rotation'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "runs" -d 'The bridge\'s run ledger: list, show, events, stop'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "agent" -d 'Agents on this box: the approvals inbox'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "config" -d 'Read and edit hal0.toml (comments and ordering are kept)'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "activity" -d 'The audit log of MCP tool calls and decisions: list and export'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "mcp" -d 'Install third-party MCP servers and set their tool policy'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "relay" -d 'The agent relay: its bots and the history of their exchanges'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "doctor" -d 'Check the installation: config, modes, store, auth, Hermes wiring, registry, listener'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "op" -d 'Run any operation of the REST route table by its tool name, with JSON in and out'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity mcp relay doctor op completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity store mcp relay doctor op completions help" -f -a "serve" -d 'Run the REST + MCP daemon'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity store mcp relay doctor op completions help" -f -a "bridge" -d 'Admit remote coding agents with per-client bridge keys'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity store mcp relay doctor op completions help" -f -a "auth" -d 'The box keys (admin and client): status and rotation'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity store mcp relay doctor op completions help" -f -a "runs" -d 'The bridge\'s run ledger: list, show, events, stop'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity store mcp relay doctor op completions help" -f -a "agent" -d 'Agents on this box: the approvals inbox'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity store mcp relay doctor op completions help" -f -a "config" -d 'Read and edit hal0.toml (comments and ordering are kept)'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity store mcp relay doctor op completions help" -f -a "activity" -d 'The audit log of MCP tool calls and decisions: list and export'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity store mcp relay doctor op completions help" -f -a "store" -d 'The store: its size, retention windows and free disk; prune now'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity store mcp relay doctor op completions help" -f -a "mcp" -d 'Install third-party MCP servers and set their tool policy'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity store mcp relay doctor op completions help" -f -a "relay" -d 'The agent relay: its bots and the history of their exchanges'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity store mcp relay doctor op completions help" -f -a "doctor" -d 'Check the installation: config, modes, store, auth, Hermes wiring, registry, listener'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity store mcp relay doctor op completions help" -f -a "op" -d 'Run any operation of the REST route table by its tool name, with JSON in and out'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity store mcp relay doctor op completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and not __fish_seen_subcommand_from serve bridge auth runs agent config activity store mcp relay doctor op completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from bridge" -f -a "add" -d 'Add a client and print its key once, with the `claude mcp add` lines to paste'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from bridge" -f -a "list" -d 'List clients: name, scopes, note, created, last seen, revoked'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from bridge" -f -a "scopes" -d 'Replace a client\'s scope set (agents is always held, except by a relay-only bot)'
@@ -371,7 +391,9 @@ complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcomma
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "set" -d 'Set SECTION.KEY to VALUE (a TOML literal, or a bare string), keeping comments'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "unset" -d 'Remove SECTION.KEY so its default applies again'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from activity" -f -a "list" -d 'Audit rows, newest first'
-complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from activity" -f -a "export" -d 'Every matching row as JSON lines to stdout, oldest first'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from activity" -f -a "export" -d 'Every matching row as JSON lines to stdout, oldest first (to ship the log elsewhere before retention prunes it)'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from store" -f -a "status" -d 'Size of hal0.db, rows of each log with a retention window, the windows, free disk'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from store" -f -a "prune" -d 'Prune every log by its retention window now and give the space back to the disk'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from mcp" -f -a "install" -d 'Install a server from a spec: oci://IMAGE, npm:PKG, uvx:PKG, git+https://…, an http manifest URL, or an endpoint URL'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from mcp" -f -a "list" -d 'List bundled and installed servers with their state; broken record files are shown too'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from mcp" -f -a "status" -d 'Show one server: transport, tool policy, env names (secret values are never shown), exposure'

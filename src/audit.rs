@@ -206,7 +206,13 @@ pub(crate) fn insert(c: &rusqlite::Connection, p: &Prepared) -> Result<i64> {
 /// Append one entry; returns its id.
 pub fn record(store: &Store, e: &Entry<'_>) -> Result<i64> {
     let p = prepare(e)?;
-    store.with(|c| insert(c, &p))
+    store.with(|c| {
+        let id = insert(c, &p)?;
+        if let Some(f) = crate::audit_forward::of(store.path()) {
+            finished_rows(c, &[id])?.iter().for_each(|r| f.send(r));
+        }
+        Ok(id)
+    })
 }
 
 /// Append one entry from async code without waiting for its commit: it is stored within
@@ -352,6 +358,16 @@ fn where_clause(f: &Filter) -> Result<(String, Vec<Sql>)> {
 }
 
 const COLS: &str = "id, at, surface, tool, identity, arguments, verdict, result_code, approval_id, detail";
+
+/// The rows with these ids that have their outcome (not `started`), in id order.
+pub(crate) fn finished_rows(c: &rusqlite::Connection, ids: &[i64]) -> Result<Vec<Row>> {
+    let mut st = c.prepare_cached(&format!(
+        "SELECT {COLS} FROM audit_log WHERE id IN (SELECT value FROM json_each(?1)) AND verdict != 'started' ORDER BY id"
+    ))?;
+    let ids = serde_json::to_string(ids).unwrap_or_default();
+    let rows = st.query_map([ids], to_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
 
 fn to_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
     let args: String = r.get(5)?;

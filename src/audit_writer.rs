@@ -89,6 +89,7 @@ fn run(store: Store, rx: Receiver<Job>) {
         });
         match ids {
             Ok(ids) => {
+                forward(&store, &batch, &ids);
                 for (job, id) in batch.into_iter().zip(ids) {
                     answer(job, id.map(Ok));
                 }
@@ -116,6 +117,28 @@ fn run(store: Store, rx: Receiver<Job>) {
                 }
             }
         }
+    }
+}
+
+/// Send the rows of a committed batch that have their outcome to the system log, when the
+/// store's rows are forwarded (`crate::audit_forward`).
+fn forward(store: &Store, batch: &[Job], ids: &[Option<i64>]) {
+    let Some(f) = crate::audit_forward::of(store.path()) else { return };
+    let ids: Vec<i64> = batch
+        .iter()
+        .zip(ids)
+        .filter_map(|(job, id)| match job {
+            Job::Row(..) => *id,
+            Job::Finish(o) => Some(o.id),
+            _ => None,
+        })
+        .collect();
+    if ids.is_empty() {
+        return;
+    }
+    match store.with(|c| crate::audit::finished_rows(c, &ids)) {
+        Ok(rows) => rows.iter().for_each(|r| f.send(r)),
+        Err(e) => tracing::warn!("cannot read audit rows to forward: {}", e.message),
     }
 }
 

@@ -19,10 +19,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Every row, in the order they are reported.
-pub const ROWS: [&str; 13] = [
+pub const ROWS: [&str; 14] = [
     "config",
     "paths",
     "store",
+    "store_space",
     "auth",
     "agent-bridge",
     "hermes_profiles_mcp",
@@ -109,6 +110,7 @@ pub async fn run(paths: &Paths) -> Report {
     let paths_row = check_paths(paths);
     let db = StoreFacts::read(&paths.db());
     let store_row = check_store(&db);
+    let space_row = check_store_space(&paths.db(), &cfg);
     let auth_row = check_auth(paths);
     let profiles = Profiles::from_config(&cfg);
     let list = profiles.list();
@@ -131,6 +133,7 @@ pub async fn run(paths: &Paths) -> Report {
         config_row,
         paths_row,
         store_row,
+        space_row,
         auth_row,
         bridge_row,
         mcp_row,
@@ -142,7 +145,8 @@ pub async fn run(paths: &Paths) -> Report {
         database_row,
         listener_row,
     ];
-    const USES_CONFIG: [&str; 8] = [
+    const USES_CONFIG: [&str; 9] = [
+        "store_space",
         "agent-bridge",
         "hermes_profiles_mcp",
         "hermes_default_memory",
@@ -266,6 +270,61 @@ impl StoreFacts {
             Ok(StoreFacts::Read { integrity, version, live_clients, memory_tables, notes })
         };
         open().unwrap_or_else(|e| StoreFacts::Unusable(format!("cannot read {}: {e}", path.display())))
+    }
+}
+
+/// The store's size against its cap, the free disk for the state directory, and the
+/// biggest bounded log with its retention window.
+fn check_store_space(db: &Path, cfg: &Config) -> Row {
+    use crate::cli::store::bytes;
+    let disk = crate::ops::store::disk_space(db.parent().unwrap_or(db));
+    let disk_text = match disk {
+        Some((free, total)) => format!("disk {} free of {}", bytes(free), bytes(total)),
+        None => "free disk space unknown".into(),
+    };
+    let sizes = if db.exists() {
+        let open = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY);
+        match open.map_err(crate::error::Error::from).and_then(|c| crate::retention::sizes_of(&c, db)) {
+            Ok(s) => Some(s),
+            Err(e) => return row("store_space", Status::Fail, format!("cannot read {}: {}", db.display(), e.message)),
+        }
+    } else {
+        None
+    };
+    let used = sizes.as_ref().map_or(0, |s| s.store_bytes);
+    let cap = cfg.store.max_size_mb.map(|m| m.saturating_mul(1024 * 1024));
+    let mut detail = match cap {
+        Some(c) => format!("hal0.db {} of at most {}; {disk_text}", bytes(used), bytes(c)),
+        None => format!("hal0.db {}; {disk_text}", bytes(used)),
+    };
+    if let Some((t, n)) = sizes.as_ref().and_then(|s| s.tables.iter().max_by_key(|(_, n)| *n)).filter(|(_, n)| *n > 0) {
+        detail.push_str(&format!("; largest log {t}: {n} rows"));
+    }
+    detail.push_str(&format!(
+        "; audit kept {}",
+        if cfg.audit.retention_days == 0 {
+            "forever".to_string()
+        } else {
+            format!("{} days", cfg.audit.retention_days)
+        }
+    ));
+    if cfg.audit.max_rows > 0 {
+        detail.push_str(&format!(" (newest {} rows at most)", cfg.audit.max_rows));
+    }
+    let full_store = cap.is_some_and(|c| used.saturating_mul(100) >= c.saturating_mul(99));
+    let nearly_full_store = cap.is_some_and(|c| used.saturating_mul(10) >= c.saturating_mul(9));
+    let free = disk.map_or(u64::MAX, |d| d.0);
+    const MIB: u64 = 1024 * 1024;
+    if full_store || free < 64 * MIB {
+        detail.push_str(
+            ": full, calls that change state are refused; run hal0 store prune, shorten retention or free disk",
+        );
+        row("store_space", Status::Fail, detail)
+    } else if nearly_full_store || free < 1024 * MIB {
+        detail.push_str(": nearly full; run hal0 store prune, shorten retention or free disk");
+        row("store_space", Status::Warn, detail)
+    } else {
+        row("store_space", Status::Ok, detail)
     }
 }
 

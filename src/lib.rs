@@ -5,6 +5,7 @@
 pub mod admin;
 pub mod approvals;
 pub mod audit;
+pub(crate) mod audit_forward;
 pub(crate) mod audit_writer;
 pub(crate) mod auth;
 pub mod bridge;

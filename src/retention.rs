@@ -210,21 +210,25 @@ pub const TABLES: [&str; 9] = [
 
 pub fn sizes(store: &Store) -> Result<Sizes> {
     let path = store.path().to_path_buf();
-    store.with(|c| {
-        let mut tables = Vec::new();
-        for t in TABLES {
-            // count(*) walks the table; max(rowid) - min(rowid) would be cheaper but wrong
-            // after deletes in the middle (memory, approvals).
+    store.with(|c| sizes_of(c, &path))
+}
+
+/// [`sizes`] on any connection to the store at `path` (doctor reads it without opening a
+/// [`Store`], which would migrate it); a table the store does not have yet is left out.
+pub fn sizes_of(c: &Connection, path: &std::path::Path) -> Result<Sizes> {
+    let mut tables = Vec::new();
+    for t in TABLES {
+        let exists: i64 =
+            c.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1", [t], |r| r.get(0))?;
+        if exists > 0 {
             let n: i64 = c.query_row(&format!("SELECT count(*) FROM {t}"), [], |r| r.get(0))?;
             tables.push((t.to_string(), n as u64));
         }
-        let page: i64 = c.pragma_query_value(None, "page_size", |r| r.get(0))?;
-        let free = crate::store::vacuum::free_pages(c)?;
-        let len = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-        let wal = path.with_file_name(format!(
-            "{}-wal",
-            path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()
-        ));
-        Ok(Sizes { tables, store_bytes: len(&path) + len(&wal), free_bytes: (free * page) as u64 })
-    })
+    }
+    let page: i64 = c.pragma_query_value(None, "page_size", |r| r.get(0))?;
+    let free = crate::store::vacuum::free_pages(c)?;
+    let len = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    Ok(Sizes { tables, store_bytes: len(path) + len(std::path::Path::new(&wal)), free_bytes: (free * page) as u64 })
 }

@@ -53,6 +53,9 @@ impl Services {
         }
         let store = Store::open(&paths.db())?;
         store.set_max_size(config.store.max_size_mb);
+        if let Err(e) = crate::audit_forward::install(store.path(), &config.audit) {
+            tracing::warn!("cannot forward audit rows to the system log: {e}");
+        }
         let keys = BoxKeyCache::new(paths.api_env());
         keys.get()?;
         let proxy = Proxy::new(paths.clone(), config.clone(), store.clone());

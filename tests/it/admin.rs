@@ -173,6 +173,7 @@ async fn no_gated_call_runs_without_an_approved_row() {
         ("mcp_server_tools", json!({"id": "files", "allow": ["read_file"]})),
         ("mcp_server_exposure", json!({"id": "files", "hermes": true})),
         ("mcp_server_control", json!({"id": "files", "action": "restart"})),
+        ("store_prune", json!({})),
     ];
     let gated: Vec<&str> = hal0::admin::routes::GATED.to_vec();
     assert_eq!(calls.len(), gated.len(), "every gated tool is exercised");

@@ -31,6 +31,7 @@ mod relay_cluster;
 mod relay_hermes;
 mod relay_langfuse;
 mod reprovision;
+mod retention;
 mod rmcp_client;
 mod security;
 mod skills_teach;

@@ -19,8 +19,12 @@ use std::sync::LazyLock;
 static TIME: LazyLock<regex::Regex> =
     LazyLock::new(|| regex::Regex::new(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})").unwrap());
 
+/// Sizes of files and disks (`309.8 KiB`, `39.6 GiB`).
+static SIZE: LazyLock<regex::Regex> =
+    LazyLock::new(|| regex::Regex::new(r"\b\d+(\.\d+)? (B|KiB|MiB|GiB|TiB)\b").unwrap());
+
 /// Replacements applied to everything snapshotted: the temp dir, then the listed values,
-/// then every RFC 3339 time.
+/// then every RFC 3339 time and every size.
 struct Scrub(Vec<(String, String)>);
 
 impl Scrub {
@@ -38,7 +42,8 @@ impl Scrub {
         for (from, to) in &self.0 {
             s = s.replace(from, to);
         }
-        TIME.replace_all(&s, "[time]").into_owned()
+        let s = TIME.replace_all(&s, "[time]");
+        SIZE.replace_all(&s, "[size]").into_owned()
     }
 
     /// The exit code, stdout and stderr of one command, scrubbed and with tables re-padded.
