@@ -69,7 +69,13 @@ pub async fn prune(ctx: &Ctx, _: NoArgs) -> Result<Report> {
 pub async fn prune_now(svc: &std::sync::Arc<Services>, surface: &'static str, identity: &str) -> Result<Report> {
     let s = svc.clone();
     let policy = Policy::from_config(&svc.config);
-    let report = super::blocking(move || retention::prune(&s.store, &policy)).await?;
+    let mut report = super::blocking(move || retention::prune(&s.store, &policy)).await?;
+    // The relay's history in a shared PostgreSQL, when it has one: a database that cannot
+    // be reached is a warning, the store's pruning stands.
+    match svc.relay.prune_shared(policy.relay_days).await {
+        Ok(shared) => report.pruned.extend(shared.into_iter().map(|(table, rows)| retention::Pruned { table, rows })),
+        Err(e) => tracing::warn!(code = e.code, "cannot prune the relay's shared database: {}", e.message),
+    }
     if report.rows() > 0 {
         let what: Vec<String> = report.pruned.iter().map(|p| format!("{} {}", p.rows, p.table)).collect();
         tracing::info!(

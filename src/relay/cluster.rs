@@ -298,6 +298,59 @@ impl Cluster {
         Ok(())
     }
 
+    /// Retention in the shared database: ended exchanges started more than `days` ago
+    /// (none when 0) and the conversations left without any, in batches; mail addressed to
+    /// relays that are gone (a relay that comes back starts by dropping its mail anyway),
+    /// and relays unseen for a week. Returns the rows removed per table.
+    pub async fn prune(&self, days: u32) -> Result<Vec<(&'static str, u64)>> {
+        let c = self.client().await?;
+        let mut out = Vec::new();
+        let batched = [
+            (
+                "hal0_relay_exchanges",
+                "DELETE FROM hal0_relay_exchanges WHERE request_id IN (SELECT request_id FROM hal0_relay_exchanges
+                   WHERE started_at < now() - make_interval(days => $1) AND ended_at IS NOT NULL LIMIT 2000)",
+            ),
+            (
+                "hal0_relay_conversations",
+                "DELETE FROM hal0_relay_conversations WHERE id IN (SELECT id FROM hal0_relay_conversations v
+                   WHERE created_at < now() - make_interval(days => $1)
+                     AND NOT EXISTS (SELECT 1 FROM hal0_relay_exchanges e WHERE e.conversation_id = v.id) LIMIT 2000)",
+            ),
+        ];
+        if days > 0 {
+            let days = days as i32;
+            for (table, sql) in batched {
+                let mut total = 0u64;
+                loop {
+                    let n = c.execute(sql, &[&days]).await.map_err(|e| self.db(e))?;
+                    total += n;
+                    if n < 2000 {
+                        break;
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                }
+                out.push((table, total));
+            }
+        }
+        let ttl = NODE_TTL_SECS as f64;
+        let mail = c
+            .execute(
+                "DELETE FROM hal0_relay_mail WHERE node NOT IN
+                   (SELECT node FROM hal0_relay_nodes WHERE seen_at > now() - make_interval(secs => $1))",
+                &[&ttl],
+            )
+            .await
+            .map_err(|e| self.db(e))?;
+        out.push(("hal0_relay_mail", mail));
+        let nodes = c
+            .execute("DELETE FROM hal0_relay_nodes WHERE seen_at < now() - make_interval(days => 7)", &[])
+            .await
+            .map_err(|e| self.db(e))?;
+        out.push(("hal0_relay_nodes", nodes));
+        Ok(out.into_iter().filter(|(_, n)| *n > 0).collect())
+    }
+
     /// The relays alive now, by name (`None` when no relay made the tables yet); reads
     /// only, on a connection of its own (for `hal0 doctor`).
     pub async fn alive(&self) -> Result<Option<Vec<String>>> {

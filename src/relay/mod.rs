@@ -239,6 +239,15 @@ impl Relay {
         }
     }
 
+    /// Retention in the shared database, when the relay uses one (the store's relay
+    /// tables are pruned with the store): rows removed per table.
+    pub async fn prune_shared(&self, days: u32) -> Result<Vec<(&'static str, u64)>> {
+        match &self.cluster {
+            Some(c) => c.prune(days).await,
+            None => Ok(Vec::new()),
+        }
+    }
+
     /// The ask `start` ended as `end` says: export it (Langfuse, when on) and record it.
     fn finish(&self, start: &Exchange, end: history::Write) {
         if let Some(x) = self.export.get() {

@@ -247,3 +247,40 @@ async fn the_newest_connection_of_a_bot_wins_across_relays() {
     let (e, v) = ask.await.unwrap();
     assert!(!e && v["answer"] == "yes", "{v}");
 }
+
+/// `hal0 store prune` also prunes the shared database: ended exchanges past
+/// `[relay].history_retention_days`, conversations left empty, mail for relays that are
+/// gone; a pending exchange and a recent one stay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pruning_reaches_the_shared_database() {
+    let Some(db) = Database::create().await else { return };
+    let env = member(&db, "box-a", "history_retention_days = 30\n");
+    let server = env.serve();
+    server.terminate().await;
+    db.query(
+        "INSERT INTO hal0_relay_conversations (id, a, b, created_at) VALUES
+           ('cv_old', 'a', 'b', now() - interval '90 days'), ('cv_open', 'a', 'b', now() - interval '90 days')",
+    )
+    .await;
+    db.query(
+        "INSERT INTO hal0_relay_exchanges
+           (request_id, conversation_id, from_agent, to_agent, message, status, started_at, ended_at, node) VALUES
+           ('r_old', 'cv_old', 'a', 'b', 'hi', 'answered', now() - interval '90 days', now() - interval '90 days', 'box-a'),
+           ('r_pending', 'cv_open', 'a', 'b', 'hi', 'pending', now() - interval '90 days', NULL, 'box-a'),
+           ('r_new', 'cv_open', 'a', 'b', 'hi', 'answered', now(), now(), 'box-a')",
+    )
+    .await;
+    db.query(
+        "INSERT INTO hal0_relay_mail (node, sender, kind, request_id) VALUES ('box-gone', 'box-a', 'wake', 'r_x')",
+    )
+    .await;
+    let report = env.json(&["store", "prune", "--json"]);
+    let pruned = report["pruned"].as_array().unwrap();
+    let rows = |t: &str| pruned.iter().find(|p| p["table"] == t).map(|p| p["rows"].as_u64().unwrap());
+    assert_eq!(rows("hal0_relay_exchanges"), Some(1), "{report}");
+    assert_eq!(rows("hal0_relay_conversations"), Some(1), "{report}");
+    assert_eq!(rows("hal0_relay_mail"), Some(1), "{report}");
+    let left = db.query("SELECT request_id FROM hal0_relay_exchanges ORDER BY request_id").await;
+    assert_eq!(left, ["r_new", "r_pending"]);
+    assert_eq!(db.query("SELECT id FROM hal0_relay_conversations").await, ["cv_open"]);
+}
