@@ -297,8 +297,14 @@ fn check_store_space(db: &Path, cfg: &Config) -> Row {
         Some(c) => format!("hal0.db {} of at most {}; {disk_text}", bytes(used), bytes(c)),
         None => format!("hal0.db {}; {disk_text}", bytes(used)),
     };
-    if let Some((t, n)) = sizes.as_ref().and_then(|s| s.tables.iter().max_by_key(|(_, n)| *n)).filter(|(_, n)| *n > 0) {
-        detail.push_str(&format!("; largest log {t}: {n} rows"));
+    // Every bounded log that holds rows, largest first.
+    if let Some(s) = &sizes {
+        let mut logs: Vec<&(String, u64)> = s.tables.iter().filter(|(_, n)| *n > 0).collect();
+        logs.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+        if !logs.is_empty() {
+            let list: Vec<String> = logs.iter().map(|(t, n)| format!("{t} {n}")).collect();
+            detail.push_str(&format!("; rows: {}", list.join(", ")));
+        }
     }
     detail.push_str(&format!(
         "; audit kept {}",
