@@ -9,8 +9,8 @@
 
 use crate::error::{Error, Result};
 use crate::store::{Store, now};
-use rusqlite::params_from_iter;
 use rusqlite::types::Value as Sql;
+use rusqlite::{OptionalExtension, params_from_iter};
 use serde::Serialize;
 use serde_json::Value;
 use std::io::Write;
@@ -333,28 +333,122 @@ pub fn parse_since(s: &str) -> Result<String> {
     OffsetDateTime::now_utc().checked_sub(back).and_then(format_utc).ok_or_else(|| bad_since(s))
 }
 
-fn where_clause(f: &Filter) -> Result<(String, Vec<Sql>)> {
-    let mut conds = Vec::new();
-    let mut params = Vec::new();
+/// Rows of the log walked at most to bound `--since` by id (a few milliseconds).
+const SINCE_PROBE: i64 = 100_000;
+
+/// The conditions a [`Filter`] puts on `audit_log`, ready for SQL, worked out with the
+/// help of the indexes so that one of them serves the query that follows:
+///
+/// - `client` becomes the exact list of identities it names in the log (see
+///   [`client_identities`]), which `audit_log_identity (identity, id)` serves. The condition
+///   it replaces, `identity = ?c OR substr(identity, instr(identity, ':') + 1) = ?c`, is the
+///   same set of rows but no index holds that expression: each such list read the table
+///   from its newest row until it had its rows, all of it for a rare or unknown client.
+/// - `since`, when at most [`SINCE_PROBE`] rows are that recent, also bounds the id from
+///   below by the smallest id among them (exact whatever the clock did: every row that
+///   recent has an id at least that), so no query reads below it; with none, nothing matches.
+#[derive(Default)]
+struct Query {
+    conds: Vec<String>,
+    params: Vec<Sql>,
+    /// The identities `client` names (`None`: no client filter).
+    identities: Option<Vec<String>>,
+}
+
+impl Query {
+    fn push(&mut self, cond: &str, param: Sql) {
+        self.params.push(param);
+        self.conds.push(cond.replace('?', &format!("?{}", self.params.len())));
+    }
+
+    /// `SELECT` of the matching rows of `identities` (all of the filter's when `None`),
+    /// in id order `order`, at most `limit` (none when 0 or less).
+    fn select(&self, identities: Option<&[String]>, order: &str, limit: i64) -> (String, Vec<Sql>) {
+        let mut conds = self.conds.clone();
+        let mut params = self.params.clone();
+        if let Some(ids) = identities.or(self.identities.as_deref()) {
+            let marks: Vec<String> = ids
+                .iter()
+                .map(|i| {
+                    params.push(Sql::Text(i.clone()));
+                    format!("?{}", params.len())
+                })
+                .collect();
+            conds.push(format!("identity IN ({})", marks.join(", ")));
+        }
+        let mut sql = format!("SELECT {COLS} FROM audit_log");
+        if !conds.is_empty() {
+            sql.push_str(&format!(" WHERE {}", conds.join(" AND ")));
+        }
+        sql.push_str(&format!(" ORDER BY id {order}"));
+        if limit > 0 {
+            params.push(Sql::Integer(limit));
+            sql.push_str(&format!(" LIMIT ?{}", params.len()));
+        }
+        (sql, params)
+    }
+}
+
+/// The identities in the log that `client` names: `client` itself, and `<prefix>:client`
+/// for every prefix (the part before the first `:`) an identity in the log has; exactly
+/// the identities equal to `client` or whose part after the first `:` is `client`. Read
+/// from `audit_log_identity` in two seeks per distinct prefix (and one per identity
+/// without a colon): identities starting with `<prefix>:` sit together in the index, so
+/// the walk jumps past them to `<prefix>;`.
+fn client_identities(c: &rusqlite::Connection, client: &str) -> Result<Vec<String>> {
+    let mut has = c.prepare_cached("SELECT 1 FROM audit_log WHERE identity = ?1 LIMIT 1")?;
+    let mut after = c.prepare_cached("SELECT identity FROM audit_log WHERE identity > ?1 ORDER BY identity LIMIT 1")?;
+    let mut from = c.prepare_cached("SELECT identity FROM audit_log WHERE identity >= ?1 ORDER BY identity LIMIT 1")?;
+    let mut found = Vec::new();
+    if has.exists([client])? {
+        found.push(client.to_string());
+    }
+    let mut next: Option<String> = from.query_row([""], |r| r.get(0)).optional()?;
+    while let Some(identity) = next {
+        next = match identity.split_once(':') {
+            Some((prefix, _)) => {
+                let named = format!("{prefix}:{client}");
+                if has.exists([&named])? {
+                    found.push(named);
+                }
+                from.query_row([format!("{prefix};")], |r| r.get(0)).optional()?
+            }
+            None => after.query_row([&identity], |r| r.get(0)).optional()?,
+        };
+    }
+    Ok(found)
+}
+
+/// The query of `f`, or `None` when no row can match it.
+fn query(c: &rusqlite::Connection, f: &Filter) -> Result<Option<Query>> {
+    let mut q = Query::default();
     if let Some(s) = &f.since {
-        params.push(Sql::Text(parse_since(s)?));
-        conds.push(format!("at >= ?{}", params.len()));
+        let since = parse_since(s)?;
+        let (first, recent): (Option<i64>, i64) = c
+            .prepare_cached("SELECT min(id), count(*) FROM (SELECT id FROM audit_log WHERE at >= ?1 LIMIT ?2)")?
+            .query_row(rusqlite::params![since, SINCE_PROBE + 1], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        if recent == 0 {
+            return Ok(None);
+        }
+        q.push("at >= ?", Sql::Text(since));
+        if let Some(first) = first.filter(|_| recent <= SINCE_PROBE) {
+            q.push("id >= ?", Sql::Integer(first));
+        }
     }
     if let Some(u) = &f.until {
-        params.push(Sql::Text(parse_since(u)?));
-        conds.push(format!("at < ?{}", params.len()));
+        q.push("at < ?", Sql::Text(parse_since(u)?));
     }
-    if let Some(c) = &f.client {
-        params.push(Sql::Text(c.clone()));
-        let n = params.len();
-        conds.push(format!("(identity = ?{n} OR substr(identity, instr(identity, ':') + 1) = ?{n})"));
+    if let Some(client) = &f.client {
+        let ids = client_identities(c, client)?;
+        if ids.is_empty() {
+            return Ok(None);
+        }
+        q.identities = Some(ids);
     }
     if let Some(t) = &f.tool {
-        params.push(Sql::Text(t.clone()));
-        conds.push(format!("tool = ?{}", params.len()));
+        q.push("tool = ?", Sql::Text(t.clone()));
     }
-    let sql = if conds.is_empty() { String::new() } else { format!(" WHERE {}", conds.join(" AND ")) };
-    Ok((sql, params))
+    Ok(Some(q))
 }
 
 const COLS: &str = "id, at, surface, tool, identity, arguments, verdict, result_code, approval_id, detail";
@@ -387,15 +481,27 @@ fn to_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
 
 /// Matching rows, newest first.
 pub fn list(store: &Store, f: &Filter) -> Result<Vec<Row>> {
-    let (cond, mut params) = where_clause(f)?;
-    let mut sql = format!("SELECT {COLS} FROM audit_log{cond} ORDER BY id DESC");
-    if f.limit > 0 {
-        params.push(Sql::Integer(f.limit));
-        sql.push_str(&format!(" LIMIT ?{}", params.len()));
+    for s in f.since.iter().chain(f.until.iter()) {
+        parse_since(s)?;
     }
     store.with(|c| {
-        let mut st = c.prepare(&sql)?;
-        let rows = st.query_map(params_from_iter(params), to_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
+        let Some(q) = query(c, f)? else { return Ok(Vec::new()) };
+        // Several identities and a limit: the newest rows of each, then the newest of
+        // those. One query over them all would sort every row they have.
+        let groups: Vec<Option<&[String]>> = match &q.identities {
+            Some(ids) if ids.len() > 1 && f.limit > 0 => ids.chunks(1).map(Some).collect(),
+            _ => vec![None],
+        };
+        let mut rows = Vec::new();
+        for ids in groups {
+            let (sql, params) = q.select(ids, "DESC", f.limit);
+            let mut st = c.prepare(&sql)?;
+            rows.extend(st.query_map(params_from_iter(params), to_row)?.collect::<rusqlite::Result<Vec<_>>>()?);
+        }
+        rows.sort_by_key(|r| std::cmp::Reverse(r.id));
+        if f.limit > 0 {
+            rows.truncate(f.limit as usize);
+        }
         Ok(rows)
     })
 }
@@ -500,10 +606,16 @@ pub fn mcp_clients(store: &Store) -> Result<Vec<McpClient>> {
 
 /// Every matching row as one JSON object per line, oldest first; returns how many.
 pub fn export(store: &Store, f: &Filter, out: &mut impl Write) -> Result<u64> {
-    let (cond, params) = where_clause(f)?;
-    let sql = format!("SELECT {COLS} FROM audit_log{cond} ORDER BY id ASC");
+    for s in f.since.iter().chain(f.until.iter()) {
+        parse_since(s)?;
+    }
     let write_err = |e: std::io::Error| Error::unavailable("audit.export_failed", format!("cannot write: {e}"));
     store.with(|c| {
+        let Some(q) = query(c, f)? else {
+            out.flush().map_err(write_err)?;
+            return Ok(0);
+        };
+        let (sql, params) = q.select(None, "ASC", 0);
         let mut st = c.prepare(&sql)?;
         let mut rows = st.query(params_from_iter(params))?;
         let mut n = 0u64;
@@ -610,5 +722,94 @@ mod tests {
             .map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].as_i64().unwrap())
             .collect();
         assert_eq!(ids, [1, 3]);
+    }
+
+    #[test]
+    fn client_filter_reads_the_rows_it_always_named() {
+        let (_d, s) = store();
+        let a = json!({});
+        let identities = [
+            "bridge:ci",
+            "admin:ci",
+            "ci",
+            "x:y:ci",
+            "cix",
+            "bridge:cia",
+            "admin",
+            "admin:deploy",
+            "p-x",
+            "p:",
+            "bridge:",
+            ":ci",
+            "bridge:bridge:ci",
+            "consumer:files/ci",
+            "cli:alice",
+            "a;b",
+            "a:ci",
+            "é:ci",
+        ];
+        for (i, id) in identities.iter().enumerate() {
+            for _ in 0..(i % 3 + 1) {
+                record(&s, &entry("t", id, &a)).unwrap();
+            }
+        }
+        // The condition the query had before it named identities.
+        let named =
+            |identity: &str, c: &str| identity == c || identity.split_once(':').map_or(identity, |(_, r)| r) == c;
+        let all = list(&s, &Filter::default()).unwrap();
+        for c in [
+            "ci",
+            "bridge:ci",
+            "y:ci",
+            "admin",
+            "deploy",
+            "",
+            "nobody",
+            "files/ci",
+            "bridge:",
+            ":ci",
+            "cia",
+            "x",
+            "p-x",
+            "b",
+            "a;b",
+        ] {
+            let want: Vec<i64> = all.iter().filter(|r| named(&r.identity, c)).map(|r| r.id).collect();
+            let f = Filter { client: Some(c.into()), ..Filter::default() };
+            let ids = |f: &Filter| list(&s, f).unwrap().iter().map(|r| r.id).collect::<Vec<_>>();
+            assert_eq!(ids(&f), want, "{c}");
+            // A limit over several identities keeps the newest of them all.
+            assert_eq!(ids(&Filter { limit: 2, ..f.clone() }), want.iter().take(2).copied().collect::<Vec<_>>(), "{c}");
+            let mut out = Vec::new();
+            assert_eq!(export(&s, &f, &mut out).unwrap(), want.len() as u64, "{c}");
+        }
+    }
+
+    #[test]
+    fn since_is_exact_when_the_clock_stepped_back() {
+        let (_d, s) = store();
+        // Ids 1..4; the third was written after the clock stepped back a day.
+        let ats = ["2026-01-01T00:00:00Z", "2026-01-03T00:00:00Z", "2026-01-02T00:00:00Z", "2026-01-04T00:00:00Z"];
+        s.with(|c| {
+            for at in ats {
+                c.execute(
+                    "INSERT INTO audit_log (at, surface, tool, identity, arguments, verdict) VALUES (?1, 'cli', 't', 'admin', '{}', 'ok')",
+                    [at],
+                )?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        let ids = |since: &str, until: Option<&str>| {
+            let f = Filter { since: Some(since.into()), until: until.map(str::to_string), ..Filter::default() };
+            list(&s, &f).unwrap().iter().map(|r| r.id).collect::<Vec<_>>()
+        };
+        assert_eq!(ids("2026-01-02T00:00:00Z", None), [4, 3, 2]);
+        assert_eq!(ids("2026-01-03T00:00:00Z", None), [4, 2]);
+        assert_eq!(ids("2026-01-02T00:00:00Z", Some("2026-01-04T00:00:00Z")), [3, 2]);
+        assert!(ids("2026-01-05T00:00:00Z", None).is_empty());
+        let mut out = Vec::new();
+        let f = Filter { since: Some("2026-01-05T00:00:00Z".into()), ..Filter::default() };
+        assert_eq!(export(&s, &f, &mut out).unwrap(), 0);
     }
 }
