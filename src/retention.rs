@@ -47,6 +47,13 @@ impl Policy {
     }
 }
 
+impl Default for Policy {
+    /// What a `hal0.toml` without retention settings keeps.
+    fn default() -> Policy {
+        Policy::from_config(&Config::default())
+    }
+}
+
 /// Rows removed from one table.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct Pruned {
