@@ -553,8 +553,8 @@ fn activity_list(bin: &str, cfg: &Path, state: &Path, extra: &[String]) -> (f64,
     let ms = t.elapsed().as_secs_f64() * 1000.0;
     assert!(out.status.success(), "{bin} activity list {extra:?}: {}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
-    // The table's rows start with their id.
-    let rows = text.lines().filter(|l| l.split_whitespace().next().is_some_and(|w| w.parse::<i64>().is_ok())).count();
+    // The table's rows start with their id (after the border).
+    let rows = text.lines().filter(|l| l.split_whitespace().take(2).any(|w| w.parse::<i64>().is_ok())).count();
     (ms, rows)
 }
 

@@ -109,6 +109,10 @@ fn open_conn(path: &Path, max_bytes: u64) -> Result<Connection> {
         Error::unavailable("store.unavailable", format!("cannot open the store {}: {e}", path.display()))
     })?;
     conn.busy_timeout(Duration::from_secs(5))?;
+    // Before WAL mode, which writes a new file's first page: after that, a new store would
+    // keep `auto_vacuum = NONE` until a `VACUUM` (its next open) converted it. An existing
+    // store keeps its mode; `vacuum::make_incremental` converts an older one.
+    conn.pragma_update(None, "auto_vacuum", 2)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;

@@ -58,3 +58,16 @@ pub fn reclaim(store: &crate::store::Store) -> Result<u64> {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_store_is_incremental_from_its_first_open() {
+        let d = tempfile::tempdir().unwrap();
+        let store = crate::store::Store::open(&d.path().join("hal0.db")).unwrap();
+        let mode = store.with(|c| Ok(c.pragma_query_value(None, "auto_vacuum", |r| r.get::<_, i64>(0))?)).unwrap();
+        assert_eq!(mode, INCREMENTAL);
+    }
+}
