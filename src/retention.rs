@@ -105,6 +105,7 @@ fn in_batches(store: &Store, table: &'static str, select: &str, arg: &str) -> Re
 
 /// The first audit id to keep: past both the age window and the row cap.
 fn audit_keep_from(c: &Connection, p: &Policy) -> Result<i64> {
+    let last: i64 = c.query_row("SELECT coalesce(max(id), 0) FROM audit_log", [], |r| r.get(0))?;
     let mut keep = 0i64;
     if p.audit_days > 0 {
         // Ids grow with time: the first row young enough starts what is kept.
@@ -112,11 +113,9 @@ fn audit_keep_from(c: &Connection, p: &Policy) -> Result<i64> {
             .query_row("SELECT min(id) FROM audit_log WHERE at >= ?1", [cutoff(p.audit_days)], |r| r.get(0))
             .optional()?
             .flatten();
-        let last: i64 = c.query_row("SELECT coalesce(max(id), 0) FROM audit_log", [], |r| r.get(0))?;
         keep = first.unwrap_or(last + 1);
     }
     if p.audit_max_rows > 0 {
-        let last: i64 = c.query_row("SELECT coalesce(max(id), 0) FROM audit_log", [], |r| r.get(0))?;
         keep = keep.max(last - p.audit_max_rows as i64 + 1);
     }
     Ok(keep)
