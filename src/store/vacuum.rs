@@ -8,8 +8,9 @@ use std::path::Path;
 
 /// `PRAGMA auto_vacuum` value of incremental vacuum.
 const INCREMENTAL: i64 = 2;
-/// Free pages returned per step of [`reclaim`] (4 MiB of 4 KiB pages).
-const STEP_PAGES: i64 = 1024;
+/// Free pages returned per step of [`reclaim`] (1 MiB of 4 KiB pages: a step moves pages
+/// from the end of the file into the holes while it holds the write lock).
+const STEP_PAGES: i64 = 256;
 
 /// Make `conn`'s store incremental: at once when it holds no table yet, else by a one-time
 /// `VACUUM`. A store busy elsewhere (another process holds it) is converted at a later
