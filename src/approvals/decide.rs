@@ -5,7 +5,6 @@
 use super::{Approval, ApprovalKind, Status, claim, finish, get};
 use crate::audit::Verdict;
 use crate::error::{Error, Kind, Result};
-use crate::store::Store;
 use serde_json::json;
 
 /// A decided row and, for calls that produce one, the live result (unredacted, shown once
@@ -23,13 +22,26 @@ pub struct Decider<'a> {
 }
 
 impl Decider<'_> {
-    /// Approve or deny row `id` as `by` (e.g. `cli:root`, `api:ops`), and record the decision
-    /// and its outcome in the audit log.
+    /// Approve or deny row `id` as `by` (e.g. `cli:root`, `api:ops`). The decision's audit
+    /// entry is stored (`started`) before anything is claimed or carried out, and takes the
+    /// outcome after: when it cannot be stored (a full disk or store) the decision is
+    /// refused and the row stays pending, so no decision acts without its entry.
     pub async fn decide(&self, id: &str, approve: bool, by: &str, reason: Option<&str>) -> Result<Decided> {
+        let store = &self.svc.store;
+        let row = get(store, id)?;
+        let started = crate::audit::begin(store, &entry(&row, by)).await?;
         let out = self.decide_inner(id, approve, by, reason).await;
-        if let Ok(d) = &out {
-            audit_decision(&self.svc.store, d, approve, by);
-        }
+        let (verdict, code) = match &out {
+            Ok(d) => (
+                outcome(d, approve),
+                d.row.result.as_ref().and_then(|r| r["error"]["code"].as_str().map(str::to_string)),
+            ),
+            Err(e) => (Verdict::Error, Some(e.code.to_string())),
+        };
+        let done = crate::audit::Outcome { id: started, verdict, result_code: code, approval_id: Some(row.id.clone()) };
+        crate::audit::finish(store, done);
+        // Stored before the decision answers (a shell command exits right after).
+        crate::audit::flush(store).await;
         out
     }
 
@@ -75,33 +87,28 @@ impl Decider<'_> {
     }
 }
 
-/// The audit entry of a decision and its outcome.
-fn audit_decision(store: &Store, d: &Decided, approve: bool, by: &str) {
-    let surface = if by.starts_with("api:") { "api" } else { "cli" };
-    let verdict = match d.row.status {
+/// The verdict a decision ends with.
+fn outcome(d: &Decided, approve: bool) -> Verdict {
+    match d.row.status {
         Status::Executed => Verdict::Executed,
         Status::Failed => Verdict::Failed,
         Status::Denied => Verdict::Denied,
-        _ => {
-            if approve {
-                Verdict::Approved
-            } else {
-                Verdict::Denied
-            }
-        }
-    };
-    let code = d.row.result.as_ref().and_then(|r| r["error"]["code"].as_str().map(str::to_string));
-    let entry = crate::audit::Entry {
-        surface,
-        tool: &d.row.tool,
+        _ if approve => Verdict::Approved,
+        _ => Verdict::Denied,
+    }
+}
+
+/// The `started` audit entry of a decision on `row` by `by` (`api:…` from REST, else the
+/// shell).
+fn entry<'a>(row: &'a Approval, by: &'a str) -> crate::audit::Entry<'a> {
+    crate::audit::Entry {
+        surface: if by.starts_with("api:") { "api" } else { "cli" },
+        tool: &row.tool,
         identity: by,
-        arguments: &d.row.arguments,
-        verdict,
-        result_code: code.as_deref(),
-        approval_id: Some(&d.row.id),
-        detail: Some(d.row.kind.as_str()),
-    };
-    if let Err(e) = crate::audit::record(store, &entry) {
-        tracing::warn!("cannot record the decision in the audit log: {}", e.message);
+        arguments: &row.arguments,
+        verdict: Verdict::Started,
+        result_code: None,
+        approval_id: Some(&row.id),
+        detail: Some(row.kind.as_str()),
     }
 }

@@ -219,6 +219,11 @@ async fn a_full_store_refuses_changes_with_no_change_unrecorded_and_reads_go_on(
     let server = env.serve();
     let mem = connect_with(&server, "memory", &key, false).await;
     let admin = connect_with(&server, "admin", &key, false).await;
+    // A gated call queued while there is room: deciding it once the store is full must be
+    // refused, leaving the row pending and the key alive.
+    env.bridge_key("victim", &["memory"]);
+    let queued = call(&admin, "bridge_client_revoke", json!({"args": {"name": "victim"}})).await.unwrap();
+    let approval = queued["approval_id"].as_str().expect("queued").to_string();
     let mut refused = None;
     for i in 0..2000 {
         // Distinct words, so no two notes are the same text.
@@ -235,6 +240,15 @@ async fn a_full_store_refuses_changes_with_no_change_unrecorded_and_reads_go_on(
     assert!(!found.to_string().is_empty());
     let v = call(&admin, "version_info", json!({"args": {}})).await.unwrap();
     assert!(v.to_string().contains("uptime_s"), "{v}");
+    // A decision needs its audit entry first: refused, nothing decided or run.
+    let o = env.run(&["agent", "approvals", "approve", &approval, "--yes"]);
+    assert_ne!(o.code(), 0, "a decision on a full store went through: {}", o.stdout());
+    assert!(o.stderr().contains("audit.unavailable"), "{}", o.stderr());
+    let row = env.json(&["agent", "approvals", "show", &approval, "--json"]);
+    assert_eq!(row["status"], "pending", "{row}");
+    let victim = env.json(&["bridge", "list", "--json"]);
+    let victim = victim.as_array().unwrap().iter().find(|c| c["name"] == "victim").unwrap().clone();
+    assert_eq!(victim["revoked"], false, "{victim}");
     // Every note stored has its ok row; the refused call left no note behind.
     let c = db(&env);
     let (notes, rows) = ok_adds(&c);
