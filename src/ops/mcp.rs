@@ -54,6 +54,7 @@ pub async fn list(ctx: &Ctx, _: NoArgs) -> Result<Value> {
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 pub struct IdArgs {
     /// The server id.
+    #[serde(rename = "server_id")]
     pub id: String,
 }
 
@@ -77,7 +78,7 @@ pub struct CatalogArgs {
     pub category: Option<String>,
 }
 
-/// `mcp_catalog_list`: the curated catalogue (shipped, or the refreshed copy).
+/// `mcp_catalog`: the curated catalogue (shipped, or the refreshed copy).
 pub async fn catalog(ctx: &Ctx, a: CatalogArgs) -> Result<Value> {
     let paths = ctx.paths.clone();
     blocking(move || {
@@ -94,6 +95,7 @@ pub async fn catalog(ctx: &Ctx, a: CatalogArgs) -> Result<Value> {
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 pub struct LogsArgs {
     /// The server id (an installed one, or hal0-admin / hal0-memory / hal0-agents).
+    #[serde(rename = "server_id")]
     pub id: String,
     /// 1 to 500 (default 100).
     #[serde(default, deserialize_with = "super::de::opt_int")]
@@ -200,6 +202,7 @@ pub async fn install(ctx: &Ctx, a: InstallArgs) -> Result<Value> {
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 pub struct UninstallArgs {
     /// The server id.
+    #[serde(rename = "server_id")]
     pub id: String,
     /// true removes a record file that does not load.
     #[serde(default, deserialize_with = "super::de::opt_bool")]
@@ -222,6 +225,7 @@ pub async fn uninstall(ctx: &Ctx, a: UninstallArgs) -> Result<Value> {
 #[serde(deny_unknown_fields)]
 pub struct ConfigArgs {
     /// The server id.
+    #[serde(rename = "server_id")]
     pub id: String,
     /// Header name -> plain value; "" or null removes one.
     #[serde(default)]
@@ -231,7 +235,7 @@ pub struct ConfigArgs {
     pub enabled: Option<bool>,
 }
 
-/// `mcp_server_config`: plain `[env]` headers and/or `enabled`.
+/// `mcp_server_config_write`: plain `[env]` headers and/or `enabled`.
 pub async fn configure(ctx: &Ctx, a: ConfigArgs) -> Result<Value> {
     if a.env.is_none() && a.enabled.is_none() {
         return Err(Error::invalid("mcp.config_invalid", "give env and/or enabled"));
@@ -264,7 +268,7 @@ pub async fn test(ctx: &Ctx, a: IdArgs) -> Result<Value> {
                 Kind::Unsupported,
                 format!(
                     "`{id}` is a stdio server that is not running, and a test does not start it: start it with \
-                     POST /api/mcp/{id}/start (the gated mcp_server_control tool), or run `hal0 mcp test {id}` \
+                     POST /api/mcp/{id}/start (the gated mcp_server_action tool), or run `hal0 mcp test {id}` \
                      on the box"
                 ),
             ));
@@ -284,6 +288,7 @@ pub async fn test(ctx: &Ctx, a: IdArgs) -> Result<Value> {
 #[serde(deny_unknown_fields)]
 pub struct ToolsArgs {
     /// The server id.
+    #[serde(rename = "server_id")]
     pub id: String,
     /// Tools that run at once.
     #[serde(default)]
@@ -311,6 +316,7 @@ pub async fn set_tools(ctx: &Ctx, a: ToolsArgs) -> Result<Value> {
 #[serde(deny_unknown_fields)]
 pub struct ExposureArgs {
     /// The server id.
+    #[serde(rename = "server_id")]
     pub id: String,
     /// Expose to Hermes profiles.
     #[serde(default)]
@@ -346,12 +352,13 @@ pub async fn set_exposure(ctx: &Ctx, a: ExposureArgs) -> Result<Value> {
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 pub struct ControlArgs {
     /// The server id.
+    #[serde(rename = "server_id")]
     pub id: String,
     /// start, stop or restart.
     pub action: String,
 }
 
-/// `mcp_server_control`: start, stop or restart a stdio server's child. Only the daemon
+/// `mcp_server_action`: start, stop or restart a stdio server's child. Only the daemon
 /// holds children, so from any other process this is `mcp.supervisor_unavailable`.
 pub async fn control(ctx: &Ctx, a: ControlArgs) -> Result<Value> {
     if !ctx.daemon {

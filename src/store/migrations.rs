@@ -261,6 +261,19 @@ pub const MIGRATIONS: &[&str] = &[
     END;
     CREATE INDEX relay_exchanges_conversation ON relay_exchanges(conversation_id);
     CREATE INDEX approvals_decided ON approvals(decided_at) WHERE decided_at IS NOT NULL;",
+    // 9: hal0-admin takes spec 003's tool names and path arguments (`mcp_server_config` is
+    // `mcp_server_config_write`, `mcp_server_control` is `mcp_server_action`, a server is
+    // `server_id`, not `id`): calls still waiting in the inbox run under the new ones.
+    "UPDATE approvals
+        SET tool = CASE tool WHEN 'mcp_server_config' THEN 'mcp_server_config_write' ELSE 'mcp_server_action' END,
+            arguments = json_set(arguments, '$.tool',
+                CASE tool WHEN 'mcp_server_config' THEN 'mcp_server_config_write' ELSE 'mcp_server_action' END)
+      WHERE kind = 'admin_call' AND status = 'pending' AND tool IN ('mcp_server_config', 'mcp_server_control');
+    UPDATE approvals
+        SET arguments = json_set(json_remove(arguments, '$.args.id'), '$.args.server_id', json_extract(arguments, '$.args.id'))
+      WHERE kind = 'admin_call' AND status = 'pending' AND json_type(arguments, '$.args.id') IS NOT NULL
+        AND tool IN ('mcp_server_uninstall', 'mcp_server_config_write', 'mcp_server_tools', 'mcp_server_exposure',
+                     'mcp_server_action', 'mcp_server_logs');",
 ];
 
 pub fn current_version(conn: &Connection) -> Result<i64> {
@@ -315,6 +328,50 @@ mod tests {
         migrate(&c).unwrap();
         migrate(&c).unwrap();
         assert_eq!(current_version(&c).unwrap(), MIGRATIONS.len() as i64);
+    }
+
+    /// Migration 9: an admin call queued under an old tool name or path argument runs
+    /// under the new ones; decided rows keep what they were.
+    #[test]
+    fn pending_admin_calls_take_the_spec_names() {
+        let d = tempfile::tempdir().unwrap();
+        let c = Connection::open(d.path().join("t.db")).unwrap();
+        for step in &MIGRATIONS[..8] {
+            c.execute_batch(step).unwrap();
+        }
+        c.pragma_update(None, "user_version", 8).unwrap();
+        let row = |id: &str, tool: &str, args: &str, status: &str| {
+            c.execute(
+                "INSERT INTO approvals (id, kind, client, tool, arguments, created_at, status)
+                 VALUES (?1, 'admin_call', 'bridge:ops', ?2, ?3, '2026-01-01T00:00:00Z', ?4)",
+                rusqlite::params![id, tool, format!(r#"{{"tool":"{tool}","args":{args}}}"#), status],
+            )
+            .unwrap();
+        };
+        row("a1", "mcp_server_config", r#"{"id":"files","enabled":false}"#, "pending");
+        row("a2", "mcp_server_control", r#"{"id":"files","action":"stop"}"#, "pending");
+        row("a3", "mcp_server_uninstall", r#"{"id":"files"}"#, "pending");
+        row("a4", "mcp_server_install", r#"{"url":"http://127.0.0.1:9/mcp","id":"other"}"#, "pending");
+        row("a5", "mcp_server_config", r#"{"id":"files"}"#, "executed");
+        migrate(&c).unwrap();
+        let get = |id: &str| -> (String, String) {
+            c.query_row("SELECT tool, arguments FROM approvals WHERE id = ?1", [id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap()
+        };
+        let json = |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap();
+        let (tool, args) = get("a1");
+        assert_eq!(tool, "mcp_server_config_write");
+        assert_eq!(
+            json(&args),
+            serde_json::json!({"tool": "mcp_server_config_write", "args": {"server_id": "files", "enabled": false}})
+        );
+        let (tool, args) = get("a2");
+        assert_eq!(tool, "mcp_server_action");
+        assert_eq!(json(&args)["args"], serde_json::json!({"server_id": "files", "action": "stop"}));
+        assert_eq!(json(&get("a3").1)["args"], serde_json::json!({"server_id": "files"}));
+        // An install's `id` is the new record's id, not a path argument.
+        assert_eq!(json(&get("a4").1)["args"]["id"], "other");
+        assert_eq!(get("a5").0, "mcp_server_config", "decided rows are history");
     }
 
     #[test]

@@ -47,7 +47,7 @@ async fn tools_come_from_the_route_table() {
     assert_eq!(got, want);
     // The schema is the op's argument type: fields it does not know are ignored, except by
     // the ops that refuse them (and say so).
-    let strict = ["mcp_server_install", "mcp_server_config", "mcp_server_tools", "mcp_server_exposure"];
+    let strict = ["mcp_server_install", "mcp_server_config_write", "mcp_server_tools", "mcp_server_exposure"];
     for t in tools.iter().filter(|t| !t.name.starts_with("memory_")) {
         let schema = serde_json::to_value(&t.input_schema).unwrap();
         let open = !strict.contains(&t.name.as_ref());
@@ -104,7 +104,7 @@ async fn tools_come_from_the_route_table() {
     assert!(v["running"]["network"]["public_url"].is_null(), "{v}");
     let (e, v) = call(&c, "mcp_server_list", json!({})).await;
     assert!(!e && v["count"] == 3, "the three bundled servers: {v}");
-    let (e, v) = call(&c, "mcp_server_get", json!({"id": "nope"})).await;
+    let (e, v) = call(&c, "mcp_server_get", json!({"server_id": "nope"})).await;
     assert!(e && v["error"]["code"] == "mcp.not_found", "{v}");
     let (e, v) = call(&c, "approval_get", json!({"id": "ap_nope"})).await;
     assert!(e, "{v}");
@@ -168,12 +168,13 @@ async fn no_gated_call_runs_without_an_approved_row() {
         ("bridge_client_revoke", json!({"name": "victim"})),
         ("logs_tail", json!({"lines": 5})),
         ("mcp_server_install", json!({"url": "http://127.0.0.1:9/other/mcp", "id": "other"})),
-        ("mcp_server_uninstall", json!({"id": "files"})),
-        ("mcp_server_config", json!({"id": "files", "enabled": false})),
-        ("mcp_server_tools", json!({"id": "files", "allow": ["read_file"]})),
-        ("mcp_server_exposure", json!({"id": "files", "hermes": true})),
-        ("mcp_server_control", json!({"id": "files", "action": "restart"})),
+        ("mcp_server_uninstall", json!({"server_id": "files"})),
+        ("mcp_server_config_write", json!({"server_id": "files", "enabled": false})),
+        ("mcp_server_tools", json!({"server_id": "files", "allow": ["read_file"]})),
+        ("mcp_server_exposure", json!({"server_id": "files", "hermes": true})),
+        ("mcp_server_action", json!({"server_id": "files", "action": "restart"})),
         ("store_prune", json!({})),
+        ("mcp_server_logs", json!({"server_id": "files", "limit": 5})),
     ];
     let gated: Vec<&str> = hal0::admin::routes::GATED.to_vec();
     assert_eq!(calls.len(), gated.len(), "every gated tool is exercised");
@@ -308,7 +309,7 @@ async fn malformed_rest_input_gets_the_operations_invalid_code() {
         ("run_list", json!({"limit": "many"}), "runs.invalid_filter"),
         ("activity_list", json!({"limit": [1]}), "activity.invalid_filter"),
         ("logs_tail", json!({"lines": "x"}), "logs.invalid_lines"),
-        ("mcp_server_logs", json!({"id": "x", "limit": true}), "mcp.invalid_limit"),
+        ("mcp_server_logs", json!({"server_id": "x", "limit": true}), "mcp.invalid_limit"),
         ("bridge_client_add", json!({"name": ["a"]}), "bridge.invalid_request"),
     ] {
         let (e, v) = call(&c, tool, args.clone()).await;

@@ -404,7 +404,7 @@ fn op_runs_any_operation_by_its_tool_name() {
         (vec!["op", "bridge_client_add", "[1]"], 2, "bridge.invalid_request"),
         (vec!["op", "bridge_client_add", "{"], 2, "bridge.invalid_request"),
         (vec!["op", "mcp_server_install", r#"{"url":"http://127.0.0.1:9/mcp","nope":1}"#], 2, "mcp.install_invalid"),
-        (vec!["op", "mcp_server_control", r#"{"id":"x","action":"start"}"#], 1, "mcp.supervisor_unavailable"),
+        (vec!["op", "mcp_server_action", r#"{"server_id":"x","action":"start"}"#], 1, "mcp.supervisor_unavailable"),
     ] {
         let o = env.run(&args);
         assert_eq!(o.code(), code, "{args:?}: {}", o.stderr());

@@ -143,7 +143,7 @@ async fn a_probe_from_the_api_never_starts_a_stdio_server() {
     assert!(b.contains("mcp.supervisor_unavailable") && b.contains("not running"), "{b}");
     // The autonomous admin tool is the same route.
     let c = support::mcp::connect_with(&server, "admin", &key, false).await;
-    let err = support::mcp::call(&c, "mcp_server_test", json!({"args": {"id": "tool"}})).await;
+    let err = support::mcp::call(&c, "mcp_server_test", json!({"args": {"server_id": "tool"}})).await;
     let text = format!("{err:?}");
     assert!(text.contains("mcp.supervisor_unavailable"), "{text}");
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -155,7 +155,7 @@ async fn queue_secret_calls(server: &Server, key: &str) -> Vec<String> {
     let c = support::mcp::connect_with(server, "admin", key, false).await;
     let mut ids = Vec::new();
     for (tool, args) in [
-        ("mcp_server_config", json!({"id": "files", "env": {"REGION": "eu-plain-value-7731"}})),
+        ("mcp_server_config_write", json!({"server_id": "files", "env": {"REGION": "eu-plain-value-7731"}})),
         (
             "config_write",
             json!({"key": "hermes.restart_command",
