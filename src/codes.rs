@@ -131,7 +131,6 @@ pub const ALL: &[&str] = &[
     "mcp.tls_certificate_invalid",
     "mcp.too_many_sessions",
     "mcp.tool_blocked",
-    "mcp.tool_unknown",
     "mcp.tools_invalid",
     "mcp.unknown_action",
     "mcp.unknown_tool",

@@ -84,7 +84,9 @@ impl ServerHandler for AdminServer {
             // Same handlers, no HTTP hop; hal0-memory audits the call itself.
             return mem.call_tool(request, context).await;
         }
-        let read_only = crate::ops::op_named(&name).is_some_and(|o| o.access == crate::ops::Access::AutonomousRead);
+        let op = crate::ops::op_named(&name);
+        // An unknown tool changes nothing: its entry gathers with the reads.
+        let read_only = op.is_none_or(|o| o.access == crate::ops::Access::AutonomousRead);
         let call = super::Audited {
             store: &self.state.store,
             surface: "mcp:admin",
@@ -95,6 +97,9 @@ impl ServerHandler for AdminServer {
         };
         let ctx = Ctx::remote(self.state.ops.clone(), identity);
         call.run(request.arguments.clone(), async {
+            if op.is_none() {
+                return Err(super::no_such_tool("mcp:admin", &name));
+            }
             Ok(match admin::call(ctx, &name, request.arguments.as_ref()).await {
                 Ok(Outcome::Done(v)) => ok_json(v),
                 Ok(Outcome::Pending { approval_id, detail }) => {

@@ -26,6 +26,25 @@ pub fn ok_json(v: serde_json::Value) -> CallToolResult {
     CallToolResult::structured(v)
 }
 
+/// The answer to a call of a tool a mount does not offer, the same on every mount:
+/// JSON-RPC `-32602` (invalid params, as the MCP spec says for an unknown tool), with
+/// hal0's code, the tool and what to do in `data`.
+pub fn unknown_tool(name: &str, e: &Error) -> rmcp::ErrorData {
+    let message = crate::redact::redact(&e.message).to_string();
+    rmcp::ErrorData::invalid_params(
+        message.clone(),
+        Some(serde_json::json!({"code": "mcp.unknown_tool", "tool": name, "message": message})),
+    )
+}
+
+/// [`unknown_tool`] for a tool `mount` has no route for.
+pub fn no_such_tool(mount: &str, name: &str) -> rmcp::ErrorData {
+    unknown_tool(
+        name,
+        &Error::not_found("mcp.unknown_tool", format!("{mount} has no tool `{name}` (tools/list names its tools)")),
+    )
+}
+
 /// The admin envelope: `{"status":"error","error":{"code","message"}}` reported as `isError`.
 pub fn admin_error(e: &Error) -> CallToolResult {
     CallToolResult::structured_error(serde_json::json!({
@@ -72,11 +91,14 @@ pub async fn routed_and_audited<S: Send + Sync + 'static>(
 ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
     let (name, args) = (request.name.to_string(), request.arguments.clone());
     let identity = audit_identity(&context);
+    let tool = router.get(&name);
+    // An unknown tool changes nothing: its entry gathers with the reads.
     let read_only = wait == AuditWait::Never
-        || router.get(&name).and_then(|t| t.annotations.as_ref()).and_then(|a| a.read_only_hint) == Some(true);
+        || tool.is_none_or(|t| t.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true));
+    let known = tool.is_some();
     let tcc = rmcp::handler::server::tool::ToolCallContext::new(service, request, context);
     let call = Audited { store, surface, tool: &name, identity: &identity, read_only, refuse };
-    call.run(args, router.call(tcc)).await
+    call.run(args, async { if known { router.call(tcc).await } else { Err(no_such_tool(surface, &name)) } }).await
 }
 
 /// One tool call and its audit entry. A call that may change state has its entry stored
@@ -167,6 +189,9 @@ fn outcome(out: &Response) -> (Verdict, Option<String>, Option<String>) {
             }
         }
         Ok(_) => (Verdict::Ok, None, None),
-        Err(e) => (Verdict::Error, Some(format!("rpc.{}", e.code.0)), None),
+        Err(e) => {
+            let code = e.data.as_ref().and_then(|d| d["code"].as_str()).map(str::to_string);
+            (Verdict::Error, Some(code.unwrap_or_else(|| format!("rpc.{}", e.code.0))), None)
+        }
     }
 }

@@ -85,6 +85,9 @@ impl ServerHandler for ProxyServer {
         };
         let who = who(&context);
         let progress = super::progress::of(&context, &self.state.config);
-        Ok(self.state.proxy.call(&served, &request.name, request.arguments, &who, &progress).await.into())
+        match self.state.proxy.call(&served, &request.name, request.arguments, &who, &progress).await {
+            Ok(r) => Ok(r.into()),
+            Err(e) => Err(super::unknown_tool(&request.name, &e)),
+        }
     }
 }

@@ -246,8 +246,10 @@ impl Proxy {
 
     /// One `tools/call` from a consumer to the served record `served` (which the guard
     /// resolved for this request). Policy refusals and upstream failures come back as
-    /// `isError` results (the model reads them); the audit log gets one row per decision.
-    /// A gated call's wait for a person reports to `progress`.
+    /// `isError` results (the model reads them); a tool the policy does not list (so
+    /// `tools/list` does not show it) is `Err` with `mcp.unknown_tool`, which the MCP front
+    /// answers as every mount does. The audit log gets one row per decision. A gated
+    /// call's wait for a person reports to `progress`.
     pub async fn call(
         &self,
         served: &Served,
@@ -255,7 +257,7 @@ impl Proxy {
         args: Option<Map<String, Value>>,
         who: &Who,
         progress: &Progress,
-    ) -> CallToolResult {
+    ) -> Result<CallToolResult> {
         let r = &served.record;
         let id = r.id.as_str();
         let verdict = r.tools.verdict(tool);
@@ -272,7 +274,7 @@ impl Proxy {
                 // cannot be stored is refused, so no upstream change goes unrecorded.
                 let entry_id = match self.begin(&c).await {
                     Ok(id) => id,
-                    Err(e) => return error_result(&e),
+                    Err(e) => return Ok(error_result(&e)),
                 };
                 let out = self.forward(served, tool, c.args.clone()).await;
                 let code = match &out {
@@ -287,27 +289,27 @@ impl Proxy {
                     approval_id: None,
                 };
                 crate::audit::finish(&self.store, outcome);
-                out.unwrap_or_else(|e| error_result(&e))
+                Ok(out.unwrap_or_else(|e| error_result(&e)))
             }
-            Verdict::Gated => self.gated(r, &c, progress).await,
+            Verdict::Gated => Ok(self.gated(r, &c, progress).await),
             Verdict::Blocked => {
                 let e = refused(
                     "mcp.tool_blocked",
                     format!("the operator blocked `{tool}` on `{id}`; hal0 did not forward the call"),
                 );
                 self.audit(&c, Logged::Blocked, Some(e.code), None).await;
-                error_result(&e)
+                Ok(error_result(&e))
             }
             Verdict::UnknownTool | Verdict::UnknownServer => {
                 let e = refused(
-                    "mcp.tool_unknown",
+                    "mcp.unknown_tool",
                     format!(
                         "`{tool}` is not on `{id}`'s tool policy, and unlisted tools are denied; hal0 did not forward \
                          the call (an operator can allow it: hal0 mcp allow {id} {tool})"
                     ),
                 );
                 self.audit(&c, Logged::Refused, Some(e.code), None).await;
-                error_result(&e)
+                Err(e)
             }
         }
     }

@@ -22,6 +22,7 @@ mod hermes_e2e;
 mod hermes_proxy_e2e;
 mod hosts;
 mod live_changes;
+mod manners;
 mod memory;
 mod progress;
 mod proxy;

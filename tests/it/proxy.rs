@@ -4,6 +4,7 @@
 //! forwarded, gated only after approval and exactly once, blocked and unlisted never reach
 //! the server), consumer keys, the record's own headers, the audit log and the REST table.
 
+use crate::support::mcp::call_rpc_error;
 use crate::support::upstream::{Everything, FastMcp, RmcpUpstream};
 use crate::support::*;
 use rmcp::ServiceExt;
@@ -80,10 +81,12 @@ async fn policy_on_the_call_path_against_an_rmcp_server() {
     // Blocked and unlisted: refused, never reach the server.
     let e = call(&c, "add", json!({"a": 1, "b": 2})).await.unwrap_err();
     assert!(e.starts_with("mcp.tool_blocked:"), "{e}");
-    let e = call(&c, "whoami", json!({})).await.unwrap_err();
-    assert!(e.starts_with("mcp.tool_unknown:") && e.contains("hal0 mcp allow up whoami"), "{e}");
-    let e = call(&c, "no_such_tool", json!({})).await.unwrap_err();
-    assert!(e.starts_with("mcp.tool_unknown:"), "{e}");
+    // Unlisted (so not in tools/list) or absent: an unknown tool, answered as on every mount.
+    let (rpc, code, msg) = call_rpc_error(&c, "whoami", json!({})).await;
+    assert_eq!((rpc, code.as_str()), (-32602, "mcp.unknown_tool"), "{msg}");
+    assert!(msg.contains("hal0 mcp allow up whoami"), "{msg}");
+    let (rpc, code, msg) = call_rpc_error(&c, "no_such_tool", json!({})).await;
+    assert_eq!((rpc, code.as_str()), (-32602, "mcp.unknown_tool"), "{msg}");
     assert_eq!(up.count("add"), 0, "a blocked tool never reached the upstream");
     assert_eq!(up.count("whoami"), 0, "an unlisted tool never reached the upstream");
 
@@ -314,7 +317,7 @@ async fn fastmcp_server_behind_the_proxy() {
     let out = call(&c, "echo", json!({"text": "from python"})).await.unwrap();
     assert!(out.to_string().contains("from python"), "{out}");
     assert!(call(&c, "add", json!({"a": 1, "b": 1})).await.unwrap_err().starts_with("mcp.tool_blocked:"));
-    assert!(call(&c, "whoami", json!({})).await.unwrap_err().starts_with("mcp.tool_unknown:"));
+    assert_eq!(call_rpc_error(&c, "whoami", json!({})).await.1, "mcp.unknown_tool");
     assert_eq!(up.count("echo"), 1);
     assert_eq!(up.count("add"), 0, "blocked: never reached the FastMCP server");
     assert_eq!(up.count("whoami"), 0, "unlisted: never reached the FastMCP server");

@@ -30,6 +30,19 @@ pub async fn connect(server: &Server, key: &str) -> Client {
     connect_with(server, "agents", key, false).await
 }
 
+/// Call a tool the server must refuse with a JSON-RPC error: `(code, hal0's code in data,
+/// message)`. Panics on a result.
+pub async fn call_rpc_error(c: &Client, tool: &str, args: Value) -> (i32, String, String) {
+    let p = CallToolRequestParams::new(tool.to_string()).with_arguments(args.as_object().expect("object args").clone());
+    match c.call_tool(p).await {
+        Err(rmcp::ServiceError::McpError(e)) => {
+            let code = e.data.as_ref().and_then(|d| d["code"].as_str()).unwrap_or_default().to_string();
+            (e.code.0, code, e.message.to_string())
+        }
+        other => panic!("{tool}: expected a JSON-RPC error, got {other:?}"),
+    }
+}
+
 /// Call a tool: `Ok(structured content)` or `Err(the error text)`.
 pub async fn call(c: &Client, tool: &str, args: Value) -> Result<Value, String> {
     let p = CallToolRequestParams::new(tool.to_string()).with_arguments(args.as_object().expect("object args").clone());
