@@ -24,7 +24,9 @@ pub const ALL: &[&str] = &[
     "audit.unavailable",
     // auth
     "auth.forbidden",
+    "auth.key_required",
     "auth.keys_unreadable",
+    "auth.no_oauth",
     // bridge
     "bridge.agent_refused",
     "bridge.agent_unavailable",
@@ -112,6 +114,7 @@ pub const ALL: &[&str] = &[
     "mcp.invalid_id",
     "mcp.invalid_limit",
     "mcp.invalid_name",
+    "mcp.invalid_request",
     "mcp.invalid_spec",
     "mcp.invalid_url",
     "mcp.manifest_fetch_failed",
@@ -121,6 +124,7 @@ pub const ALL: &[&str] = &[
     "mcp.mount_root",
     "mcp.not_found",
     "mcp.not_supervised",
+    "mcp.parse_error",
     "mcp.probe_failed",
     "mcp.program_needs_auth",
     "mcp.record_malformed",

@@ -24,9 +24,40 @@ pub struct Caller {
     pub seen: u64,
 }
 
-fn bare(status: StatusCode) -> Response {
-    let mut r = Response::new(Body::empty());
-    *r.status_mut() = status;
+/// The key a route class takes, in words, and how to make one on the box.
+fn key_advice(class: RouteClass) -> &'static str {
+    match class {
+        RouteClass::Agents => "a bridge key (on the box: hal0 bridge add NAME --scope agents)",
+        RouteClass::Memory => "a bridge key with the memory scope (on the box: hal0 bridge add NAME --scope memory)",
+        RouteClass::AdminMcp => "a bridge key with the admin scope (on the box: hal0 bridge add NAME --scope admin)",
+        RouteClass::Relay => "a bot's bridge key (on the box: hal0 bridge add NAME --scope relay)",
+        RouteClass::Proxy => "a consumer key of this server (on the box: hal0 mcp keys add SERVER NAME)",
+        RouteClass::BridgeSelf => "a bridge key",
+        RouteClass::Admin | RouteClass::Open => "the admin key (HAL0_ADMIN_KEY in api.env)",
+    }
+}
+
+/// 401 for an MCP request without a valid key: the `WWW-Authenticate` challenge (RFC 6750,
+/// with what to do in `error_description`) and a JSON body saying the same, so a person
+/// reading a client's error learns which key to send and where to get one. hal0 takes
+/// bearer keys only; it serves no OAuth metadata.
+fn unauthorized(class: RouteClass, sent: bool) -> Response {
+    let what = if sent { "the key sent is not valid here" } else { "no key was sent" };
+    let message = format!(
+        "{what}: send `Authorization: Bearer <key>` with {}; with Claude Code: \
+         claude mcp add --transport http NAME URL --header \"Authorization: Bearer <key>\" \
+         (hal0 takes bearer keys, not OAuth)",
+        key_advice(class)
+    );
+    let challenge = format!(
+        "Bearer realm=\"hal0\", error=\"invalid_token\", error_description=\"{}\"",
+        message.replace(['"', '\\'], "'")
+    );
+    let body = serde_json::json!({"error": {"code": "auth.key_required", "message": message}});
+    let mut r = (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
+    if let Ok(v) = challenge.parse() {
+        r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+    }
     r
 }
 
@@ -41,6 +72,9 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
             return (StatusCode::MISDIRECTED_REQUEST, "Invalid Host header").into_response();
         }
         Err(super::hygiene::Refusal::Error(e)) => return e.into_response(),
+    }
+    if let Some(r) = super::hygiene::no_oauth(&path) {
+        return r;
     }
     if let Err(e) = super::hygiene::check_media_type(&req) {
         return e.into_response();
@@ -80,11 +114,14 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
     };
     match decide(class, &cred, armed) {
         Decision::Allow => {}
-        Decision::Unauthorized => {
-            let mut r = bare(StatusCode::UNAUTHORIZED);
-            r.headers_mut().insert(header::WWW_AUTHENTICATE, "Bearer".parse().expect("static"));
+        // Spec 001: a REST 401 is bare. An MCP client shows its user what the server said,
+        // so an MCP mount says which key to send (issue 15).
+        Decision::Unauthorized if !is_mcp => {
+            let mut r = StatusCode::UNAUTHORIZED.into_response();
+            r.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
             return r;
         }
+        Decision::Unauthorized => return unauthorized(class, auth.is_some()),
         Decision::Forbidden(msg) => {
             tracing::info!(path, cred = cred.label(), "refused: {msg}");
             return Error::forbidden(msg).into_response();
@@ -122,7 +159,7 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
             }
         });
     }
-    let mut req =
+    let (mut req, body) =
         match super::hygiene::buffer_body(req, std::time::Duration::from_secs(state.config.limits.body_timeout_secs))
             .await
         {
@@ -148,7 +185,11 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
     let identity = cred.identity(agent.as_deref());
     let watch = !matches!(cred, Credential::None) && class != RouteClass::Open;
     req.extensions_mut().insert(Caller { cred: cred.clone(), identity, private, seen });
+    let is_post = req.method() == axum::http::Method::POST;
     let mut resp = next.run(req).await;
+    if is_mcp && is_post {
+        resp = super::hygiene::jsonrpc_refusal(resp, &body).await;
+    }
     if ends_session && resp.status() == axum::http::StatusCode::ACCEPTED {
         // rmcp answers a session DELETE with 202; the Python SDK (so Hermes's MCP client)
         // takes only 200 or 204 and logs "Session termination failed" on every close.

@@ -7,7 +7,8 @@ use super::AppState;
 use crate::error::{Error, Kind};
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
-use axum::http::{Method, header};
+use axum::http::{Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use std::time::Duration;
 
 /// The one route any Host and any Origin may reach (liveness probes, load balancers).
@@ -100,10 +101,11 @@ fn unsupported(what: &str) -> Error {
 }
 
 /// Read the whole body within `deadline` (`[limits].body_timeout_secs`) and [`MAX_BODY`]
-/// and put it back, so no handler (nor rmcp) ever waits on a client that trickles bytes.
-pub async fn buffer_body(req: Request, deadline: Duration) -> Result<Request, Error> {
+/// and put it back, so no handler (nor rmcp) ever waits on a client that trickles bytes;
+/// returns the bytes too (a shared handle, not a copy).
+pub async fn buffer_body(req: Request, deadline: Duration) -> Result<(Request, Bytes), Error> {
     if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) && !has_body(&req) {
-        return Ok(req);
+        return Ok((req, Bytes::new()));
     }
     let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok());
     if declared.is_some_and(|n| n > MAX_BODY as u64) {
@@ -130,7 +132,7 @@ pub async fn buffer_body(req: Request, deadline: Duration) -> Result<Request, Er
         }
         Ok(Ok(b)) => b,
     };
-    Ok(Request::from_parts(parts, Body::from(bytes)))
+    Ok((Request::from_parts(parts, Body::from(bytes.clone())), bytes))
 }
 
 fn too_large() -> Error {
@@ -139,6 +141,61 @@ fn too_large() -> Error {
         Kind::TooLarge,
         format!("the request body is larger than hal0 accepts ({} MiB)", MAX_BODY / (1024 * 1024)),
     )
+}
+
+/// What to tell a client that looks for OAuth (an MCP client given no key, or a refused
+/// one, tries OAuth discovery, then dynamic client registration at `/register`). hal0
+/// takes bearer keys only and serves no OAuth metadata: the metadata paths are 404, and a
+/// registration gets RFC 7591's error shape with what to do instead, which clients show.
+pub fn no_oauth(path: &str) -> Option<Response> {
+    let advice = "hal0 does not do OAuth: it takes a bearer key. Make one on the box (hal0 bridge add NAME \
+                  --scope agents|memory|admin) and send it as `Authorization: Bearer <key>`; with Claude Code: \
+                  claude mcp add --transport http NAME URL --header \"Authorization: Bearer <key>\"";
+    if path.starts_with("/.well-known/oauth") || path.starts_with("/.well-known/openid") {
+        let body = serde_json::json!({"error": {"code": "auth.no_oauth", "message": advice}});
+        return Some((StatusCode::NOT_FOUND, axum::Json(body)).into_response());
+    }
+    if matches!(path, "/register" | "/authorize" | "/token") {
+        let body = serde_json::json!({"error": "invalid_client_metadata", "error_description": advice});
+        return Some((StatusCode::BAD_REQUEST, axum::Json(body)).into_response());
+    }
+    None
+}
+
+/// rmcp refuses a POST body it cannot read as a JSON-RPC message with a bare 415 and a
+/// line of text, which clients cannot read. Answer as JSON-RPC says instead: `-32700`
+/// (parse error) for a body that is not JSON, `-32600` (invalid request) for JSON that is
+/// not a JSON-RPC message; HTTP 400, `id` null, hal0's code and serde's detail in `data`.
+/// Any other response is returned as it is.
+pub async fn jsonrpc_refusal(resp: Response, body: &Bytes) -> Response {
+    if resp.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        return resp;
+    }
+    let (parts, inner) = resp.into_parts();
+    let text = axum::body::to_bytes(inner, 64 * 1024).await.unwrap_or_default();
+    if !text.starts_with(b"fail to deserialize") {
+        return Response::from_parts(parts, Body::from(text));
+    }
+    let (code, hal0, message) = match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+        Err(e) => (-32700, "mcp.parse_error", format!("Parse error: the body is not JSON ({e})")),
+        Ok(_) => {
+            let detail = String::from_utf8_lossy(&text)
+                .trim_start_matches("fail to deserialize request body")
+                .trim()
+                .to_string();
+            (
+                -32600,
+                "mcp.invalid_request",
+                format!("Invalid Request: the body is not a JSON-RPC 2.0 message ({detail})"),
+            )
+        }
+    };
+    let answer = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": code, "message": message, "data": {"code": hal0}},
+    });
+    (StatusCode::BAD_REQUEST, axum::Json(answer)).into_response()
 }
 
 #[cfg(test)]
@@ -208,7 +265,8 @@ mod tests {
             .header("content-length", "2")
             .body(Body::from("{}"))
             .unwrap();
-        let back = buffer_body(small, T).await.unwrap();
+        let (back, kept) = buffer_body(small, T).await.unwrap();
+        assert_eq!(kept, Bytes::from_static(b"{}"));
         assert_eq!(axum::body::to_bytes(back.into_body(), 10).await.unwrap(), Bytes::from_static(b"{}"));
     }
 }

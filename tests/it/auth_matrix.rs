@@ -159,8 +159,12 @@ async fn check(armed: bool, table: &[(&str, &str)]) {
                 continue;
             }
             match status {
-                401 if !body.is_empty() => {
+                // REST: bare, as spec 001 says. An MCP mount says which key to send.
+                401 if !path.starts_with("/mcp/") && !body.is_empty() => {
                     failures.push(format!("{spec} with {name}: 401 must be bare, got body {body}"));
+                }
+                401 if path.starts_with("/mcp/") && !body.contains("\"auth.key_required\"") => {
+                    failures.push(format!("{spec} with {name}: an MCP 401 names the key to send, got body {body}"));
                 }
                 403 => {
                     let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();

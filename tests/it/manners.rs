@@ -1,6 +1,8 @@
 //! How hal0 answers MCP clients where the protocol leaves a choice (issue 15's manners):
 //! a call of a tool the mount does not offer gets the same JSON-RPC error on every mount,
-//! with hal0's code in `data`, and lands in the audit log with that code.
+//! with hal0's code in `data`, and lands in the audit log with that code; a request
+//! without a valid key gets a 401 that says which key to send and how to make one; a body
+//! that is not JSON-RPC gets a JSON-RPC error (-32700 / -32600), not a bare 415.
 
 use crate::support::mcp::{call_rpc_error, connect_with};
 use crate::support::*;
@@ -29,5 +31,97 @@ async fn an_unknown_tool_is_answered_alike_on_every_mount() {
     let rows = rows.as_array().expect("rows");
     assert_eq!(rows.len(), 4, "one row per mount: {rows:?}");
     assert!(rows.iter().all(|r| r["verdict"] == "error" && r["result_code"] == "mcp.unknown_tool"), "{rows:?}");
+    server.terminate().await;
+}
+
+/// An `initialize` request body.
+fn initialize() -> String {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+           "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_without_a_valid_key_is_told_which_key_to_send() {
+    let env = Env::new();
+    env.json(&["auth", "rotate", "admin", "--yes", "--json"]);
+    let server = env.serve();
+    let http = reqwest::Client::new();
+    for (mount, key, advice) in [
+        ("agents", None, "hal0 bridge add NAME --scope agents"),
+        ("memory", Some("Bearer hal0bk_not_a_key"), "--scope memory"),
+        ("admin", None, "--scope admin"),
+    ] {
+        let mut r = http
+            .post(server.url(&format!("/mcp/{mount}/mcp")))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(initialize());
+        if let Some(k) = key {
+            r = r.header("authorization", k);
+        }
+        let resp = r.send().await.unwrap();
+        assert_eq!(resp.status(), 401, "{mount}");
+        let challenge = resp.headers()["www-authenticate"].to_str().unwrap().to_string();
+        assert!(challenge.starts_with("Bearer realm=\"hal0\", error=\"invalid_token\""), "{challenge}");
+        assert!(challenge.contains(advice) && challenge.contains("claude mcp add"), "{challenge}");
+        let body: serde_json::Value = resp.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "auth.key_required", "{body}");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains(advice), "{message}");
+        let what = if key.is_some() { "not valid" } else { "no key was sent" };
+        assert!(message.contains(what), "{message}");
+    }
+    // No OAuth: discovery finds no metadata (404), and a registration is refused in RFC
+    // 7591's shape with what to do instead.
+    for path in ["/.well-known/oauth-protected-resource", "/.well-known/oauth-authorization-server"] {
+        let meta = http.get(server.url(path)).send().await.unwrap();
+        assert_eq!(meta.status(), 404, "{path}");
+    }
+    let reg = http
+        .post(server.url("/register"))
+        .json(&json!({"redirect_uris": ["http://localhost:1/cb"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reg.status(), 400);
+    let reg: serde_json::Value = reg.json().await.unwrap();
+    assert_eq!(reg["error"], "invalid_client_metadata", "{reg}");
+    assert!(reg["error_description"].as_str().unwrap().contains("Authorization: Bearer"), "{reg}");
+    server.terminate().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_body_gets_a_jsonrpc_error() {
+    let env = Env::new();
+    let key = env.bridge_key("ci", &["memory"]);
+    let server = env.serve();
+    let http = reqwest::Client::new();
+    let post = |body: &'static str| {
+        http.post(server.url("/mcp/memory/mcp"))
+            .header("authorization", format!("Bearer {key}"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body)
+            .send()
+    };
+    for (body, rpc, code) in [
+        (r#"{"jsonrpc":"2.0","id":1,"#, -32700, "mcp.parse_error"),
+        ("not json at all", -32700, "mcp.parse_error"),
+        (r#"{"hello":"world"}"#, -32600, "mcp.invalid_request"),
+        (r#"[1, 2]"#, -32600, "mcp.invalid_request"),
+    ] {
+        let resp = post(body).await.unwrap();
+        assert_eq!(resp.status(), 400, "{body}");
+        let v: serde_json::Value = resp.json().await.unwrap();
+        assert_eq!(v["jsonrpc"], "2.0", "{v}");
+        assert!(v["id"].is_null(), "{v}");
+        assert_eq!(v["error"]["code"], rpc, "{body}: {v}");
+        assert_eq!(v["error"]["data"]["code"], code, "{body}: {v}");
+    }
+    // A well-formed request still opens a session.
+    let ok = post(Box::leak(initialize().into_boxed_str())).await.unwrap();
+    assert_eq!(ok.status(), 200);
+    assert!(ok.headers().contains_key("mcp-session-id"));
     server.terminate().await;
 }
