@@ -45,6 +45,7 @@ pub fn tools() -> Vec<rmcp::model::Tool> {
             if required {
                 schema.insert("required".into(), json!(["args"]));
             }
+            crate::mcp::schema::portable(&mut schema);
             let gated =
                 if r.access == Access::Gated { " Gated: waits in the approvals inbox for a person." } else { "" };
             let tool = rmcp::model::Tool::new(name, format!("{}{gated}", r.description), schema);

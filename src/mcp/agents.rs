@@ -236,7 +236,7 @@ impl AgentsServer {
 #[tool_router]
 impl AgentsServer {
     pub fn new(state: Arc<AppState>) -> Self {
-        AgentsServer { state, tool_router: Self::tool_router() }
+        AgentsServer { state, tool_router: super::schema::portable_router(Self::tool_router()) }
     }
 
     #[tool(

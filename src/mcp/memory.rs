@@ -459,7 +459,7 @@ impl MemoryServer {
 #[tool_router]
 impl MemoryServer {
     pub fn new(state: Arc<AppState>) -> Self {
-        MemoryServer { state, tool_router: Self::tool_router() }
+        MemoryServer { state, tool_router: super::schema::portable_router(Self::tool_router()) }
     }
 
     #[tool(

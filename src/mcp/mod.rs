@@ -8,6 +8,7 @@ pub mod memory;
 pub mod progress;
 pub mod proxy;
 pub mod relay;
+pub mod schema;
 
 use crate::audit::Verdict;
 use crate::error::Error;

@@ -82,7 +82,7 @@ impl RelayServer {
 #[tool_router]
 impl RelayServer {
     pub fn new(state: Arc<AppState>) -> Self {
-        RelayServer { state, tool_router: Self::tool_router() }
+        RelayServer { state, tool_router: super::schema::portable_router(Self::tool_router()) }
     }
 
     #[tool(

@@ -5,7 +5,6 @@
 use super::AppState;
 use crate::auth::{Credential, Decision, RouteClass, decide};
 use crate::error::Error;
-use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;

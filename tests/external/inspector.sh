@@ -11,6 +11,7 @@
 # 2026-07-28 with rmcp 3.x) it runs, against /mcp/{agents,memory,admin}/mcp:
 #   --method initialize     (serverInfo, protocolVersion, capabilities)
 #   --method tools/list
+#   --method tools/list --strict  (the schema portability lint: its findings, if any)
 # and against admin also
 #   --method tools/call --tool-name version_info --tool-arg 'args={}'
 # (`--tool-arg` parses the value as JSON, so `args={}` sends {"args": {}}).
@@ -90,10 +91,36 @@ inspect() {
     ' "$out" || exit 1
 }
 
+# lint ERA MOUNT: the Inspector's tool-schema portability lint (`tools/list --strict`),
+# which prints every finding on stderr and exits 6 on an error-severity one. Prints
+# {"era","mount","method":"lint","result":{"exit":N,"findings":"<stderr>"}}.
+lint() {
+    local era="$1" mount="$2"
+    local url="$BASE/mcp/$mount/mcp" rc=0
+    "${run_timeout[@]}" "$INSPECTOR" --cli "$url" --transport http \
+        --protocol-era "$era" --stored-auth-only --format json --quiet \
+        --method tools/list --strict \
+        --header "Authorization: Bearer $KEY" \
+        >"$SCRATCH/out" 2>"$SCRATCH/err" || rc=$?
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 6 ]; then
+        {
+            echo "inspector.sh: FAILED: era=$era mount=$mount lint url=$url exit=$rc"
+            sed 's/^/  inspector stderr: /' "$SCRATCH/err"
+        } >&2
+        exit 1
+    fi
+    ERA="$era" MOUNT="$mount" RC="$rc" node -e '
+        const findings = require("fs").readFileSync(process.argv[1], "utf8");
+        process.stdout.write(JSON.stringify({era: process.env.ERA, mount: process.env.MOUNT, method: "lint",
+            result: {exit: Number(process.env.RC), findings}}) + "\n");
+    ' "$SCRATCH/err" || exit 1
+}
+
 for era in $ERAS; do
     for mount in agents memory admin; do
         inspect "$era" "$mount" initialize
         inspect "$era" "$mount" tools/list
+        lint "$era" "$mount"
     done
     inspect "$era" admin tools/call --tool-name version_info --tool-arg 'args={}'
 done
