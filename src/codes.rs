@@ -106,6 +106,7 @@ pub const ALL: &[&str] = &[
     "mcp.exposure_manifest_unreadable",
     "mcp.exposure_needs_supervisor",
     "mcp.exposure_unsupported",
+    "mcp.id_required",
     "mcp.insecure_credentials",
     "mcp.install_invalid",
     "mcp.invalid_arg",

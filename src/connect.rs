@@ -1,5 +1,7 @@
-//! What a remote client pastes: the base URL of this box (`[network].public_url`, else a
-//! LAN address and the bound port) and one `claude mcp add` line per server a key opens.
+//! Every URL hal0 advertises, decided here: the base URL of this box for remote clients
+//! (`[network].public_url`, else a LAN address and the bound port), the proxy URL of an
+//! installed server (for remote consumers, and for the Hermes on this box, which reaches
+//! it on loopback), and one `claude mcp add` line per server a key opens.
 
 use crate::auth::bridge::Scope;
 use crate::config::Config;
@@ -35,6 +37,32 @@ pub fn base_url(cfg: &Config) -> (String, Option<String>) {
         );
     }
     (format!("{scheme}://{}", host_port(ip, port)), None)
+}
+
+/// Who reaches a proxied server: a consumer elsewhere (the `claude mcp add` lines, `hal0
+/// mcp status`, `hal0 mcp keys add`), or an agent on this box (Hermes's exposure entry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    Remote,
+    Box,
+}
+
+/// The URL of installed server `id` behind hal0's proxy, as `reach` reaches it.
+pub fn proxy_url(cfg: &Config, id: &str, reach: Reach) -> String {
+    let base = match reach {
+        Reach::Remote => base_url(cfg).0,
+        Reach::Box => local_base(cfg),
+    };
+    format!("{base}/mcp/proxy/{id}/mcp")
+}
+
+/// hal0's loopback base URL from `[network].bind`: how a process on this box (Hermes)
+/// reaches it (plain http: loopback callers need no certificate).
+pub fn local_base(cfg: &Config) -> String {
+    let bind = cfg.bind_addr();
+    let ip = if bind.ip().is_unspecified() { "127.0.0.1".to_string() } else { bind.ip().to_string() };
+    let host = if ip.contains(':') { format!("[{ip}]") } else { ip };
+    format!("http://{host}:{}", bind.port())
 }
 
 fn host_port(ip: IpAddr, port: u16) -> String {

@@ -233,7 +233,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
             let state = registry::state(&r);
             let cfg = ctx.config()?;
             let consumers = registry::consumers::list(&ctx.store()?, Some(&id))?;
-            let proxy = registry::expose::proxy_url(&cfg, &id);
+            let proxy = crate::connect::proxy_url(&cfg, &id, crate::connect::Reach::Remote);
             if json {
                 let mut v = record_json(&r, Some(state));
                 v["proxy_url"] = json!(proxy);

@@ -36,11 +36,6 @@ pub enum KeysCmd {
     },
 }
 
-/// The proxy URL of `id` as a remote consumer reaches it.
-pub fn proxy_url(cfg: &crate::config::Config, id: &str) -> String {
-    format!("{}/mcp/proxy/{id}/mcp", crate::connect::base_url(cfg).0)
-}
-
 pub fn run(ctx: &Ctx, cmd: KeysCmd) -> Result<()> {
     let store = ctx.store()?;
     match cmd {
@@ -72,7 +67,7 @@ pub fn run(ctx: &Ctx, cmd: KeysCmd) -> Result<()> {
             let cfg = ctx.config()?;
             crate::registry::proxy::serving(&Registry::new(&ctx.paths), &id)?;
             let (c, key) = consumers::mint(&store, &id, &name, &note)?;
-            let url = proxy_url(&cfg, &id);
+            let url = crate::connect::proxy_url(&cfg, &id, crate::connect::Reach::Remote);
             if json {
                 print_json(&json!({"consumer": c, "key": key, "url": url}));
                 return Ok(());

@@ -31,14 +31,6 @@ pub fn client_name(p: &Profile) -> String {
     if p.name == "default" { "hermes".into() } else { format!("hermes__{}", p.name) }
 }
 
-/// hal0's loopback base URL from `[network].bind`.
-pub fn local_base(cfg: &Config) -> String {
-    let bind = cfg.bind_addr();
-    let ip = if bind.ip().is_unspecified() { "127.0.0.1".to_string() } else { bind.ip().to_string() };
-    let host = if ip.contains(':') { format!("[{ip}]") } else { ip };
-    format!("http://{host}:{}", bind.port())
-}
-
 fn profile_flag(p: &Profile, key: &str) -> Option<bool> {
     let y = super::profiles::read_yaml(&p.dir.join("config.yaml"))?;
     y.get("hal0")?.get(key)?.as_bool()
@@ -48,7 +40,7 @@ fn profile_flag(p: &Profile, key: &str) -> Option<bool> {
 /// entry's timeout is the window plus a margin.
 pub fn relay_entry(cfg: &Config) -> Value {
     json!({
-        "url": format!("{}/mcp/relay/mcp", local_base(cfg)),
+        "url": format!("{}/mcp/relay/mcp", crate::connect::local_base(cfg)),
         "timeout": cfg.relay.ask_timeout_secs + 30,
         "connect_timeout": 10,
         "headers": {"Authorization": format!("Bearer ${{{KEY_VAR}}}")},
@@ -57,7 +49,7 @@ pub fn relay_entry(cfg: &Config) -> Value {
 
 /// The two entries for a profile.
 pub fn entries(cfg: &Config, p: &Profile) -> (Value, Value) {
-    let base = local_base(cfg);
+    let base = crate::connect::local_base(cfg);
     let who = client_name(p);
     let auth = format!("Bearer ${{{KEY_VAR}}}");
     let admin = json!({

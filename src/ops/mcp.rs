@@ -280,7 +280,7 @@ pub async fn test(ctx: &Ctx, a: IdArgs) -> Result<Value> {
     };
     let verdicts: Map<String, Value> = p.tools.iter().map(|t| (t.tool.clone(), json!(t.verdict))).collect();
     let exposure = json!({"available": true, "hermes": r.exposure.hermes, "brain": r.exposure.brain,
-                          "proxy_url": registry::expose::proxy_url(&ctx.config, &id)});
+                          "proxy_url": crate::connect::proxy_url(&ctx.config, &id, crate::connect::Reach::Box)});
     Ok(redacted(json!({"server_id": id, "probe": p, "verdicts": verdicts, "agent_exposure": exposure})))
 }
 

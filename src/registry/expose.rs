@@ -15,9 +15,10 @@
 
 use super::{Record, Registry, Transport, consumers};
 use crate::config::Config;
+use crate::connect::local_base;
 use crate::error::{Error, Result};
 use crate::hermes::Profiles;
-use crate::hermes::wiring::{client_name, local_base};
+use crate::hermes::wiring::client_name;
 use crate::paths::{Paths, read_optional, write_atomic};
 use crate::store::Store;
 use serde::{Deserialize, Serialize};
@@ -46,15 +47,10 @@ pub fn env_var(id: &str) -> String {
     format!("HAL0_MCP_{}_KEY", id.to_ascii_uppercase().replace('-', "_"))
 }
 
-/// The URL a consumer reaches server `id` at, through hal0's proxy on loopback.
-pub fn proxy_url(cfg: &Config, id: &str) -> String {
-    format!("{}/mcp/proxy/{id}/mcp", local_base(cfg))
-}
-
 /// The `mcp_servers.<id>` entry hal0 writes for server `id`.
 pub fn entry(cfg: &Config, id: &str) -> Value {
     json!({
-        "url": proxy_url(cfg, id),
+        "url": crate::connect::proxy_url(cfg, id, crate::connect::Reach::Box),
         "headers": {"Authorization": format!("Bearer ${{{}}}", env_var(id))},
         "timeout": cfg.mcp.call_timeout_secs + cfg.mcp.gate_wait_secs,
         "connect_timeout": CONNECT_TIMEOUT_SECS,
@@ -759,7 +755,10 @@ approvals:
     fn names() {
         assert_eq!(env_var("my-files_2"), "HAL0_MCP_MY_FILES_2_KEY");
         let cfg = Config::default();
-        assert_eq!(proxy_url(&cfg, "files"), "http://127.0.0.1:8080/mcp/proxy/files/mcp");
+        assert_eq!(
+            crate::connect::proxy_url(&cfg, "files", crate::connect::Reach::Box),
+            "http://127.0.0.1:8080/mcp/proxy/files/mcp"
+        );
         let e = entry(&cfg, "files");
         assert_eq!(e["headers"]["Authorization"], "Bearer ${HAL0_MCP_FILES_KEY}");
         assert_eq!(e["timeout"], 150);

@@ -142,6 +142,11 @@ pub fn parse(spec: &str) -> Result<Parsed> {
             };
             return Ok(mk(Kind::Manifest, spec, name));
         }
+        // A server named by its address has no name to derive an id from ("127"): the
+        // installer is asked for `--id` (an empty name here).
+        if matches!(url.host(), Some(url::Host::Ipv4(_) | url::Host::Ipv6(_))) {
+            return Ok(mk(Kind::Endpoint, spec, String::new()));
+        }
         let host = url.host_str().unwrap_or("mcp");
         let first = host.split('.').find(|l| !matches!(*l, "www" | "mcp" | "api")).unwrap_or(host);
         return Ok(mk(Kind::Endpoint, spec, first.to_string()));
@@ -187,7 +192,9 @@ pub fn record_for(p: &Parsed, id: &str) -> Record {
             (if sse { Transport::Sse } else { Transport::StreamableHttp }, None, vec![], Some(p.target.clone()))
         }
     };
-    let mut r = Record::new(id, &p.name, &p.spec, transport);
+    // A server named by its address goes by its id.
+    let name = if p.name.is_empty() { id } else { &p.name };
+    let mut r = Record::new(id, name, &p.spec, transport);
     r.source_kind = p.kind.as_str().into();
     r.command = command.map(str::to_string);
     r.args = args;
@@ -252,7 +259,18 @@ pub fn apply_manifest(r: &mut Record, body: &[u8]) -> Result<()> {
 /// Parse a spec and build its record; a manifest URL is fetched through `guard`.
 pub async fn resolve(spec: &str, id: Option<&str>, guard: &Guard) -> Result<Record> {
     let p = parse(spec)?;
-    let id = id.map(str::to_string).unwrap_or_else(|| slug(&p.name));
+    let id = match id {
+        Some(id) => id.to_string(),
+        None if p.name.is_empty() => {
+            return Err(Error::invalid(
+                "mcp.id_required",
+                format!(
+                    "`{spec}` names its server by address, so hal0 cannot derive an id from it: give one (hal0 mcp install {spec} --id NAME, or \"id\" in the request)"
+                ),
+            ));
+        }
+        None => slug(&p.name),
+    };
     let mut r = record_for(&p, &id);
     if p.kind == Kind::Manifest {
         let (final_url, body) = ssrf::fetch(guard, &p.target, FetchLimits::default()).await?;

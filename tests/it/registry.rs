@@ -75,12 +75,31 @@ fn install_bad_inputs() {
         assert!(e.contains("loopback") || e.contains("private"), "{e}");
     }
     fails(&env, &["mcp", "install", "uvx:x", "--name", ""], 2, "mcp.invalid_name");
+    // A server named by its address gives no id ("127" is no name): the installer is asked.
+    for url in ["http://127.0.0.1:9/mcp", "http://[::1]:9/mcp"] {
+        let e = fails(&env, &["mcp", "install", url], 2, "mcp.id_required");
+        assert!(e.contains("--id NAME"), "{e}");
+    }
     // Nothing was written by the refused calls.
     assert_eq!(env.json(&["mcp", "list", "--json"])["count"], 3);
     env.ok(&["mcp", "install", "uvx:dup"]);
     let before = std::fs::read_to_string(record_path(&env, "dup")).unwrap();
     fails(&env, &["mcp", "install", "npm:dup"], 1, "mcp.already_installed");
     assert_eq!(std::fs::read_to_string(record_path(&env, "dup")).unwrap(), before);
+}
+
+/// One URL is advertised for a proxied server: `mcp status` and `mcp keys add` agree (the
+/// box's public URL when set), and a server installed by address under `--id` is named by it.
+#[test]
+fn status_and_keys_advertise_the_same_proxy_url() {
+    let env = Env::new();
+    env.ok(&["config", "set", "network.public_url", "https://box.example"]);
+    let installed = env.json(&["mcp", "install", "http://127.0.0.1:9/mcp", "--id", "files", "--json"]);
+    assert_eq!(installed["installed"]["name"], "files", "{installed}");
+    let status = env.json(&["mcp", "status", "files", "--json"]);
+    let key = env.json(&["mcp", "keys", "add", "files", "ci", "--json"]);
+    assert_eq!(status["proxy_url"], "https://box.example/mcp/proxy/files/mcp", "{status}");
+    assert_eq!(status["proxy_url"], key["url"], "{key}");
 }
 
 #[test]
