@@ -1,7 +1,8 @@
 //! Memory namespaces: which datasets a caller may write and read. One set of rules for
 //! every front (MCP, REST, the bridge's teach tools): writes default to `shared`, private
-//! mode (`X-hal0-Private: 1`) files them under `private:<identity>`, and nobody reads or
-//! writes another caller's `private:*` dataset.
+//! mode (`X-hal0-Private: 1`) files them under `private:<identity>`, reads cover `shared`
+//! and the caller's own private dataset, and nobody reads or writes another caller's
+//! `private:*` dataset.
 //!
 //! A bridge client's private namespace is its own. A box key names its caller with
 //! `X-hal0-Agent`, which anyone holding the key can set; when that name is a bridge
@@ -204,15 +205,21 @@ impl Who {
         Ok(d.to_string())
     }
 
-    /// The datasets a read covers. Nothing named: `shared`, plus the caller's own private
-    /// dataset in private mode. Named: each must be a known dataset the caller may see; a
-    /// foreign `private:*` is refused outright.
+    /// The datasets a read covers. Nothing named: `shared` and the caller's own private
+    /// dataset (a Hermes profile finds what a client taught it with `agent_memory_add`,
+    /// filed under its name, without private mode); the admin key over a bridge client's
+    /// name adds it only in private mode. Named: each must be a known dataset the caller may
+    /// see; a foreign `private:*` is refused outright.
     pub fn read_datasets(&self, requested: &[String]) -> Result<Vec<String>> {
         let named: Vec<&str> = requested.iter().map(|d| d.trim()).filter(|d| !d.is_empty()).collect();
         if named.is_empty() {
             let mut out = vec![SHARED.to_string()];
             if self.private {
                 out.push(self.need_own_private()?);
+            } else if self.standing == Standing::Own
+                && let Some(own) = self.own_private()
+            {
+                out.push(own);
             }
             return Ok(out);
         }
@@ -276,10 +283,19 @@ mod tests {
     }
 
     #[test]
-    fn reads_default_to_shared_plus_own_private_in_private_mode() {
-        assert_eq!(Who::new("ws", false).read_datasets(&[]).unwrap(), v(&["shared"]));
+    fn reads_default_to_shared_plus_own_private() {
+        // A caller's own private memory is part of what it reads, private mode or not (a
+        // Hermes profile finds the notes a client taught it).
+        assert_eq!(Who::new("ws", false).read_datasets(&[]).unwrap(), v(&["shared", "private:ws"]));
         assert_eq!(Who::new("ws", true).read_datasets(&[]).unwrap(), v(&["shared", "private:ws"]));
         assert_eq!(Who::anonymous().read_datasets(&v(&[" ", ""])).unwrap(), v(&["shared"]));
+        // Not so for a box key claiming a bridge client's name: the admin key reads the
+        // client's memory only in private mode, the client key never.
+        let over = |standing, private| Who { identity: "ci".into(), private, standing };
+        assert_eq!(over(Standing::AdminOver, false).read_datasets(&[]).unwrap(), v(&["shared"]));
+        assert_eq!(over(Standing::AdminOver, true).read_datasets(&[]).unwrap(), v(&["shared", "private:ci"]));
+        assert_eq!(over(Standing::Refused, false).read_datasets(&[]).unwrap(), v(&["shared"]));
+        assert!(over(Standing::Refused, true).read_datasets(&[]).is_err());
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! End to end against the real Hermes agent (hermes-agent 0.19.0 from PyPI) driven by the
 //! scripted fake model in tests/hermes/: a run that completes, a real tool call, an
 //! approval decided with `hal0 agent approvals approve`, a stop, and a kill -9 of
-//! `hal0 serve` mid-run followed by a restart that recovers the run. All on 127.0.0.1.
+//! `hal0 serve` mid-run followed by a restart that recovers the run; and a note a client
+//! teaches a profile (`agent_memory_add`) that the profile's own `memory_search` finds. All
+//! on 127.0.0.1.
 
 use crate::support;
 use crate::support::mcp::{Client, connect};
@@ -109,4 +111,54 @@ async fn real_hermes_end_to_end() {
     assert!(w["output"].as_str().unwrap().contains("w59"), "the whole output is recovered: {w}");
     let runs = call(&c, "agent_runs_list", json!({"limit": 10})).await;
     assert_eq!(runs["runs"].as_array().unwrap().len(), 5, "nothing stored was lost: {runs}");
+}
+
+/// What a client teaches a profile reaches that profile: `agent_memory_add(agent="hermes")`
+/// files the note under `private:hermes`, and a run of that profile, wired to hal0-memory by
+/// `hal0 agent reprovision hermes` (its key is the bridge client `hermes`, no private mode),
+/// finds it with its own `memory_search` call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_note_taught_to_a_profile_is_found_by_that_profile() {
+    const WORD: &str = "quokka7319";
+    let args = json!({"query": WORD}).to_string();
+    let Some(mut hermes) =
+        RealHermes::start_with_env(&[], &[("FAKE_LLM_MCP_TOOL", "memory_search"), ("FAKE_LLM_MCP_ARGS", &args)])
+    else {
+        return;
+    };
+    let env = Env::new();
+    env.ok(&["config", "set", "hermes.home", hermes.home().to_str().unwrap()]);
+    let server = support::serve_on_configured_port(&env);
+    env.ok(&["agent", "reprovision", "hermes"]);
+    // hal0-admin and hal0-memory bring 86 tools, past Hermes's tool-search threshold, which
+    // would hide them behind its tool_search bridge; the scripted model calls tools by name.
+    let cfg = hermes.home().join("config.yaml");
+    let mut yaml = std::fs::read_to_string(&cfg).unwrap();
+    yaml.push_str("\ntools:\n  tool_search:\n    enabled: false\n");
+    std::fs::write(&cfg, yaml).unwrap();
+    // Hermes reads mcp_servers only at start.
+    hermes.restart("default");
+    let key = env.bridge_key("teacher", &[]);
+    let c = connect(&server, &key).await;
+    let taught =
+        call(&c, "agent_memory_add", json!({"agent": "hermes", "text": format!("the deploy word is {WORD}")})).await;
+    assert_eq!(taught["status"], "ok", "{taught}");
+
+    let v = call(&c, "agent_run", json!({"agent": "hermes", "input": "MCPCALL memory please", "wait_s": 120})).await;
+    assert_eq!(v["status"], "completed", "{v}\n{}", hermes.gateway_log_tail("default", 40));
+    // The result Hermes handed its model is the search's answer: it holds the note.
+    let result = hermes
+        .fake_llm_requests()
+        .into_iter()
+        .rev()
+        .find_map(|req| {
+            let msgs = req["body"]["messages"].as_array().cloned().unwrap_or_default();
+            let last = msgs.last()?.clone();
+            (last["role"] == "tool").then(|| last["content"].to_string())
+        })
+        .unwrap_or_else(|| panic!("Hermes never called a tool: {v}\n{}", hermes.gateway_log_tail("default", 40)));
+    assert!(result.contains(WORD), "the profile's search found the taught note: {result}");
+    // It was the profile's own call, as the bridge client `hermes`.
+    let rows = env.json(&["activity", "list", "--tool", "memory_search", "--json"]);
+    assert!(rows.as_array().unwrap().iter().any(|r| r["identity"] == "bridge:hermes"), "{rows}");
 }

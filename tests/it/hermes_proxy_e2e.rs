@@ -63,20 +63,6 @@ async fn call(c: &Client, tool: &str, args: Value) -> Value {
     support::mcp::call(c, tool, args.clone()).await.unwrap_or_else(|e| panic!("{tool} {args}: {e}"))
 }
 
-/// `hal0 serve` on a free loopback port that is also `[network].bind`: `hal0 mcp expose` writes
-/// the proxy URL from that setting, so it has to be where hal0 really listens. A port taken
-/// between picking and binding makes serve exit at once; then another one is tried.
-fn serve_on_configured_port(env: &Env) -> Server {
-    for _ in 0..3 {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        env.ok(&["config", "set", "network.bind", &format!("127.0.0.1:{port}")]);
-        if let Some(server) = support::serve_on(env, port) {
-            return server;
-        }
-    }
-    panic!("hal0 serve did not start on a configured port three times");
-}
-
 /// The audit rows of the proxied server.
 fn proxy_rows(env: &Env) -> Vec<Value> {
     let rows = env.json(&["activity", "list", "--json", "--limit", "200"]);
@@ -162,7 +148,7 @@ async fn hermes_calls_an_allowed_proxied_tool_and_is_refused_a_blocked_one() {
     let up = Upstream::start().await;
     let env = Env::new();
     env.ok(&["config", "set", "hermes.home", hermes.home().to_str().unwrap()]);
-    let server = serve_on_configured_port(&env);
+    let server = support::serve_on_configured_port(&env);
     let key = env.bridge_key("e2e", &[]);
     let c = connect(&server, &key).await;
 

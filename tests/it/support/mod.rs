@@ -127,6 +127,20 @@ pub struct Server {
     pub port: u16,
 }
 
+/// `hal0 serve` on a free loopback port that is also `[network].bind`: `hal0 mcp expose` writes
+/// the proxy URL from that setting, so it has to be where hal0 really listens. A port taken
+/// between picking and binding makes serve exit at once; then another one is tried.
+pub fn serve_on_configured_port(env: &Env) -> Server {
+    for _ in 0..3 {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        env.ok(&["config", "set", "network.bind", &format!("127.0.0.1:{port}")]);
+        if let Some(server) = serve_on(env, port) {
+            return server;
+        }
+    }
+    panic!("hal0 serve did not start on a configured port three times");
+}
+
 /// `hal0 serve` on the port of its `[network].bind`, its stderr echoed as `[hal0 serve] …`:
 /// the server once it says where it listens (which must be `127.0.0.1:port`), or `None` when
 /// it exits or stays silent for 60 s (a port taken between picking and binding; retry).
