@@ -340,6 +340,9 @@ _hal0() {
             hal0__subcmd__help__subcmd__mcp,list)
                 cmd="hal0__subcmd__help__subcmd__mcp__subcmd__list"
                 ;;
+            hal0__subcmd__help__subcmd__mcp,secret)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__secret"
+                ;;
             hal0__subcmd__help__subcmd__mcp,status)
                 cmd="hal0__subcmd__help__subcmd__mcp__subcmd__status"
                 ;;
@@ -363,6 +366,9 @@ _hal0() {
                 ;;
             hal0__subcmd__help__subcmd__mcp__subcmd__keys,revoke)
                 cmd="hal0__subcmd__help__subcmd__mcp__subcmd__keys__subcmd__revoke"
+                ;;
+            hal0__subcmd__help__subcmd__mcp__subcmd__secret,set)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__secret__subcmd__set"
                 ;;
             hal0__subcmd__help__subcmd__relay,agents)
                 cmd="hal0__subcmd__help__subcmd__relay__subcmd__agents"
@@ -427,6 +433,9 @@ _hal0() {
             hal0__subcmd__mcp,remove)
                 cmd="hal0__subcmd__mcp__subcmd__uninstall"
                 ;;
+            hal0__subcmd__mcp,secret)
+                cmd="hal0__subcmd__mcp__subcmd__secret"
+                ;;
             hal0__subcmd__mcp,status)
                 cmd="hal0__subcmd__mcp__subcmd__status"
                 ;;
@@ -487,6 +496,9 @@ _hal0() {
             hal0__subcmd__mcp__subcmd__help,list)
                 cmd="hal0__subcmd__mcp__subcmd__help__subcmd__list"
                 ;;
+            hal0__subcmd__mcp__subcmd__help,secret)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__secret"
+                ;;
             hal0__subcmd__mcp__subcmd__help,status)
                 cmd="hal0__subcmd__mcp__subcmd__help__subcmd__status"
                 ;;
@@ -511,6 +523,9 @@ _hal0() {
             hal0__subcmd__mcp__subcmd__help__subcmd__keys,revoke)
                 cmd="hal0__subcmd__mcp__subcmd__help__subcmd__keys__subcmd__revoke"
                 ;;
+            hal0__subcmd__mcp__subcmd__help__subcmd__secret,set)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__secret__subcmd__set"
+                ;;
             hal0__subcmd__mcp__subcmd__keys,add)
                 cmd="hal0__subcmd__mcp__subcmd__keys__subcmd__add"
                 ;;
@@ -534,6 +549,18 @@ _hal0() {
                 ;;
             hal0__subcmd__mcp__subcmd__keys__subcmd__help,revoke)
                 cmd="hal0__subcmd__mcp__subcmd__keys__subcmd__help__subcmd__revoke"
+                ;;
+            hal0__subcmd__mcp__subcmd__secret,help)
+                cmd="hal0__subcmd__mcp__subcmd__secret__subcmd__help"
+                ;;
+            hal0__subcmd__mcp__subcmd__secret,set)
+                cmd="hal0__subcmd__mcp__subcmd__secret__subcmd__set"
+                ;;
+            hal0__subcmd__mcp__subcmd__secret__subcmd__help,help)
+                cmd="hal0__subcmd__mcp__subcmd__secret__subcmd__help__subcmd__help"
+                ;;
+            hal0__subcmd__mcp__subcmd__secret__subcmd__help,set)
+                cmd="hal0__subcmd__mcp__subcmd__secret__subcmd__help__subcmd__set"
                 ;;
             hal0__subcmd__relay,agents)
                 cmd="hal0__subcmd__relay__subcmd__agents"
@@ -2082,7 +2109,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help__subcmd__mcp)
-            opts="install list status uninstall allow gate block test expose enable disable catalog keys"
+            opts="install list status uninstall allow gate block test expose enable disable catalog keys secret"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2294,6 +2321,34 @@ _hal0() {
         hal0__subcmd__help__subcmd__mcp__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__secret)
+            opts="set"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__secret__subcmd__set)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -2530,7 +2585,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp)
-            opts="-h --config-dir --state-dir --help install add list status uninstall remove allow gate block test expose enable disable catalog keys help"
+            opts="-h --config-dir --state-dir --help install add list status uninstall remove allow gate block test expose enable disable catalog keys secret help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2814,7 +2869,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp__subcmd__help)
-            opts="install list status uninstall allow gate block test expose enable disable catalog keys help"
+            opts="install list status uninstall allow gate block test expose enable disable catalog keys secret help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3040,6 +3095,34 @@ _hal0() {
         hal0__subcmd__mcp__subcmd__help__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__secret)
+            opts="set"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__secret__subcmd__set)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -3296,6 +3379,96 @@ _hal0() {
                 return 0
             fi
             case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__secret)
+            opts="-h --config-dir --state-dir --help set help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__secret__subcmd__help)
+            opts="set help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__secret__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__secret__subcmd__help__subcmd__set)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__secret__subcmd__set)
+            opts="-h --key --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

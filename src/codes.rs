@@ -166,6 +166,11 @@ pub const ALL: &[&str] = &[
     // runs
     "runs.invalid_filter",
     "runs.invalid_limit",
+    // secrets
+    "secrets.invalid_name",
+    "secrets.invalid_request",
+    "secrets.invalid_value",
+    "secrets.reserved",
     // serve
     "serve.bind_failed",
     // store

@@ -31,6 +31,7 @@ pub mod redact;
 pub mod registry;
 pub(crate) mod relay;
 pub mod retention;
+pub(crate) mod secrets;
 pub(crate) mod server;
 pub(crate) mod service;
 pub(crate) mod skills;

@@ -92,6 +92,13 @@ impl Approval {
     /// `env` or `headers` map masked whole (environment values and headers are credentials
     /// more often than not, and the redactor cannot know which). Only the shell's
     /// `hal0 agent approvals show` shows the raw card, to the person deciding.
+    /// The card as the shell shows it: a hal0-admin call's arguments and result redacted
+    /// (a `secret_write` value is never printed; the preview was redacted when queued),
+    /// every other kind whole, as approval will carry it out (a skill's exact text).
+    pub fn for_shell(self) -> Approval {
+        if self.kind == ApprovalKind::AdminCall { self.redacted() } else { self }
+    }
+
     pub fn redacted(mut self) -> Approval {
         let mut masked = Vec::new();
         mask_maps(&mut self.arguments, &mut masked);

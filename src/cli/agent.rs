@@ -134,7 +134,7 @@ fn decide(ctx: &Ctx, id: Option<String>, approve: bool, reason: Option<String>, 
         return Err(Error::conflict("approvals.not_pending", format!("approval `{id}` is already {}", row.status)));
     }
     if !yes && std::io::stdout().is_terminal() {
-        print_card(&row);
+        print_card(&row.clone().for_shell());
     }
     confirm(yes, &format!("{} {id}?", if approve { "Approve" } else { "Deny" }))?;
     let cfg = ctx.config()?;
@@ -201,7 +201,8 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> Result<()> {
     };
     match cmd {
         ApprovalsCmd::List { status, json } => {
-            let rows = approvals::list(&ctx.store()?, status.as_deref())?;
+            let rows: Vec<_> =
+                approvals::list(&ctx.store()?, status.as_deref())?.into_iter().map(Approval::for_shell).collect();
             if json {
                 print_json(&serde_json::json!(rows));
                 return Ok(());
@@ -228,7 +229,7 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> Result<()> {
             Ok(())
         }
         ApprovalsCmd::Show { id, json } => {
-            let a = approvals::get(&ctx.store()?, &id)?;
+            let a = approvals::get(&ctx.store()?, &id)?.for_shell();
             if json {
                 print_json(&serde_json::json!(a));
             } else {

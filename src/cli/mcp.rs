@@ -99,6 +99,11 @@ pub enum McpCmd {
         #[command(subcommand)]
         cmd: super::mcp_keys::KeysCmd,
     },
+    /// Secrets an installed server sends as headers (values in api.env, read from stdin or a prompt).
+    Secret {
+        #[command(subcommand)]
+        cmd: super::mcp_secret::SecretCmd,
+    },
 }
 
 fn record_json(r: &Record, state: Option<&str>) -> serde_json::Value {
@@ -293,6 +298,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
         McpCmd::Gate { id, tool } => set(ctx, &id, &tool, ToolList::Gated),
         McpCmd::Block { id, tool } => set(ctx, &id, &tool, ToolList::Blocked),
         McpCmd::Keys { cmd } => super::mcp_keys::run(ctx, cmd),
+        McpCmd::Secret { cmd } => super::mcp_secret::run(ctx, cmd),
         McpCmd::Expose { id, hermes, no_hermes, brain, no_brain, openwebui, opencode, json } => {
             let mut flags = Vec::new();
             for (name, on, off) in [

@@ -12,6 +12,7 @@ pub mod doctor;
 pub mod mcp;
 pub mod mcp_catalog;
 pub mod mcp_keys;
+pub mod mcp_secret;
 pub mod op;
 pub mod relay;
 pub mod runs;

@@ -16,6 +16,7 @@ pub mod mcp;
 pub mod relay;
 pub mod routes;
 pub mod runs;
+pub mod secrets;
 pub mod settings;
 pub mod status;
 pub mod store;

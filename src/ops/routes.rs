@@ -3,7 +3,7 @@
 //! argument schema and its runner. The REST router, the admin tools and the approvals inbox
 //! are built from this table, so a route cannot exist without an entry here.
 
-use super::{Ctx, NoArgs, activity, approvals, bridge, doctor, mcp, relay, runs, settings, status, store};
+use super::{Ctx, NoArgs, activity, approvals, bridge, doctor, mcp, relay, runs, secrets, settings, status, store};
 use crate::error::Result;
 use crate::op_runner;
 use serde_json::{Map, Value};
@@ -271,6 +271,16 @@ pub static ROUTES: &[OpDef] = &[
         "config.invalid_request"
     ),
     route!(
+        "PUT",
+        "/api/secrets/{name}",
+        "secret_write",
+        Gated,
+        "Store a secret in api.env for installed servers' [secrets] to refer to; its value is never shown again (PUT /api/secrets/{name}).",
+        secrets::put,
+        secrets::PutArgs,
+        "secrets.invalid_request"
+    ),
+    route!(
         "GET",
         "/api/logs",
         "logs_tail",
@@ -527,6 +537,7 @@ pub const GATED: &[&str] = &[
     "bridge_client_rotate",
     "bridge_client_revoke",
     "config_write",
+    "secret_write",
     "logs_tail",
     "mcp_server_install",
     "mcp_server_uninstall",

@@ -126,7 +126,7 @@ pub fn configure(
     if env.as_ref().is_some_and(|e| !e.is_empty()) {
         program::check_env_edit(via, &Registry::new(paths).get(id)?)?;
     }
-    let edit = FieldEdit { enabled, exposure: vec![], env: env.unwrap_or_default().into_iter().collect() };
+    let edit = FieldEdit { enabled, env: env.unwrap_or_default().into_iter().collect(), ..Default::default() };
     let r = Registry::new(paths).set_fields(id, &edit)?;
     Ok((r, enabled.map(|_| expose::join(paths, cfg, store))))
 }
@@ -190,4 +190,52 @@ pub fn tool_policy(allow: Vec<String>, gated: Vec<String>, blocked: Vec<String>)
     let p = ToolPolicy { allow, gated, blocked };
     p.validate()?;
     Ok(p)
+}
+
+/// Where [`set_secret`] put a server's secret.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SecretSet {
+    pub server_id: String,
+    /// The request header the server gets it as.
+    pub header: String,
+    /// Its name in api.env.
+    pub stored_as: String,
+    /// The name is new in api.env.
+    pub created: bool,
+    /// The record's `[secrets]` gained the entry.
+    pub record_changed: bool,
+}
+
+/// Give installed server `id` the secret it sends as header `header`: the value goes to
+/// api.env under the name the record's `[secrets]` already gives it, else `key`, else
+/// `HAL0_MCP_<ID>_<HEADER>`, and the record gains the `[secrets]` entry when it lacked one.
+/// Every input is checked before anything is written.
+pub fn set_secret(paths: &Paths, id: &str, header: &str, key: Option<&str>, value: &str) -> Result<SecretSet> {
+    let reg = Registry::new(paths);
+    let r = reg.get(id)?;
+    super::record::validate_secret_header(header)?;
+    let existing = r.secrets.get(header).cloned();
+    if let (Some(old), Some(k)) = (&existing, key)
+        && old != k
+    {
+        return Err(Error::invalid(
+            "secrets.invalid_name",
+            format!(
+                "`{id}` already takes `{header}` from api.env `{old}`; leave out --key, or edit the record's [secrets]"
+            ),
+        ));
+    }
+    let stored_as =
+        existing.clone().or(key.map(str::to_string)).unwrap_or_else(|| crate::secrets::default_name(id, header));
+    crate::secrets::validate_name(&stored_as)?;
+    crate::secrets::validate_value(value)?;
+    let created = crate::secrets::put(paths, &stored_as, value)?;
+    let record_changed = existing.is_none();
+    if record_changed {
+        reg.set_fields(
+            id,
+            &FieldEdit { secrets: vec![(header.to_string(), stored_as.clone())], ..Default::default() },
+        )?;
+    }
+    Ok(SecretSet { server_id: id.to_string(), header: header.to_string(), stored_as, created, record_changed })
 }

@@ -323,8 +323,8 @@ pub fn edit_policy(path: &Path, text: &str, policy: &ToolPolicy) -> Result<Strin
     Ok(doc.to_string())
 }
 
-/// Set keys in the record: `enabled`, `[exposure]` flags and `[env]` entries (an empty
-/// value removes the entry). Everything else — comments, order, other keys — stays.
+/// Set keys in the record: `enabled`, `[exposure]` flags, `[env]` and `[secrets]` entries
+/// (an empty value removes the entry). Everything else — comments, order, other keys — stays.
 pub fn edit_fields(path: &Path, text: &str, edit: &FieldEdit) -> Result<String> {
     let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
         malformed(path, e.span().map(|s| line_of(text, s.start)), e.message().trim())
@@ -342,13 +342,16 @@ pub fn edit_fields(path: &Path, text: &str, edit: &FieldEdit) -> Result<String> 
             t.insert(k, toml_edit::value(*v));
         }
     }
-    if !edit.env.is_empty() {
+    for (table, entries) in [("env", &edit.env), ("secrets", &edit.secrets)] {
+        if entries.is_empty() {
+            continue;
+        }
         let t = doc
-            .entry("env")
+            .entry(table)
             .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
             .as_table_like_mut()
-            .ok_or_else(|| malformed(path, find_line(text, "env"), "`env` is not a table"))?;
-        for (k, v) in &edit.env {
+            .ok_or_else(|| malformed(path, find_line(text, table), &format!("`{table}` is not a table")))?;
+        for (k, v) in entries {
             if v.is_empty() {
                 t.remove(k);
             } else {
@@ -367,15 +370,33 @@ pub struct FieldEdit {
     pub exposure: Vec<(String, bool)>,
     /// Header name → value; empty removes.
     pub env: Vec<(String, String)>,
+    /// `[secrets]`: header name → the `api.env` name it takes its value from.
+    pub secrets: Vec<(String, String)>,
+}
+
+/// Whether `name` can be an `[env]` / `[secrets]` entry: it is sent as a request header.
+fn header_name_ok(name: &str) -> bool {
+    !name.is_empty() && name.len() <= 128 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// A `[secrets]` entry's name: a request header name.
+pub fn validate_secret_header(name: &str) -> Result<()> {
+    if header_name_ok(name) {
+        return Ok(());
+    }
+    Err(Error::invalid(
+        "mcp.invalid_header",
+        format!(
+            "`{}` is not a usable header name: use letters, digits, `-` or `_` (at most 128)",
+            crate::term::safe_line(name)
+        ),
+    ))
 }
 
 /// `[env]` names are sent as request headers: they must be valid header names, and a
 /// credential-shaped value belongs in `[secrets]` instead.
 pub fn validate_env(name: &str, value: &str) -> Result<()> {
-    let ok = !name.is_empty()
-        && name.len() <= 128
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-    if !ok {
+    if !header_name_ok(name) {
         return Err(Error::invalid(
             "mcp.env_invalid",
             format!("`{name}` is not a usable header name: use letters, digits, `-` or `_` (at most 128)"),

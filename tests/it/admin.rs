@@ -47,7 +47,8 @@ async fn tools_come_from_the_route_table() {
     assert_eq!(got, want);
     // The schema is the op's argument type: fields it does not know are ignored, except by
     // the ops that refuse them (and say so).
-    let strict = ["mcp_server_install", "mcp_server_config_write", "mcp_server_tools", "mcp_server_exposure"];
+    let strict =
+        ["mcp_server_install", "mcp_server_config_write", "mcp_server_tools", "mcp_server_exposure", "secret_write"];
     for t in tools.iter().filter(|t| !t.name.starts_with("memory_")) {
         let schema = serde_json::to_value(&t.input_schema).unwrap();
         let open = !strict.contains(&t.name.as_ref());
@@ -180,6 +181,7 @@ async fn no_gated_call_runs_without_an_approved_row() {
         ("mcp_server_action", json!({"server_id": "files", "action": "restart"})),
         ("store_prune", json!({})),
         ("mcp_server_logs", json!({"server_id": "files", "limit": 5})),
+        ("secret_write", json!({"name": "FILES_TOKEN", "secret": "tok-7f3e-not-shown"})),
     ];
     let gated: Vec<&str> = hal0::admin::routes::GATED.to_vec();
     assert_eq!(calls.len(), gated.len(), "every gated tool is exercised");
@@ -233,6 +235,22 @@ async fn no_gated_call_runs_without_an_approved_row() {
     assert_eq!(out["output"]["server"]["tool_policy"]["allow"], json!(["read_file"]), "{out}");
     let status = env.json(&["mcp", "status", "files", "--json"]);
     assert_eq!(status["tool_policy"]["allow"], json!(["read_file"]), "{status}");
+    // A secret waits in the inbox without showing its value, and lands in api.env once
+    // approved; the answer names it, never the value.
+    let secret_row = &ids[14].1;
+    let card = env.ok(&["agent", "approvals", "show", secret_row, "--json"]);
+    assert!(!card.contains("tok-7f3e-not-shown"), "{card}");
+    let out = env.json(&["agent", "approvals", "approve", secret_row, "--yes", "--json"]);
+    assert_eq!(
+        out["output"],
+        json!({"name": "FILES_TOKEN", "created": true,
+        "note": "servers whose [secrets] name it send it from their next connection"}),
+        "{out}"
+    );
+    let api_env = std::fs::read_to_string(env.config_dir().join("api.env")).unwrap();
+    assert!(api_env.lines().any(|l| l == "FILES_TOKEN=tok-7f3e-not-shown"), "stored");
+    let audit = env.ok(&["activity", "export"]);
+    assert!(!audit.contains("tok-7f3e-not-shown"), "the audit log never holds the value");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -316,6 +334,9 @@ async fn malformed_rest_input_gets_the_operations_invalid_code() {
         ("logs_tail", json!({"lines": "x"}), "logs.invalid_lines"),
         ("mcp_server_logs", json!({"server_id": "x", "limit": true}), "mcp.invalid_limit"),
         ("bridge_client_add", json!({"name": ["a"]}), "bridge.invalid_request"),
+        ("secret_write", json!({"name": "lower", "secret": "x"}), "secrets.invalid_request"),
+        ("secret_write", json!({"name": "HAL0_ADMIN_KEY", "secret": "x"}), "secrets.invalid_request"),
+        ("secret_write", json!({"name": "OK_NAME", "secret": "two\nlines"}), "secrets.invalid_request"),
     ] {
         let (e, v) = call(&c, tool, args.clone()).await;
         assert!(e && v["error"]["code"] == code, "{tool} {args}: {v}");

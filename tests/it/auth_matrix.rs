@@ -11,6 +11,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("clients", "GET /api/bridge/clients"),
     ("unknown", "GET /api/nope"),
     ("settings", "PUT /api/settings"),
+    ("secrets", "PUT /api/secrets/MATRIX_SECRET"),
     ("agents", "POST /mcp/agents/mcp"),
     ("memory", "POST /mcp/memory/mcp"),
     ("admin", "POST /mcp/admin/mcp"),
@@ -50,6 +51,7 @@ const OFF: &[(&str, &str)] = &[
     ("clients", "200 401 401 -   -   403 403 403 403 401 403 403 403"),
     ("unknown", "404 401 401 -   -   403 403 403 403 401 403 403 403"),
     ("settings", "200 401 401 -   -   403 403 403 403 401 403 403 403"),
+    ("secrets", "200 401 401 -   -   403 403 403 403 401 403 403 403"),
     ("agents", "401 401 401 -   -   200 200 200 200 401 403 403 403"),
     ("memory", "200 401 401 -   -   403 200 403 200 401 403 403 403"),
     ("admin", "200 401 401 -   -   403 403 200 200 401 403 403 403"),
@@ -68,6 +70,7 @@ const ARMED: &[(&str, &str)] = &[
     ("clients", "401 401 401 403 200 403 403 403 403 401 403 403 403"),
     ("unknown", "401 401 401 403 404 403 403 403 403 401 403 403 403"),
     ("settings", "401 401 401 403 200 403 403 403 403 401 403 403 403"),
+    ("secrets", "401 401 401 403 200 403 403 403 403 401 403 403 403"),
     ("agents", "401 401 401 403 200 200 200 200 200 401 403 403 403"),
     ("memory", "401 401 401 200 200 403 200 403 200 401 403 403 403"),
     ("admin", "401 401 401 403 200 403 403 200 200 401 403 403 403"),
@@ -126,6 +129,9 @@ fn request(
             .header("sec-websocket-version", "13")
             .header("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ=="),
         "GET" => http.get(server.url(path)),
+        "PUT" if path.starts_with("/api/secrets/") => {
+            http.put(server.url(path)).json(&serde_json::json!({"secret": "matrix-value"}))
+        }
         "PUT" => http.put(server.url(path)).json(&serde_json::json!({"key": "bridge.run_retention_days", "value": 30})),
         _ => return mcp_post(http, &server.url(path), key, &initialize_body()),
     };

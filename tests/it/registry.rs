@@ -354,3 +354,61 @@ async fn cli_and_rest_list_the_same_view() {
     assert_eq!(gh["bundled"], false);
     assert_eq!(rest["count"], 4, "three bundled and one installed: {rest}");
 }
+
+/// `hal0 mcp secret set ID HEADER`: the value from stdin into api.env, the record's
+/// `[secrets]` entry, nothing echoed; bad inputs refused with nothing written.
+#[test]
+fn mcp_secret_set_reads_stdin_and_writes_api_env_and_the_record() {
+    use std::io::Write;
+    let env = Env::new();
+    env.ok(&["mcp", "install", "http://127.0.0.1:9/mcp", "--id", "files"]);
+    let set = |args: &[&str], input: &str| {
+        let mut child = env
+            .cmd(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (code, out, err) = set(&["mcp", "secret", "set", "files", "Authorization"], "Bearer s3cr3t-9d1\n");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("HAL0_MCP_FILES_AUTHORIZATION") && !out.contains("s3cr3t"), "{out}");
+    let api_env = || std::fs::read_to_string(env.config_dir().join("api.env")).unwrap_or_default();
+    assert!(api_env().lines().any(|l| l == "HAL0_MCP_FILES_AUTHORIZATION=Bearer s3cr3t-9d1"), "{}", api_env());
+    let status = env.json(&["mcp", "status", "files", "--json"]);
+    assert_eq!(status["secrets"], json!(["Authorization"]), "{status}");
+    assert!(!status.to_string().contains("s3cr3t"), "{status}");
+    // A second value replaces the first under the same name.
+    let (code, out, _) = set(&["mcp", "secret", "set", "files", "Authorization", "--json"], "Bearer other-4c2");
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["created"], false, "{v}");
+    assert_eq!(v["record_changed"], false, "{v}");
+    assert!(api_env().contains("=Bearer other-4c2") && !api_env().contains("s3cr3t"));
+
+    // Bad inputs: each refused with its code, api.env and the record unchanged.
+    let (before_env, before_rec) = (api_env(), std::fs::read_to_string(record_path(&env, "files")).unwrap());
+    for (args, input, code) in [
+        (vec!["mcp", "secret", "set", "nope", "X-Key"], "v", "mcp.not_found"),
+        (vec!["mcp", "secret", "set", "files", "bad header"], "v", "mcp.invalid_header"),
+        (vec!["mcp", "secret", "set", "files", "X-Key"], "", "secrets.invalid_value"),
+        (vec!["mcp", "secret", "set", "files", "X-Key"], "two\nlines\n", "secrets.invalid_value"),
+        (vec!["mcp", "secret", "set", "files", "X-Key", "--key", "lower"], "v", "secrets.invalid_name"),
+        (vec!["mcp", "secret", "set", "files", "X-Key", "--key", "HAL0_ADMIN_KEY"], "v", "secrets.reserved"),
+        (vec!["mcp", "secret", "set", "files", "Authorization", "--key", "OTHER_NAME"], "v", "secrets.invalid_name"),
+    ] {
+        let (exit, _, err) = set(&args, input);
+        assert_ne!(exit, 0, "{args:?} went through");
+        assert!(err.contains(&format!("[{code}]")), "{args:?}: {err}");
+    }
+    assert_eq!(api_env(), before_env, "refusals write nothing to api.env");
+    assert_eq!(std::fs::read_to_string(record_path(&env, "files")).unwrap(), before_rec, "nor to the record");
+}
