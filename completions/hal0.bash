@@ -340,11 +340,20 @@ _hal0() {
             hal0__subcmd__help__subcmd__mcp,list)
                 cmd="hal0__subcmd__help__subcmd__mcp__subcmd__list"
                 ;;
+            hal0__subcmd__help__subcmd__mcp,restart)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__restart"
+                ;;
             hal0__subcmd__help__subcmd__mcp,secret)
                 cmd="hal0__subcmd__help__subcmd__mcp__subcmd__secret"
                 ;;
+            hal0__subcmd__help__subcmd__mcp,start)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__start"
+                ;;
             hal0__subcmd__help__subcmd__mcp,status)
                 cmd="hal0__subcmd__help__subcmd__mcp__subcmd__status"
+                ;;
+            hal0__subcmd__help__subcmd__mcp,stop)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__stop"
                 ;;
             hal0__subcmd__help__subcmd__mcp,test)
                 cmd="hal0__subcmd__help__subcmd__mcp__subcmd__test"
@@ -433,11 +442,20 @@ _hal0() {
             hal0__subcmd__mcp,remove)
                 cmd="hal0__subcmd__mcp__subcmd__uninstall"
                 ;;
+            hal0__subcmd__mcp,restart)
+                cmd="hal0__subcmd__mcp__subcmd__restart"
+                ;;
             hal0__subcmd__mcp,secret)
                 cmd="hal0__subcmd__mcp__subcmd__secret"
                 ;;
+            hal0__subcmd__mcp,start)
+                cmd="hal0__subcmd__mcp__subcmd__start"
+                ;;
             hal0__subcmd__mcp,status)
                 cmd="hal0__subcmd__mcp__subcmd__status"
+                ;;
+            hal0__subcmd__mcp,stop)
+                cmd="hal0__subcmd__mcp__subcmd__stop"
                 ;;
             hal0__subcmd__mcp,test)
                 cmd="hal0__subcmd__mcp__subcmd__test"
@@ -496,11 +514,20 @@ _hal0() {
             hal0__subcmd__mcp__subcmd__help,list)
                 cmd="hal0__subcmd__mcp__subcmd__help__subcmd__list"
                 ;;
+            hal0__subcmd__mcp__subcmd__help,restart)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__restart"
+                ;;
             hal0__subcmd__mcp__subcmd__help,secret)
                 cmd="hal0__subcmd__mcp__subcmd__help__subcmd__secret"
                 ;;
+            hal0__subcmd__mcp__subcmd__help,start)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__start"
+                ;;
             hal0__subcmd__mcp__subcmd__help,status)
                 cmd="hal0__subcmd__mcp__subcmd__help__subcmd__status"
+                ;;
+            hal0__subcmd__mcp__subcmd__help,stop)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__stop"
                 ;;
             hal0__subcmd__mcp__subcmd__help,test)
                 cmd="hal0__subcmd__mcp__subcmd__help__subcmd__test"
@@ -2109,7 +2136,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help__subcmd__mcp)
-            opts="install list status uninstall allow gate block test expose enable disable catalog keys secret"
+            opts="install list status uninstall allow gate block test expose enable disable catalog keys start stop restart secret"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2332,6 +2359,20 @@ _hal0() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__restart)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         hal0__subcmd__help__subcmd__mcp__subcmd__secret)
             opts="set"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -2360,7 +2401,35 @@ _hal0() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__start)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         hal0__subcmd__help__subcmd__mcp__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__stop)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2585,7 +2654,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp)
-            opts="-h --config-dir --state-dir --help install add list status uninstall remove allow gate block test expose enable disable catalog keys secret help"
+            opts="-h --config-dir --state-dir --help install add list status uninstall remove allow gate block test expose enable disable catalog keys start stop restart secret help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2869,7 +2938,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp__subcmd__help)
-            opts="install list status uninstall allow gate block test expose enable disable catalog keys secret help"
+            opts="install list status uninstall allow gate block test expose enable disable catalog keys start stop restart secret help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3106,6 +3175,20 @@ _hal0() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__restart)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         hal0__subcmd__mcp__subcmd__help__subcmd__secret)
             opts="set"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -3134,7 +3217,35 @@ _hal0() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__start)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         hal0__subcmd__mcp__subcmd__help__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__stop)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -3394,6 +3505,28 @@ _hal0() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        hal0__subcmd__mcp__subcmd__restart)
+            opts="-h --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         hal0__subcmd__mcp__subcmd__secret)
             opts="-h --config-dir --state-dir --help set help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -3484,7 +3617,51 @@ _hal0() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        hal0__subcmd__mcp__subcmd__start)
+            opts="-h --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         hal0__subcmd__mcp__subcmd__status)
+            opts="-h --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__stop)
             opts="-h --json --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -100,6 +100,8 @@ pub const ALL: &[&str] = &[
     "mcp.catalog_unknown_category",
     "mcp.config_invalid",
     "mcp.consumer_not_found",
+    "mcp.daemon_refused",
+    "mcp.daemon_unreachable",
     "mcp.env_invalid",
     "mcp.env_secret",
     "mcp.exposure_invalid",
@@ -183,6 +185,11 @@ pub const ALL: &[&str] = &[
 /// Whether `code` is one of [`ALL`].
 pub fn is_listed(code: &str) -> bool {
     ALL.contains(&code)
+}
+
+/// `code` as listed (a code another hal0 answered with, say), or `None` when unlisted.
+pub fn listed(code: &str) -> Option<&'static str> {
+    ALL.iter().copied().find(|c| *c == code)
 }
 
 #[cfg(test)]

@@ -99,6 +99,24 @@ pub enum McpCmd {
         #[command(subcommand)]
         cmd: super::mcp_keys::KeysCmd,
     },
+    /// Start a stdio server's child in the running daemon (it also starts on the first call).
+    Start {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop a stdio server's child in the running daemon.
+    Stop {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Restart a stdio server's child in the running daemon.
+    Restart {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Secrets an installed server sends as headers (values in api.env, read from stdin or a prompt).
     Secret {
         #[command(subcommand)]
@@ -299,6 +317,9 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
         McpCmd::Block { id, tool } => set(ctx, &id, &tool, ToolList::Blocked),
         McpCmd::Keys { cmd } => super::mcp_keys::run(ctx, cmd),
         McpCmd::Secret { cmd } => super::mcp_secret::run(ctx, cmd),
+        McpCmd::Start { id, json } => super::mcp_control::run(ctx, &id, "start", json),
+        McpCmd::Stop { id, json } => super::mcp_control::run(ctx, &id, "stop", json),
+        McpCmd::Restart { id, json } => super::mcp_control::run(ctx, &id, "restart", json),
         McpCmd::Expose { id, hermes, no_hermes, brain, no_brain, openwebui, opencode, json } => {
             let mut flags = Vec::new();
             for (name, on, off) in [

@@ -11,6 +11,7 @@ pub mod docs;
 pub mod doctor;
 pub mod mcp;
 pub mod mcp_catalog;
+pub mod mcp_control;
 pub mod mcp_keys;
 pub mod mcp_secret;
 pub mod op;

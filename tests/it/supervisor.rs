@@ -166,3 +166,36 @@ fn a_stdio_server_with_a_command_can_be_exposed() {
     let o = env.run(&["mcp", "test", "nocmd"]);
     assert!(o.stderr().contains("[mcp.supervisor_unavailable]"), "{}", o.stderr());
 }
+
+/// `hal0 mcp start|stop|restart ID` asks the running daemon (loopback, the admin key from
+/// api.env) and prints its answer; with no daemon it says so, with its own code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shell_controls_a_stdio_child_through_the_daemon() {
+    let Some(python) = python() else { return };
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    install_stdio(&env, "py", &python, &dir.path().join("counts.json"));
+    env.ok(&["mcp", "install", "http://127.0.0.1:9/mcp", "--id", "web"]);
+    env.json(&["auth", "rotate", "admin", "--yes", "--json"]);
+
+    let o = env.run(&["mcp", "start", "py"]);
+    assert_eq!(o.code(), 1, "{}", o.stderr());
+    assert!(o.stderr().contains("[mcp.daemon_unreachable]") && o.stderr().contains("hal0 serve"), "{}", o.stderr());
+
+    let server = serve_on_configured_port(&env);
+    let v = env.json(&["mcp", "start", "py", "--json"]);
+    assert_eq!(v["state"], "running", "{v}");
+    let pid = v["pid"].as_u64().expect("a pid");
+    assert!(alive(pid));
+    let text = env.ok(&["mcp", "restart", "py"]);
+    assert!(text.starts_with("`py`: running (pid "), "{text}");
+    assert!(eventually(Duration::from_secs(10), async || !alive(pid)).await, "the old child {pid} is gone");
+    assert_eq!(env.json(&["mcp", "stop", "py", "--json"])["state"], "stopped");
+    // Refusals keep the daemon's code: an http server has no child; an unknown id is
+    // refused before anything is asked.
+    let o = env.run(&["mcp", "stop", "web"]);
+    assert!(o.stderr().contains("[mcp.not_supervised]"), "{}", o.stderr());
+    let o = env.run(&["mcp", "restart", "nope"]);
+    assert!(o.stderr().contains("[mcp.not_found]"), "{}", o.stderr());
+    server.terminate().await;
+}
