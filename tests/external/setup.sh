@@ -9,6 +9,8 @@
 #   - <repo>/.tools/node   also the TypeScript SDK @modelcontextprotocol/sdk (pinned), the
 #                          client of tests/external/progress_client.mjs, and the Claude Code
 #                          CLI @anthropic-ai/claude-code (pinned), driven by tests/it/claude_code.rs
+#   - <repo>/.tools/conformance  the MCP conformance suite @modelcontextprotocol/conformance
+#                          (pinned) with Node 22 from the `node` npm package (it needs 22)
 #   - <repo>/.hermes-venv  a separate venv with the Hermes agent (pinned) plus
 #                          aiohttp, which its API server needs but does not pull in
 # Safe to run repeatedly; it only installs what is missing or at the wrong
@@ -21,11 +23,14 @@ EVERYTHING_VERSION="2026.8.31"
 TS_SDK_VERSION="1.32.2"
 CLAUDE_CODE_VERSION="2.1.332"
 HERMES_VERSION="0.19.0"
+CONFORMANCE_VERSION="0.1.16"
+NODE22_VERSION="22.23.3"
 HERMES_AIOHTTP_VERSION="3.14.1"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 VENV="$ROOT/.venv"
 NODE_PREFIX="$ROOT/.tools/node"
+CONFORMANCE_PREFIX="$ROOT/.tools/conformance"
 HERMES_VENV="$ROOT/.hermes-venv"
 PYTHON="${PYTHON:-python3}"
 
@@ -55,6 +60,19 @@ if [ "$installed" != "$INSPECTOR_VERSION" ] || [ ! -x "$NODE_PREFIX/node_modules
 else
     log "inspector $installed already installed"
 fi
+
+# --- MCP conformance suite (needs Node 22: its own prefix, so nothing else picks it up) ---
+conformance_pkg="$CONFORMANCE_PREFIX/node_modules/@modelcontextprotocol/conformance/package.json"
+installed="$(node -e 'try{console.log(require(process.argv[1]).version)}catch(e){}' "$conformance_pkg" 2>/dev/null || true)"
+if [ "$installed" != "$CONFORMANCE_VERSION" ] || [ ! -x "$CONFORMANCE_PREFIX/node_modules/.bin/node" ]; then
+    log "installing @modelcontextprotocol/conformance@$CONFORMANCE_VERSION and node@$NODE22_VERSION into $CONFORMANCE_PREFIX (found: ${installed:-none})"
+    mkdir -p "$CONFORMANCE_PREFIX"
+    npm install --prefix "$CONFORMANCE_PREFIX" --no-audit --no-fund --loglevel=error \
+        "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" "node@$NODE22_VERSION"
+else
+    log "conformance $installed already installed"
+fi
+"$CONFORMANCE_PREFIX/node_modules/.bin/node" --version >/dev/null
 
 # --- MCP reference server "everything" (upstream for proxy tests) -----------
 everything_pkg="$NODE_PREFIX/node_modules/@modelcontextprotocol/server-everything/package.json"

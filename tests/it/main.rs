@@ -13,6 +13,7 @@ mod bridge;
 mod claude_code;
 mod cli;
 mod concurrent_writes;
+mod conformance;
 mod doctor;
 mod expose;
 mod external_clients;
