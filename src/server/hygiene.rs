@@ -149,7 +149,7 @@ fn too_large() -> Error {
 /// registration gets RFC 7591's error shape with what to do instead, which clients show.
 pub fn no_oauth(path: &str) -> Option<Response> {
     let advice = "hal0 does not do OAuth: it takes a bearer key. Make one on the box (hal0 bridge add NAME \
-                  --scope agents|memory|admin) and send it as `Authorization: Bearer <key>`; with Claude Code: \
+                  --scope agents, memory or admin) and send it as `Authorization: Bearer <key>`; with Claude Code: \
                   claude mcp add --transport http NAME URL --header \"Authorization: Bearer <key>\"";
     if path.starts_with("/.well-known/oauth") || path.starts_with("/.well-known/openid") {
         let body = serde_json::json!({"error": {"code": "auth.no_oauth", "message": advice}});

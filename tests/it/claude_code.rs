@@ -153,3 +153,38 @@ async fn claude_code_keeps_a_long_wait_open_past_60_s() {
     assert_eq!(v["status"], "waiting_for_approval", "{v}");
     assert!(s.elapsed >= Duration::from_secs(65), "{:?}", s.elapsed);
 }
+
+/// Claude Code given no key: its health check tries OAuth, finds none, and shows the reason
+/// hal0 gives at `/register` (which key to send, and the `claude mcp add --header` line)
+/// instead of a bare registration failure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_without_a_key_is_told_what_to_do() {
+    if !available() {
+        return;
+    }
+    let env = Env::new();
+    env.json(&["auth", "rotate", "admin", "--yes", "--json"]);
+    let server = env.serve();
+    let home = tempfile::tempdir().unwrap();
+    let claude = |args: &[&str]| {
+        let out = Command::new(claude_bin())
+            .env_clear()
+            .env("HOME", home.path())
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .current_dir(home.path())
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    };
+    let url = server.url("/mcp/memory/mcp");
+    claude(&["mcp", "add", "--transport", "http", "hal0-memory", &url]);
+    let shown = claude(&["mcp", "get", "hal0-memory"]);
+    assert!(shown.contains("does not do OAuth") && shown.contains("Authorization: Bearer <key>"), "{shown}");
+    assert!(shown.contains("claude mcp add --transport http"), "{shown}");
+    server.terminate().await;
+}
