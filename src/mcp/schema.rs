@@ -173,11 +173,8 @@ fn split_types(schema: &mut Map<String, Value>, types: &[String]) {
                         b.insert("enum".into(), Value::Array(of));
                     }
                 }
-                "const" => {
-                    if is_of(v, t) {
-                        b.insert("const".into(), v.clone());
-                    }
-                }
+                "const" if is_of(v, t) => drop(b.insert("const".into(), v.clone())),
+                "const" => {}
                 _ if applies_to(k).contains(&t.as_str()) => drop(b.insert(k.clone(), v.clone())),
                 _ => {}
             }
