@@ -92,11 +92,18 @@ impl Approval {
     /// `env` or `headers` map masked whole (environment values and headers are credentials
     /// more often than not, and the redactor cannot know which). Only the shell's
     /// `hal0 agent approvals show` shows the raw card, to the person deciding.
-    /// The card as the shell shows it: a hal0-admin call's arguments and result redacted
-    /// (a `secret_write` value is never printed; the preview was redacted when queued),
-    /// every other kind whole, as approval will carry it out (a skill's exact text).
-    pub fn for_shell(self) -> Approval {
-        if self.kind == ApprovalKind::AdminCall { self.redacted() } else { self }
+    /// The card as the shell shows it: whole, as approval will carry it out (the person
+    /// deciding reads the exact command, skill text, …), except the value of a
+    /// `secret_write`, which is never printed: its length stands in for it.
+    pub fn for_shell(mut self) -> Approval {
+        if self.kind == ApprovalKind::AdminCall
+            && self.tool == "secret_write"
+            && let Some(v) = self.arguments.pointer_mut("/args/secret")
+        {
+            let len = v.as_str().map_or(0, str::len);
+            *v = Value::String(format!("{} ({len} bytes)", crate::redact::MASK));
+        }
+        self
     }
 
     pub fn redacted(mut self) -> Approval {
