@@ -16,24 +16,14 @@ use std::time::Instant;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
+#[path = "support/rng.rs"]
+mod rng;
+use rng::Rng;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    /// Skewed towards small indices (a rough Zipf): common words are common.
-    fn skewed(&mut self, n: usize) -> usize {
-        let x = (self.next() % 1_000_000) as f64 / 1_000_000.0;
-        ((x * x * x) * n as f64) as usize
-    }
+/// Skewed towards small indices (a rough Zipf): common words are common.
+fn skewed(r: &mut Rng, n: usize) -> usize {
+    let x = (r.next() % 1_000_000) as f64 / 1_000_000.0;
+    ((x * x * x) * n as f64) as usize
 }
 
 fn vocabulary(n: usize) -> Vec<String> {
@@ -67,7 +57,7 @@ fn main() {
     let mut r = Rng(42);
     let make = |r: &mut Rng, i: usize| {
         let words = 8 + r.below(17);
-        let text: Vec<&str> = (0..words).map(|_| vocab[r.skewed(vocab.len())].as_str()).collect();
+        let text: Vec<&str> = (0..words).map(|_| vocab[skewed(r, vocab.len())].as_str()).collect();
         NewNote {
             text: text.join(" "),
             dataset: if i.is_multiple_of(10) { "agents".into() } else { "shared".into() },
@@ -121,7 +111,7 @@ fn main() {
     let queries: Vec<String> = (0..1000)
         .map(|_| {
             let k = 1 + r.below(3);
-            (0..k).map(|_| vocab[r.skewed(vocab.len())].as_str()).collect::<Vec<_>>().join(" ")
+            (0..k).map(|_| vocab[skewed(&mut r, vocab.len())].as_str()).collect::<Vec<_>>().join(" ")
         })
         .collect();
     // Warm the page cache once, as a running daemon would be.

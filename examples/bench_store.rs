@@ -22,6 +22,8 @@
 //!       [--calls 20000] [--clients 4] [--rows 10000000] [--week-rate 20] [--runs 5]
 //!       [--only growth,activity,week]`
 
+#[path = "support/rng.rs"]
+mod rng;
 #[path = "support/mod.rs"]
 mod support;
 
@@ -30,6 +32,7 @@ use hal0::bridge::ledger::{self, Run, RunStatus, Update};
 use hal0::memory::{MemoryEngine, NewNote};
 use hal0::retention::{self, Policy};
 use hal0::store::Store;
+use rng::Rng;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -170,19 +173,13 @@ fn mib(b: u64) -> f64 {
 // ---------------------------------------------------------------------------------------
 // Deterministic generated content
 
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
+/// The store bench's draws on top of [`Rng`].
+trait Draws {
+    fn chance(&mut self, per_million: u64) -> bool;
+    fn words(&mut self, n: usize) -> String;
+}
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
+impl Draws for Rng {
     fn chance(&mut self, per_million: u64) -> bool {
         self.next() % 1_000_000 < per_million
     }
