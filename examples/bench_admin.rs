@@ -25,7 +25,6 @@ mod upstream;
 
 use child::{KillOnDrop, cpu_ms, loadavg};
 use serde_json::{Value, json};
-use std::process::{Command, Stdio};
 use support::{Session, pct};
 
 /// One measured target: where, which tool with which arguments, and a text its answer holds.
@@ -62,15 +61,7 @@ async fn run(bin: String, calls: u64, clients: usize) {
 
     let dir = tempfile::tempdir().unwrap();
     let (cfg, state) = (dir.path().join("etc"), dir.path().join("var"));
-    let out = Command::new(&bin)
-        .args(["bridge", "add", "bench", "--scope", "admin", "--json"])
-        .env("HAL0_CONFIG_DIR", &cfg)
-        .env("HAL0_STATE_DIR", &state)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let key = serde_json::from_slice::<Value>(&out.stdout).unwrap()["key"].as_str().unwrap().to_string();
+    let key = support::bridge_key(&bin, &cfg, &state, "bench", &["admin"]);
     let (server, base) = support::serve(&bin, &cfg, &state, &[]);
     let server = KillOnDrop(server);
     let admin_url = format!("{base}/mcp/admin/mcp");

@@ -13,7 +13,6 @@ mod support;
 
 use fake_hermes::{FakeHermes, FakeHermesOptions};
 use serde_json::json;
-use std::process::Command;
 use std::time::Instant;
 use support::{Session, pct};
 
@@ -35,13 +34,7 @@ async fn main() {
         format!("[bridge]\nmax_concurrent_runs_per_client = 100000\n[hermes]\nhome = \"{}\"\n", home.display()),
     )
     .unwrap();
-    let out = Command::new(&bin)
-        .args(["bridge", "add", "bench", "--json"])
-        .env("HAL0_CONFIG_DIR", &cfg)
-        .env("HAL0_STATE_DIR", &state)
-        .output()
-        .unwrap();
-    let key = serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["key"].as_str().unwrap().to_string();
+    let key = support::bridge_key(&bin, &cfg, &state, "bench", &[]);
 
     // A 500-event run written straight into the ledger (mixed text and tool events).
     let store = hal0::store::Store::open(&state.join("hal0.db")).unwrap();

@@ -138,15 +138,7 @@ async fn start_peer(peer: &Path) -> Relay {
 }
 
 fn hal0_bot(bin: &str, cfg: &Path, state: &Path, name: &str) -> String {
-    let out = Command::new(bin)
-        .args(["bridge", "add", name, "--scope", "relay", "--json"])
-        .env("HAL0_CONFIG_DIR", cfg)
-        .env("HAL0_STATE_DIR", state)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "hal0 bridge add: {}", String::from_utf8_lossy(&out.stderr));
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    v["key"].as_str().unwrap().to_string()
+    support::bridge_key(bin, cfg, state, name, &["relay"])
 }
 
 async fn start_hal0(bin: &str) -> Relay {

@@ -385,15 +385,7 @@ fn growth(a: &Args) -> Value {
 fn audited_calls(a: &Args) -> f64 {
     let dir = tempfile::tempdir().unwrap();
     let (cfg, state) = (dir.path().join("etc"), dir.path().join("var"));
-    let out = Command::new(&a.bin)
-        .args(["bridge", "add", "bench", "--scope", "admin", "--json"])
-        .env("HAL0_CONFIG_DIR", &cfg)
-        .env("HAL0_STATE_DIR", &state)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let key = serde_json::from_slice::<Value>(&out.stdout).unwrap()["key"].as_str().unwrap().to_string();
+    let key = support::bridge_key(&a.bin, &cfg, &state, "bench", &["admin"]);
     let (server, base) = support::serve(&a.bin, &cfg, &state, &[]);
     let _server = Server(server);
     let url = format!("{base}/mcp/admin/mcp");

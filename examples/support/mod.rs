@@ -1,5 +1,5 @@
 //! Shared pieces of the benchmark harnesses: percentiles, RSS, a raw MCP session over
-//! reqwest, and starting `hal0 serve` from a given binary.
+//! reqwest, a bridge key and starting `hal0 serve` from a given binary.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
@@ -15,6 +15,24 @@ pub fn pct(v: &mut [f64], p: f64) -> f64 {
 pub fn rss_kib(pid: u32) -> u64 {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     s.lines().find(|l| l.starts_with("VmRSS:")).unwrap().split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// `hal0 bridge add NAME [--scope S]… --json` with the given dirs: the new client's key.
+pub fn bridge_key(bin: &str, cfg: &Path, state: &Path, name: &str, scopes: &[&str]) -> String {
+    let mut args = vec!["bridge", "add", name, "--json"];
+    for s in scopes {
+        args.extend(["--scope", s]);
+    }
+    let out = Command::new(bin)
+        .args(&args)
+        .env("HAL0_CONFIG_DIR", cfg)
+        .env("HAL0_STATE_DIR", state)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "hal0 bridge add: {}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["key"].as_str().unwrap().to_string()
 }
 
 /// `hal0 serve --bind 127.0.0.1:0` with the given dirs; returns the child and base URL.
