@@ -44,18 +44,10 @@ async fn main() {
         profile: "default".into(),
         client: "bench".into(),
         status: hal0::bridge::ledger::RunStatus::Completed,
-        created_at: hal0::store::now(),
-        updated_at: hal0::store::now(),
         input_preview: "bench".into(),
         fingerprint: "x".into(),
-        idempotency_key: None,
-        session_key: None,
-        output: String::new(),
-        error: None,
-        usage: None,
-        pending: None,
-        last_seq: 0,
         finished: true,
+        ..hal0::bridge::ledger::Run::queued(hal0::store::now())
     };
     hal0::bridge::ledger::insert(&store, &run).unwrap();
     let events: Vec<(String, serde_json::Value)> = (0..500)

@@ -400,15 +400,19 @@ fn audited_calls(a: &Args) -> f64 {
     let (_, secs) = rt.block_on(support::concurrent(sessions, per, version.0, version.1, version.2));
     std::thread::sleep(Duration::from_millis(300));
     let (size1, rows1) = (settled_size(&db), count(&db, "audit_log"));
-    let rows = rows1 - rows0;
-    let per_call = (size1 - size0) as f64 / rows as f64;
+    let what = format!("audited call (version_info over MCP, {} sessions)", a.clients);
+    per_item(&what, (rows1 - rows0) as u64, "call", secs, (size0, size1))
+}
+
+/// Print and return the bytes each of `added` items (`unit`s) grew the store by.
+fn per_item(what: &str, added: u64, unit: &str, secs: f64, (size0, size1): (u64, u64)) -> f64 {
+    let per = (size1 - size0) as f64 / added as f64;
     println!(
-        "  audited call (version_info over MCP, {} sessions): {rows} rows in {secs:.1} s, {:.2} -> {:.2} MiB = {per_call:.0} bytes/call",
-        a.clients,
+        "  {what}: {added} {unit}s in {secs:.1} s, {:.2} -> {:.2} MiB = {per:.0} bytes/{unit}",
         mib(size0),
         mib(size1)
     );
-    per_call
+    per
 }
 
 fn run_events(n: u64) -> f64 {
@@ -430,18 +434,9 @@ fn run_events(n: u64) -> f64 {
                 profile: "default".into(),
                 client: format!("agent-{:02}", i % 20),
                 status: RunStatus::Running,
-                created_at: now.clone(),
-                updated_at: now.clone(),
                 input_preview: input.clone(),
                 fingerprint: format!("{:016x}{:016x}", r.next(), r.next()),
-                idempotency_key: None,
-                session_key: None,
-                output: String::new(),
-                error: None,
-                usage: None,
-                pending: None,
-                last_seq: 0,
-                finished: false,
+                ..Run::queued(now.clone())
             },
         )
         .unwrap();
@@ -478,15 +473,8 @@ fn run_events(n: u64) -> f64 {
             }
         }
     }
-    let secs = t.elapsed().as_secs_f64();
-    let size1 = settled_size(&db);
-    let per = (size1 - size0) as f64 / added as f64;
-    println!(
-        "  run event (bridge ledger, {FLUSH} a flush, {PER_RUN} a run): {added} events in {secs:.1} s, {:.2} -> {:.2} MiB = {per:.0} bytes/event",
-        mib(size0),
-        mib(size1)
-    );
-    per
+    let what = format!("run event (bridge ledger, {FLUSH} a flush, {PER_RUN} a run)");
+    per_item(&what, added, "event", t.elapsed().as_secs_f64(), (size0, settled_size(&db)))
 }
 
 fn notes(n: u64) -> f64 {
@@ -513,15 +501,8 @@ fn notes(n: u64) -> f64 {
         engine.add_many("bench", (i..end).map(|j| note(&mut r, j)).collect()).unwrap();
         i = end;
     }
-    let secs = t.elapsed().as_secs_f64();
-    let size1 = settled_size(&db);
-    let per = (size1 - size0) as f64 / n as f64;
-    println!(
-        "  memory note (8-24 words, one tag, 100 a call): {n} notes in {secs:.1} s, {:.2} -> {:.2} MiB = {per:.0} bytes/note",
-        mib(size0),
-        mib(size1)
-    );
-    per
+    let what = "memory note (8-24 words, one tag, 100 a call)";
+    per_item(what, n, "note", t.elapsed().as_secs_f64(), (size0, settled_size(&db)))
 }
 
 // ---------------------------------------------------------------------------------------

@@ -62,6 +62,33 @@ pub struct Run {
     pub finished: bool,
 }
 
+impl Run {
+    /// What every new run starts as: queued at `at`, nothing received from Hermes yet (no
+    /// output, error, usage, pending request or event). Callers fill in the run's id, who
+    /// asked and what, with struct update syntax.
+    pub fn queued(at: String) -> Run {
+        Run {
+            run_id: String::new(),
+            agent: String::new(),
+            profile: String::new(),
+            client: String::new(),
+            status: RunStatus::Queued,
+            created_at: at.clone(),
+            updated_at: at,
+            input_preview: String::new(),
+            fingerprint: String::new(),
+            idempotency_key: None,
+            session_key: None,
+            output: String::new(),
+            error: None,
+            usage: None,
+            pending: None,
+            last_seq: 0,
+            finished: false,
+        }
+    }
+}
+
 /// A stored event: `seq`, name, and the payload (Hermes's JSON without `run_id`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredEvent {
@@ -377,19 +404,9 @@ mod tests {
             agent: "hermes".into(),
             profile: "default".into(),
             client: client.into(),
-            status: RunStatus::Queued,
-            created_at: now(),
-            updated_at: now(),
             input_preview: "hi".into(),
             fingerprint: "f".into(),
-            idempotency_key: None,
-            session_key: None,
-            output: String::new(),
-            error: None,
-            usage: None,
-            pending: None,
-            last_seq: 0,
-            finished: false,
+            ..Run::queued(now())
         }
     }
 

@@ -370,25 +370,16 @@ impl Bridge {
         }
         let hermes = self.client_for(&profile);
         let run_id = hermes.start_run(&body, session.as_deref(), idem.as_deref()).await?;
-        let t = now();
         let run = Run {
             run_id: run_id.clone(),
             agent: profile.agent_id.clone(),
             profile: profile.name.clone(),
             client: client.clone(),
-            status: crate::bridge::ledger::RunStatus::Queued,
-            created_at: t.clone(),
-            updated_at: t,
             input_preview: req.input.chars().take(view::PREVIEW_CHARS).collect(),
             fingerprint: fp,
             idempotency_key: idem,
             session_key: session,
-            output: String::new(),
-            error: None,
-            usage: None,
-            pending: None,
-            last_seq: 0,
-            finished: false,
+            ..Run::queued(now())
         };
         let r2 = run.clone();
         if let Err(e) = self.db(move |s| ledger::insert(s, &r2)).await {
