@@ -401,7 +401,7 @@ fn audited_calls(a: &Args) -> f64 {
     std::thread::sleep(Duration::from_millis(300));
     let (size1, rows1) = (settled_size(&db), count(&db, "audit_log"));
     let what = format!("audited call (version_info over MCP, {} sessions)", a.clients);
-    per_item(&what, (rows1 - rows0) as u64, "call", secs, (size0, size1))
+    per_item(&what, rows1 - rows0, "call", secs, (size0, size1))
 }
 
 /// Print and return the bytes each of `added` items (`unit`s) grew the store by.

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::paths::Paths;
 
 /// Names `auth rotate` owns.
-const RESERVED: [&str; 2] = ["HAL0_ADMIN_KEY", "HAL0_CLIENT_KEY"];
+const RESERVED: [&str; 2] = [crate::auth::boxkeys::ADMIN_VAR, crate::auth::boxkeys::CLIENT_VAR];
 /// The longest value stored (a PEM private key fits).
 pub const MAX_VALUE: usize = 16 * 1024;
 

@@ -13,7 +13,8 @@ pub fn run(ctx: &Ctx, id: &str, action: &str, json: bool) -> Result<()> {
     let cfg = ctx.config()?;
     let base = crate::connect::local_base(&cfg);
     let url = format!("{base}/api/mcp/{id}/{action}");
-    let key = crate::envfile::get_var(&ctx.paths.api_env(), "HAL0_ADMIN_KEY")?.filter(|k| !k.is_empty());
+    let keys = crate::auth::boxkeys::BoxKeys::load(&ctx.paths.api_env())?;
+    let key = keys.get(crate::auth::boxkeys::BoxKey::Admin);
     let (status, body) = runtime()?.block_on(async {
         let mut req = reqwest::Client::new().post(&url).timeout(std::time::Duration::from_secs(60));
         if let Some(k) = &key {

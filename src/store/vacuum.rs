@@ -57,12 +57,9 @@ fn step(c: &Connection) -> Result<(i64, i64)> {
 /// pause between steps; returns the bytes given back.
 pub fn reclaim(store: &crate::store::Store) -> Result<u64> {
     let mut freed = 0u64;
+    let page: i64 = store.with(|c| Ok(c.pragma_query_value(None, "page_size", |r| r.get(0))?))?;
     loop {
-        let (before, after, page) = store.with(|c| {
-            let page: i64 = c.pragma_query_value(None, "page_size", |r| r.get(0))?;
-            let (before, after) = step(c)?;
-            Ok((before, after, page))
-        })?;
+        let (before, after) = store.with(|c| step(c))?;
         freed += ((before - after).max(0) * page) as u64;
         if after == 0 || after >= before {
             return Ok(freed);
