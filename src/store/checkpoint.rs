@@ -18,8 +18,9 @@ const WAKE_PAGES: i32 = 1000;
 const BACKSTOP_PAGES: i32 = 50_000;
 
 /// The wake-up a store's connections share with its checkpointer thread.
-#[derive(Default)]
 pub struct Checkpointer {
+    /// The store it checkpoints.
+    path: PathBuf,
     state: Mutex<State>,
     wake: Condvar,
 }
@@ -35,9 +36,14 @@ struct State {
 }
 
 impl Checkpointer {
-    /// Install the hook on `conn`: past [`WAKE_PAGES`] it wakes the thread that checkpoints
-    /// `path`; past [`BACKSTOP_PAGES`] the writer checkpoints at once.
-    pub fn hook(self: &Arc<Self>, conn: &mut Connection, path: PathBuf) -> rusqlite::Result<()> {
+    /// The checkpointer of the store at `path` (its thread starts on the first wake-up).
+    pub fn new(path: &std::path::Path) -> Checkpointer {
+        Checkpointer { path: path.to_path_buf(), state: Mutex::default(), wake: Condvar::new() }
+    }
+
+    /// Install the hook on `conn`: past [`WAKE_PAGES`] it wakes the checkpointer thread;
+    /// past [`BACKSTOP_PAGES`] the writer checkpoints at once.
+    pub fn hook(self: &Arc<Self>, conn: &mut Connection) -> rusqlite::Result<()> {
         let me = Arc::downgrade(self);
         conn.wal_hook(Some(move |wal: &mut rusqlite::hooks::Wal, pages: i32| {
             if pages >= BACKSTOP_PAGES {
@@ -45,14 +51,14 @@ impl Checkpointer {
             } else if pages >= WAKE_PAGES
                 && let Some(me) = me.upgrade()
             {
-                me.ask(&path);
+                me.ask();
             }
             Ok(())
         }))
     }
 
     /// Ask for a checkpoint; starts the thread the first time.
-    fn ask(self: &Arc<Self>, path: &std::path::Path) {
+    fn ask(self: &Arc<Self>) {
         let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if s.closed {
             return;
@@ -60,7 +66,7 @@ impl Checkpointer {
         s.wanted = true;
         if !s.running {
             s.running = true;
-            let (me, path) = (Arc::downgrade(self), path.to_path_buf());
+            let (me, path) = (Arc::downgrade(self), self.path.clone());
             let started = std::thread::Builder::new().name("hal0-checkpoint".into()).spawn(move || run(me, path));
             if started.is_err() {
                 // No thread: writers fall back on the backstop.

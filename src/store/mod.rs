@@ -47,7 +47,7 @@ impl Store {
         if let Some(dir) = path.parent() {
             ensure_dir(dir)?;
         }
-        let checkpointer = Arc::new(checkpoint::Checkpointer::default());
+        let checkpointer = Arc::new(checkpoint::Checkpointer::new(path));
         let conn = open_conn(path, 0, &checkpointer)?;
         let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
         vacuum::make_incremental(&conn, path);
@@ -130,7 +130,7 @@ fn open_conn(path: &Path, max_bytes: u64, checkpointer: &Arc<checkpoint::Checkpo
     // Before WAL mode, which writes a new file's first page: after that, a new store would
     // keep `auto_vacuum = NONE` until a `VACUUM` (its next open) converted it. An existing
     // store keeps its mode; `vacuum::make_incremental` converts an older one.
-    conn.pragma_update(None, "auto_vacuum", 2)?;
+    conn.pragma_update(None, "auto_vacuum", vacuum::INCREMENTAL)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
@@ -140,7 +140,7 @@ fn open_conn(path: &Path, max_bytes: u64, checkpointer: &Arc<checkpoint::Checkpo
     // Checkpoints run in the store's checkpointer thread, not in the committing writer
     // (this replaces SQLite's automatic checkpoint). The WAL file is cut back to 64 MiB
     // after a checkpoint.
-    checkpointer.hook(&mut conn, path.to_path_buf())?;
+    checkpointer.hook(&mut conn)?;
     conn.pragma_update(None, "journal_size_limit", 64 * 1024 * 1024)?;
     if max_bytes > 0 {
         cap(&conn, max_bytes)?;

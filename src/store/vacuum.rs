@@ -7,7 +7,7 @@ use rusqlite::Connection;
 use std::path::Path;
 
 /// `PRAGMA auto_vacuum` value of incremental vacuum.
-const INCREMENTAL: i64 = 2;
+pub(crate) const INCREMENTAL: i64 = 2;
 /// Free pages returned per step of [`reclaim`] (1 MiB of 4 KiB pages: a step moves pages
 /// from the end of the file into the holes while it holds the write lock).
 const STEP_PAGES: i64 = 256;
