@@ -359,9 +359,10 @@ pub struct MentalModelUpdateArgs {
 }
 
 /// `{"status":"error","error":{"code","detail"}}` with `isError`. A store failure is
-/// `memory.engine_unavailable` (retry in 5 s); an internal one keeps its detail in the log.
+/// `memory.engine_unavailable` (retry in 5 s), except a full store, which no retry mends
+/// (`store.full` says what will); an internal one keeps its detail in the log.
 pub fn memory_error(e: &Error) -> CallToolResult {
-    let mut err = if e.code.starts_with("store.") {
+    let mut err = if e.code.starts_with("store.") && e.code != "store.full" {
         tracing::warn!(code = e.code, "memory store failure: {}", e.message);
         json!({
             "code": "memory.engine_unavailable",

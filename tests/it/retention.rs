@@ -222,10 +222,13 @@ async fn a_full_store_refuses_changes_with_no_change_unrecorded_and_reads_go_on(
     let server = env.serve();
     let mem = connect_with(&server, "memory", &key, false).await;
     let admin = connect_with(&server, "admin", &key, false).await;
-    // A gated call queued while there is room: deciding it once the store is full must be
-    // refused, leaving the row pending and the key alive.
-    env.bridge_key("victim", &["memory"]);
-    let queued = call(&admin, "bridge_client_revoke", json!({"args": {"name": "victim"}})).await.unwrap();
+    // A gated call queued while there is room, its arguments larger than a page: deciding it
+    // once the store cannot grow must be refused (its audit entry needs new pages; a small
+    // entry may still fit in a page's spare room, and then the decision rightly goes on),
+    // leaving the row pending and hal0.toml untouched.
+    let long = format!("echo {}", "x".repeat(6000));
+    let args = json!({"args": {"key": "hermes.restart_command", "value": long}});
+    let queued = call(&admin, "config_write", args).await.unwrap();
     let approval = queued["approval_id"].as_str().expect("queued").to_string();
     let mut refused = None;
     for i in 0..2000 {
@@ -249,9 +252,8 @@ async fn a_full_store_refuses_changes_with_no_change_unrecorded_and_reads_go_on(
     assert!(o.stderr().contains("audit.unavailable"), "{}", o.stderr());
     let row = env.json(&["agent", "approvals", "show", &approval, "--json"]);
     assert_eq!(row["status"], "pending", "{row}");
-    let victim = env.json(&["bridge", "list", "--json"]);
-    let victim = victim.as_array().unwrap().iter().find(|c| c["name"] == "victim").unwrap().clone();
-    assert_eq!(victim["revoked"], false, "{victim}");
+    let toml = std::fs::read_to_string(env.config_dir().join("hal0.toml")).unwrap();
+    assert!(!toml.contains("restart_command"), "the refused decision wrote nothing: {toml}");
     // Every note stored has its ok row; the refused call left no note behind.
     let c = db(&env);
     let (notes, rows) = ok_adds(&c);
