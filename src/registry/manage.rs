@@ -227,8 +227,7 @@ pub fn set_secret(paths: &Paths, id: &str, header: &str, key: Option<&str>, valu
     }
     let stored_as =
         existing.clone().or(key.map(str::to_string)).unwrap_or_else(|| crate::secrets::default_name(id, header));
-    crate::secrets::validate_name(&stored_as)?;
-    crate::secrets::validate_value(value)?;
+    // `put` checks the name and the value before it writes, and it is the first write.
     let created = crate::secrets::put(paths, &stored_as, value)?;
     let record_changed = existing.is_none();
     if record_changed {
