@@ -1,6 +1,8 @@
 //! Where hal0's files live: the config dir (`/etc/hal0`) and the state dir (`/var/lib/hal0`),
 //! their overrides and the XDG fallback for non-root users, plus the one atomic,
-//! owner-only file writer every other module uses.
+//! owner-only file writer every other module uses, and the rule that a file root creates
+//! belongs to its directory's owner (an operator's `sudo hal0 …` on a packaged install must
+//! leave files the daemon, user `hal0`, can still read).
 
 use crate::error::{Error, Result};
 use std::fs;
@@ -103,13 +105,56 @@ pub fn ensure_dir(dir: &Path) -> Result<()> {
     if dir.is_dir() {
         return Ok(());
     }
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| Error::io("fs.write_failed", "create directory", dir, e))?;
+    // Create the missing ancestors one by one, each adopted by its parent's owner.
+    let mut missing = vec![dir];
+    while let Some(parent) = missing.last().and_then(|d| d.parent()).filter(|p| !p.as_os_str().is_empty()) {
+        if parent.is_dir() {
+            break;
+        }
+        missing.push(parent);
+    }
+    for d in missing.into_iter().rev() {
+        match fs::DirBuilder::new().mode(0o700).create(d) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && d.is_dir() => continue,
+            Err(e) => return Err(Error::io("fs.write_failed", "create directory", d, e)),
+        }
+        adopt(d).map_err(|e| Error::io("fs.write_failed", "set the owner of", d, e))?;
+    }
     fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
         .map_err(|e| Error::io("fs.write_failed", "set mode on", dir, e))
+}
+
+/// The owner a file created in `dir` should have: `Some((uid, gid))` of `dir` when this
+/// process is root and `dir` belongs to someone else (root's files would otherwise be
+/// root's, unreadable to a daemon running as the directory's owner); `None` otherwise.
+fn heir(dir: &Path) -> Option<(u32, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    if !rustix::process::geteuid().is_root() {
+        return None;
+    }
+    let m = fs::metadata(dir).ok()?;
+    (m.uid() != 0 || m.gid() != 0).then(|| (m.uid(), m.gid()))
+}
+
+fn chown_ids(uid: u32, gid: u32) -> (rustix::fs::Uid, rustix::fs::Gid) {
+    (rustix::fs::Uid::from_raw(uid), rustix::fs::Gid::from_raw(gid))
+}
+
+/// Give `path` to the owner of its directory when root created it ([`heir`]); a no-op for
+/// any other user. Every file hal0 creates passes through here.
+pub fn adopt(path: &Path) -> std::io::Result<()> {
+    let Some((uid, gid)) = path.parent().and_then(heir) else { return Ok(()) };
+    let (u, g) = chown_ids(uid, gid);
+    rustix::fs::chown(path, Some(u), Some(g)).map_err(std::io::Error::from)
+}
+
+/// [`adopt`] for an open file, before it is renamed into place (so it never appears with
+/// the wrong owner).
+pub fn adopt_fd(file: &fs::File, dir: &Path) -> std::io::Result<()> {
+    let Some((uid, gid)) = heir(dir) else { return Ok(()) };
+    let (u, g) = chown_ids(uid, gid);
+    rustix::fs::fchown(file, Some(u), Some(g)).map_err(std::io::Error::from)
 }
 
 /// Open (creating, mode 0600) the lock file `dir/name` and hold an exclusive lock on it
@@ -125,6 +170,7 @@ pub fn lock_file(dir: &Path, name: &str) -> Result<std::fs::File> {
         .mode(0o600)
         .open(&p)
         .map_err(|e| Error::io("fs.write_failed", "open", &p, e))?;
+    adopt_fd(&f, dir).map_err(|e| Error::io("fs.write_failed", "set the owner of", &p, e))?;
     if f.metadata().is_ok_and(|m| m.permissions().mode() & 0o077 != 0) {
         f.set_permissions(fs::Permissions::from_mode(0o600))
             .map_err(|e| Error::io("fs.write_failed", "set mode on", &p, e))?;
@@ -179,6 +225,7 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
     let tmp = dir.join(format!(".{name}.{}.tmp", hex::encode(rnd)));
     let result = (|| -> std::io::Result<()> {
         let mut f = fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+        adopt_fd(&f, dir)?;
         f.write_all(contents)?;
         f.sync_all()?;
         fs::rename(&tmp, path)?;
@@ -218,6 +265,31 @@ mod tests {
         assert_eq!(fs::metadata(p.parent().unwrap()).unwrap().permissions().mode() & 0o777, 0o700);
         let names: Vec<_> = fs::read_dir(p.parent().unwrap()).unwrap().collect();
         assert_eq!(names.len(), 1);
+    }
+
+    /// Root writing into a directory another user owns (`sudo hal0 …` on a packaged
+    /// install) leaves every file and directory it creates to that user. Needs root to
+    /// chown: as another user this test has nothing to check and says so.
+    #[test]
+    fn what_root_creates_belongs_to_the_directory_owner() {
+        use std::os::unix::fs::MetadataExt;
+        if !rustix::process::geteuid().is_root() {
+            eprintln!("not root: chown cannot be exercised");
+            return;
+        }
+        let d = tempfile::tempdir().unwrap();
+        let etc = d.path().join("etc");
+        fs::create_dir(&etc).unwrap();
+        rustix::fs::chown(&etc, Some(rustix::fs::Uid::from_raw(4242)), Some(rustix::fs::Gid::from_raw(4343))).unwrap();
+        write_atomic(&etc.join("servers/files.toml"), b"x = 1\n").unwrap();
+        let _lock = lock_file(&etc, "x.lock").unwrap();
+        for p in [etc.join("servers"), etc.join("servers/files.toml"), etc.join("x.lock")] {
+            let m = fs::metadata(&p).unwrap();
+            assert_eq!((m.uid(), m.gid()), (4242, 4343), "{}", p.display());
+        }
+        // A root-owned directory keeps root's files root's.
+        write_atomic(&d.path().join("root.toml"), b"").unwrap();
+        assert_eq!(fs::metadata(d.path().join("root.toml")).unwrap().uid(), 0);
     }
 
     #[test]

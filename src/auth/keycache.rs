@@ -31,7 +31,9 @@ pub fn bump(store: &Store) {
     let path = stamp_path(store);
     let tmp = path.with_extension(format!("stamp.{}", std::process::id()));
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
-    let r = std::fs::write(&tmp, format!("{nanos}\n")).and_then(|()| std::fs::rename(&tmp, &path));
+    let r = std::fs::write(&tmp, format!("{nanos}\n"))
+        .and_then(|()| crate::paths::adopt(&tmp))
+        .and_then(|()| std::fs::rename(&tmp, &path));
     if let Err(e) = r {
         // Entries then live out their TTL; say so rather than fail the change itself.
         let _ = std::fs::remove_file(&tmp);

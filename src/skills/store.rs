@@ -205,6 +205,7 @@ fn sync_dir(dir: &Path) {
 /// Write a new file with mode 0600 and fsync it.
 fn write_new(path: &Path, content: &[u8]) -> std::io::Result<()> {
     let mut f = fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
+    crate::paths::adopt_fd(&f, path.parent().unwrap_or(Path::new(".")))?;
     f.write_all(content)?;
     f.sync_all()
 }
@@ -338,6 +339,7 @@ impl SkillDirs {
         let tmp = self.dropin.join(format!(".{name}.new-{tag}"));
         let result = (|| -> std::io::Result<()> {
             fs::DirBuilder::new().mode(0o700).create(&tmp)?;
+            crate::paths::adopt(&tmp)?;
             write_new(&tmp.join(SKILL_MD), skill_md.as_bytes())?;
             for (file, content) in files {
                 write_new(&tmp.join(file), content.as_bytes())?;

@@ -1,4 +1,4 @@
-//! Versioned schema migrations, applied in order inside one transaction each and tracked
+//! Versioned schema migrations, the pending ones applied in order inside one transaction and tracked
 //! with `PRAGMA user_version`. Append new steps; never edit a shipped one.
 
 use crate::error::{Error, Result};
@@ -281,38 +281,43 @@ pub fn current_version(conn: &Connection) -> Result<i64> {
 }
 
 pub fn migrate(conn: &Connection) -> Result<()> {
-    let want = MIGRATIONS.len() as i64;
-    loop {
-        // Check and step under the write lock, so a CLI and a daemon starting together
-        // never apply the same step twice.
-        conn.execute_batch("BEGIN IMMEDIATE;")?;
-        let step = (|| -> Result<bool> {
-            let have = current_version(conn)?;
-            if have > want {
-                return Err(Error::unavailable(
-                    "store.too_new",
-                    format!("the store is at schema version {have}, newer than this hal0 ({want}); upgrade hal0"),
-                ));
-            }
-            if have == want {
-                return Ok(false);
-            }
-            let v = have + 1;
-            conn.execute_batch(&format!("{} PRAGMA user_version = {v};", MIGRATIONS[have as usize]))
-                .map_err(|e| Error::unavailable("store.migration_failed", format!("migration {v} failed: {e}")))?;
-            Ok(true)
-        })();
-        match step {
-            Ok(more) => {
-                conn.execute_batch("COMMIT;")?;
-                if !more {
-                    return Ok(());
-                }
-            }
-            Err(e) => {
-                let _ = conn.execute_batch("ROLLBACK;");
-                return Err(e);
-            }
+    migrate_with(conn, MIGRATIONS)
+}
+
+/// Bring the store to `steps.len()`: every pending step in one transaction, under the
+/// write lock (so a CLI and a daemon starting together never apply a step twice). A step
+/// that fails rolls back all of them: an older store is left exactly as it was, still
+/// readable by the hal0 that wrote it.
+pub(crate) fn migrate_with(conn: &Connection, steps: &[&str]) -> Result<()> {
+    let want = steps.len() as i64;
+    conn.execute_batch("BEGIN IMMEDIATE;")?;
+    let run = (|| -> Result<()> {
+        let have = current_version(conn)?;
+        if have > want {
+            return Err(Error::unavailable(
+                "store.too_new",
+                format!("the store is at schema version {have}, newer than this hal0 ({want}); upgrade hal0"),
+            ));
+        }
+        for (i, step) in steps.iter().enumerate().skip(have.max(0) as usize) {
+            let v = i + 1;
+            conn.execute_batch(&format!("{step} PRAGMA user_version = {v};")).map_err(|e| {
+                Error::unavailable(
+                    "store.migration_failed",
+                    format!(
+                        "migration {v} failed: {e}; the store is unchanged at schema version {have} \
+                         (keep this hal0's previous version until the cause is fixed)"
+                    ),
+                )
+            })?;
+        }
+        Ok(())
+    })();
+    match run {
+        Ok(()) => Ok(conn.execute_batch("COMMIT;")?),
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK;");
+            Err(e)
         }
     }
 }

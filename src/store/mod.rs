@@ -47,11 +47,21 @@ impl Store {
         if let Some(dir) = path.parent() {
             ensure_dir(dir)?;
         }
+        create_owned(path)?;
         let checkpointer = Arc::new(checkpoint::Checkpointer::new(path));
         let conn = open_conn(path, 0, &checkpointer)?;
         let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
-        vacuum::make_incremental(&conn, path);
+        // SQLite gives its -wal and -shm files the store's owner when root creates them;
+        // ones an older hal0 left root's are handed over here.
+        for side in ["-wal", "-shm"] {
+            let mut p = path.as_os_str().to_owned();
+            p.push(side);
+            let _ = crate::paths::adopt(Path::new(&p));
+        }
+        // Migrate before converting to incremental vacuum: a migration that fails then
+        // leaves an older store exactly as it was (the conversion rewrites the file).
         migrations::migrate(&conn)?;
+        vacuum::make_incremental(&conn, path);
         Ok(Store {
             inner: Arc::new(Inner {
                 path: path.to_path_buf(),
@@ -107,6 +117,20 @@ impl Store {
         tokio::task::spawn_blocking(move || f(&me))
             .await
             .map_err(|e| Error::internal(format!("store task failed: {e}")))?
+    }
+}
+
+/// Create a missing store file empty (a valid empty database), mode 0600 and owned as its
+/// directory ([`crate::paths::adopt_fd`]), so SQLite's side files follow that owner too.
+fn create_owned(path: &Path) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path) {
+        Ok(f) => crate::paths::adopt_fd(&f, dir).map_err(|e| Error::io("fs.write_failed", "set the owner of", path, e)),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => {
+            Err(Error::unavailable("store.unavailable", format!("cannot create the store {}: {e}", path.display())))
+        }
     }
 }
 
@@ -167,4 +191,32 @@ pub fn now() -> String {
         .unwrap_or_else(|_| time::OffsetDateTime::now_utc())
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    /// A store root opens in a state dir someone else owns (the daemon's, on a packaged
+    /// install) belongs to that owner with its WAL and shared-memory files, so the daemon
+    /// can go on writing it. Needs root to chown.
+    #[test]
+    fn a_store_root_creates_belongs_to_the_state_dir_owner() {
+        if !rustix::process::geteuid().is_root() {
+            eprintln!("not root: chown cannot be exercised");
+            return;
+        }
+        let d = tempfile::tempdir().unwrap();
+        let state = d.path().join("state");
+        std::fs::create_dir(&state).unwrap();
+        rustix::fs::chown(&state, Some(rustix::fs::Uid::from_raw(4242)), Some(rustix::fs::Gid::from_raw(4242)))
+            .unwrap();
+        let store = Store::open(&state.join("hal0.db")).unwrap();
+        store.with(|c| Ok(c.execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);")?)).unwrap();
+        for name in ["hal0.db", "hal0.db-wal", "hal0.db-shm"] {
+            let m = std::fs::metadata(state.join(name)).unwrap();
+            assert_eq!((m.uid(), m.gid()), (4242, 4242), "{name}");
+        }
+    }
 }

@@ -42,4 +42,5 @@ mod sse_upstream;
 mod supervisor;
 mod teach;
 mod tls;
+mod upgrade;
 mod upstream_selftest;
