@@ -210,11 +210,79 @@ fn check_paths(paths: &Paths) -> Row {
         describe(&paths.config_dir, &paths.config_source),
         describe(&paths.state_dir, &paths.state_source)
     );
+    if let Some(denied) = unreadable_by_daemon(paths) {
+        return row("paths", Status::Fail, format!("{denied}; {}{dirs}", wrong.iter().map(|w| format!("{w}; ")).collect::<String>()));
+    }
     if wrong.is_empty() {
         row("paths", Status::Ok, dirs)
     } else {
         row("paths", Status::Warn, format!("{}; {dirs}", wrong.join("; ")))
     }
+}
+
+/// Files under the config and state dirs that the daemon cannot use. The daemon runs as
+/// the state dir's owner (user `hal0` on a packaged install); a file it must read (or, for
+/// the store and lock files, write) that another user owns without granting it, e.g. one
+/// an old `sudo hal0 …` left root's 0600, stops it. `None` when all is usable, or when
+/// the daemon is root.
+fn unreadable_by_daemon(paths: &Paths) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let state = std::fs::metadata(&paths.state_dir).ok()?;
+    let (uid, gid) = (state.uid(), state.gid());
+    if uid == 0 {
+        return None;
+    }
+    // Bits that grant `want` (4 read, 2 write, 1 search) to the daemon for this entry.
+    let grants = |m: &std::fs::Metadata, want: u32| {
+        let shift = if m.uid() == uid {
+            6
+        } else if m.gid() == gid {
+            3
+        } else {
+            0
+        };
+        (m.mode() >> shift) & want == want
+    };
+    let mut denied = Vec::new();
+    if std::fs::metadata(&paths.config_dir).is_ok_and(|m| !grants(&m, 4 | 1)) {
+        denied.push(paths.config_dir.clone());
+    }
+    let mut visit = vec![(paths.config_dir.clone(), 0usize), (paths.state_dir.clone(), 3)];
+    while let Some((dir, depth)) = visit.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for e in entries.flatten() {
+            let Ok(m) = e.path().symlink_metadata() else { continue };
+            let name = e.file_name().to_string_lossy().into_owned();
+            let writes = dir == paths.state_dir || name.ends_with(".lock");
+            let ok = if m.is_dir() {
+                if depth < 3 {
+                    visit.push((e.path(), depth + 1));
+                }
+                grants(&m, 4 | 1)
+            } else if m.is_file() {
+                grants(&m, if writes { 4 | 2 } else { 4 })
+            } else {
+                true
+            };
+            if !ok {
+                denied.push(e.path());
+            }
+        }
+    }
+    if denied.is_empty() {
+        return None;
+    }
+    denied.sort();
+    let n = denied.len();
+    let shown: Vec<String> = denied.iter().take(3).map(|p| p.display().to_string()).collect();
+    let more = if n > 3 { format!(" and {} more", n - 3) } else { String::new() };
+    let state = paths.state_dir.display();
+    Some(format!(
+        "the daemon (uid {uid}, owner of {state}) cannot use {}: {}{more} (fix: chown -R --reference={state} {} {state})",
+        plural(n, "file", "files"),
+        shown.join(", "),
+        paths.config_dir.display()
+    ))
 }
 
 /// What the doctor learned from `hal0.db`, read once.

@@ -196,6 +196,60 @@ async fn bad_modes_warn() {
     assert!(o.stderr().is_empty(), "{}", o.stderr());
 }
 
+/// On a packaged install the daemon runs as the owner of the state dir: a file under the
+/// dirs that it cannot read (one an older `sudo hal0 …` left root's 0600) fails the paths
+/// row with the files and the fix; handing them over makes the row ok again. Needs root.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_the_daemon_cannot_read_fail() {
+    use std::os::unix::fs::MetadataExt;
+    if std::fs::metadata("/proc/self").unwrap().uid() != 0 {
+        eprintln!("not root: files of another owner cannot be made");
+        return;
+    }
+    let hermes = FakeHermes::start_default().await;
+    let s = healthy(&hermes, free_port());
+    let give = |p: &Path, uid: u32| {
+        let st = std::process::Command::new("chown").args(["-R", &format!("{uid}:{uid}")]).arg(p).status().unwrap();
+        assert!(st.success());
+    };
+    give(&s.env.config_dir(), 4242);
+    give(&s.env.state_dir(), 4242);
+    let (code, v) = s.doctor();
+    Setup::others_ok(&v, &[]);
+    assert_eq!(code, 0);
+
+    let api_env = s.env.config_dir().join("api.env");
+    let lock = s.env.state_dir().join(".hal0.db.lock");
+    give(&api_env, 0);
+    std::fs::write(&lock, "").unwrap();
+    chmod(&lock, 0o644);
+    let (code, v) = s.doctor();
+    let (status, detail) = Setup::row(&v, "paths");
+    assert_eq!(status, "fail");
+    let state = s.env.state_dir().display().to_string();
+    assert!(
+        detail.contains(&format!(
+            "the daemon (uid 4242, owner of {state}) cannot use 2 files: {}, {} (fix: chown -R --reference={state} {} {state})",
+            api_env.display(),
+            lock.display(),
+            s.env.config_dir().display()
+        )),
+        "{detail}"
+    );
+    Setup::others_ok(&v, &["paths"]);
+    assert_eq!(code, 2);
+
+    let fix = std::process::Command::new("chown")
+        .args(["-R", &format!("--reference={state}")])
+        .args([s.env.config_dir(), s.env.state_dir()])
+        .status()
+        .unwrap();
+    assert!(fix.success());
+    let (code, v) = s.doctor();
+    assert_eq!(Setup::row(&v, "paths").0, "ok");
+    assert_eq!(code, 0);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_toml_fails() {
     let hermes = FakeHermes::start_default().await;
