@@ -211,7 +211,11 @@ fn check_paths(paths: &Paths) -> Row {
         describe(&paths.state_dir, &paths.state_source)
     );
     if let Some(denied) = unreadable_by_daemon(paths) {
-        return row("paths", Status::Fail, format!("{denied}; {}{dirs}", wrong.iter().map(|w| format!("{w}; ")).collect::<String>()));
+        return row(
+            "paths",
+            Status::Fail,
+            format!("{denied}; {}{dirs}", wrong.iter().map(|w| format!("{w}; ")).collect::<String>()),
+        );
     }
     if wrong.is_empty() {
         row("paths", Status::Ok, dirs)

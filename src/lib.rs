@@ -19,6 +19,7 @@ pub(crate) mod error;
 pub(crate) mod filememo;
 pub(crate) mod hermes;
 pub(crate) mod logbuf;
+pub(crate) mod logfmt;
 pub(crate) mod mcp;
 pub mod memory;
 pub(crate) mod ops;

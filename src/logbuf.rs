@@ -1,4 +1,4 @@
-//! The daemon's recent log lines: every line written to stderr is also kept (redacted) in a
+//! The daemon's log writer: every line goes to stderr redacted, and is also kept in a
 //! bounded in-memory ring that `GET /api/logs` (the gated `logs_tail` tool) reads.
 
 use std::collections::VecDeque;
@@ -23,17 +23,19 @@ pub struct Tee;
 
 impl Write for Tee {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let text = String::from_utf8_lossy(buf);
+        let raw = String::from_utf8_lossy(buf);
+        // What stderr (the journal) gets is redacted too, not only the ring.
+        let text = crate::redact::redact(&raw);
         {
             let mut r = ring().lock().unwrap_or_else(|p| p.into_inner());
             for line in text.lines().filter(|l| !l.is_empty()) {
                 if r.len() == KEEP {
                     r.pop_front();
                 }
-                r.push_back(crate::redact::redact(line).into_owned());
+                r.push_back(line.to_owned());
             }
         }
-        std::io::stderr().write_all(buf)?;
+        std::io::stderr().write_all(text.as_bytes())?;
         Ok(buf.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {

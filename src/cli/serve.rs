@@ -1,4 +1,4 @@
-//! `hal0 serve`: load the config, set up logging to stderr, run the daemon.
+//! `hal0 serve`: load the config, set up logging to stderr (or the journal), run the daemon.
 
 use super::Ctx;
 use crate::error::{Error, Result};
@@ -13,13 +13,7 @@ pub struct ServeArgs {
 
 pub fn run(ctx: &Ctx, a: ServeArgs) -> Result<()> {
     let config = ctx.config()?;
-    let filter = tracing_subscriber::EnvFilter::try_from_env("HAL0_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(crate::logbuf::Tee)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .try_init();
+    crate::logfmt::init();
     if ctx.paths.config_source.starts_with("fallback") || ctx.paths.state_source.starts_with("fallback") {
         tracing::warn!("{}", ctx.paths.describe().replace('\n', "; "));
     }

@@ -111,7 +111,12 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
             }
         }
     };
-    match decide(class, &cred, armed) {
+    let decision = decide(class, &cred, armed);
+    if decision == Decision::Unauthorized {
+        // Failed logins are what an operator greps the journal for (and what fail2ban reads).
+        tracing::info!(path, key_sent = auth.is_some(), "refused: no valid key (401)");
+    }
+    match decision {
         Decision::Allow => {}
         // Spec 001: a REST 401 is bare. An MCP client shows its user what the server said,
         // so an MCP mount says which key to send (issue 15).

@@ -6,6 +6,7 @@ pub mod guard;
 pub mod hygiene;
 pub mod listen;
 pub mod relay_ws;
+pub mod request_id;
 pub mod rest;
 pub mod rest_mcp;
 pub mod revoke;
@@ -181,6 +182,7 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
     let app: Router = app
         .fallback(rest::not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard::guard))
+        .layer(axum::middleware::from_fn(request_id::layer))
         .with_state(state.clone());
     app
 }

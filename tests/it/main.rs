@@ -22,6 +22,7 @@ mod generated_docs;
 mod hermes_e2e;
 mod hermes_proxy_e2e;
 mod hosts;
+mod journal;
 mod live_changes;
 mod manners;
 mod memory;
