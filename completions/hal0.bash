@@ -25,6 +25,9 @@ _hal0() {
             hal0,auth)
                 cmd="hal0__subcmd__auth"
                 ;;
+            hal0,backup)
+                cmd="hal0__subcmd__backup"
+                ;;
             hal0,bridge)
                 cmd="hal0__subcmd__bridge"
                 ;;
@@ -48,6 +51,9 @@ _hal0() {
                 ;;
             hal0,relay)
                 cmd="hal0__subcmd__relay"
+                ;;
+            hal0,restore)
+                cmd="hal0__subcmd__restore"
                 ;;
             hal0,runs)
                 cmd="hal0__subcmd__runs"
@@ -223,6 +229,9 @@ _hal0() {
             hal0__subcmd__help,auth)
                 cmd="hal0__subcmd__help__subcmd__auth"
                 ;;
+            hal0__subcmd__help,backup)
+                cmd="hal0__subcmd__help__subcmd__backup"
+                ;;
             hal0__subcmd__help,bridge)
                 cmd="hal0__subcmd__help__subcmd__bridge"
                 ;;
@@ -246,6 +255,9 @@ _hal0() {
                 ;;
             hal0__subcmd__help,relay)
                 cmd="hal0__subcmd__help__subcmd__relay"
+                ;;
+            hal0__subcmd__help,restore)
+                cmd="hal0__subcmd__help__subcmd__restore"
                 ;;
             hal0__subcmd__help,runs)
                 cmd="hal0__subcmd__help__subcmd__runs"
@@ -662,7 +674,7 @@ _hal0() {
 
     case "${cmd}" in
         hal0)
-            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent config activity store mcp relay doctor op completions help"
+            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent config activity store mcp relay doctor backup restore op completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1317,6 +1329,28 @@ _hal0() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        hal0__subcmd__backup)
+            opts="-h --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         hal0__subcmd__bridge)
             opts="-h --config-dir --state-dir --help add list scopes rotate revoke help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -1758,7 +1792,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help)
-            opts="serve bridge auth runs agent config activity store mcp relay doctor op completions help"
+            opts="serve bridge auth runs agent config activity store mcp relay doctor backup restore op completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1942,6 +1976,20 @@ _hal0() {
         hal0__subcmd__help__subcmd__auth__subcmd__status)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__backup)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -2516,6 +2564,20 @@ _hal0() {
         hal0__subcmd__help__subcmd__relay__subcmd__exchanges)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__restore)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -3876,6 +3938,28 @@ _hal0() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__restore)
+            opts="-y -h --yes --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -27,6 +27,11 @@ pub const ALL: &[&str] = &[
     "auth.key_required",
     "auth.keys_unreadable",
     "auth.no_oauth",
+    // backup
+    "backup.daemon_running",
+    "backup.invalid",
+    "backup.invalid_path",
+    "backup.newer_schema",
     // bridge
     "bridge.agent_refused",
     "bridge.agent_unavailable",
@@ -177,6 +182,7 @@ pub const ALL: &[&str] = &[
     "serve.bind_failed",
     // store
     "store.migration_failed",
+    "store.restoring",
     "store.too_new",
     "store.full",
     "store.unavailable",

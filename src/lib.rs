@@ -8,6 +8,7 @@ pub mod audit;
 pub(crate) mod audit_forward;
 pub(crate) mod audit_writer;
 pub(crate) mod auth;
+pub(crate) mod backup;
 pub mod bridge;
 pub mod cli;
 pub(crate) mod codes;

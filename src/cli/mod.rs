@@ -5,6 +5,7 @@
 pub mod activity;
 pub mod agent;
 pub mod auth;
+pub mod backup;
 pub mod bridge;
 pub mod config;
 pub mod docs;
@@ -82,6 +83,10 @@ pub enum Command {
     Relay(relay::RelayCmd),
     /// Check the installation: config, modes, store, auth, Hermes wiring, registry, listener.
     Doctor(doctor::DoctorArgs),
+    /// Write one archive of the config dir and a consistent copy of hal0.db (the daemon may run).
+    Backup(backup::BackupArgs),
+    /// Put back what `hal0 backup` wrote (the daemon must be stopped; asks first).
+    Restore(backup::RestoreArgs),
     /// Run any operation of the REST route table by its tool name, with JSON in and out.
     Op(op::OpArgs),
     /// Print a shell completion script.
@@ -200,6 +205,8 @@ pub fn main() -> i32 {
         Command::Store(c) => store::run(&ctx, c),
         Command::Mcp(c) => mcp::run(&ctx, c),
         Command::Op(a) => op::run(&ctx, a),
+        Command::Backup(a) => backup::backup(&ctx, a),
+        Command::Restore(a) => backup::restore(&ctx, a),
         Command::Doctor(a) => match doctor::run(&ctx, a) {
             Ok(code) => return code,
             Err(e) => Err(e),

@@ -13,6 +13,8 @@ pub struct ServeArgs {
 
 pub fn run(ctx: &Ctx, a: ServeArgs) -> Result<()> {
     let config = ctx.config()?;
+    // Held while the daemon runs: a restore refuses to swap files under it.
+    let _serving = crate::backup::daemon_guard(&ctx.paths)?;
     crate::logfmt::init();
     if ctx.paths.config_source.starts_with("fallback") || ctx.paths.state_source.starts_with("fallback") {
         tracing::warn!("{}", ctx.paths.describe().replace('\n', "; "));

@@ -9,6 +9,7 @@ mod support;
 mod activity;
 mod admin;
 mod auth_matrix;
+mod backup;
 mod bridge;
 mod claude_code;
 mod cli;
