@@ -58,9 +58,7 @@ impl Paths {
 }
 
 fn is_root() -> bool {
-    // The owner of /proc/self is this process's effective uid.
-    use std::os::unix::fs::MetadataExt;
-    fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false)
+    rustix::process::geteuid().is_root()
 }
 
 fn xdg(var: &str, home_rel: &str) -> PathBuf {
@@ -94,7 +92,7 @@ fn writable_or_creatable(p: &Path) -> bool {
             // Not root here: writable if the owner is us and the owner-write bit is set, or
             // the other-write bit is set. A coarse check; the real write reports exactly.
             use std::os::unix::fs::MetadataExt;
-            let me = fs::metadata("/proc/self").map(|s| s.uid()).unwrap_or(u32::MAX);
+            let me = rustix::process::geteuid().as_raw();
             (m.uid() == me && m.mode() & 0o200 != 0) || m.mode() & 0o002 != 0
         })
         .unwrap_or(false)
@@ -130,7 +128,7 @@ pub fn ensure_dir(dir: &Path) -> Result<()> {
 /// root's, unreadable to a daemon running as the directory's owner); `None` otherwise.
 fn heir(dir: &Path) -> Option<(u32, u32)> {
     use std::os::unix::fs::MetadataExt;
-    if !rustix::process::geteuid().is_root() {
+    if !is_root() {
         return None;
     }
     let m = fs::metadata(dir).ok()?;

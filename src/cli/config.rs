@@ -30,14 +30,23 @@ pub fn run(ctx: &Ctx, cmd: ConfigCmd) -> Result<()> {
             Ok(())
         }
         ConfigCmd::Set { key, value } => {
-            set_value(&ctx.paths, &key, &value)?;
+            let cfg = set_value(&ctx.paths, &key, &value)?;
             println!("Set {key} in {} (restart hal0 serve to apply).", ctx.paths.hal0_toml().display());
+            unit_note(&cfg);
             Ok(())
         }
         ConfigCmd::Unset { key } => {
-            unset_value(&ctx.paths, &key)?;
+            let cfg = unset_value(&ctx.paths, &key)?;
             println!("Removed {key} from {}; its default applies.", ctx.paths.hal0_toml().display());
+            unit_note(&cfg);
             Ok(())
         }
+    }
+}
+
+/// What a change meant for the systemd unit ([`crate::unit::sync`]), if anything.
+fn unit_note(cfg: &crate::config::Config) {
+    if let Some(note) = crate::unit::sync(cfg) {
+        println!("{note}");
     }
 }

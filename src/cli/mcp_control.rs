@@ -15,8 +15,9 @@ pub fn run(ctx: &Ctx, id: &str, action: &str, json: bool) -> Result<()> {
     let url = format!("{base}/api/mcp/{id}/{action}");
     let keys = crate::auth::boxkeys::BoxKeys::load(&ctx.paths.api_env())?;
     let key = keys.get(crate::auth::boxkeys::BoxKey::Admin);
+    let http = crate::outbound::build(crate::outbound::builder(None)?)?;
     let (status, body) = runtime()?.block_on(async {
-        let mut req = reqwest::Client::new().post(&url).timeout(std::time::Duration::from_secs(60));
+        let mut req = http.post(&url).timeout(std::time::Duration::from_secs(60));
         if let Some(k) = &key {
             req = req.bearer_auth(k);
         }

@@ -26,9 +26,16 @@ pub struct HermesClient {
 
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// The shared HTTP client (connection pool) for every profile.
+/// The shared HTTP client (connection pool) for every profile: hal0's outbound client
+/// (whose TLS trust does not need the system's CA store: a minimal box has none) with a
+/// short connect timeout, Hermes being local.
 pub fn http_client() -> reqwest::Client {
-    reqwest::Client::builder().connect_timeout(Duration::from_secs(3)).tcp_nodelay(true).build().expect("HTTP client")
+    crate::outbound::builder(None)
+        .and_then(|b| crate::outbound::build(b.connect_timeout(Duration::from_secs(3))))
+        .unwrap_or_else(|e| {
+            tracing::error!("cannot build the HTTP client for Hermes: {}", e.message);
+            reqwest::Client::new()
+        })
 }
 
 impl HermesClient {

@@ -89,9 +89,14 @@ pub async fn put(ctx: &Ctx, a: PutArgs) -> Result<Value> {
             Some(Value::String(s)) => crate::config::set_value(&paths, &a.key, &s)?,
             Some(other) => crate::config::set_value(&paths, &a.key, &other.to_string())?,
         };
+        let unit = crate::unit::sync(&cfg);
         let mut settings = json!(cfg);
         crate::redact::redact_json(&mut settings);
-        Ok(json!({"key": a.key, "settings": settings, "note": "takes effect when hal0 serve restarts"}))
+        let mut out = json!({"key": a.key, "settings": settings, "note": "takes effect when hal0 serve restarts"});
+        if let Some(unit) = unit {
+            out["unit"] = json!(unit);
+        }
+        Ok(out)
     })
     .await
 }

@@ -206,10 +206,16 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     // A bad certificate pair stops the start before anything listens.
     let tls = tls::from_config(&config.network)?;
     let listener = tokio::net::TcpListener::bind(bind).await.map_err(|e| {
-        Error::unavailable(
-            "serve.bind_failed",
-            format!("cannot listen on {bind}: {e} (is another hal0 running? choose another address with --bind)"),
-        )
+        let hint = if e.kind() == std::io::ErrorKind::PermissionDenied && bind.port() < 1024 {
+            format!(
+                "a port below 1024 needs CAP_NET_BIND_SERVICE: under systemd, run `sudo hal0 config set network.bind \
+                 {bind}` so hal0 writes the unit's drop-in ({}), then systemctl daemon-reload && systemctl restart hal0",
+                crate::unit::dropin().display()
+            )
+        } else {
+            "is another hal0 running? choose another address with --bind".to_string()
+        };
+        Error::unavailable("serve.bind_failed", format!("cannot listen on {bind}: {e} ({hint})"))
     })?;
     let local = listener.local_addr().map_err(|e| Error::internal(e.to_string()))?;
     let state = build_state(paths, config, local.port(), &cancel)?;

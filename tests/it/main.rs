@@ -27,6 +27,7 @@ mod journal;
 mod live_changes;
 mod manners;
 mod memory;
+mod package;
 mod progress;
 mod proxy;
 mod registry;
