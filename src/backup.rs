@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::{Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
 /// The archive layout this hal0 writes and reads.
@@ -127,7 +127,30 @@ fn copy_store(db: &Path, to: &Path) -> Result<i64> {
     dst.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(unavailable)
 }
 
-/// Write the archive of `paths` to `out` (atomically, mode 0600).
+/// sha256 and size of a file, read in pieces (the store may be gigabytes).
+fn digest_file(p: &Path) -> Result<(u64, String)> {
+    let mut f = fs::File::open(p).map_err(|e| Error::io("fs.read_failed", "read", p, e))?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut n = 0u64;
+    loop {
+        let got = f.read(&mut buf).map_err(|e| Error::io("fs.read_failed", "read", p, e))?;
+        if got == 0 {
+            return Ok((n, hex::encode(h.finalize())));
+        }
+        h.update(&buf[..got]);
+        n += got as u64;
+    }
+}
+
+/// One file of an archive: its path there and where its bytes come from.
+enum Item {
+    Bytes(String, Vec<u8>),
+    File(String, PathBuf),
+}
+
+/// Write the archive of `paths` to `out` (atomically, mode 0600). The store is copied to a
+/// temp file beside `out` and streamed into the archive, never held in memory.
 pub fn create(paths: &Paths, out: &Path) -> Result<Made> {
     let out_dir = out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     if !out_dir.is_dir() {
@@ -138,21 +161,26 @@ pub fn create(paths: &Paths, out: &Path) -> Result<Made> {
     }
     let name = out.file_name().and_then(|n| n.to_str()).unwrap_or("backup");
     let db_copy = tmp_name(out_dir, &format!("{name}.db"))?;
+    let tmp_out = tmp_name(out_dir, name)?;
     let result = (|| {
         let db = paths.db();
         let schema_version = if db.exists() { copy_store(&db, &db_copy)? } else { 0 };
-        let mut items: Vec<(String, Vec<u8>)> = Vec::new();
+        let mut items = Vec::new();
+        let mut files = Vec::new();
         for rel in config_files(&paths.config_dir)? {
             let p = paths.config_dir.join(&rel);
             let bytes = fs::read(&p).map_err(|e| Error::io("fs.read_failed", "read", &p, e))?;
-            items.push((format!("{ETC}{}", rel.display()), bytes));
+            let path = format!("{ETC}{}", rel.display());
+            files.push(Entry { path: path.clone(), size: bytes.len() as u64, sha256: digest(&bytes) });
+            items.push(Item::Bytes(path, bytes));
         }
         let config_files = items.len();
         let mut store_bytes = None;
         if schema_version > 0 {
-            let bytes = fs::read(&db_copy).map_err(|e| Error::io("fs.read_failed", "read", &db_copy, e))?;
-            store_bytes = Some(bytes.len() as u64);
-            items.push((STORE.to_string(), bytes));
+            let (size, sha256) = digest_file(&db_copy)?;
+            store_bytes = Some(size);
+            files.push(Entry { path: STORE.to_string(), size, sha256 });
+            items.push(Item::File(STORE.to_string(), db_copy.clone()));
         }
         let manifest = Manifest {
             format: FORMAT,
@@ -160,34 +188,51 @@ pub fn create(paths: &Paths, out: &Path) -> Result<Made> {
             created_at: crate::store::now(),
             host: gethostname::gethostname().to_string_lossy().into_owned(),
             schema_version,
-            files: items
-                .iter()
-                .map(|(path, b)| Entry { path: path.clone(), size: b.len() as u64, sha256: digest(b) })
-                .collect(),
+            files,
         };
-        let archive = pack(&manifest, &items)?;
-        write_atomic(out, &archive)?;
-        Ok(Made { path: out.to_path_buf(), bytes: archive.len() as u64, config_files, store_bytes, schema_version })
+        let bytes = pack(&manifest, &items, &tmp_out, out_dir)?;
+        fs::rename(&tmp_out, out).map_err(|e| Error::io("fs.write_failed", "write", out, e))?;
+        if let Ok(d) = fs::File::open(out_dir) {
+            let _ = d.sync_all();
+        }
+        Ok(Made { path: out.to_path_buf(), bytes, config_files, store_bytes, schema_version })
     })();
     let _ = fs::remove_file(&db_copy);
+    let _ = fs::remove_file(&tmp_out);
     result
 }
 
-fn pack(manifest: &Manifest, items: &[(String, Vec<u8>)]) -> Result<Vec<u8>> {
-    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    let mut tar = tar::Builder::new(gz);
+/// Write the archive to `to` (created 0600 and owned as `dir`), synced; its size.
+fn pack(manifest: &Manifest, items: &[Item], to: &Path, dir: &Path) -> Result<u64> {
+    let io = |e: std::io::Error| Error::io("fs.write_failed", "write", to, e);
+    let file = fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(to).map_err(io)?;
+    crate::paths::adopt_fd(&file, dir).map_err(io)?;
+    let mut tar = tar::Builder::new(flate2::write::GzEncoder::new(file, flate2::Compression::default()));
     let now = time::OffsetDateTime::now_utc().unix_timestamp().max(0) as u64;
-    let manifest = serde_json::to_vec_pretty(manifest).map_err(|e| Error::internal(e.to_string()))?;
-    let io = |e: std::io::Error| Error::internal(format!("cannot build the archive: {e}"));
-    for (path, bytes) in std::iter::once((MANIFEST, &manifest)).chain(items.iter().map(|(p, b)| (p.as_str(), b))) {
+    let header = |size: u64| {
         let mut h = tar::Header::new_gnu();
-        h.set_size(bytes.len() as u64);
+        h.set_size(size);
         h.set_mode(0o600);
         h.set_mtime(now);
         h.set_entry_type(tar::EntryType::Regular);
-        tar.append_data(&mut h, path, bytes.as_slice()).map_err(io)?;
+        h
+    };
+    let manifest = serde_json::to_vec_pretty(manifest).map_err(|e| Error::internal(e.to_string()))?;
+    tar.append_data(&mut header(manifest.len() as u64), MANIFEST, manifest.as_slice()).map_err(io)?;
+    for item in items {
+        match item {
+            Item::Bytes(path, bytes) => tar.append_data(&mut header(bytes.len() as u64), path, bytes.as_slice()),
+            Item::File(path, from) => {
+                let f = fs::File::open(from).map_err(|e| Error::io("fs.read_failed", "read", from, e))?;
+                let size = f.metadata().map_err(|e| Error::io("fs.read_failed", "read", from, e))?.len();
+                tar.append_data(&mut header(size), path, f)
+            }
+        }
+        .map_err(io)?;
     }
-    tar.into_inner().map_err(io)?.finish().map_err(io)
+    let file = tar.into_inner().map_err(io)?.finish().map_err(io)?;
+    file.sync_all().map_err(io)?;
+    Ok(file.metadata().map_err(io)?.len())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -280,7 +325,26 @@ pub fn stage(paths: &Paths, archive: &Path) -> Result<Staged> {
     Ok(staged)
 }
 
-use std::os::unix::fs::DirBuilderExt;
+/// A writer that hashes and counts what passes through to a file.
+struct Hashing {
+    to: fs::File,
+    sha: Sha256,
+    n: u64,
+    /// The file could not be written (a full disk), as opposed to the archive not read.
+    failed: bool,
+}
+
+impl Write for Hashing {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.to.write(buf).inspect_err(|_| self.failed = true)?;
+        self.sha.update(&buf[..n]);
+        self.n += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.to.flush()
+    }
+}
 
 fn unpack(archive: &Path, file: fs::File, staged: &mut Staged) -> Result<()> {
     let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(file));
@@ -322,11 +386,6 @@ fn unpack(archive: &Path, file: fs::File, staged: &mut Staged) -> Result<()> {
         let Some(rel) = safe_rel(&path).filter(|_| entry.header().entry_type().is_file()) else {
             return Err(invalid(archive, format!("{path} is not a file hal0 restores")));
         };
-        let mut bytes = Vec::with_capacity(want.size.min(1 << 30) as usize);
-        entry.by_ref().take(want.size + 1).read_to_end(&mut bytes).map_err(|e| invalid(archive, e))?;
-        if bytes.len() as u64 != want.size || digest(&bytes) != want.sha256 {
-            return Err(invalid(archive, format!("{path} is damaged (its size or sha256 differs from the manifest)")));
-        }
         let to = staged.dir.join(&rel);
         if let Some(parent) = to.parent() {
             fs::DirBuilder::new()
@@ -335,13 +394,20 @@ fn unpack(archive: &Path, file: fs::File, staged: &mut Staged) -> Result<()> {
                 .create(parent)
                 .map_err(|e| Error::io("fs.write_failed", "create directory", parent, e))?;
         }
-        let mut f = fs::OpenOptions::new()
+        let f = fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(0o600)
             .open(&to)
             .map_err(|e| Error::io("fs.write_failed", "write", &to, e))?;
-        f.write_all(&bytes).map_err(|e| Error::io("fs.write_failed", "write", &to, e))?;
+        // Copied in pieces, hashed on the way: at most one byte past the manifest's size.
+        let mut sink = Hashing { to: f, sha: Sha256::new(), n: 0, failed: false };
+        if let Err(e) = std::io::copy(&mut entry.by_ref().take(want.size + 1), &mut sink) {
+            return Err(if sink.failed { Error::io("fs.write_failed", "write", &to, e) } else { invalid(archive, e) });
+        }
+        if sink.n != want.size || hex::encode(sink.sha.finalize()) != want.sha256 {
+            return Err(invalid(archive, format!("{path} is damaged (its size or sha256 differs from the manifest)")));
+        }
     }
     if let Some(missing) = expected.keys().next() {
         return Err(invalid(archive, format!("{missing} is in its manifest but not in the archive (cut short?)")));
