@@ -545,18 +545,7 @@ fn swap_store(paths: &Paths, staged_db: &Path) -> Result<()> {
 }
 
 fn open_daemon_lock(paths: &Paths) -> Result<fs::File> {
-    crate::paths::ensure_dir(&paths.state_dir)?;
-    let p = paths.state_dir.join(DAEMON_LOCK);
-    let f = fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        .open(&p)
-        .map_err(|e| Error::io("fs.write_failed", "open", &p, e))?;
-    crate::paths::adopt_fd(&f, &paths.state_dir)
-        .map_err(|e| Error::io("fs.write_failed", "set the owner of", &p, e))?;
-    Ok(f)
+    crate::paths::open_lock(&paths.state_dir, DAEMON_LOCK)
 }
 
 /// Held by `hal0 serve` while it runs (shared: several daemons may share a state dir in

@@ -155,10 +155,9 @@ pub fn adopt_fd(file: &fs::File, dir: &Path) -> std::io::Result<()> {
     rustix::fs::fchown(file, Some(u), Some(g)).map_err(std::io::Error::from)
 }
 
-/// Open (creating, mode 0600) the lock file `dir/name` and hold an exclusive lock on it
-/// until the returned file is dropped: one read-modify-write at a time across processes. A
-/// lock file an older hal0 left readable by others is narrowed to 0600.
-pub fn lock_file(dir: &Path, name: &str) -> Result<std::fs::File> {
+/// Open (creating, mode 0600, owned as `dir`) the lock file `dir/name`, unlocked. A lock
+/// file an older hal0 left readable by others is narrowed to 0600.
+pub fn open_lock(dir: &Path, name: &str) -> Result<std::fs::File> {
     ensure_dir(dir)?;
     let p = dir.join(name);
     let f = std::fs::OpenOptions::new()
@@ -173,7 +172,14 @@ pub fn lock_file(dir: &Path, name: &str) -> Result<std::fs::File> {
         f.set_permissions(fs::Permissions::from_mode(0o600))
             .map_err(|e| Error::io("fs.write_failed", "set mode on", &p, e))?;
     }
-    f.lock().map_err(|e| Error::io("fs.write_failed", "lock", &p, e))?;
+    Ok(f)
+}
+
+/// [`open_lock`] and hold an exclusive lock on it until the returned file is dropped: one
+/// read-modify-write at a time across processes.
+pub fn lock_file(dir: &Path, name: &str) -> Result<std::fs::File> {
+    let f = open_lock(dir, name)?;
+    f.lock().map_err(|e| Error::io("fs.write_failed", "lock", &dir.join(name), e))?;
     Ok(f)
 }
 
