@@ -64,6 +64,9 @@ _hal0() {
             hal0,store)
                 cmd="hal0__subcmd__store"
                 ;;
+            hal0,ui)
+                cmd="hal0__subcmd__ui"
+                ;;
             hal0__subcmd__activity,export)
                 cmd="hal0__subcmd__activity__subcmd__export"
                 ;;
@@ -268,6 +271,9 @@ _hal0() {
             hal0__subcmd__help,store)
                 cmd="hal0__subcmd__help__subcmd__store"
                 ;;
+            hal0__subcmd__help,ui)
+                cmd="hal0__subcmd__help__subcmd__ui"
+                ;;
             hal0__subcmd__help__subcmd__activity,export)
                 cmd="hal0__subcmd__help__subcmd__activity__subcmd__export"
                 ;;
@@ -414,6 +420,15 @@ _hal0() {
                 ;;
             hal0__subcmd__help__subcmd__store,status)
                 cmd="hal0__subcmd__help__subcmd__store__subcmd__status"
+                ;;
+            hal0__subcmd__help__subcmd__ui,login)
+                cmd="hal0__subcmd__help__subcmd__ui__subcmd__login"
+                ;;
+            hal0__subcmd__help__subcmd__ui,logout)
+                cmd="hal0__subcmd__help__subcmd__ui__subcmd__logout"
+                ;;
+            hal0__subcmd__help__subcmd__ui,sessions)
+                cmd="hal0__subcmd__help__subcmd__ui__subcmd__sessions"
                 ;;
             hal0__subcmd__mcp,add)
                 cmd="hal0__subcmd__mcp__subcmd__install"
@@ -667,6 +682,30 @@ _hal0() {
             hal0__subcmd__store__subcmd__help,status)
                 cmd="hal0__subcmd__store__subcmd__help__subcmd__status"
                 ;;
+            hal0__subcmd__ui,help)
+                cmd="hal0__subcmd__ui__subcmd__help"
+                ;;
+            hal0__subcmd__ui,login)
+                cmd="hal0__subcmd__ui__subcmd__login"
+                ;;
+            hal0__subcmd__ui,logout)
+                cmd="hal0__subcmd__ui__subcmd__logout"
+                ;;
+            hal0__subcmd__ui,sessions)
+                cmd="hal0__subcmd__ui__subcmd__sessions"
+                ;;
+            hal0__subcmd__ui__subcmd__help,help)
+                cmd="hal0__subcmd__ui__subcmd__help__subcmd__help"
+                ;;
+            hal0__subcmd__ui__subcmd__help,login)
+                cmd="hal0__subcmd__ui__subcmd__help__subcmd__login"
+                ;;
+            hal0__subcmd__ui__subcmd__help,logout)
+                cmd="hal0__subcmd__ui__subcmd__help__subcmd__logout"
+                ;;
+            hal0__subcmd__ui__subcmd__help,sessions)
+                cmd="hal0__subcmd__ui__subcmd__help__subcmd__sessions"
+                ;;
             *)
                 ;;
         esac
@@ -674,7 +713,7 @@ _hal0() {
 
     case "${cmd}" in
         hal0)
-            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent config activity store mcp relay doctor backup restore op completions help"
+            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent config activity store mcp relay doctor ui backup restore op completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1792,7 +1831,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help)
-            opts="serve bridge auth runs agent config activity store mcp relay doctor backup restore op completions help"
+            opts="serve bridge auth runs agent config activity store mcp relay doctor ui backup restore op completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2702,6 +2741,62 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help__subcmd__store__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__ui)
+            opts="login sessions logout"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__ui__subcmd__login)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__ui__subcmd__logout)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__ui__subcmd__sessions)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -4309,6 +4404,168 @@ _hal0() {
             ;;
         hal0__subcmd__store__subcmd__status)
             opts="-h --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__ui)
+            opts="-h --config-dir --state-dir --help login sessions logout help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__ui__subcmd__help)
+            opts="login sessions logout help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__ui__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__ui__subcmd__help__subcmd__login)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__ui__subcmd__help__subcmd__logout)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__ui__subcmd__help__subcmd__sessions)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__ui__subcmd__login)
+            opts="-h --minutes --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --minutes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__ui__subcmd__logout)
+            opts="-h --all --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__ui__subcmd__sessions)
+            opts="-h --all --json --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

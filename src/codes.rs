@@ -15,6 +15,7 @@ pub const ALL: &[&str] = &[
     "approvals.not_approved",
     "approvals.not_found",
     "approvals.not_pending",
+    "approvals.person_required",
     "approvals.unsupported_kind",
     "approvals.wrong_kind",
     // audit
@@ -186,6 +187,14 @@ pub const ALL: &[&str] = &[
     "store.too_new",
     "store.full",
     "store.unavailable",
+    // ui
+    "ui.csrf_required",
+    "ui.invalid_ttl",
+    "ui.link_expired",
+    "ui.link_unknown",
+    "ui.link_used",
+    "ui.no_such_session",
+    "ui.session_required",
 ];
 
 /// Whether `code` is one of [`ALL`].

@@ -67,6 +67,14 @@ impl Error {
     pub fn forbidden(message: impl Into<String>) -> Self {
         Self::new("auth.forbidden", Kind::Forbidden, message)
     }
+    /// 403 with a code of its own (a refusal that is not about the key's tier).
+    pub fn forbidden_code(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(code, Kind::Forbidden, message)
+    }
+    /// 401 with a code (a refusal a JSON body explains).
+    pub fn unauthorized(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(code, Kind::Unauthorized, message)
+    }
     pub fn unavailable(code: &'static str, message: impl Into<String>) -> Self {
         Self::new(code, Kind::Unavailable, message)
     }

@@ -41,6 +41,7 @@ pub(crate) mod sse;
 pub mod store;
 pub(crate) mod term;
 pub(crate) mod text_enum;
+pub(crate) mod ui;
 pub(crate) mod unit;
 pub(crate) mod weburl;
 pub(crate) mod yamledit;

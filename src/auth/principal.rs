@@ -19,6 +19,8 @@ pub enum Credential {
     Bridge(Client),
     /// A key hal0 minted for one consumer of one proxied server (`hal0pk_…`).
     Consumer(crate::registry::consumers::Consumer),
+    /// A person: a live dashboard session (its cookie, no `Authorization` header).
+    Person(crate::ui::session::Session),
 }
 
 impl Credential {
@@ -49,6 +51,7 @@ impl Credential {
         match self {
             Credential::Bridge(c) => c.name.clone(),
             Credential::Consumer(c) => c.name.clone(),
+            Credential::Person(p) => p.identity(),
             _ => agent_header.filter(|a| valid_agent(a)).unwrap_or("anonymous").to_string(),
         }
     }
@@ -62,6 +65,7 @@ impl Credential {
             Credential::Client => "client".into(),
             Credential::Bridge(c) => format!("bridge:{}", c.name),
             Credential::Consumer(c) => format!("consumer:{}/{}", c.server, c.name),
+            Credential::Person(p) => p.identity(),
         }
     }
 }
@@ -96,7 +100,13 @@ pub enum RouteClass {
     /// `/mcp/relay/*` and the bots' WebSocket `/bridge/connect`: a bridge key holding the
     /// `relay` scope (a bot), even when auth is off (the key names the bot).
     Relay,
-    /// Every other route: ADMIN tier; bridge keys refused.
+    /// The dashboard's pages (`/ui`, `/ui/`, `/ui/logout`): anyone; the page shows the inbox
+    /// to a person and how to sign in to anyone else.
+    Page,
+    /// `POST /api/agent/approvals/{id}/approve|deny`: a person (a dashboard session) only;
+    /// no key of any kind, and no anonymous caller, even when auth is off.
+    Decide,
+    /// Every other route: ADMIN tier (or a person); bridge keys refused.
     Admin,
 }
 
@@ -105,16 +115,24 @@ impl RouteClass {
     pub fn of(path: &str) -> RouteClass {
         let p = path.trim_end_matches('/');
         match p {
-            "/api/health" => RouteClass::Open,
+            "/api/health" | "/ui/login" => RouteClass::Open,
+            "/ui" | "/ui/logout" => RouteClass::Page,
             "/api/bridge/me" => RouteClass::BridgeSelf,
             _ if under(p, "/mcp/agents") => RouteClass::Agents,
             _ if under(p, "/mcp/memory") => RouteClass::Memory,
             _ if under(p, "/mcp/admin") => RouteClass::AdminMcp,
             _ if under(p, "/mcp/proxy") => RouteClass::Proxy,
             _ if under(p, "/mcp/relay") || p == "/bridge/connect" => RouteClass::Relay,
+            _ if is_decision(p) => RouteClass::Decide,
             _ => RouteClass::Admin,
         }
     }
+}
+
+/// `/api/agent/approvals/<id>/approve` or `…/deny`.
+fn is_decision(p: &str) -> bool {
+    let Some(rest) = p.strip_prefix("/api/agent/approvals/") else { return false };
+    matches!(rest.split_once('/'), Some((id, "approve" | "deny")) if !id.is_empty())
 }
 
 fn under(p: &str, prefix: &str) -> bool {
@@ -144,6 +162,10 @@ fn scope_check(c: &Client, scope: Scope) -> Decision {
     }
 }
 
+/// Why a key cannot decide an approval, and who can.
+pub const PERSON_DECIDES: &str = "a person decides: approve or deny in the dashboard (open a session with \
+     `hal0 ui login` on the box) or with `hal0 agent approvals approve|deny ID` on the box; no API key can decide";
+
 /// Decide whether `cred` may use a route of `class`, with auth `armed` or not.
 pub fn decide(class: RouteClass, cred: &Credential, armed: bool) -> Decision {
     use Credential as C;
@@ -156,6 +178,12 @@ pub fn decide(class: RouteClass, cred: &Credential, armed: bool) -> Decision {
     }
     match (class, cred) {
         (RouteClass::Open, _) => Allow,
+        (RouteClass::Page, _) => Allow,
+        (RouteClass::Decide, C::Person(_)) => Allow,
+        (RouteClass::Decide, C::None) => Unauthorized,
+        (RouteClass::Decide, _) => Forbidden(PERSON_DECIDES.into()),
+        (RouteClass::Admin, C::Person(_)) => Allow,
+        (_, C::Person(_)) => Forbidden("a dashboard session opens the dashboard and /api, not MCP servers".into()),
         (RouteClass::Proxy, C::Admin | C::Consumer(_)) => Allow,
         (RouteClass::Proxy, C::None) => Unauthorized,
         (RouteClass::Proxy, _) => Forbidden(
@@ -228,6 +256,10 @@ mod tests {
         assert_eq!(RouteClass::of("/mcp/relay/mcp"), RouteClass::Relay);
         assert_eq!(RouteClass::of("/bridge/connect"), RouteClass::Relay);
         assert_eq!(RouteClass::of("/bridge/connectx"), RouteClass::Admin);
+        assert_eq!(RouteClass::of("/api/agent/approvals/ap_1/approve"), RouteClass::Decide);
+        assert_eq!(RouteClass::of("/api/agent/approvals/ap_1/deny/"), RouteClass::Decide);
+        assert_eq!(RouteClass::of("/api/agent/approvals/ap_1"), RouteClass::Admin);
+        assert_eq!(RouteClass::of("/api/agent/approvals//approve"), RouteClass::Admin);
     }
 
     #[test]

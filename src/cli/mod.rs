@@ -20,6 +20,7 @@ pub mod relay;
 pub mod runs;
 pub mod serve;
 pub mod store;
+pub mod ui;
 
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -83,6 +84,9 @@ pub enum Command {
     Relay(relay::RelayCmd),
     /// Check the installation: config, modes, store, auth, Hermes wiring, registry, listener.
     Doctor(doctor::DoctorArgs),
+    /// The dashboard (/ui): one-time login links, sessions, logout.
+    #[command(subcommand)]
+    Ui(ui::UiCmd),
     /// Write one archive of the config dir and a consistent copy of hal0.db (the daemon may run).
     Backup(backup::BackupArgs),
     /// Put back what `hal0 backup` wrote (the daemon must be stopped; asks first).
@@ -205,6 +209,7 @@ pub fn main() -> i32 {
         Command::Store(c) => store::run(&ctx, c),
         Command::Mcp(c) => mcp::run(&ctx, c),
         Command::Op(a) => op::run(&ctx, a),
+        Command::Ui(c) => ui::run(&ctx, c),
         Command::Backup(a) => backup::backup(&ctx, a),
         Command::Restore(a) => backup::restore(&ctx, a),
         Command::Doctor(a) => match doctor::run(&ctx, a) {

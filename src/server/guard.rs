@@ -33,6 +33,7 @@ fn key_advice(class: RouteClass) -> &'static str {
         RouteClass::Proxy => "a consumer key of this server (on the box: hal0 mcp keys add SERVER NAME)",
         RouteClass::BridgeSelf => "a bridge key",
         RouteClass::Admin | RouteClass::Open => "the admin key (HAL0_ADMIN_KEY in api.env)",
+        RouteClass::Decide | RouteClass::Page => "a dashboard session (hal0 ui login on the box)",
     }
 }
 
@@ -111,7 +112,42 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
             }
         }
     };
+    // No key: a dashboard session's cookie may name a person.
+    let cred = match cred {
+        Credential::None => {
+            match person(&state, crate::ui::pages::cookie(req.headers(), crate::ui::session::COOKIE)).await {
+                Ok(Some(p)) => Credential::Person(p),
+                Ok(None) => Credential::None,
+                Err(e) => return e.into_response(),
+            }
+        }
+        other => other,
+    };
+    if let Credential::Person(p) = &cred
+        && !req.method().is_safe()
+        && !req
+            .headers()
+            .get(crate::ui::session::CSRF_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| crate::auth::token::ct_eq(t, &p.csrf))
+    {
+        tracing::info!(path, cred = cred.label(), "refused: no CSRF token");
+        return Error::forbidden_code(
+            "ui.csrf_required",
+            "a dashboard request that changes something carries its page's CSRF token (X-CSRF-Token); reload the page",
+        )
+        .into_response();
+    }
     let decision = decide(class, &cred, armed);
+    if class == RouteClass::Decide && decision != Decision::Allow {
+        tracing::info!(path, cred = cred.label(), "refused: a person decides");
+        let e = if decision == Decision::Unauthorized {
+            Error::unauthorized("approvals.person_required", crate::auth::principal::PERSON_DECIDES)
+        } else {
+            Error::forbidden_code("approvals.person_required", crate::auth::principal::PERSON_DECIDES)
+        };
+        return e.into_response();
+    }
     if decision == Decision::Unauthorized {
         // Failed logins are what an operator greps the journal for (and what fail2ban reads).
         tracing::info!(path, key_sent = auth.is_some(), "refused: no valid key (401)");
@@ -187,7 +223,8 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
     }
     let ends_session = req.method() == axum::http::Method::DELETE;
     let identity = cred.identity(agent.as_deref());
-    let watch = !matches!(cred, Credential::None) && class != RouteClass::Open;
+    // A key is checked again during a stream; a session's page streams nothing yet.
+    let watch = !matches!(cred, Credential::None | Credential::Person(_)) && class != RouteClass::Open;
     req.extensions_mut().insert(Caller { cred: cred.clone(), identity, private, seen });
     let is_post = req.method() == axum::http::Method::POST;
     let mut resp = next.run(req).await;
@@ -241,6 +278,15 @@ fn proxy_target(
 fn is_mount_root(path: &str) -> bool {
     let p = path.trim_end_matches('/');
     matches!(p, "/mcp/agents" | "/mcp/memory" | "/mcp/admin")
+}
+
+/// The person whose live dashboard session the request's cookie names, if any.
+async fn person(
+    state: &Arc<AppState>,
+    cookie: Option<String>,
+) -> crate::error::Result<Option<crate::ui::session::Session>> {
+    let Some(token) = cookie else { return Ok(None) };
+    state.store.call(move |s| crate::ui::session::resolve(s, &token)).await
 }
 
 /// Check the credential against the current keys (re-read when `api.env` changed) and

@@ -179,6 +179,13 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
     );
     app = app.nest_service("/mcp/proxy/{id}/mcp", svc);
 
+    // The dashboard's pages (outside the route table: they are not operations).
+    app = app
+        .route("/ui", axum::routing::get(crate::ui::pages::root))
+        .route("/ui/", axum::routing::get(crate::ui::pages::inbox))
+        .route("/ui/login", axum::routing::get(crate::ui::pages::login))
+        .route("/ui/logout", axum::routing::post(crate::ui::pages::logout));
+
     let app: Router = app
         .fallback(rest::not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard::guard))

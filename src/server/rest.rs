@@ -98,8 +98,13 @@ pub fn op_handler(def: &'static OpDef) -> axum::routing::MethodRouter<Arc<AppSta
             Ok(a) => a,
             Err(e) => return e.into_response(),
         };
-        let identity = caller.map(|Extension(c)| c.identity).unwrap_or_else(|| "anonymous".into());
-        let ctx = Ctx::remote(state.ops.clone(), format!("api:{identity}"));
+        // A person (a dashboard session) is `ui:<session>`; a key's caller `api:<identity>`.
+        let identity = match caller {
+            Some(Extension(c)) if matches!(c.cred, crate::auth::Credential::Person(_)) => c.identity,
+            Some(Extension(c)) => format!("api:{}", c.identity),
+            None => "api:anonymous".into(),
+        };
+        let ctx = Ctx::remote(state.ops.clone(), identity);
         match run(ctx, args).await {
             Ok(v) => {
                 let status = StatusCode::from_u16(def.status).unwrap_or(StatusCode::OK);

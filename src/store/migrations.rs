@@ -274,6 +274,25 @@ pub const MIGRATIONS: &[&str] = &[
       WHERE kind = 'admin_call' AND status = 'pending' AND json_type(arguments, '$.args.id') IS NOT NULL
         AND tool IN ('mcp_server_uninstall', 'mcp_server_config_write', 'mcp_server_tools', 'mcp_server_exposure',
                      'mcp_server_action', 'mcp_server_logs');",
+    // 10: dashboard sessions (a person's, opened by a one-time login link that `hal0 ui
+    // login` prints on the box). Only the sha256 of a link or session token is stored.
+    "CREATE TABLE ui_links (
+        token_sha256 TEXT PRIMARY KEY,
+        created_at   TEXT NOT NULL,
+        expires_at   TEXT NOT NULL,
+        used_at      TEXT,
+        created_by   TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE ui_sessions (
+        id           TEXT PRIMARY KEY,
+        token_sha256 TEXT NOT NULL UNIQUE,
+        csrf         TEXT NOT NULL,
+        created_at   TEXT NOT NULL,
+        expires_at   TEXT NOT NULL,
+        last_seen    TEXT NOT NULL,
+        ended_at     TEXT,
+        user_agent   TEXT NOT NULL DEFAULT ''
+    );",
 ];
 
 pub fn current_version(conn: &Connection) -> Result<i64> {

@@ -314,7 +314,6 @@ async fn malformed_rest_input_gets_the_operations_invalid_code() {
         ("PATCH", "/api/mcp/x/exposure", Some("{}"), "mcp.exposure_invalid"),
         ("PATCH", "/api/mcp/x/config", Some(r#"{"env": {"A": 1}}"#), "mcp.config_invalid"),
         ("POST", "/api/mcp/install", Some(r#"{"url": "x", "manifest": {}}"#), "mcp.install_invalid"),
-        ("POST", "/api/agent/approvals/ap_x/deny", Some(r#"{"reason": 7}"#), "approvals.invalid_request"),
     ];
     for (method, path, body, code) in cases {
         let m = reqwest::Method::from_bytes(method.as_bytes()).unwrap();

@@ -21,11 +21,14 @@ const ROUTES: &[(&str, &str)] = &[
     ("relay_agents", "GET /api/relay/agents"),
     ("relay_exchanges", "GET /api/relay/exchanges"),
     ("store", "GET /api/store"),
+    ("approve", "POST /api/agent/approvals/ap_none/approve"),
+    ("deny", "POST /api/agent/approvals/ap_none/deny"),
 ];
 
 /// Credential columns; the names of bridge keys give their scopes; `consumer` is a proxy key
 /// minted for server `up`, `c_other` one minted for server `other`; `b_relay` is a relay bot
-/// (`relay` alone, so not even `agents`).
+/// (`relay` alone, so not even `agents`); `person` is a dashboard session (its cookie and
+/// CSRF token, opened with a `hal0 ui login` link).
 const CREDS: &[&str] = &[
     "none",
     "bad",
@@ -40,46 +43,51 @@ const CREDS: &[&str] = &[
     "consumer",
     "c_other",
     "b_relay",
+    "person",
 ];
 
 /// Expected status per route, in CREDS order. `-` marks a credential that cannot exist in
 /// that state (there are no box keys while auth is off).
 const OFF: &[(&str, &str)] = &[
-    ("health", "200 200 200 -   -   200 200 200 200 200 200 200 200"),
-    ("me", "401 401 401 -   -   200 200 200 200 401 403 403 200"),
-    ("status", "200 401 401 -   -   403 403 403 403 401 403 403 403"),
-    ("clients", "200 401 401 -   -   403 403 403 403 401 403 403 403"),
-    ("unknown", "404 401 401 -   -   403 403 403 403 401 403 403 403"),
-    ("settings", "200 401 401 -   -   403 403 403 403 401 403 403 403"),
-    ("secrets", "200 401 401 -   -   403 403 403 403 401 403 403 403"),
-    ("agents", "401 401 401 -   -   200 200 200 200 401 403 403 403"),
-    ("memory", "200 401 401 -   -   403 200 403 200 401 403 403 403"),
-    ("admin", "200 401 401 -   -   403 403 200 200 401 403 403 403"),
-    ("proxy", "401 401 401 -   -   403 403 403 403 401 200 403 403"),
-    ("relay", "401 401 401 -   -   403 403 403 403 401 403 403 200"),
-    ("relay_ws", "401 401 401 -   -   403 403 403 403 401 403 403 101"),
-    ("relay_agents", "200 401 401 -   -   403 403 403 403 401 403 403 403"),
-    ("relay_exchanges", "200 401 401 -   -   403 403 403 403 401 403 403 403"),
-    ("store", "200 401 401 -   -   403 403 403 403 401 403 403 403"),
+    ("health", "200 200 200 -   -   200 200 200 200 200 200 200 200 200"),
+    ("me", "401 401 401 -   -   200 200 200 200 401 403 403 200 403"),
+    ("status", "200 401 401 -   -   403 403 403 403 401 403 403 403 200"),
+    ("clients", "200 401 401 -   -   403 403 403 403 401 403 403 403 200"),
+    ("unknown", "404 401 401 -   -   403 403 403 403 401 403 403 403 404"),
+    ("settings", "200 401 401 -   -   403 403 403 403 401 403 403 403 200"),
+    ("secrets", "200 401 401 -   -   403 403 403 403 401 403 403 403 200"),
+    ("agents", "401 401 401 -   -   200 200 200 200 401 403 403 403 403"),
+    ("memory", "200 401 401 -   -   403 200 403 200 401 403 403 403 403"),
+    ("admin", "200 401 401 -   -   403 403 200 200 401 403 403 403 403"),
+    ("proxy", "401 401 401 -   -   403 403 403 403 401 200 403 403 403"),
+    ("relay", "401 401 401 -   -   403 403 403 403 401 403 403 200 403"),
+    ("relay_ws", "401 401 401 -   -   403 403 403 403 401 403 403 101 403"),
+    ("relay_agents", "200 401 401 -   -   403 403 403 403 401 403 403 403 200"),
+    ("relay_exchanges", "200 401 401 -   -   403 403 403 403 401 403 403 403 200"),
+    ("store", "200 401 401 -   -   403 403 403 403 401 403 403 403 200"),
+    ("approve", "401 401 401 -   -   403 403 403 403 401 403 403 403 404"),
+    ("deny", "401 401 401 -   -   403 403 403 403 401 403 403 403 404"),
 ];
 
 const ARMED: &[(&str, &str)] = &[
-    ("health", "200 200 200 200 200 200 200 200 200 200 200 200 200"),
-    ("me", "401 401 401 403 403 200 200 200 200 401 403 403 200"),
-    ("status", "401 401 401 403 200 403 403 403 403 401 403 403 403"),
-    ("clients", "401 401 401 403 200 403 403 403 403 401 403 403 403"),
-    ("unknown", "401 401 401 403 404 403 403 403 403 401 403 403 403"),
-    ("settings", "401 401 401 403 200 403 403 403 403 401 403 403 403"),
-    ("secrets", "401 401 401 403 200 403 403 403 403 401 403 403 403"),
-    ("agents", "401 401 401 403 200 200 200 200 200 401 403 403 403"),
-    ("memory", "401 401 401 200 200 403 200 403 200 401 403 403 403"),
-    ("admin", "401 401 401 403 200 403 403 200 200 401 403 403 403"),
-    ("proxy", "401 401 401 403 200 403 403 403 403 401 200 403 403"),
-    ("relay", "401 401 401 403 403 403 403 403 403 401 403 403 200"),
-    ("relay_ws", "401 401 401 403 403 403 403 403 403 401 403 403 101"),
-    ("relay_agents", "401 401 401 403 200 403 403 403 403 401 403 403 403"),
-    ("relay_exchanges", "401 401 401 403 200 403 403 403 403 401 403 403 403"),
-    ("store", "401 401 401 403 200 403 403 403 403 401 403 403 403"),
+    ("health", "200 200 200 200 200 200 200 200 200 200 200 200 200 200"),
+    ("me", "401 401 401 403 403 200 200 200 200 401 403 403 200 403"),
+    ("status", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
+    ("clients", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
+    ("unknown", "401 401 401 403 404 403 403 403 403 401 403 403 403 404"),
+    ("settings", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
+    ("secrets", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
+    ("agents", "401 401 401 403 200 200 200 200 200 401 403 403 403 403"),
+    ("memory", "401 401 401 200 200 403 200 403 200 401 403 403 403 403"),
+    ("admin", "401 401 401 403 200 403 403 200 200 401 403 403 403 403"),
+    ("proxy", "401 401 401 403 200 403 403 403 403 401 200 403 403 403"),
+    ("relay", "401 401 401 403 403 403 403 403 403 401 403 403 200 403"),
+    ("relay_ws", "401 401 401 403 403 403 403 403 403 401 403 403 101 403"),
+    ("relay_agents", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
+    ("relay_exchanges", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
+    ("store", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
+    ("approve", "401 401 401 403 403 403 403 403 403 401 403 403 403 404"),
+    ("deny", "401 401 401 403 403 403 403 403 403 401 403 403 403 404"),
 ];
 
 fn keys(env: &Env, armed: bool) -> Vec<(&'static str, Option<String>)> {
@@ -114,6 +122,35 @@ fn keys(env: &Env, armed: bool) -> Vec<(&'static str, Option<String>)> {
 /// A well-formed request of `method` on `path`: a GET (a WebSocket handshake on
 /// `/bridge/connect`), a JSON settings write (setting a key to its default), or an MCP
 /// `initialize`.
+/// A person's credential in the matrix: `cookie:<session token> <csrf token>`.
+const PERSON: &str = "cookie:";
+
+/// A dashboard session on `server`: a `hal0 ui login` link opened, the page read for its
+/// CSRF token. As a matrix credential ([`PERSON`]).
+async fn person(env: &Env, server: &Server) -> String {
+    let link = env.json(&["ui", "login", "--json"])["url"].as_str().unwrap().to_string();
+    let path = link.split_once("/ui/").unwrap().1;
+    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let r = http.get(server.url(&format!("/ui/{path}"))).send().await.unwrap();
+    assert_eq!(r.status(), 303, "{link}");
+    let cookie = r.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_string();
+    let page = http.get(server.url("/ui/")).header("cookie", &cookie).send().await.unwrap().text().await.unwrap();
+    let csrf = page.split("const CSRF = \"").nth(1).unwrap().split('"').next().unwrap().to_string();
+    format!("{PERSON}{cookie} {csrf}")
+}
+
+/// `r` with the credential `key`: a bearer key, or a person's cookie and CSRF token.
+fn with_cred(r: reqwest::RequestBuilder, key: Option<&str>) -> reqwest::RequestBuilder {
+    match key {
+        Some(k) if k.starts_with(PERSON) => {
+            let (cookie, csrf) = k[PERSON.len()..].split_once(' ').unwrap();
+            r.header("cookie", cookie).header("x-csrf-token", csrf)
+        }
+        Some(k) => r.header("authorization", format!("Bearer {k}")),
+        None => r,
+    }
+}
+
 fn request(
     http: &reqwest::Client,
     server: &Server,
@@ -133,18 +170,17 @@ fn request(
             http.put(server.url(path)).json(&serde_json::json!({"secret": "matrix-value"}))
         }
         "PUT" => http.put(server.url(path)).json(&serde_json::json!({"key": "bridge.run_retention_days", "value": 30})),
-        _ => return mcp_post(http, &server.url(path), key, &initialize_body()),
+        "POST" if path.starts_with("/api/") => http.post(server.url(path)).json(&serde_json::json!({})),
+        _ => return with_cred(mcp_post(http, &server.url(path), None, &initialize_body()), key),
     };
-    match key {
-        Some(k) => r.header("authorization", format!("Bearer {k}")),
-        None => r,
-    }
+    with_cred(r, key)
 }
 
 async fn check(armed: bool, table: &[(&str, &str)]) {
     let env = Env::new();
-    let creds = keys(&env, armed);
+    let mut creds = keys(&env, armed);
     let server = env.serve();
+    creds.push(("person", Some(person(&env, &server).await)));
     let http = reqwest::Client::new();
     let mut failures = Vec::new();
     for (route, spec) in ROUTES {
@@ -164,7 +200,15 @@ async fn check(armed: bool, table: &[(&str, &str)]) {
                 failures.push(format!("{spec} with {name}: got {status}, want {} ({body})", expected[i]));
                 continue;
             }
+            let decision = path.ends_with("/approve") || path.ends_with("/deny");
             match status {
+                // No key decides an approval, and nobody anonymous: said with its code.
+                401 | 403 if decision => {
+                    let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+                    if v["error"]["code"] != "approvals.person_required" {
+                        failures.push(format!("{spec} with {name}: a refused decision says who decides, got {body}"));
+                    }
+                }
                 // REST: bare, as spec 001 says. An MCP mount says which key to send.
                 401 if !path.starts_with("/mcp/") && !body.is_empty() => {
                     failures.push(format!("{spec} with {name}: 401 must be bare, got body {body}"));
@@ -201,8 +245,9 @@ async fn matrix_auth_armed() {
 /// POST that is not JSON is refused too (by rmcp, once the key passed).
 async fn front_door(armed: bool, table: &[(&str, &str)]) {
     let env = Env::new();
-    let creds = keys(&env, armed);
+    let mut creds = keys(&env, armed);
     let server = env.serve();
+    creds.push(("person", Some(person(&env, &server).await)));
     let http = reqwest::Client::new();
     let foreign_host = format!("rebind.example:{}", server.port);
     let mut failures = Vec::new();
@@ -235,10 +280,7 @@ async fn front_door(armed: bool, table: &[(&str, &str)]) {
                 "PUT" => http.put(server.url(path)),
                 _ => http.post(server.url(path)).header("accept", "application/json, text/event-stream"),
             };
-            r = r.header("content-type", "text/plain").body(initialize_body().to_string());
-            if let Some(k) = &key {
-                r = r.header("authorization", format!("Bearer {k}"));
-            }
+            r = with_cred(r.header("content-type", "text/plain").body(initialize_body().to_string()), key.as_deref());
             let resp = r.send().await.unwrap();
             // REST refuses the media type before the key; an MCP mount checks the key first.
             let want =

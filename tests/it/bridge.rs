@@ -538,15 +538,22 @@ async fn approvals_over_rest_at_the_admin_tier() {
     };
     let r = post(format!("/api/agent/approvals/{rid}/approve"), bridge_key.clone()).await;
     assert_eq!(r.status().as_u16(), 403);
-    let r = post(format!("/api/agent/approvals/{rid}/approve"), admin.clone()).await;
-    assert_eq!(r.status().as_u16(), 200);
-    let done: Value = r.json().await.unwrap();
+    // No API key decides, the admin key included (issue 13): a person does, at the shell
+    // or in the dashboard.
+    for key in [admin.clone(), bridge_key.clone()] {
+        for verb in ["approve", "deny"] {
+            let r = post(format!("/api/agent/approvals/{rid}/{verb}"), key.clone()).await;
+            assert_eq!(r.status().as_u16(), 403);
+            let body: Value = r.json().await.unwrap();
+            assert_eq!(body["error"]["code"], "approvals.person_required", "{body}");
+        }
+    }
+    let done = b.env.json(&["agent", "approvals", "approve", rid, "--yes", "--json"]);
     assert_eq!(done["status"], "executed", "{done}");
-    assert!(done["decided_by"].as_str().unwrap().starts_with("api:"));
-    let r = post(format!("/api/agent/approvals/{rid}/deny"), admin.clone()).await;
-    assert_eq!(r.status().as_u16(), 409, "decided once");
-    let r = post("/api/agent/approvals/ap_nope/approve".into(), admin.clone()).await;
-    assert_eq!(r.status().as_u16(), 404);
+    assert!(done["decided_by"].as_str().unwrap().starts_with("cli:"), "{done}");
+    let again = b.env.run(&["agent", "approvals", "deny", rid, "--yes"]);
+    assert_ne!(again.code(), 0, "decided once");
+    assert!(again.stderr().contains("approvals.not_pending"), "{}", again.stderr());
     let w = ok(&c, "agent_run_wait", json!({"run_id": id, "timeout_s": 30})).await;
     assert_eq!(w["status"], "completed");
     let tools: Vec<String> = {

@@ -15,6 +15,7 @@ mod claude_code;
 mod cli;
 mod concurrent_writes;
 mod conformance;
+mod dashboard;
 mod doctor;
 mod expose;
 mod external_clients;

@@ -1,5 +1,6 @@
 //! Test harness: a hal0 installation in temporary config and state dirs, the real binary
 //! run as a CLI, and `hal0 serve` started on a free loopback port.
+pub mod browser;
 pub mod fake_hermes;
 pub mod mcp;
 pub mod postgres;

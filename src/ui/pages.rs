@@ -1,0 +1,221 @@
+//! The dashboard's pages, served by `hal0 serve` under `/ui` with no build step and no
+//! external fonts, scripts or CDNs (the box may be offline): `GET /ui/login?token=…` turns
+//! a one-time link into a session cookie; `GET /ui/` is the approvals inbox (pending rows
+//! appear without a reload, each with what will run; approve, or deny with a reason;
+//! decided rows with who and when); `POST /ui/logout` ends the session. The page reads and
+//! decides through the same REST routes as every other front, with its session cookie and
+//! CSRF token.
+
+use super::session::{self, COOKIE, Session};
+use crate::server::AppState;
+use crate::server::guard::Caller;
+use axum::extract::{Query, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use std::sync::Arc;
+
+/// The value of cookie `name` in a request's headers.
+pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_string())
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
+}
+
+/// A page in the dashboard's frame.
+fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{title} · hal0</title><style>{CSS}</style></head><body>{body}</body></html>",
+        title = escape(title)
+    )
+}
+
+/// A page that says what went wrong and what to do, with its code.
+fn refusal(status: StatusCode, code: &str, message: &str) -> Response {
+    let body = format!(
+        "<main class=\"narrow\"><h1>hal0</h1><p class=\"err\" role=\"alert\">{}</p><p><code>{}</code></p></main>",
+        escape(message),
+        escape(code)
+    );
+    (status, Html(page("Not signed in", &body))).into_response()
+}
+
+#[derive(serde::Deserialize)]
+pub struct LoginQuery {
+    #[serde(default)]
+    token: String,
+}
+
+/// `GET /ui/login?token=…`: a one-time link becomes a session (cookie), then the inbox.
+pub async fn login(State(state): State<Arc<AppState>>, headers: HeaderMap, Query(q): Query<LoginQuery>) -> Response {
+    let ua = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    let opened = state.store.call(move |s| session::redeem(s, &q.token, &ua)).await;
+    match opened {
+        Ok((_, token)) => {
+            // `Secure` when hal0 serves https itself (behind a TLS proxy the cookie still
+            // travels only to this origin: SameSite=Strict, HttpOnly).
+            let secure = if state.config.network.tls_cert.is_some() { "; Secure" } else { "" };
+            let cookie = format!(
+                "{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{secure}",
+                session::SESSION_HOURS * 3600
+            );
+            (StatusCode::SEE_OTHER, [(header::SET_COOKIE, cookie), (header::LOCATION, "/ui/".to_string())])
+                .into_response()
+        }
+        Err(e) => refusal(StatusCode::FORBIDDEN, e.code, &e.message),
+    }
+}
+
+fn person(req: &Request) -> Option<Session> {
+    match req.extensions().get::<Caller>().map(|c| &c.cred) {
+        Some(crate::auth::Credential::Person(p)) => Some(p.clone()),
+        _ => None,
+    }
+}
+
+/// `GET /ui/`: the inbox for a person; for anyone else, how to sign in.
+pub async fn inbox(req: Request) -> Response {
+    let Some(p) = person(&req) else {
+        return refusal(
+            StatusCode::UNAUTHORIZED,
+            "ui.session_required",
+            "Sign in with a one-time link: run `hal0 ui login` on the box and open the link it prints.",
+        );
+    };
+    let body = INBOX.replace("{csrf}", &escape(&p.csrf)).replace("{session}", &escape(&p.id));
+    let mut r = Html(page("Approvals", &body)).into_response();
+    r.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-store"));
+    r
+}
+
+/// `GET /ui`: to the inbox.
+pub async fn root() -> Response {
+    (StatusCode::SEE_OTHER, [(header::LOCATION, "/ui/")]).into_response()
+}
+
+/// `POST /ui/logout` (CSRF checked by the guard): the session ends and its cookie goes.
+pub async fn logout(State(state): State<Arc<AppState>>, req: Request) -> Response {
+    if let Some(p) = person(&req) {
+        let by = p.identity();
+        if let Err(e) = state.store.call(move |s| session::end(s, Some(&p.id), &by)).await {
+            return e.into_response();
+        }
+    }
+    let gone = format!("{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
+    (StatusCode::NO_CONTENT, [(header::SET_COOKIE, gone)]).into_response()
+}
+
+const CSS: &str = "\
+:root{color-scheme:light dark;--fg:#1b1f24;--bg:#fafafa;--card:#fff;--line:#d0d7de;--ok:#1a7f37;--no:#cf222e;--dim:#57606a}\
+@media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--bg:#0d1117;--card:#161b22;--line:#30363d;--dim:#8b949e}}\
+*{box-sizing:border-box}body{margin:0;font:16px/1.45 system-ui,sans-serif;color:var(--fg);background:var(--bg)}\
+header{display:flex;align-items:center;gap:1rem;padding:.6rem 1rem;border-bottom:1px solid var(--line)}\
+header h1{font-size:1.1rem;margin:0}header .who{margin-left:auto;color:var(--dim);font-size:.85rem}\
+main{max-width:60rem;margin:0 auto;padding:1rem}.narrow{max-width:32rem}\
+h2{font-size:1rem;margin:1.2rem 0 .5rem}ol{list-style:none;margin:0;padding:0}\
+.card{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.8rem;margin:.6rem 0}\
+.card h3{margin:0 0 .2rem;font-size:1rem;word-break:break-all}.meta{color:var(--dim);font-size:.85rem}\
+pre{white-space:pre-wrap;word-break:break-word;background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:.5rem;max-height:24rem;overflow:auto;font-size:.85rem}\
+.act{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center}.act input{flex:1 1 12rem;min-width:0;padding:.5rem;font:inherit}\
+button{font:inherit;padding:.5rem 1rem;border-radius:6px;border:1px solid var(--line);cursor:pointer;min-height:2.75rem}\
+button.approve{background:var(--ok);color:#fff;border-color:var(--ok)}button.deny{background:var(--no);color:#fff;border-color:var(--no)}\
+button:focus-visible,input:focus-visible{outline:3px solid #0969da;outline-offset:2px}\
+.err{color:var(--no)}.empty{color:var(--dim)}.status-approved,.status-executed{color:var(--ok)}.status-denied,.status-failed{color:var(--no)}";
+
+const INBOX: &str = r##"<header><h1>hal0</h1><span>Approvals inbox</span><span class="who">session {session}</span>
+<button id="logout" type="button">Sign out</button></header>
+<main><p id="error" class="err" role="alert" hidden></p>
+<section aria-labelledby="h-pending"><h2 id="h-pending">Pending</h2><ol id="pending" aria-live="polite"></ol>
+<p id="none" class="empty" hidden>Nothing is waiting for a decision.</p></section>
+<section aria-labelledby="h-decided"><h2 id="h-decided">Decided</h2><ol id="decided"></ol></section></main>
+<script>
+"use strict";
+const CSRF = "{csrf}";
+const $ = (s) => document.querySelector(s);
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) { if (k === "class") e.className = v; else e.setAttribute(k, v); }
+  for (const k of kids) e.append(k);
+  return e;
+}
+function showError(text) { const p = $("#error"); p.textContent = text; p.hidden = !text; }
+async function api(method, path, body) {
+  const r = await fetch(path, { method, credentials: "same-origin",
+    headers: Object.assign({ "accept": "application/json" }, method === "GET" ? {} : { "content-type": "application/json", "x-csrf-token": CSRF }),
+    body: body === undefined ? undefined : JSON.stringify(body) });
+  const v = await r.json().catch(() => ({}));
+  if (r.status === 401) { location.reload(); throw new Error("signed out"); }
+  if (!r.ok) throw new Error((v.error && (v.error.message + " [" + v.error.code + "]")) || ("HTTP " + r.status));
+  return v;
+}
+function card(a) {
+  const reason = el("input", { type: "text", placeholder: "Reason (for a denial)", "aria-label": "Reason for " + a.id, name: "reason" });
+  const approve = el("button", { type: "button", class: "approve", "data-id": a.id }, "Approve");
+  const deny = el("button", { type: "button", class: "deny", "data-id": a.id }, "Deny");
+  const out = el("p", { class: "meta result", role: "status" });
+  const decide = async (verb) => {
+    approve.disabled = deny.disabled = true;
+    try {
+      const body = verb === "deny" && reason.value ? { reason: reason.value } : {};
+      const v = await api("POST", "/api/agent/approvals/" + encodeURIComponent(a.id) + "/" + verb, body);
+      out.textContent = verb === "approve" ? "Approved: " + v.status : "Denied.";
+      setTimeout(refresh, 300);
+    } catch (e) { out.textContent = String(e.message || e); approve.disabled = deny.disabled = false; }
+  };
+  approve.onclick = () => decide("approve");
+  deny.onclick = () => decide("deny");
+  return el("li", { class: "card", id: "ap-" + a.id, "data-id": a.id },
+    el("h3", {}, a.tool + " "),
+    el("p", { class: "meta" }, a.kind + " from " + a.client + " · " + a.created_at + " · " + a.id),
+    el("p", {}, a.preview || ""),
+    el("pre", { class: "args" }, JSON.stringify(a.arguments, null, 2)),
+    el("div", { class: "act" }, reason, approve, deny), out);
+}
+function decidedRow(a) {
+  return el("li", { class: "card", id: "done-" + a.id },
+    el("h3", {}, a.tool + " "),
+    el("p", { class: "meta" }, el("span", { class: "status-" + a.status }, a.status), " by " + (a.decided_by || "?") + " at " + (a.decided_at || "?") + (a.reason ? " · " + a.reason : "")));
+}
+async function refresh() {
+  try {
+    const pending = (await api("GET", "/api/agent/approvals?status=pending")).approvals;
+    const list = $("#pending");
+    const want = new Set(pending.map((a) => a.id));
+    for (const li of [...list.children]) if (!want.has(li.dataset.id)) li.remove();
+    const have = new Set([...list.children].map((li) => li.dataset.id));
+    // Newest first; rows already shown keep what was typed into them.
+    for (const a of [...pending].reverse()) if (!have.has(a.id)) list.prepend(card(a));
+    $("#none").hidden = pending.length > 0;
+    const all = (await api("GET", "/api/agent/approvals")).approvals.filter((a) => a.status !== "pending").slice(0, 20);
+    $("#decided").replaceChildren(...all.map(decidedRow));
+    showError("");
+  } catch (e) { showError("Cannot reach hal0: " + (e.message || e)); }
+}
+$("#logout").onclick = async () => { try { await api("POST", "/ui/logout"); } finally { location.href = "/ui/"; } };
+refresh();
+setInterval(refresh, 2000);
+</script>"##;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cookies_are_read_by_name() {
+        let mut h = HeaderMap::new();
+        h.append(header::COOKIE, "a=1; hal0_session=hal0us_x".parse().unwrap());
+        assert_eq!(cookie(&h, "hal0_session").as_deref(), Some("hal0us_x"));
+        assert_eq!(cookie(&h, "b"), None);
+        assert_eq!(escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+    }
+}

@@ -1,0 +1,257 @@
+//! Dashboard sessions. `hal0 ui login` (on the box) makes a one-time link valid for a few
+//! minutes; opening it makes a session: a random token in an HttpOnly, SameSite=Strict
+//! cookie, and a CSRF token every state-changing request must echo. Links and sessions are
+//! stored as sha256 digests only; sessions expire, and can be listed and ended from the
+//! shell. Logins and logouts are audit entries under the session's id (`ui:<id>`).
+
+use crate::audit::{self, Entry, Verdict};
+use crate::auth::token::{random_base62, sha256_hex};
+use crate::error::{Error, Result};
+use crate::store::Store;
+use rusqlite::OptionalExtension;
+use serde::Serialize;
+use time::OffsetDateTime;
+
+/// The cookie that carries a session token.
+pub const COOKIE: &str = "hal0_session";
+/// The header a state-changing request carries its session's CSRF token in.
+pub const CSRF_HEADER: &str = "x-csrf-token";
+const LINK_PREFIX: &str = "hal0ul_";
+const SESSION_PREFIX: &str = "hal0us_";
+/// How long a login link may wait to be opened, by default.
+pub const LINK_MINUTES: i64 = 5;
+/// How long a session lasts after it was opened.
+pub const SESSION_HOURS: i64 = 12;
+
+fn stamp(t: OffsetDateTime) -> String {
+    t.replace_nanosecond(0).unwrap_or(t).format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
+}
+
+/// A session as listed (never its token).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Session {
+    pub id: String,
+    pub created_at: String,
+    pub expires_at: String,
+    pub last_seen: String,
+    pub ended_at: Option<String>,
+    pub user_agent: String,
+    /// Echoed by the page in [`CSRF_HEADER`]; not shown in listings.
+    #[serde(skip)]
+    pub csrf: String,
+}
+
+impl Session {
+    /// The audit identity and decider name of this session's person.
+    pub fn identity(&self) -> String {
+        format!("ui:{}", self.id)
+    }
+    pub fn live(&self, now: &str) -> bool {
+        self.ended_at.is_none() && self.expires_at.as_str() > now
+    }
+}
+
+/// A new one-time login link token, valid for `minutes`, made by `by` (`cli:<user>`).
+pub fn new_link(store: &Store, minutes: i64, by: &str) -> Result<String> {
+    if !(1..=60).contains(&minutes) {
+        return Err(Error::invalid("ui.invalid_ttl", "a login link lives 1 to 60 minutes (--minutes)"));
+    }
+    let token = format!("{LINK_PREFIX}{}", random_base62(43)?);
+    let now = OffsetDateTime::now_utc();
+    store.with(|c| {
+        c.execute(
+            "INSERT INTO ui_links (token_sha256, created_at, expires_at, created_by) VALUES (?1, ?2, ?3, ?4)",
+            rusqlite::params![sha256_hex(&token), stamp(now), stamp(now + time::Duration::minutes(minutes)), by],
+        )?;
+        Ok(())
+    })?;
+    Ok(token)
+}
+
+/// The session a link opens, with its cookie token. The link is used up, whatever the
+/// outcome after that; an unknown, used or expired link is refused with what to do.
+pub fn redeem(store: &Store, link: &str, user_agent: &str) -> Result<(Session, String)> {
+    let now = OffsetDateTime::now_utc();
+    let now_s = stamp(now);
+    let again = "run `hal0 ui login` on the box for a new link";
+    let session = store.with(|c| {
+        let tx = c.transaction()?;
+        let row: Option<(String, Option<String>)> = tx
+            .query_row("SELECT expires_at, used_at FROM ui_links WHERE token_sha256 = ?1", [sha256_hex(link)], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()?;
+        let Some((expires, used)) = row else {
+            return Err(Error::forbidden_code(
+                "ui.link_unknown",
+                format!("this login link is not known here: {again}"),
+            ));
+        };
+        if used.is_some() {
+            return Err(Error::forbidden_code("ui.link_used", format!("this login link was used already: {again}")));
+        }
+        tx.execute(
+            "UPDATE ui_links SET used_at = ?1 WHERE token_sha256 = ?2",
+            rusqlite::params![now_s, sha256_hex(link)],
+        )?;
+        if expires.as_str() <= now_s.as_str() {
+            tx.commit()?;
+            return Err(Error::forbidden_code("ui.link_expired", format!("this login link expired: {again}")));
+        }
+        let token = format!("{SESSION_PREFIX}{}", random_base62(43)?);
+        let s = Session {
+            id: format!("us_{}", random_base62(10)?),
+            created_at: now_s.clone(),
+            expires_at: stamp(now + time::Duration::hours(SESSION_HOURS)),
+            last_seen: now_s.clone(),
+            ended_at: None,
+            user_agent: user_agent.chars().take(200).collect(),
+            csrf: random_base62(32)?,
+        };
+        tx.execute(
+            "INSERT INTO ui_sessions (id, token_sha256, csrf, created_at, expires_at, last_seen, user_agent)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            rusqlite::params![s.id, sha256_hex(&token), s.csrf, s.created_at, s.expires_at, s.last_seen, s.user_agent],
+        )?;
+        tx.commit()?;
+        Ok((s, token))
+    });
+    let outcome = match &session {
+        Ok((s, _)) => (s.identity(), Verdict::Ok, None),
+        Err(e) => ("ui:anonymous".to_string(), Verdict::Refused, Some(e.code)),
+    };
+    // A sign-in the log cannot hold still goes on (the session is made); say why.
+    if let Err(e) = audit::record(
+        store,
+        &Entry {
+            surface: "ui",
+            tool: "ui_login",
+            identity: &outcome.0,
+            arguments: &serde_json::json!({"user_agent": user_agent}),
+            verdict: outcome.1,
+            result_code: outcome.2,
+            approval_id: None,
+            detail: None,
+        },
+    ) {
+        tracing::warn!(code = e.code, "cannot record the sign-in: {}", e.message);
+    }
+    session
+}
+
+const COLS: &str = "id, created_at, expires_at, last_seen, ended_at, user_agent, csrf";
+
+fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Session> {
+    Ok(Session {
+        id: r.get(0)?,
+        created_at: r.get(1)?,
+        expires_at: r.get(2)?,
+        last_seen: r.get(3)?,
+        ended_at: r.get(4)?,
+        user_agent: r.get(5)?,
+        csrf: r.get(6)?,
+    })
+}
+
+/// The live session a cookie token opens, if any (its `last_seen` moves at most once a
+/// minute).
+pub fn resolve(store: &Store, token: &str) -> Result<Option<Session>> {
+    if !token.starts_with(SESSION_PREFIX) {
+        return Ok(None);
+    }
+    let now = stamp(OffsetDateTime::now_utc());
+    store.with(|c| {
+        let s = c
+            .query_row(&format!("SELECT {COLS} FROM ui_sessions WHERE token_sha256 = ?1"), [sha256_hex(token)], row)
+            .optional()?;
+        let Some(s) = s.filter(|s| s.live(&now)) else { return Ok(None) };
+        if s.last_seen[..16] != now[..16] {
+            c.execute("UPDATE ui_sessions SET last_seen = ?1 WHERE id = ?2", rusqlite::params![now, s.id])?;
+        }
+        Ok(Some(s))
+    })
+}
+
+/// Sessions, newest first; ended and expired ones only with `all`.
+pub fn list(store: &Store, all: bool) -> Result<Vec<Session>> {
+    let now = stamp(OffsetDateTime::now_utc());
+    store.with(|c| {
+        let mut st = c.prepare(&format!("SELECT {COLS} FROM ui_sessions ORDER BY created_at DESC, id"))?;
+        let rows = st.query_map([], row)?.collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows.into_iter().filter(|s| all || s.live(&now)).collect())
+    })
+}
+
+/// End session `id` (or every live one with `None`); how many ended. `by` is recorded.
+pub fn end(store: &Store, id: Option<&str>, by: &str) -> Result<usize> {
+    let now = stamp(OffsetDateTime::now_utc());
+    let n = store.with(|c| {
+        Ok(match id {
+            Some(id) => c.execute(
+                "UPDATE ui_sessions SET ended_at = ?1 WHERE id = ?2 AND ended_at IS NULL",
+                rusqlite::params![now, id],
+            )?,
+            None => c.execute(
+                "UPDATE ui_sessions SET ended_at = ?1 WHERE ended_at IS NULL AND expires_at > ?1",
+                rusqlite::params![now],
+            )?,
+        })
+    })?;
+    if let Some(id) = id
+        && n == 0
+    {
+        return Err(Error::not_found("ui.no_such_session", format!("no live session `{id}` (see hal0 ui sessions)")));
+    }
+    audit::record(
+        store,
+        &Entry {
+            surface: if by.starts_with("cli:") { "cli" } else { "ui" },
+            tool: "ui_logout",
+            identity: by,
+            arguments: &serde_json::json!({"session": id.unwrap_or("all"), "ended": n}),
+            verdict: Verdict::Ok,
+            result_code: None,
+            approval_id: None,
+            detail: None,
+        },
+    )?;
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let d = tempfile::tempdir().unwrap();
+        let s = Store::open(&d.path().join("hal0.db")).unwrap();
+        (d, s)
+    }
+
+    #[test]
+    fn a_link_opens_one_session_once_and_only_until_it_expires() {
+        let (_d, s) = store();
+        let link = new_link(&s, 5, "cli:root").unwrap();
+        let (session, token) = redeem(&s, &link, "test").unwrap();
+        assert_eq!(resolve(&s, &token).unwrap().unwrap().id, session.id);
+        assert_eq!(redeem(&s, &link, "test").unwrap_err().code, "ui.link_used");
+        assert_eq!(redeem(&s, "hal0ul_nope", "test").unwrap_err().code, "ui.link_unknown");
+        let old = new_link(&s, 5, "cli:root").unwrap();
+        s.with(|c| Ok(c.execute("UPDATE ui_links SET expires_at = '2020-01-01T00:00:00Z' WHERE used_at IS NULL", [])?))
+            .unwrap();
+        assert_eq!(redeem(&s, &old, "test").unwrap_err().code, "ui.link_expired");
+        // Only digests are stored.
+        let stored: String = s
+            .with(|c| Ok(c.query_row("SELECT group_concat(token_sha256) FROM ui_sessions", [], |r| r.get(0))?))
+            .unwrap();
+        assert!(!stored.contains(&token));
+        assert_eq!(new_link(&s, 0, "x").unwrap_err().code, "ui.invalid_ttl");
+
+        // Ending it: the token opens nothing any more.
+        assert_eq!(end(&s, Some(&session.id), "cli:root").unwrap(), 1);
+        assert!(resolve(&s, &token).unwrap().is_none());
+        assert_eq!(end(&s, Some(&session.id), "cli:root").unwrap_err().code, "ui.no_such_session");
+        assert_eq!(list(&s, false).unwrap().len(), 0);
+        assert_eq!(list(&s, true).unwrap().len(), 1);
+    }
+}

@@ -1,0 +1,161 @@
+//! The dashboard in a real headless Chromium (Debian's, driven over WebDriver): a person
+//! signs in with a one-time link from `hal0 ui login`; a gated `config_write` from an MCP
+//! client appears in the inbox without a reload; approving it changes hal0.toml and the
+//! caller reads the result; another is denied with a reason; an expired link and a used
+//! one are refused; a request without the CSRF token is refused; sessions are listed and
+//! ended from the shell, and an ended session's cookie opens nothing.
+
+use crate::support::browser::Browser;
+use crate::support::mcp::{call, connect_with};
+use crate::support::*;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn link(env: &Env) -> String {
+    env.json(&["ui", "login", "--json"])["url"].as_str().unwrap().to_string()
+}
+
+/// `link` as served by `server` (the printed one names `[network].bind`).
+fn on(server: &Server, link: &str) -> String {
+    server.url(&format!("/ui/{}", link.split_once("/ui/").unwrap().1))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_signs_in_with_a_link_and_decides_in_the_browser() {
+    let Some(browser) = Browser::start(412, 915).await else {
+        if std::env::var("HAL0_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
+            panic!("chromium and chromium-driver are needed (apt install chromium chromium-driver)");
+        }
+        eprintln!("skipped: no /usr/bin/chromedriver");
+        return;
+    };
+    let env = Env::new();
+    let admin = env.json(&["auth", "rotate", "admin", "--yes", "--json"])["key"].as_str().unwrap().to_string();
+    let server = env.serve();
+
+    // Not signed in: the page says how.
+    browser.goto(&server.url("/ui/")).await;
+    assert!(browser.source().await.contains("hal0 ui login"));
+
+    // A link works once.
+    let first = link(&env);
+    browser.goto(&on(&server, &first)).await;
+    assert!(browser.wait_for("#pending", WAIT).await.is_some(), "{}", browser.source().await);
+    let sessions = env.json(&["ui", "sessions", "--json"]);
+    assert_eq!(sessions["count"], 1, "{sessions}");
+    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let again = http.get(on(&server, &first)).send().await.unwrap();
+    assert_eq!(again.status(), 403);
+    assert!(again.text().await.unwrap().contains("ui.link_used"));
+
+    // Hermes (the admin key over MCP) asks for a gated change: the row appears unasked.
+    let c = connect_with(&server, "admin", &admin, false).await;
+    let queued =
+        call(&c, "config_write", json!({"args": {"key": "network.public_url", "value": "https://box.example"}}))
+            .await
+            .unwrap();
+    let id = queued["approval_id"].as_str().unwrap_or_else(|| panic!("{queued}")).to_string();
+    let row = browser.wait_for(&format!("#ap-{id}"), WAIT).await.expect("the gated call appears without a reload");
+    let card = row.text().await;
+    assert!(card.contains("config_write") && card.contains("https://box.example"), "{card}");
+    // The admin key cannot decide it, even now.
+    let r = http
+        .post(server.url(&format!("/api/agent/approvals/{id}/approve")))
+        .bearer_auth(&admin)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    browser.wait_for(&format!("#ap-{id} button.approve"), WAIT).await.unwrap().click().await;
+    let done = browser.wait_for(&format!("#done-{id}"), WAIT).await.expect("the row moves to decided");
+    assert!(done.text().await.contains("executed"), "{}", done.text().await);
+    let toml = std::fs::read_to_string(env.config_dir().join("hal0.toml")).unwrap();
+    assert!(toml.contains("https://box.example"), "{toml}");
+    let got = call(&c, "approval_get", json!({"args": {"id": id}})).await.unwrap();
+    assert_eq!(got["status"], "executed", "{got}");
+    assert!(got["decided_by"].as_str().unwrap().starts_with("ui:us_"), "{got}");
+
+    // Another, denied with a reason.
+    let queued =
+        call(&c, "config_write", json!({"args": {"key": "network.public_url", "value": "https://evil.example"}}))
+            .await
+            .unwrap();
+    let id2 = queued["approval_id"].as_str().unwrap().to_string();
+    browser.wait_for(&format!("#ap-{id2} input"), WAIT).await.unwrap().type_text("not this host").await;
+    browser.wait_for(&format!("#ap-{id2} button.deny"), WAIT).await.unwrap().click().await;
+    let done = browser.wait_for(&format!("#done-{id2}"), WAIT).await.expect("the denial shows");
+    let text = done.text().await;
+    assert!(text.contains("denied") && text.contains("not this host"), "{text}");
+    assert!(!std::fs::read_to_string(env.config_dir().join("hal0.toml")).unwrap().contains("evil.example"));
+    c.cancel().await.unwrap();
+
+    // The session's cookie without its CSRF token changes nothing.
+    let cookie: Value = browser.eval("return document.cookie").await;
+    assert_eq!(cookie, json!(""), "the session cookie is HttpOnly");
+    let (token, csrf) = {
+        let l = link(&env);
+        let r = http.get(on(&server, &l)).send().await.unwrap();
+        let c = r.headers()["set-cookie"].to_str().unwrap().to_string();
+        assert!(c.contains("HttpOnly") && c.contains("SameSite=Strict"), "{c}");
+        let c = c.split(';').next().unwrap().to_string();
+        let page = http.get(server.url("/ui/")).header("cookie", &c).send().await.unwrap().text().await.unwrap();
+        (c, page.split("const CSRF = \"").nth(1).unwrap().split('"').next().unwrap().to_string())
+    };
+    let target = "ap_none";
+    let no_csrf = http
+        .post(server.url(&format!("/api/agent/approvals/{target}/deny")))
+        .header("cookie", &token)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(no_csrf.status(), 403);
+    assert!(no_csrf.text().await.unwrap().contains("ui.csrf_required"));
+    let wrong = http
+        .post(server.url(&format!("/api/agent/approvals/{target}/deny")))
+        .header("cookie", &token)
+        .header("x-csrf-token", "not-the-token")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 403);
+    // A malformed decision from a person is refused with its code, not run.
+    let bad = http
+        .post(server.url(&format!("/api/agent/approvals/{target}/deny")))
+        .header("cookie", &token)
+        .header("x-csrf-token", &csrf)
+        .json(&json!({"reason": 7}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 400);
+    assert!(bad.text().await.unwrap().contains("approvals.invalid_request"));
+
+    // An expired link.
+    let old = link(&env);
+    rusqlite::Connection::open(env.state_dir().join("hal0.db"))
+        .unwrap()
+        .execute("UPDATE ui_links SET expires_at = '2020-01-01T00:00:00Z' WHERE used_at IS NULL", [])
+        .unwrap();
+    let r = http.get(on(&server, &old)).send().await.unwrap();
+    assert_eq!(r.status(), 403);
+    assert!(r.text().await.unwrap().contains("ui.link_expired"));
+
+    // Ended from the shell: the browser's session opens nothing any more.
+    env.ok(&["ui", "logout", "--all"]);
+    assert_eq!(env.json(&["ui", "sessions", "--json"])["count"], 0);
+    let r = http.get(server.url("/api/agent/approvals")).header("cookie", &token).send().await.unwrap();
+    assert_eq!(r.status(), 401);
+    browser.goto(&server.url("/ui/")).await;
+    assert!(browser.source().await.contains("hal0 ui login"));
+    // Logins, decisions and logouts are in the audit log under the session.
+    let log = env.ok(&["activity", "export"]);
+    for tool in ["ui_login", "ui_logout"] {
+        assert!(log.contains(tool), "{tool} is not in the audit log");
+    }
+    browser.close().await;
+}

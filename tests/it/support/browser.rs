@@ -1,0 +1,128 @@
+//! A headless Chromium for page tests: Debian's `chromium` driven by its `chromedriver`
+//! over the W3C WebDriver protocol (a few JSON calls over reqwest; nothing is downloaded
+//! at run time). `None` when the browser is not installed (`.ci/run` installs it).
+
+use serde_json::{Value, json};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The W3C name of an element reference.
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+pub struct Browser {
+    driver: Child,
+    http: reqwest::Client,
+    base: String,
+    _profile: tempfile::TempDir,
+}
+
+/// One element found on the page.
+pub struct Element<'a> {
+    b: &'a Browser,
+    id: String,
+}
+
+impl Browser {
+    /// Start chromedriver and one headless Chromium session, `width` × `height`.
+    pub async fn start(width: u32, height: u32) -> Option<Browser> {
+        if !std::path::Path::new("/usr/bin/chromedriver").exists() {
+            return None;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let driver = Command::new("/usr/bin/chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let profile = tempfile::tempdir().unwrap();
+        let http = reqwest::Client::new();
+        let base = format!("http://127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while http.get(format!("{base}/status")).send().await.is_err() {
+            assert!(Instant::now() < deadline, "chromedriver did not start");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        // Flags as this machine needs them: as root, no sandbox; no background traffic
+        // (the network is closed and refused connections would only slow it down).
+        let caps = json!({"capabilities": {"alwaysMatch": {"browserName": "chrome", "goog:chromeOptions": {
+            "binary": "/usr/bin/chromium",
+            "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     "--disable-quic", format!("--window-size={width},{height}"),
+                     format!("--user-data-dir={}", profile.path().display())]
+        }}}});
+        let v: Value = http.post(format!("{base}/session")).json(&caps).send().await.unwrap().json().await.unwrap();
+        let sid = v["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("no WebDriver session: {v}"));
+        Some(Browser { driver, http, base: format!("{base}/session/{sid}"), _profile: profile })
+    }
+
+    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let mut r = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(b) = body {
+            r = r.json(&b);
+        }
+        let v: Value = r.send().await.unwrap().json().await.unwrap();
+        v["value"].clone()
+    }
+
+    pub async fn goto(&self, url: &str) {
+        self.call(reqwest::Method::POST, "/url", Some(json!({"url": url}))).await;
+    }
+
+    /// The page's source.
+    pub async fn source(&self) -> String {
+        self.call(reqwest::Method::GET, "/source", None).await.as_str().unwrap_or_default().to_string()
+    }
+
+    /// Run `script` (a function body) in the page; its return value.
+    pub async fn eval(&self, script: &str) -> Value {
+        self.call(reqwest::Method::POST, "/execute/sync", Some(json!({"script": script, "args": []}))).await
+    }
+
+    /// The first element matching `css` once it exists (waiting up to `limit`).
+    pub async fn wait_for(&self, css: &str, limit: Duration) -> Option<Element<'_>> {
+        let deadline = Instant::now() + limit;
+        loop {
+            let v = self
+                .call(reqwest::Method::POST, "/element", Some(json!({"using": "css selector", "value": css})))
+                .await;
+            if let Some(id) = v.get(ELEMENT).and_then(|x| x.as_str()) {
+                return Some(Element { b: self, id: id.to_string() });
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// End the browser (Chromium goes with its WebDriver session).
+    pub async fn close(self) {
+        self.http.delete(&self.base).send().await.ok();
+    }
+}
+
+impl Element<'_> {
+    pub async fn click(&self) {
+        self.b.call(reqwest::Method::POST, &format!("/element/{}/click", self.id), Some(json!({}))).await;
+    }
+    pub async fn type_text(&self, text: &str) {
+        self.b.call(reqwest::Method::POST, &format!("/element/{}/value", self.id), Some(json!({"text": text}))).await;
+    }
+    pub async fn text(&self) -> String {
+        self.b
+            .call(reqwest::Method::GET, &format!("/element/{}/text", self.id), None)
+            .await
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
