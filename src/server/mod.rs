@@ -183,6 +183,7 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
     app = app
         .route("/ui", axum::routing::get(crate::ui::pages::root))
         .route("/ui/", axum::routing::get(crate::ui::pages::inbox))
+        .route("/ui/conversations", axum::routing::get(crate::ui::pages::conversations))
         .route("/ui/login", axum::routing::get(crate::ui::pages::login))
         .route("/ui/logout", axum::routing::post(crate::ui::pages::logout));
 

@@ -98,6 +98,21 @@ pub async fn inbox(req: Request) -> Response {
     r
 }
 
+/// `GET /ui/conversations`: the relay's bots and exchanges (spec 002's page) for a person.
+pub async fn conversations(req: Request) -> Response {
+    let Some(p) = person(&req) else {
+        return refusal(
+            StatusCode::UNAUTHORIZED,
+            "ui.session_required",
+            "Sign in with a one-time link: run `hal0 ui login` on the box and open the link it prints.",
+        );
+    };
+    let body = CONVERSATIONS.replace("{session}", &escape(&p.id));
+    let mut r = Html(page("Conversations", &body)).into_response();
+    r.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-store"));
+    r
+}
+
 /// `GET /ui`: to the inbox.
 pub async fn root() -> Response {
     (StatusCode::SEE_OTHER, [(header::LOCATION, "/ui/")]).into_response()
@@ -130,9 +145,14 @@ pre{white-space:pre-wrap;word-break:break-word;background:var(--bg);border:1px s
 button{font:inherit;padding:.5rem 1rem;border-radius:6px;border:1px solid var(--line);cursor:pointer;min-height:2.75rem}\
 button.approve{background:var(--ok);color:#fff;border-color:var(--ok)}button.deny{background:var(--no);color:#fff;border-color:var(--no)}\
 button:focus-visible,input:focus-visible{outline:3px solid #0969da;outline-offset:2px}\
+nav a{margin-right:.6rem;color:inherit}nav a[aria-current]{font-weight:600}\
+.badges{display:flex;flex-wrap:wrap;gap:.4rem;margin:.5rem 0}.badge{border:1px solid var(--line);border-radius:999px;padding:.15rem .6rem;font-size:.85rem}\
+.dot{display:inline-block;width:.6rem;height:.6rem;border-radius:50%;margin-right:.35rem;background:var(--dim)}.online .dot{background:var(--ok)}\
+.tools{display:flex;flex-wrap:wrap;gap:.5rem}.tools input,.tools select{font:inherit;padding:.5rem;min-width:0;flex:1 1 10rem}\
+.st{font-size:.8rem;border-radius:4px;padding:0 .4rem;border:1px solid var(--line)}.st-ok{color:var(--ok)}.st-pending{color:var(--dim)}\
 .err{color:var(--no)}.empty{color:var(--dim)}.status-approved,.status-executed{color:var(--ok)}.status-denied,.status-failed{color:var(--no)}";
 
-const INBOX: &str = r##"<header><h1>hal0</h1><span>Approvals inbox</span><span class="who">session {session}</span>
+const INBOX: &str = r##"<header><h1>hal0</h1><nav><a href="/ui/" aria-current="page">Approvals</a> <a href="/ui/conversations">Conversations</a></nav><span class="who">session {session}</span>
 <button id="logout" type="button">Sign out</button></header>
 <main><p id="error" class="err" role="alert" hidden></p>
 <section aria-labelledby="h-pending"><h2 id="h-pending">Pending</h2><ol id="pending" aria-live="polite"></ol>
@@ -204,6 +224,76 @@ async function refresh() {
 $("#logout").onclick = async () => { try { await api("POST", "/ui/logout"); } finally { location.href = "/ui/"; } };
 refresh();
 setInterval(refresh, 2000);
+</script>"##;
+
+const CONVERSATIONS: &str = r##"<header><h1>hal0</h1><nav><a href="/ui/">Approvals</a> <a href="/ui/conversations" aria-current="page">Conversations</a></nav><span class="who">session {session}</span></header>
+<main><p id="error" class="err" role="alert" hidden></p>
+<section aria-labelledby="h-agents"><h2 id="h-agents">Agents</h2><div id="agents" class="badges"></div></section>
+<section aria-labelledby="h-ex"><h2 id="h-ex">Exchanges</h2>
+<div class="tools"><input id="search" type="search" placeholder="Search messages and answers" aria-label="Search messages and answers">
+<select id="agent" aria-label="Agent"><option value="">All agents</option></select></div>
+<ol id="exchanges" aria-live="polite"></ol><p id="none" class="empty" hidden>No exchange matches.</p></section></main>
+<script>
+"use strict";
+const $ = (s) => document.querySelector(s);
+const expanded = new Set();
+let exchanges = [];
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) { if (k === "class") e.className = v; else e.setAttribute(k, v); }
+  for (const k of kids) e.append(k);
+  return e;
+}
+async function get(path) {
+  const r = await fetch(path, { credentials: "same-origin", headers: { "accept": "application/json" } });
+  if (r.status === 401) { location.reload(); throw new Error("signed out"); }
+  if (!r.ok) throw new Error("HTTP " + r.status);
+  return r.json();
+}
+function took(x) {
+  if (!x.ended_at) return "";
+  const ms = Date.parse(x.ended_at) - Date.parse(x.started_at);
+  return isNaN(ms) ? "" : (ms / 1000).toFixed(ms < 10000 ? 1 : 0) + " s";
+}
+function render() {
+  const q = $("#search").value.trim().toLowerCase();
+  const who = $("#agent").value;
+  const shown = exchanges.filter((x) =>
+    (!who || x.from === who || x.to === who) &&
+    (!q || [x.message, x.answer || "", x.error || ""].some((t) => t.toLowerCase().includes(q))));
+  $("#exchanges").replaceChildren(...shown.map((x) => {
+    const open = expanded.has(x.request_id);
+    const long = x.message.length > 180;
+    const text = open || !long ? x.message : x.message.slice(0, 180) + "…";
+    const more = el("button", { type: "button", class: "more", "aria-expanded": String(open) }, open ? "Show less" : "Show more");
+    more.onclick = () => { if (expanded.has(x.request_id)) expanded.delete(x.request_id); else expanded.add(x.request_id); render(); };
+    const reply = open ? el("pre", { class: "answer" }, x.status === "pending" ? "Waiting for the answer…" : (x.answer || x.error || "")) : "";
+    return el("li", { class: "card", id: "ex-" + x.request_id, "data-id": x.request_id },
+      el("h3", {}, x.from + " → " + x.to + " "),
+      el("p", { class: "meta" }, el("span", { class: "st st-" + x.status }, x.status), " " + x.started_at + (took(x) ? " · " + took(x) : "")),
+      el("p", { class: "msg" }, text), more, reply);
+  }));
+  $("#none").hidden = shown.length > 0;
+}
+async function refresh() {
+  try {
+    // The REST lists are bare arrays (the hal0-admin tools wrap them).
+    const [agents, ex] = await Promise.all([get("/api/relay/agents"), get("/api/relay/exchanges?limit=500")]);
+    $("#agents").replaceChildren(...agents.map((a) =>
+      el("span", { class: "badge " + (a.online ? "online" : "offline"), "data-agent": a.name, title: a.online ? "online" : "offline" },
+        el("span", { class: "dot" }), a.name + (a.online ? " · online" : " · offline"))));
+    const sel = $("#agent");
+    const names = new Set([...sel.options].map((o) => o.value));
+    for (const a of agents) if (!names.has(a.name)) sel.append(el("option", { value: a.name }, a.name));
+    exchanges = ex;
+    render();
+    $("#error").hidden = true;
+  } catch (e) { $("#error").textContent = "Cannot reach hal0: " + (e.message || e); $("#error").hidden = false; }
+}
+$("#search").oninput = render;
+$("#agent").onchange = render;
+refresh();
+setInterval(refresh, 3000);
 </script>"##;
 
 #[cfg(test)]

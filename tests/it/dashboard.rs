@@ -159,3 +159,86 @@ async fn a_person_signs_in_with_a_link_and_decides_in_the_browser() {
     }
     browser.close().await;
 }
+
+/// `n` exchanges written into the store as the relay writes them (from → to, status,
+/// message, answer), started `ago` seconds before now.
+fn exchange(env: &Env, id: &str, from: &str, to: &str, status: &str, message: &str, answer: Option<&str>, ago: i64) {
+    let at = |s: i64| {
+        (time::OffsetDateTime::now_utc() - time::Duration::seconds(s))
+            .replace_nanosecond(0)
+            .unwrap()
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap()
+    };
+    let ended = (status != "pending").then(|| at(ago - 2));
+    rusqlite::Connection::open(env.state_dir().join("hal0.db"))
+        .unwrap()
+        .execute(
+            "INSERT INTO relay_exchanges (request_id, conversation_id, from_agent, to_agent, message, status, answer, error, started_at, ended_at)
+             VALUES (?1, 'conv-1', ?2, ?3, ?4, ?5, ?6, NULL, ?7, ?8)",
+            rusqlite::params![id, from, to, message, status, answer, at(ago), ended],
+        )
+        .unwrap();
+}
+
+/// Spec 002's page of conversations: a badge per bot (online / offline), exchanges newest
+/// first, text search over message and answer, an agent filter, a long message cut at 180
+/// characters with Show more revealing the answer, and an auto-refresh (every 3 s) that
+/// keeps the search, the filter and the expanded rows while new exchanges arrive.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conversations_keep_search_filter_and_expanded_rows_across_refreshes() {
+    let Some(browser) = Browser::start(1280, 900).await else {
+        if std::env::var("HAL0_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
+            panic!("chromium and chromium-driver are needed (apt install chromium chromium-driver)");
+        }
+        eprintln!("skipped: no /usr/bin/chromedriver");
+        return;
+    };
+    let env = Env::new();
+    env.ok(&["auth", "rotate", "admin", "--yes"]);
+    let alpha = env.bridge_key("alpha", &["relay"]);
+    env.bridge_key("beta", &["relay"]);
+    env.bridge_key("gamma", &["relay"]);
+    let server = env.serve();
+    let _online = crate::relay::open_socket(&server, &alpha).await.unwrap();
+    let long = format!("deploy the build to gamma-host {}", "and check every service. ".repeat(10));
+    exchange(&env, "r1", "alpha", "beta", "ok", &long, Some("Deployed; all green."), 60);
+    exchange(&env, "r2", "beta", "gamma", "timeout", "summarise the logs", None, 40);
+    exchange(&env, "r3", "gamma", "alpha", "ok", "what is the deploy window?", Some("Tuesdays 10:00"), 20);
+
+    browser.goto(&on(&server, &link(&env))).await;
+    browser.goto(&server.url("/ui/conversations")).await;
+    let Some(badge) = browser.wait_for("[data-agent=alpha].online", WAIT).await else {
+        panic!("alpha is not shown online: {}", browser.source().await);
+    };
+    assert!(badge.text().await.contains("alpha"));
+    assert!(browser.wait_for("[data-agent=beta].offline", WAIT).await.is_some());
+    browser.wait_for("#ex-r1", WAIT).await.expect("the exchanges show");
+    let order: Value =
+        browser.eval("return [...document.querySelectorAll('#exchanges li')].map(l => l.dataset.id)").await;
+    assert_eq!(order, json!(["r3", "r2", "r1"]), "newest first");
+    let cut = browser.wait_for("#ex-r1 .msg", WAIT).await.unwrap().text().await;
+    assert!(cut.ends_with('…') && cut.chars().count() == 181, "{cut}");
+
+    // Search, filter, expand.
+    browser.wait_for("#search", WAIT).await.unwrap().type_text("deploy").await;
+    browser.eval("const s = document.querySelector('#agent'); s.value = 'alpha'; s.dispatchEvent(new Event('change')); return 1").await;
+    browser.wait_for("#ex-r1 button.more", WAIT).await.unwrap().click().await;
+    let shown = || async {
+        browser.eval("return [...document.querySelectorAll('#exchanges li')].map(l => l.dataset.id)").await
+    };
+    assert_eq!(shown().await, json!(["r3", "r1"]), "deploy, with alpha");
+    let answer = browser.wait_for("#ex-r1 .answer", WAIT).await.unwrap().text().await;
+    assert_eq!(answer, "Deployed; all green.");
+
+    // New exchanges arrive; the next refresh shows the matching one and keeps the rest.
+    exchange(&env, "r4", "beta", "alpha", "ok", "deploy done?", Some("yes"), 1);
+    exchange(&env, "r5", "beta", "gamma", "ok", "deploy done?", Some("yes"), 1);
+    assert!(browser.wait_for("#ex-r4", Duration::from_secs(10)).await.is_some(), "the refresh brought r4");
+    assert_eq!(shown().await, json!(["r4", "r3", "r1"]), "search and filter kept across the refresh");
+    let state: Value = browser
+        .eval("return [document.querySelector('#search').value, document.querySelector('#agent').value, !!document.querySelector('#ex-r1 .answer')]")
+        .await;
+    assert_eq!(state, json!(["deploy", "alpha", true]), "expanded row kept");
+    browser.close().await;
+}
