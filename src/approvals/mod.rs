@@ -107,6 +107,13 @@ impl Approval {
     }
 
     pub fn redacted(mut self) -> Approval {
+        // A settings write names its setting (`network.public_url`): a name, never a secret,
+        // that the redactor's rule for fields called `key` would hide from the person
+        // deciding.
+        let setting = (self.kind == ApprovalKind::AdminCall && self.tool == "config_write")
+            .then(|| self.arguments.pointer("/args/key").and_then(Value::as_str).filter(|k| setting_name(k)))
+            .flatten()
+            .map(str::to_owned);
         let mut masked = Vec::new();
         mask_maps(&mut self.arguments, &mut masked);
         crate::redact::redact_json(&mut self.arguments);
@@ -117,12 +124,28 @@ impl Approval {
             }
         }
         self.preview = crate::redact::redact(&self.preview).into_owned();
+        if let Some(k) = setting {
+            if let Some(v) = self.arguments.pointer_mut("/args/key") {
+                *v = Value::String(k.clone());
+            }
+            let hidden = format!("\"key\":\"{}\"", crate::redact::MASK);
+            self.preview = self.preview.replace(&hidden, &format!("\"key\":\"{k}\""));
+        }
         self.reason = self.reason.map(|r| crate::redact::redact(&r).into_owned());
         if let Some(r) = self.result.as_mut() {
             crate::redact::redact_json(r);
         }
         self
     }
+}
+
+/// A hal0.toml setting's name: `section.key`, lower case, digits and underscores.
+fn setting_name(k: &str) -> bool {
+    let parts: Vec<&str> = k.split('.').collect();
+    parts.len() == 2
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'))
 }
 
 /// Mask the values of every `env` / `headers` object inside `v`, collecting what was masked.
@@ -278,6 +301,37 @@ pub fn withdraw(store: &Store, id: &str, why: &str) -> Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_settings_write_shows_its_setting_but_a_secret_value_stays_hidden() {
+        let card = |key: &str, value: &str| {
+            Approval {
+                id: "ap_1".into(),
+                kind: ApprovalKind::AdminCall,
+                client: "hermes".into(),
+                tool: "config_write".into(),
+                arguments: serde_json::json!({"tool": "config_write", "args": {"key": key, "value": value}}),
+                preview: format!("config_write: PUT /api/settings {}", serde_json::json!({"key": key, "value": value})),
+                created_at: "t".into(),
+                status: Status::Pending,
+                decided_at: None,
+                decided_by: None,
+                reason: None,
+                result: None,
+                run_id: None,
+            }
+            .redacted()
+        };
+        let c = card("network.public_url", "https://box.example");
+        assert_eq!(c.arguments["args"]["key"], "network.public_url");
+        assert!(c.preview.contains("\"key\":\"network.public_url\""), "{}", c.preview);
+        // A value that looks like a key is still masked; so is a `key` that is no setting name.
+        let token = format!("ghp_{}", "A1b2C3d4E5".repeat(4));
+        let c = card("network.public_url", &token);
+        assert!(!c.arguments.to_string().contains(&token) && !c.preview.contains(&token));
+        let c = card(&token, "x");
+        assert!(!c.arguments.to_string().contains(&token) && !c.preview.contains(&token));
+    }
 
     #[test]
     fn claim_is_exactly_once() {

@@ -139,7 +139,7 @@ header h1{font-size:1.1rem;margin:0}header .who{margin-left:auto;color:var(--dim
 main{max-width:60rem;margin:0 auto;padding:1rem}.narrow{max-width:32rem}\
 h2{font-size:1rem;margin:1.2rem 0 .5rem}ol{list-style:none;margin:0;padding:0}\
 .card{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.8rem;margin:.6rem 0}\
-.card h3{margin:0 0 .2rem;font-size:1rem;word-break:break-all}.meta{color:var(--dim);font-size:.85rem}\
+.card h3{margin:0 0 .2rem;font-size:1rem;word-break:break-all}.card p{overflow-wrap:anywhere}.meta{color:var(--dim);font-size:.85rem}\
 pre{white-space:pre-wrap;word-break:break-word;background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:.5rem;max-height:24rem;overflow:auto;font-size:.85rem}\
 .act{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center}.act input{flex:1 1 12rem;min-width:0;padding:.5rem;font:inherit}\
 button{font:inherit;padding:.5rem 1rem;border-radius:6px;border:1px solid var(--line);cursor:pointer;min-height:2.75rem}\

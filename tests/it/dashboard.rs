@@ -60,6 +60,7 @@ async fn a_person_signs_in_with_a_link_and_decides_in_the_browser() {
     let row = browser.wait_for(&format!("#ap-{id}"), WAIT).await.expect("the gated call appears without a reload");
     let card = row.text().await;
     assert!(card.contains("config_write") && card.contains("https://box.example"), "{card}");
+    browser.shots("ui-inbox", (412, 915)).await;
     // The admin key cannot decide it, even now.
     let r = http
         .post(server.url(&format!("/api/agent/approvals/{id}/approve")))
@@ -230,6 +231,7 @@ async fn conversations_keep_search_filter_and_expanded_rows_across_refreshes() {
     assert_eq!(shown().await, json!(["r3", "r1"]), "deploy, with alpha");
     let answer = browser.wait_for("#ex-r1 .answer", WAIT).await.unwrap().text().await;
     assert_eq!(answer, "Deployed; all green.");
+    browser.shots("ui-conversations", (1280, 900)).await;
 
     // New exchanges arrive; the next refresh shows the matching one and keeps the rest.
     exchange(&env, "r4", "beta", "alpha", "ok", "deploy done?", Some("yes"), 1);

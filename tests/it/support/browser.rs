@@ -97,6 +97,33 @@ impl Browser {
         }
     }
 
+    /// Resize the window to `width` × `height` CSS pixels.
+    pub async fn resize(&self, width: u32, height: u32) {
+        self.call(reqwest::Method::POST, "/window/rect", Some(json!({"width": width, "height": height}))).await;
+    }
+
+    /// A PNG of the viewport, written to `to`.
+    pub async fn screenshot(&self, to: &std::path::Path) {
+        let v = self.call(reqwest::Method::GET, "/screenshot", None).await;
+        std::fs::write(to, base64_decode(v.as_str().unwrap_or_else(|| panic!("no screenshot: {v}")))).unwrap();
+    }
+
+    /// With `HAL0_SCREENSHOTS=DIR`: the page at desktop (1280 × 900) and phone (412 × 915)
+    /// width as `DIR/NAME-desktop.png` and `DIR/NAME-phone.png` (the README's pictures are
+    /// made so: `HAL0_SCREENSHOTS=docs cargo nextest run -E 'test(/dashboard/)'`). Ends at
+    /// `width` × `height` again.
+    pub async fn shots(&self, name: &str, (width, height): (u32, u32)) {
+        let Some(dir) = std::env::var_os("HAL0_SCREENSHOTS") else { return };
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (form, w, h) in [("desktop", 1280, 900), ("phone", 412, 915)] {
+            self.resize(w, h).await;
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            self.screenshot(&dir.join(format!("{name}-{form}.png"))).await;
+        }
+        self.resize(width, height).await;
+    }
+
     /// End the browser (Chromium goes with its WebDriver session).
     pub async fn close(self) {
         self.http.delete(&self.base).send().await.ok();
@@ -125,4 +152,23 @@ impl Drop for Browser {
         let _ = self.driver.kill();
         let _ = self.driver.wait();
     }
+}
+
+/// Standard base64 (the WebDriver screenshot), padding allowed.
+fn base64_decode(s: &str) -> Vec<u8> {
+    let val = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => panic!("not base64: {c}"),
+    };
+    let bytes: Vec<u8> = s.bytes().filter(|&c| c != b'=' && !c.is_ascii_whitespace()).collect();
+    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
+    for chunk in bytes.chunks(4) {
+        let n = chunk.iter().enumerate().fold(0u32, |acc, (i, &c)| acc | (u32::from(val(c)) << (18 - 6 * i)));
+        out.extend_from_slice(&n.to_be_bytes()[1..chunk.len()]);
+    }
+    out
 }
