@@ -632,11 +632,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn store() -> (tempfile::TempDir, Store) {
-        let d = tempfile::tempdir().unwrap();
-        let s = Store::open(&d.path().join("hal0.db")).unwrap();
-        (d, s)
-    }
+    use crate::store::scratch as store;
 
     fn entry<'a>(tool: &'a str, identity: &'a str, args: &'a Value) -> Entry<'a> {
         Entry {

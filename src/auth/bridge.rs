@@ -280,11 +280,7 @@ pub fn touch(store: &Store, name: &str) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn store() -> (tempfile::TempDir, Store) {
-        let d = tempfile::tempdir().unwrap();
-        let s = Store::open(&d.path().join("hal0.db")).unwrap();
-        (d, s)
-    }
+    use crate::store::scratch as store;
 
     #[test]
     fn a_relay_bot_holds_relay_alone() {

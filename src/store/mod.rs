@@ -193,6 +193,14 @@ pub fn now() -> String {
         .unwrap_or_default()
 }
 
+/// A store in a new temp dir, for tests (the dir goes when the first value is dropped).
+#[cfg(test)]
+pub(crate) fn scratch() -> (tempfile::TempDir, Store) {
+    let d = tempfile::tempdir().unwrap();
+    let s = Store::open(&d.path().join("hal0.db")).unwrap();
+    (d, s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

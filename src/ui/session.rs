@@ -222,11 +222,7 @@ pub fn end(store: &Store, id: Option<&str>, by: &str) -> Result<usize> {
 mod tests {
     use super::*;
 
-    fn store() -> (tempfile::TempDir, Store) {
-        let d = tempfile::tempdir().unwrap();
-        let s = Store::open(&d.path().join("hal0.db")).unwrap();
-        (d, s)
-    }
+    use crate::store::scratch as store;
 
     #[test]
     fn a_link_opens_one_session_once_and_only_until_it_expires() {

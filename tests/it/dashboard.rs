@@ -13,6 +13,19 @@ use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(20);
 
+/// A headless Chromium `width` × `height`, or `None` (skipped) without one, unless CI
+/// requires it.
+async fn browser(width: u32, height: u32) -> Option<Browser> {
+    let b = Browser::start(width, height).await;
+    if b.is_none() {
+        if std::env::var("HAL0_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
+            panic!("chromium and chromium-driver are needed (apt install chromium chromium-driver)");
+        }
+        eprintln!("skipped: no /usr/bin/chromedriver");
+    }
+    b
+}
+
 fn link(env: &Env) -> String {
     env.json(&["ui", "login", "--json"])["url"].as_str().unwrap().to_string()
 }
@@ -24,13 +37,7 @@ fn on(server: &Server, link: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_signs_in_with_a_link_and_decides_in_the_browser() {
-    let Some(browser) = Browser::start(412, 915).await else {
-        if std::env::var("HAL0_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
-            panic!("chromium and chromium-driver are needed (apt install chromium chromium-driver)");
-        }
-        eprintln!("skipped: no /usr/bin/chromedriver");
-        return;
-    };
+    let Some(browser) = browser(412, 915).await else { return };
     let env = Env::new();
     let admin = env.json(&["auth", "rotate", "admin", "--yes", "--json"])["key"].as_str().unwrap().to_string();
     let server = env.serve();
@@ -163,7 +170,14 @@ async fn a_person_signs_in_with_a_link_and_decides_in_the_browser() {
 
 /// `n` exchanges written into the store as the relay writes them (from → to, status,
 /// message, answer), started `ago` seconds before now.
-fn exchange(env: &Env, id: &str, from: &str, to: &str, status: &str, message: &str, answer: Option<&str>, ago: i64) {
+fn exchange(
+    env: &Env,
+    id: &str,
+    (from, to): (&str, &str),
+    status: &str,
+    (message, answer): (&str, Option<&str>),
+    ago: i64,
+) {
     let at = |s: i64| {
         (time::OffsetDateTime::now_utc() - time::Duration::seconds(s))
             .replace_nanosecond(0)
@@ -188,13 +202,7 @@ fn exchange(env: &Env, id: &str, from: &str, to: &str, status: &str, message: &s
 /// keeps the search, the filter and the expanded rows while new exchanges arrive.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conversations_keep_search_filter_and_expanded_rows_across_refreshes() {
-    let Some(browser) = Browser::start(1280, 900).await else {
-        if std::env::var("HAL0_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
-            panic!("chromium and chromium-driver are needed (apt install chromium chromium-driver)");
-        }
-        eprintln!("skipped: no /usr/bin/chromedriver");
-        return;
-    };
+    let Some(browser) = browser(1280, 900).await else { return };
     let env = Env::new();
     env.ok(&["auth", "rotate", "admin", "--yes"]);
     let alpha = env.bridge_key("alpha", &["relay"]);
@@ -203,9 +211,9 @@ async fn conversations_keep_search_filter_and_expanded_rows_across_refreshes() {
     let server = env.serve();
     let _online = crate::relay::open_socket(&server, &alpha).await.unwrap();
     let long = format!("deploy the build to gamma-host {}", "and check every service. ".repeat(10));
-    exchange(&env, "r1", "alpha", "beta", "ok", &long, Some("Deployed; all green."), 60);
-    exchange(&env, "r2", "beta", "gamma", "timeout", "summarise the logs", None, 40);
-    exchange(&env, "r3", "gamma", "alpha", "ok", "what is the deploy window?", Some("Tuesdays 10:00"), 20);
+    exchange(&env, "r1", ("alpha", "beta"), "ok", (&long, Some("Deployed; all green.")), 60);
+    exchange(&env, "r2", ("beta", "gamma"), "timeout", ("summarise the logs", None), 40);
+    exchange(&env, "r3", ("gamma", "alpha"), "ok", ("what is the deploy window?", Some("Tuesdays 10:00")), 20);
 
     browser.goto(&on(&server, &link(&env))).await;
     browser.goto(&server.url("/ui/conversations")).await;
@@ -234,8 +242,8 @@ async fn conversations_keep_search_filter_and_expanded_rows_across_refreshes() {
     browser.shots("ui-conversations", (1280, 900)).await;
 
     // New exchanges arrive; the next refresh shows the matching one and keeps the rest.
-    exchange(&env, "r4", "beta", "alpha", "ok", "deploy done?", Some("yes"), 1);
-    exchange(&env, "r5", "beta", "gamma", "ok", "deploy done?", Some("yes"), 1);
+    exchange(&env, "r4", ("beta", "alpha"), "ok", ("deploy done?", Some("yes")), 1);
+    exchange(&env, "r5", ("beta", "gamma"), "ok", ("deploy done?", Some("yes")), 1);
     assert!(browser.wait_for("#ex-r4", Duration::from_secs(10)).await.is_some(), "the refresh brought r4");
     assert_eq!(shown().await, json!(["r4", "r3", "r1"]), "search and filter kept across the refresh");
     let state: Value = browser
