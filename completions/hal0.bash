@@ -427,6 +427,9 @@ _hal0() {
             hal0__subcmd__help__subcmd__ui,logout)
                 cmd="hal0__subcmd__help__subcmd__ui__subcmd__logout"
                 ;;
+            hal0__subcmd__help__subcmd__ui,passwd)
+                cmd="hal0__subcmd__help__subcmd__ui__subcmd__passwd"
+                ;;
             hal0__subcmd__help__subcmd__ui,sessions)
                 cmd="hal0__subcmd__help__subcmd__ui__subcmd__sessions"
                 ;;
@@ -691,6 +694,9 @@ _hal0() {
             hal0__subcmd__ui,logout)
                 cmd="hal0__subcmd__ui__subcmd__logout"
                 ;;
+            hal0__subcmd__ui,passwd)
+                cmd="hal0__subcmd__ui__subcmd__passwd"
+                ;;
             hal0__subcmd__ui,sessions)
                 cmd="hal0__subcmd__ui__subcmd__sessions"
                 ;;
@@ -702,6 +708,9 @@ _hal0() {
                 ;;
             hal0__subcmd__ui__subcmd__help,logout)
                 cmd="hal0__subcmd__ui__subcmd__help__subcmd__logout"
+                ;;
+            hal0__subcmd__ui__subcmd__help,passwd)
+                cmd="hal0__subcmd__ui__subcmd__help__subcmd__passwd"
                 ;;
             hal0__subcmd__ui__subcmd__help,sessions)
                 cmd="hal0__subcmd__ui__subcmd__help__subcmd__sessions"
@@ -2755,7 +2764,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help__subcmd__ui)
-            opts="login sessions logout"
+            opts="login sessions passwd logout"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2783,6 +2792,20 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help__subcmd__ui__subcmd__logout)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__ui__subcmd__passwd)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -4425,7 +4448,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__ui)
-            opts="-h --config-dir --state-dir --help login sessions logout help"
+            opts="-h --config-dir --state-dir --help login sessions passwd logout help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4447,7 +4470,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__ui__subcmd__help)
-            opts="login sessions logout help"
+            opts="login sessions passwd logout help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4489,6 +4512,20 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__ui__subcmd__help__subcmd__logout)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__ui__subcmd__help__subcmd__passwd)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -4544,6 +4581,28 @@ _hal0() {
             ;;
         hal0__subcmd__ui__subcmd__logout)
             opts="-h --all --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__ui__subcmd__passwd)
+            opts="-h --remove --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

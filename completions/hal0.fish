@@ -381,13 +381,14 @@ complete -c hal0 -n "__fish_hal0_using_subcommand doctor" -l config-dir -d 'Conf
 complete -c hal0 -n "__fish_hal0_using_subcommand doctor" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand doctor" -l json -d 'Print `{"rows":[{"name","status","detail"}]}`'
 complete -c hal0 -n "__fish_hal0_using_subcommand doctor" -s h -l help -d 'Print help'
-complete -c hal0 -n "__fish_hal0_using_subcommand ui; and not __fish_seen_subcommand_from login sessions logout help" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
-complete -c hal0 -n "__fish_hal0_using_subcommand ui; and not __fish_seen_subcommand_from login sessions logout help" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
-complete -c hal0 -n "__fish_hal0_using_subcommand ui; and not __fish_seen_subcommand_from login sessions logout help" -s h -l help -d 'Print help'
-complete -c hal0 -n "__fish_hal0_using_subcommand ui; and not __fish_seen_subcommand_from login sessions logout help" -f -a "login" -d 'Print a one-time link that opens a dashboard session (valid for a few minutes)'
-complete -c hal0 -n "__fish_hal0_using_subcommand ui; and not __fish_seen_subcommand_from login sessions logout help" -f -a "sessions" -d 'Dashboard sessions: id, opened, last seen, expires, browser'
-complete -c hal0 -n "__fish_hal0_using_subcommand ui; and not __fish_seen_subcommand_from login sessions logout help" -f -a "logout" -d 'End a dashboard session (its cookie opens nothing any more), or every one'
-complete -c hal0 -n "__fish_hal0_using_subcommand ui; and not __fish_seen_subcommand_from login sessions logout help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand ui; and not __fish_seen_subcommand_from login sessions passwd logout help" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand ui; and not __fish_seen_subcommand_from login sessions passwd logout help" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand ui; and not __fish_seen_subcommand_from login sessions passwd logout help" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand ui; and not __fish_seen_subcommand_from login sessions passwd logout help" -f -a "login" -d 'Print a one-time link that opens a dashboard session (valid for a few minutes)'
+complete -c hal0 -n "__fish_hal0_using_subcommand ui; and not __fish_seen_subcommand_from login sessions passwd logout help" -f -a "sessions" -d 'Dashboard sessions: id, opened, last seen, expires, browser'
+complete -c hal0 -n "__fish_hal0_using_subcommand ui; and not __fish_seen_subcommand_from login sessions passwd logout help" -f -a "passwd" -d 'Set the dashboard password (sign-in at /ui/login without a shell); read from stdin when it is not a terminal, else asked twice. Stored as an argon2id hash'
+complete -c hal0 -n "__fish_hal0_using_subcommand ui; and not __fish_seen_subcommand_from login sessions passwd logout help" -f -a "logout" -d 'End a dashboard session (its cookie opens nothing any more), or every one'
+complete -c hal0 -n "__fish_hal0_using_subcommand ui; and not __fish_seen_subcommand_from login sessions passwd logout help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from login" -l minutes -d 'How long the link may wait to be opened, in minutes (1 to 60)' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from login" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from login" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
@@ -398,12 +399,17 @@ complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand
 complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from sessions" -l all -d 'Also ended and expired ones'
 complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from sessions" -l json
 complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from sessions" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from passwd" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from passwd" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from passwd" -l remove -d 'Turn password sign-in off instead'
+complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from passwd" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from logout" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from logout" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from logout" -l all -d 'End every live session'
 complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from logout" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from help" -f -a "login" -d 'Print a one-time link that opens a dashboard session (valid for a few minutes)'
 complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from help" -f -a "sessions" -d 'Dashboard sessions: id, opened, last seen, expires, browser'
+complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from help" -f -a "passwd" -d 'Set the dashboard password (sign-in at /ui/login without a shell); read from stdin when it is not a terminal, else asked twice. Stored as an argon2id hash'
 complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from help" -f -a "logout" -d 'End a dashboard session (its cookie opens nothing any more), or every one'
 complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c hal0 -n "__fish_hal0_using_subcommand backup" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
@@ -480,4 +486,5 @@ complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcomma
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from relay" -f -a "exchanges" -d 'Exchanges between bots, newest first: who asked whom, the answer or the failure'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from ui" -f -a "login" -d 'Print a one-time link that opens a dashboard session (valid for a few minutes)'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from ui" -f -a "sessions" -d 'Dashboard sessions: id, opened, last seen, expires, browser'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from ui" -f -a "passwd" -d 'Set the dashboard password (sign-in at /ui/login without a shell); read from stdin when it is not a terminal, else asked twice. Stored as an argon2id hash'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from ui" -f -a "logout" -d 'End a dashboard session (its cookie opens nothing any more), or every one'

@@ -189,12 +189,17 @@ pub const ALL: &[&str] = &[
     "store.unavailable",
     // ui
     "ui.csrf_required",
+    "ui.invalid_request",
     "ui.invalid_ttl",
     "ui.link_expired",
     "ui.link_unknown",
     "ui.link_used",
+    "ui.no_password",
     "ui.no_such_session",
+    "ui.password_too_short",
     "ui.session_required",
+    "ui.too_many_attempts",
+    "ui.wrong_password",
 ];
 
 /// Whether `code` is one of [`ALL`].

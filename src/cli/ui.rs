@@ -22,6 +22,13 @@ pub enum UiCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Set the dashboard password (sign-in at /ui/login without a shell); read from stdin
+    /// when it is not a terminal, else asked twice. Stored as an argon2id hash.
+    Passwd {
+        /// Turn password sign-in off instead.
+        #[arg(long)]
+        remove: bool,
+    },
     /// End a dashboard session (its cookie opens nothing any more), or every one.
     Logout {
         /// The session's id (see `hal0 ui sessions`).
@@ -84,10 +91,36 @@ pub fn run(ctx: &Ctx, cmd: UiCmd) -> Result<()> {
                 println!("{t}");
             }
         }
+        UiCmd::Passwd { remove: true } => {
+            let had = crate::ui::password::remove(&ctx.paths)?;
+            println!("{}", if had { "Password sign-in is off." } else { "No dashboard password was set." });
+        }
+        UiCmd::Passwd { remove: false } => {
+            let pw = read_password()?;
+            crate::ui::password::set(&ctx.paths, &pw)?;
+            println!("Dashboard password set: sign in at {}/ui/login.", base(&ctx.config()?));
+        }
         UiCmd::Logout { id, all } => {
             let n = session::end(&store, if all { None } else { id.as_deref() }, &super::who())?;
             println!("Ended {n} dashboard session{}.", if n == 1 { "" } else { "s" });
         }
     }
     Ok(())
+}
+
+/// The new password: one line of stdin, or asked twice on a terminal.
+fn read_password() -> Result<String> {
+    use std::io::{BufRead, IsTerminal};
+    if !std::io::stdin().is_terminal() {
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line).map_err(|e| {
+            crate::error::Error::invalid("ui.invalid_request", format!("cannot read the password: {e}"))
+        })?;
+        return Ok(line.trim_end_matches(['\n', '\r']).to_string());
+    }
+    dialoguer::Password::new()
+        .with_prompt("Dashboard password")
+        .with_confirmation("Again", "The two did not match")
+        .interact()
+        .map_err(|e| crate::error::Error::declined(format!("no password entered: {e}")))
 }

@@ -184,7 +184,7 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
         .route("/ui", axum::routing::get(crate::ui::pages::root))
         .route("/ui/", axum::routing::get(crate::ui::pages::inbox))
         .route("/ui/conversations", axum::routing::get(crate::ui::pages::conversations))
-        .route("/ui/login", axum::routing::get(crate::ui::pages::login))
+        .route("/ui/login", axum::routing::get(crate::ui::pages::login).post(crate::ui::pages::password_login))
         .route("/ui/logout", axum::routing::post(crate::ui::pages::logout));
 
     let app: Router = app

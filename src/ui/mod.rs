@@ -3,4 +3,5 @@
 //! the approvals inbox reaches hal0 over HTTP; no API key can decide.
 
 pub mod pages;
+pub mod password;
 pub mod session;

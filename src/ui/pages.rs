@@ -6,6 +6,7 @@
 //! decides through the same REST routes as every other front, with its session cookie and
 //! CSRF token.
 
+use super::password;
 use super::session::{self, COOKIE, Session};
 use crate::server::AppState;
 use crate::server::guard::Caller;
@@ -56,23 +57,87 @@ pub struct LoginQuery {
     token: String,
 }
 
+/// The response that hands a new session's cookie to the browser (`then`: where to go).
+fn signed_in(state: &AppState, token: &str, then: Response) -> Response {
+    // `Secure` when hal0 serves https itself (behind a TLS proxy the cookie still travels
+    // only to this origin: SameSite=Strict, HttpOnly).
+    let secure = if state.config.network.tls_cert.is_some() { "; Secure" } else { "" };
+    let cookie = format!(
+        "{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{secure}",
+        session::SESSION_HOURS * 3600
+    );
+    let mut r = then;
+    if let Ok(v) = header::HeaderValue::from_str(&cookie) {
+        r.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    r
+}
+
+fn user_agent(headers: &HeaderMap) -> String {
+    headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or("").to_string()
+}
+
 /// `GET /ui/login?token=…`: a one-time link becomes a session (cookie), then the inbox.
+/// Without a token: the password form when a password is set, else how to get a link.
 pub async fn login(State(state): State<Arc<AppState>>, headers: HeaderMap, Query(q): Query<LoginQuery>) -> Response {
-    let ua = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    if q.token.is_empty() {
+        if password::is_set(&state.paths) {
+            return Html(page("Sign in", LOGIN_FORM)).into_response();
+        }
+        return refusal(
+            StatusCode::UNAUTHORIZED,
+            "ui.session_required",
+            "Sign in with a one-time link: run `hal0 ui login` on the box and open the link it prints.",
+        );
+    }
+    let ua = user_agent(&headers);
     let opened = state.store.call(move |s| session::redeem(s, &q.token, &ua)).await;
     match opened {
         Ok((_, token)) => {
-            // `Secure` when hal0 serves https itself (behind a TLS proxy the cookie still
-            // travels only to this origin: SameSite=Strict, HttpOnly).
-            let secure = if state.config.network.tls_cert.is_some() { "; Secure" } else { "" };
-            let cookie = format!(
-                "{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{secure}",
-                session::SESSION_HOURS * 3600
-            );
-            (StatusCode::SEE_OTHER, [(header::SET_COOKIE, cookie), (header::LOCATION, "/ui/".to_string())])
-                .into_response()
+            signed_in(&state, &token, (StatusCode::SEE_OTHER, [(header::LOCATION, "/ui/")]).into_response())
         }
         Err(e) => refusal(StatusCode::FORBIDDEN, e.code, &e.message),
+    }
+}
+
+#[derive(serde::Deserialize)]
+pub struct PasswordLogin {
+    password: String,
+}
+
+/// Wrong passwords of this daemon, for [`password::Throttle`].
+static FAILURES: std::sync::LazyLock<password::Throttle> = std::sync::LazyLock::new(Default::default);
+
+/// `POST /ui/login` `{"password": …}` (JSON: a cross-site form cannot send it): a session
+/// when the password is right; wrong guesses are throttled and audited.
+pub async fn password_login(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Result<axum::Json<PasswordLogin>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    let Ok(axum::Json(body)) = body else {
+        return crate::error::Error::invalid("ui.invalid_request", "send {\"password\": \"…\"} as application/json")
+            .into_response();
+    };
+    let ua = user_agent(&headers);
+    let paths = state.paths.clone();
+    let outcome = state
+        .store
+        .call(move |s| {
+            let refused = match FAILURES.check().and_then(|()| password::verify(&paths, &body.password)) {
+                Ok(true) => None,
+                Ok(false) => {
+                    FAILURES.failed();
+                    Some(crate::error::Error::unauthorized("ui.wrong_password", "that is not the dashboard's password"))
+                }
+                Err(e) => Some(e),
+            };
+            session::by_password(s, &ua, refused)
+        })
+        .await;
+    match outcome {
+        Ok((_, token)) => signed_in(&state, &token, axum::Json(serde_json::json!({"signed_in": true})).into_response()),
+        Err(e) => e.into_response(),
     }
 }
 
@@ -89,7 +154,8 @@ pub async fn inbox(req: Request) -> Response {
         return refusal(
             StatusCode::UNAUTHORIZED,
             "ui.session_required",
-            "Sign in with a one-time link: run `hal0 ui login` on the box and open the link it prints.",
+            "Sign in with a one-time link: run `hal0 ui login` on the box and open the link it prints \
+             (or at /ui/login with the dashboard password, when one is set).",
         );
     };
     let body = INBOX.replace("{csrf}", &escape(&p.csrf)).replace("{session}", &escape(&p.id));
@@ -151,6 +217,27 @@ nav a{margin-right:.6rem;color:inherit}nav a[aria-current]{font-weight:600}\
 .tools{display:flex;flex-wrap:wrap;gap:.5rem}.tools input,.tools select{font:inherit;padding:.5rem;min-width:0;flex:1 1 10rem}\
 .st{font-size:.8rem;border-radius:4px;padding:0 .4rem;border:1px solid var(--line)}.st-ok{color:var(--ok)}.st-pending{color:var(--dim)}\
 .err{color:var(--no)}.empty{color:var(--dim)}.status-approved,.status-executed{color:var(--ok)}.status-denied,.status-failed{color:var(--no)}";
+
+const LOGIN_FORM: &str = r##"<main class="narrow"><h1>hal0</h1>
+<form id="signin"><p><label for="password">Dashboard password</label></p>
+<p class="act"><input id="password" name="password" type="password" autocomplete="current-password" required autofocus>
+<button type="submit" class="approve">Sign in</button></p>
+<p id="error" class="err" role="alert" hidden></p>
+<p class="meta">Or run <code>hal0 ui login</code> on the box for a one-time link.</p></form></main>
+<script>
+"use strict";
+document.querySelector("#signin").onsubmit = async (ev) => {
+  ev.preventDefault();
+  const err = document.querySelector("#error");
+  const r = await fetch("/ui/login", { method: "POST", credentials: "same-origin",
+    headers: { "content-type": "application/json", "accept": "application/json" },
+    body: JSON.stringify({ password: document.querySelector("#password").value }) });
+  if (r.ok) { location.href = "/ui/"; return; }
+  const v = await r.json().catch(() => ({}));
+  err.textContent = (v.error && (v.error.message + " [" + v.error.code + "]")) || ("HTTP " + r.status);
+  err.hidden = false;
+};
+</script>"##;
 
 const INBOX: &str = r##"<header><h1>hal0</h1><nav><a href="/ui/" aria-current="page">Approvals</a> <a href="/ui/conversations">Conversations</a></nav><span class="who">session {session}</span>
 <button id="logout" type="button">Sign out</button></header>

@@ -68,6 +68,51 @@ pub fn new_link(store: &Store, minutes: i64, by: &str) -> Result<String> {
     Ok(token)
 }
 
+/// A new session row (inside the caller's transaction) and its cookie token.
+fn open(c: &rusqlite::Connection, user_agent: &str, now: OffsetDateTime) -> Result<(Session, String)> {
+    let token = format!("{SESSION_PREFIX}{}", random_base62(43)?);
+    let s = Session {
+        id: format!("us_{}", random_base62(10)?),
+        created_at: stamp(now),
+        expires_at: stamp(now + time::Duration::hours(SESSION_HOURS)),
+        last_seen: stamp(now),
+        ended_at: None,
+        user_agent: user_agent.chars().take(200).collect(),
+        csrf: random_base62(32)?,
+    };
+    c.execute(
+        "INSERT INTO ui_sessions (id, token_sha256, csrf, created_at, expires_at, last_seen, user_agent)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        rusqlite::params![s.id, sha256_hex(&token), s.csrf, s.created_at, s.expires_at, s.last_seen, s.user_agent],
+    )?;
+    Ok((s, token))
+}
+
+/// The audit entry of a sign-in (`via` a link or a password), opened or refused.
+fn audited<T>(store: &Store, outcome: Result<(Session, T)>, user_agent: &str, via: &str) -> Result<(Session, T)> {
+    let (identity, verdict, code) = match &outcome {
+        Ok((s, _)) => (s.identity(), Verdict::Ok, None),
+        Err(e) => ("ui:anonymous".to_string(), Verdict::Refused, Some(e.code)),
+    };
+    // A sign-in the log cannot hold still goes on (the session is made); say why.
+    if let Err(e) = audit::record(
+        store,
+        &Entry {
+            surface: "ui",
+            tool: "ui_login",
+            identity: &identity,
+            arguments: &serde_json::json!({"via": via, "user_agent": user_agent}),
+            verdict,
+            result_code: code,
+            approval_id: None,
+            detail: None,
+        },
+    ) {
+        tracing::warn!(code = e.code, "cannot record the sign-in: {}", e.message);
+    }
+    outcome
+}
+
 /// The session a link opens, with its cookie token. The link is used up, whatever the
 /// outcome after that; an unknown, used or expired link is refused with what to do.
 pub fn redeem(store: &Store, link: &str, user_agent: &str) -> Result<(Session, String)> {
@@ -98,45 +143,21 @@ pub fn redeem(store: &Store, link: &str, user_agent: &str) -> Result<(Session, S
             tx.commit()?;
             return Err(Error::forbidden_code("ui.link_expired", format!("this login link expired: {again}")));
         }
-        let token = format!("{SESSION_PREFIX}{}", random_base62(43)?);
-        let s = Session {
-            id: format!("us_{}", random_base62(10)?),
-            created_at: now_s.clone(),
-            expires_at: stamp(now + time::Duration::hours(SESSION_HOURS)),
-            last_seen: now_s.clone(),
-            ended_at: None,
-            user_agent: user_agent.chars().take(200).collect(),
-            csrf: random_base62(32)?,
-        };
-        tx.execute(
-            "INSERT INTO ui_sessions (id, token_sha256, csrf, created_at, expires_at, last_seen, user_agent)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            rusqlite::params![s.id, sha256_hex(&token), s.csrf, s.created_at, s.expires_at, s.last_seen, s.user_agent],
-        )?;
+        let opened = open(&tx, user_agent, now)?;
         tx.commit()?;
-        Ok((s, token))
+        Ok(opened)
     });
-    let outcome = match &session {
-        Ok((s, _)) => (s.identity(), Verdict::Ok, None),
-        Err(e) => ("ui:anonymous".to_string(), Verdict::Refused, Some(e.code)),
+    audited(store, session, user_agent, "link")
+}
+
+/// A session for a person who gave the right password (checked by the caller), or the
+/// refusal `refused` recorded as a failed sign-in.
+pub fn by_password(store: &Store, user_agent: &str, refused: Option<Error>) -> Result<(Session, String)> {
+    let outcome = match refused {
+        Some(e) => Err(e),
+        None => store.with(|c| open(c, user_agent, OffsetDateTime::now_utc())),
     };
-    // A sign-in the log cannot hold still goes on (the session is made); say why.
-    if let Err(e) = audit::record(
-        store,
-        &Entry {
-            surface: "ui",
-            tool: "ui_login",
-            identity: &outcome.0,
-            arguments: &serde_json::json!({"user_agent": user_agent}),
-            verdict: outcome.1,
-            result_code: outcome.2,
-            approval_id: None,
-            detail: None,
-        },
-    ) {
-        tracing::warn!(code = e.code, "cannot record the sign-in: {}", e.message);
-    }
-    session
+    audited(store, outcome, user_agent, "password")
 }
 
 const COLS: &str = "id, created_at, expires_at, last_seen, ended_at, user_agent, csrf";

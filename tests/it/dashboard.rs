@@ -252,3 +252,69 @@ async fn conversations_keep_search_filter_and_expanded_rows_across_refreshes() {
     assert_eq!(state, json!(["deploy", "alpha", true]), "expanded row kept");
     browser.close().await;
 }
+
+/// A person without a shell signs in with the dashboard password (`hal0 ui passwd`, an
+/// argon2id hash in a 0600 file): a wrong one is refused on the page with its code, the
+/// right one opens the inbox; five wrong ones pause password sign-in (429), each attempt is
+/// audited, and `--remove` turns it off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_password_signs_in_and_wrong_guesses_are_throttled() {
+    let Some(browser) = browser(412, 915).await else { return };
+    let env = Env::new();
+    env.ok(&["auth", "rotate", "admin", "--yes"]);
+    let set = |pw: &str| {
+        use std::io::Write;
+        let mut c = env
+            .cmd(&["ui", "passwd"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        c.stdin.take().unwrap().write_all(format!("{pw}\n").as_bytes()).unwrap();
+        Out(c.wait_with_output().unwrap())
+    };
+    let short = set("short");
+    assert_eq!(short.code(), 2);
+    assert!(short.stderr().contains("ui.password_too_short"), "{}", short.stderr());
+    assert_eq!(set("correct horse battery").code(), 0);
+    let stored = std::fs::read_to_string(env.config_dir().join("ui-password")).unwrap();
+    assert!(stored.starts_with("$argon2id$") && !stored.contains("horse"));
+    let server = env.serve();
+
+    browser.goto(&server.url("/ui/login")).await;
+    let field = browser.wait_for("#password", WAIT).await.expect("the password form");
+    field.type_text("wrong horse battery").await;
+    browser.wait_for("#signin button", WAIT).await.unwrap().click().await;
+    let err = browser.wait_for("#error:not([hidden])", WAIT).await.expect("the refusal shows");
+    assert!(err.text().await.contains("ui.wrong_password"));
+    browser.eval("document.querySelector('#password').value = ''; return 1").await;
+    browser.wait_for("#password", WAIT).await.unwrap().type_text("correct horse battery").await;
+    browser.wait_for("#signin button", WAIT).await.unwrap().click().await;
+    assert!(browser.wait_for("#pending", WAIT).await.is_some(), "signed in: {}", browser.source().await);
+
+    // Guessing: 4 more wrong ones make 5, then even the right one waits.
+    let http = reqwest::Client::new();
+    let try_pw = |pw: &'static str| {
+        let (http, url) = (http.clone(), server.url("/ui/login"));
+        async move { http.post(url).json(&json!({"password": pw})).send().await.unwrap() }
+    };
+    for _ in 0..4 {
+        assert_eq!(try_pw("not it at all").await.status(), 401);
+    }
+    let r = try_pw("correct horse battery").await;
+    assert_eq!(r.status(), 429);
+    assert!(r.text().await.unwrap().contains("ui.too_many_attempts"));
+    // Not JSON: refused with a code (a cross-site form cannot sign in).
+    let r = http.post(server.url("/ui/login")).body("password=x").send().await.unwrap();
+    assert_eq!(r.status(), 400);
+    assert!(r.text().await.unwrap().contains("ui.invalid_request"));
+    let log = env.ok(&["activity", "export"]);
+    let refused = log.lines().filter(|l| l.contains("ui_login") && l.contains("refused")).count();
+    assert_eq!(refused, 6, "every refused sign-in is audited:\n{log}");
+
+    env.ok(&["ui", "passwd", "--remove"]);
+    let r = http.get(server.url("/ui/login")).send().await.unwrap();
+    assert_eq!(r.status(), 401, "no form without a password");
+    browser.close().await;
+}
