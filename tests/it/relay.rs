@@ -155,7 +155,11 @@ async fn an_ask_wakes_the_bot_and_returns_its_reply_in_a_conversation_of_the_pai
     assert!(e && v["error"] == "unknown_conversation", "{v}");
     assert!(v["detail"].as_str().unwrap().contains("between bot-c and bot-b"), "{v}");
 
-    // History: every exchange ended, refusals included (§11.7), nothing left pending.
+    // History: every exchange ended, refusals included (§11.7), nothing left pending. The
+    // daemon stores history in group commits an ask never waits for, and the CLI reads from
+    // another process: the refusal's row may land a few milliseconds after its answer.
+    let stored = eventually(std::time::Duration::from_secs(10), async || exchanges(&env).len() >= 3).await;
+    assert!(stored, "{:?}", exchanges(&env));
     let rows = exchanges(&env);
     let statuses: Vec<&str> = rows.iter().map(|r| r["status"].as_str().unwrap()).collect();
     assert_eq!(statuses, ["unknown_conversation", "ok", "ok"], "{rows:?}");
