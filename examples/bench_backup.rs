@@ -18,27 +18,13 @@ mod support;
 
 use hal0::store::Store;
 use serde_json::json;
-use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-use support::{Session, pct};
+use support::{Session, hal0, pct};
 
 fn arg(args: &[String], name: &str, default: u64) -> u64 {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).map(|v| v.parse().unwrap()).unwrap_or(default)
-}
-
-fn hal0(bin: &str, cfg: &Path, state: &Path, args: &[&str]) -> std::process::Output {
-    let out = Command::new(bin)
-        .args(args)
-        .env("HAL0_CONFIG_DIR", cfg)
-        .env("HAL0_STATE_DIR", state)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "hal0 {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    out
 }
 
 /// `n` audit rows of the last 30 days, in transactions of 50 000.

@@ -17,20 +17,26 @@ pub fn rss_kib(pid: u32) -> u64 {
     s.lines().find(|l| l.starts_with("VmRSS:")).unwrap().split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 
+/// `hal0 ARGS…` with the given dirs; its output, which must be a success.
+pub fn hal0(bin: &str, cfg: &Path, state: &Path, args: &[&str]) -> std::process::Output {
+    let out = Command::new(bin)
+        .args(args)
+        .env("HAL0_CONFIG_DIR", cfg)
+        .env("HAL0_STATE_DIR", state)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "hal0 {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
 /// `hal0 bridge add NAME [--scope S]… --json` with the given dirs: the new client's key.
 pub fn bridge_key(bin: &str, cfg: &Path, state: &Path, name: &str, scopes: &[&str]) -> String {
     let mut args = vec!["bridge", "add", name, "--json"];
     for s in scopes {
         args.extend(["--scope", s]);
     }
-    let out = Command::new(bin)
-        .args(&args)
-        .env("HAL0_CONFIG_DIR", cfg)
-        .env("HAL0_STATE_DIR", state)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "hal0 bridge add: {}", String::from_utf8_lossy(&out.stderr));
+    let out = hal0(bin, cfg, state, &args);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     v["key"].as_str().unwrap().to_string()
 }

@@ -41,6 +41,15 @@ fn page(title: &str, body: &str) -> String {
     )
 }
 
+/// How to sign in, for anyone without a session.
+const SIGN_IN: &str = "Sign in with a one-time link: run `hal0 ui login` on the box and open the link it prints \
+     (or at /ui/login with the dashboard password, when one is set).";
+
+/// The 401 page for someone without a session.
+fn sign_in_first() -> Response {
+    refusal(StatusCode::UNAUTHORIZED, "ui.session_required", SIGN_IN)
+}
+
 /// A page that says what went wrong and what to do, with its code.
 fn refusal(status: StatusCode, code: &str, message: &str) -> Response {
     let body = format!(
@@ -84,11 +93,7 @@ pub async fn login(State(state): State<Arc<AppState>>, headers: HeaderMap, Query
         if password::is_set(&state.paths) {
             return Html(page("Sign in", LOGIN_FORM)).into_response();
         }
-        return refusal(
-            StatusCode::UNAUTHORIZED,
-            "ui.session_required",
-            "Sign in with a one-time link: run `hal0 ui login` on the box and open the link it prints.",
-        );
+        return sign_in_first();
     }
     let ua = user_agent(&headers);
     let opened = state.store.call(move |s| session::redeem(s, &q.token, &ua)).await;
@@ -148,35 +153,27 @@ fn person(req: &Request) -> Option<Session> {
     }
 }
 
-/// `GET /ui/`: the inbox for a person; for anyone else, how to sign in.
-pub async fn inbox(req: Request) -> Response {
-    let Some(p) = person(&req) else {
-        return refusal(
-            StatusCode::UNAUTHORIZED,
-            "ui.session_required",
-            "Sign in with a one-time link: run `hal0 ui login` on the box and open the link it prints \
-             (or at /ui/login with the dashboard password, when one is set).",
-        );
-    };
-    let body = INBOX.replace("{csrf}", &escape(&p.csrf)).replace("{session}", &escape(&p.id));
-    let mut r = Html(page("Approvals", &body)).into_response();
+/// Page `template` for the request's person (its `{csrf}` and `{session}` filled in, the
+/// shared script first), never cached; for anyone else, how to sign in.
+fn for_person(req: &Request, title: &str, template: &str) -> Response {
+    let Some(p) = person(req) else { return sign_in_first() };
+    let body = template
+        .replace("{common}", COMMON_JS)
+        .replace("{csrf}", &escape(&p.csrf))
+        .replace("{session}", &escape(&p.id));
+    let mut r = Html(page(title, &body)).into_response();
     r.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-store"));
     r
 }
 
-/// `GET /ui/conversations`: the relay's bots and exchanges (spec 002's page) for a person.
+/// `GET /ui/`: the approvals inbox.
+pub async fn inbox(req: Request) -> Response {
+    for_person(&req, "Approvals", INBOX)
+}
+
+/// `GET /ui/conversations`: the relay's bots and exchanges (spec 002's page).
 pub async fn conversations(req: Request) -> Response {
-    let Some(p) = person(&req) else {
-        return refusal(
-            StatusCode::UNAUTHORIZED,
-            "ui.session_required",
-            "Sign in with a one-time link: run `hal0 ui login` on the box and open the link it prints.",
-        );
-    };
-    let body = CONVERSATIONS.replace("{session}", &escape(&p.id));
-    let mut r = Html(page("Conversations", &body)).into_response();
-    r.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-store"));
-    r
+    for_person(&req, "Conversations", CONVERSATIONS)
 }
 
 /// `GET /ui`: to the inbox.
@@ -239,14 +236,10 @@ document.querySelector("#signin").onsubmit = async (ev) => {
 };
 </script>"##;
 
-const INBOX: &str = r##"<header><h1>hal0</h1><nav><a href="/ui/" aria-current="page">Approvals</a> <a href="/ui/conversations">Conversations</a></nav><span class="who">session {session}</span>
-<button id="logout" type="button">Sign out</button></header>
-<main><p id="error" class="err" role="alert" hidden></p>
-<section aria-labelledby="h-pending"><h2 id="h-pending">Pending</h2><ol id="pending" aria-live="polite"></ol>
-<p id="none" class="empty" hidden>Nothing is waiting for a decision.</p></section>
-<section aria-labelledby="h-decided"><h2 id="h-decided">Decided</h2><ol id="decided"></ol></section></main>
-<script>
-"use strict";
+/// What every page's script starts with: `$`, `el` (an element with attributes and
+/// children), `showError`, and `api` (a same-origin JSON call that carries the CSRF token on
+/// a change and reloads to the sign-in page on a 401).
+const COMMON_JS: &str = r##""use strict";
 const CSRF = "{csrf}";
 const $ = (s) => document.querySelector(s);
 function el(tag, attrs, ...kids) {
@@ -264,7 +257,16 @@ async function api(method, path, body) {
   if (r.status === 401) { location.reload(); throw new Error("signed out"); }
   if (!r.ok) throw new Error((v.error && (v.error.message + " [" + v.error.code + "]")) || ("HTTP " + r.status));
   return v;
-}
+}"##;
+
+const INBOX: &str = r##"<header><h1>hal0</h1><nav><a href="/ui/" aria-current="page">Approvals</a> <a href="/ui/conversations">Conversations</a></nav><span class="who">session {session}</span>
+<button id="logout" type="button">Sign out</button></header>
+<main><p id="error" class="err" role="alert" hidden></p>
+<section aria-labelledby="h-pending"><h2 id="h-pending">Pending</h2><ol id="pending" aria-live="polite"></ol>
+<p id="none" class="empty" hidden>Nothing is waiting for a decision.</p></section>
+<section aria-labelledby="h-decided"><h2 id="h-decided">Decided</h2><ol id="decided"></ol></section></main>
+<script>
+{common}
 function card(a) {
   const reason = el("input", { type: "text", placeholder: "Reason (for a denial)", "aria-label": "Reason for " + a.id, name: "reason" });
   const approve = el("button", { type: "button", class: "approve", "data-id": a.id }, "Approve");
@@ -321,22 +323,9 @@ const CONVERSATIONS: &str = r##"<header><h1>hal0</h1><nav><a href="/ui/">Approva
 <select id="agent" aria-label="Agent"><option value="">All agents</option></select></div>
 <ol id="exchanges" aria-live="polite"></ol><p id="none" class="empty" hidden>No exchange matches.</p></section></main>
 <script>
-"use strict";
-const $ = (s) => document.querySelector(s);
+{common}
 const expanded = new Set();
 let exchanges = [];
-function el(tag, attrs, ...kids) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) { if (k === "class") e.className = v; else e.setAttribute(k, v); }
-  for (const k of kids) e.append(k);
-  return e;
-}
-async function get(path) {
-  const r = await fetch(path, { credentials: "same-origin", headers: { "accept": "application/json" } });
-  if (r.status === 401) { location.reload(); throw new Error("signed out"); }
-  if (!r.ok) throw new Error("HTTP " + r.status);
-  return r.json();
-}
 function took(x) {
   if (!x.ended_at) return "";
   const ms = Date.parse(x.ended_at) - Date.parse(x.started_at);
@@ -365,7 +354,7 @@ function render() {
 async function refresh() {
   try {
     // The REST lists are bare arrays (the hal0-admin tools wrap them).
-    const [agents, ex] = await Promise.all([get("/api/relay/agents"), get("/api/relay/exchanges?limit=500")]);
+    const [agents, ex] = await Promise.all([api("GET", "/api/relay/agents"), api("GET", "/api/relay/exchanges?limit=500")]);
     $("#agents").replaceChildren(...agents.map((a) =>
       el("span", { class: "badge " + (a.online ? "online" : "offline"), "data-agent": a.name, title: a.online ? "online" : "offline" },
         el("span", { class: "dot" }), a.name + (a.online ? " · online" : " · offline"))));
@@ -374,8 +363,8 @@ async function refresh() {
     for (const a of agents) if (!names.has(a.name)) sel.append(el("option", { value: a.name }, a.name));
     exchanges = ex;
     render();
-    $("#error").hidden = true;
-  } catch (e) { $("#error").textContent = "Cannot reach hal0: " + (e.message || e); $("#error").hidden = false; }
+    showError("");
+  } catch (e) { showError("Cannot reach hal0: " + (e.message || e)); }
 }
 $("#search").oninput = render;
 $("#agent").onchange = render;

@@ -202,9 +202,11 @@ pub fn resolve(store: &Store, token: &str) -> Result<Option<Session>> {
 pub fn list(store: &Store, all: bool) -> Result<Vec<Session>> {
     let now = stamp(OffsetDateTime::now_utc());
     store.with(|c| {
-        let mut st = c.prepare(&format!("SELECT {COLS} FROM ui_sessions ORDER BY created_at DESC, id"))?;
-        let rows = st.query_map([], row)?.collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(rows.into_iter().filter(|s| all || s.live(&now)).collect())
+        let mut st = c.prepare(&format!(
+            "SELECT {COLS} FROM ui_sessions WHERE ?1 OR (ended_at IS NULL AND expires_at > ?2)
+             ORDER BY created_at DESC, id"
+        ))?;
+        Ok(st.query_map(rusqlite::params![all, now], row)?.collect::<rusqlite::Result<Vec<_>>>()?)
     })
 }
 

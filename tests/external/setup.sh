@@ -35,13 +35,15 @@ HERMES_VENV="$ROOT/.hermes-venv"
 PYTHON="${PYTHON:-python3}"
 
 log() { printf 'setup.sh: %s\n' "$*" >&2; }
+# The version in an npm package.json (empty when the package is not installed).
+npm_version() { node -e 'try{console.log(require(process.argv[1]).version)}catch(e){}' "$1" 2>/dev/null || true; }
 
 # --- Python SDK -------------------------------------------------------------
 if [ ! -x "$VENV/bin/python" ]; then
     log "creating venv at $VENV"
     "$PYTHON" -m venv "$VENV"
 fi
-installed="$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null || true)"
+installed="$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))')"
 if [ "$installed" != "$MCP_PY_VERSION" ]; then
     log "installing mcp==$MCP_PY_VERSION into $VENV (found: ${installed:-none})"
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==$MCP_PY_VERSION"
@@ -51,7 +53,7 @@ fi
 
 # --- MCP Inspector CLI ------------------------------------------------------
 inspector_pkg="$NODE_PREFIX/node_modules/@modelcontextprotocol/inspector/package.json"
-installed="$(node -e 'try{console.log(require(process.argv[1]).version)}catch(e){}' "$inspector_pkg" 2>/dev/null || true)"
+installed="$(npm_version "$inspector_pkg")"
 if [ "$installed" != "$INSPECTOR_VERSION" ] || [ ! -x "$NODE_PREFIX/node_modules/.bin/mcp-inspector" ]; then
     log "installing @modelcontextprotocol/inspector@$INSPECTOR_VERSION into $NODE_PREFIX (found: ${installed:-none})"
     mkdir -p "$NODE_PREFIX"
@@ -63,7 +65,7 @@ fi
 
 # --- MCP conformance suite (needs Node 22: its own prefix, so nothing else picks it up) ---
 conformance_pkg="$CONFORMANCE_PREFIX/node_modules/@modelcontextprotocol/conformance/package.json"
-installed="$(node -e 'try{console.log(require(process.argv[1]).version)}catch(e){}' "$conformance_pkg" 2>/dev/null || true)"
+installed="$(npm_version "$conformance_pkg")"
 if [ "$installed" != "$CONFORMANCE_VERSION" ] || [ ! -x "$CONFORMANCE_PREFIX/node_modules/.bin/node" ]; then
     log "installing @modelcontextprotocol/conformance@$CONFORMANCE_VERSION and node@$NODE22_VERSION into $CONFORMANCE_PREFIX (found: ${installed:-none})"
     mkdir -p "$CONFORMANCE_PREFIX"
@@ -76,7 +78,7 @@ fi
 
 # --- MCP reference server "everything" (upstream for proxy tests) -----------
 everything_pkg="$NODE_PREFIX/node_modules/@modelcontextprotocol/server-everything/package.json"
-installed="$(node -e 'try{console.log(require(process.argv[1]).version)}catch(e){}' "$everything_pkg" 2>/dev/null || true)"
+installed="$(npm_version "$everything_pkg")"
 if [ "$installed" != "$EVERYTHING_VERSION" ] || [ ! -f "$NODE_PREFIX/node_modules/@modelcontextprotocol/server-everything/dist/index.js" ]; then
     log "installing @modelcontextprotocol/server-everything@$EVERYTHING_VERSION into $NODE_PREFIX (found: ${installed:-none})"
     mkdir -p "$NODE_PREFIX"
@@ -89,7 +91,7 @@ fi
 # --- TypeScript SDK and Claude Code CLI (progress tests) --------------------
 npm_pinned() {  # npm_pinned PACKAGE VERSION FILE-THAT-MUST-EXIST
     local pkg="$1" want="$2" must="$3" installed
-    installed="$(node -e 'try{console.log(require(process.argv[1]).version)}catch(e){}' "$NODE_PREFIX/node_modules/$pkg/package.json" 2>/dev/null || true)"
+    installed="$(npm_version "$NODE_PREFIX/node_modules/$pkg/package.json")"
     if [ "$installed" != "$want" ] || [ ! -e "$NODE_PREFIX/node_modules/$must" ]; then
         log "installing $pkg@$want into $NODE_PREFIX (found: ${installed:-none})"
         mkdir -p "$NODE_PREFIX"
@@ -118,7 +120,7 @@ if [ -z "${HERMES_PYTHON:-}" ]; then
 fi
 # The version comes from the package metadata: `hermes --version` would also
 # query PyPI for updates and write ~/.hermes/.update_check.
-installed="$("$HERMES_VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("hermes-agent"))' 2>/dev/null || true)"
+installed="$("$HERMES_VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("hermes-agent"))')"
 if [ -x "$HERMES_VENV/bin/hermes" ] && [ "$installed" = "$HERMES_VERSION" ]; then
     log "hermes-agent $installed already installed"
 else
