@@ -43,7 +43,7 @@ if [ ! -x "$VENV/bin/python" ]; then
     log "creating venv at $VENV"
     "$PYTHON" -m venv "$VENV"
 fi
-installed="$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))')"
+installed="$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null || true)"
 if [ "$installed" != "$MCP_PY_VERSION" ]; then
     log "installing mcp==$MCP_PY_VERSION into $VENV (found: ${installed:-none})"
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==$MCP_PY_VERSION"
@@ -120,7 +120,7 @@ if [ -z "${HERMES_PYTHON:-}" ]; then
 fi
 # The version comes from the package metadata: `hermes --version` would also
 # query PyPI for updates and write ~/.hermes/.update_check.
-installed="$("$HERMES_VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("hermes-agent"))')"
+installed="$("$HERMES_VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("hermes-agent"))' 2>/dev/null || true)"
 if [ -x "$HERMES_VENV/bin/hermes" ] && [ "$installed" = "$HERMES_VERSION" ]; then
     log "hermes-agent $installed already installed"
 else
