@@ -100,8 +100,8 @@ pub enum RouteClass {
     /// `/mcp/relay/*` and the bots' WebSocket `/bridge/connect`: a bridge key holding the
     /// `relay` scope (a bot), even when auth is off (the key names the bot).
     Relay,
-    /// The dashboard's pages (`/ui`, `/ui/`, `/ui/conversations`, `/ui/logout`): anyone; the page shows the inbox
-    /// to a person and how to sign in to anyone else.
+    /// The dashboard (`/ui` and everything under it but `/ui/login`): anyone reaches it; a
+    /// page shows itself to a person and how to sign in to anyone else.
     Page,
     /// `POST /api/agent/approvals/{id}/approve|deny`: a person (a dashboard session) only;
     /// no key of any kind, and no anonymous caller, even when auth is off.
@@ -116,7 +116,7 @@ impl RouteClass {
         let p = path.trim_end_matches('/');
         match p {
             "/api/health" | "/ui/login" => RouteClass::Open,
-            "/ui" | "/ui/logout" | "/ui/conversations" => RouteClass::Page,
+            _ if under(p, "/ui") => RouteClass::Page,
             "/api/bridge/me" => RouteClass::BridgeSelf,
             _ if under(p, "/mcp/agents") => RouteClass::Agents,
             _ if under(p, "/mcp/memory") => RouteClass::Memory,

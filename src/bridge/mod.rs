@@ -69,14 +69,15 @@ pub struct StartRequest {
 /// One waiter's subscription to a run's changes. Dropping it (the wait returned, failed,
 /// timed out, or its caller went away and the future was dropped) unsubscribes; the last
 /// waiter of a run removes the run's entry, so the map holds only runs someone waits on.
-struct Watch {
+pub struct Watch {
     inner: Arc<Inner>,
     run_id: String,
     rx: Option<tokio::sync::watch::Receiver<u64>>,
 }
 
 impl Watch {
-    async fn changed(&mut self) {
+    /// Until the run changes (at once when it changed since the last call).
+    pub async fn changed(&mut self) {
         if let Some(rx) = self.rx.as_mut() {
             let _ = rx.changed().await;
         }
@@ -199,7 +200,7 @@ impl Bridge {
 
     /// Subscribe to changes of `run_id` (a run the caller was just shown to exist). The
     /// subscription ends when the returned [`Watch`] is dropped, however the wait ends.
-    fn subscribe(&self, run_id: &str) -> Watch {
+    pub fn subscribe(&self, run_id: &str) -> Watch {
         let mut w = self.inner.watchers.lock().unwrap_or_else(|p| p.into_inner());
         let rx = w.entry(run_id.to_string()).or_insert_with(|| tokio::sync::watch::channel(0).0).subscribe();
         Watch { inner: self.inner.clone(), run_id: run_id.to_string(), rx: Some(rx) }
@@ -545,23 +546,10 @@ impl Bridge {
         let run = self.load(asker, run_id).await?;
         if !run.finished {
             let (_, hermes) = self.hermes_for(&run)?;
-            match hermes.stop(run_id).await? {
-                Some(_) => {
-                    let id = run_id.to_string();
-                    // A follower may have settled the run meanwhile; never move a finished run back.
-                    let u = ledger::Update {
-                        status: Some(crate::bridge::ledger::RunStatus::Stopping),
-                        only_if_unfinished: true,
-                        ..Default::default()
-                    };
-                    self.db(move |s| ledger::apply(s, &id, &u).map(|_| ())).await?;
-                    self.notify(run_id);
-                }
-                None => {
-                    // 404 after the run finished: it is finished, not an error.
-                    tracing::debug!(run_id, "stop: Hermes no longer knows the run; it has finished");
-                    self.follow(run_id.to_string());
-                }
+            match request_stop(&self.inner.store, &hermes, run_id).await? {
+                true => self.notify(run_id),
+                // Hermes no longer knows the run: it has finished; the follower settles it.
+                false => self.follow(run_id.to_string()),
             }
         }
         let run = self.load(asker, run_id).await?;
@@ -645,6 +633,29 @@ impl Bridge {
         let run = self.load(asker, run_id).await?;
         view::run_view(&run, 0)
     }
+}
+
+/// Ask Hermes to stop unfinished run `run_id` and mark it `stopping` (never moving a run a
+/// follower has settled meanwhile back). `false` when Hermes no longer knows the run: it
+/// has finished, and its follower records how. Shared by `agent_run_stop` and the
+/// operator's `run_stop`.
+pub async fn request_stop(store: &Store, hermes: &HermesClient, run_id: &str) -> Result<bool> {
+    if hermes.stop(run_id).await?.is_none() {
+        tracing::debug!(run_id, "stop: Hermes no longer knows the run; it has finished");
+        return Ok(false);
+    }
+    let u =
+        ledger::Update { status: Some(ledger::RunStatus::Stopping), only_if_unfinished: true, ..Default::default() };
+    let id = run_id.to_string();
+    store.call(move |s| ledger::apply(s, &id, &u).map(|_| ())).await?;
+    Ok(true)
+}
+
+/// An operator's look at any run (no client filter): `bridge.run_not_found` when there is
+/// none, `bridge.invalid_run_id` for an id that cannot be one.
+pub fn load_any(store: &Store, run_id: &str) -> Result<Run> {
+    check_run_id(run_id)?;
+    ledger::get(store, run_id, None)?.ok_or_else(run_not_found)
 }
 
 /// Decide a Hermes dangerous-command approval row: answer Hermes with `once` or `deny`

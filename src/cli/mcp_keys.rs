@@ -2,9 +2,10 @@
 //! `/mcp/proxy/<id>/mcp`. Exposure to Hermes mints its own; these are for other consumers
 //! (a workstation's Claude Code, a CI job). The rules live in `crate::registry::consumers`.
 
-use super::{Ctx, confirm, print_json, table};
+use super::{Ctx, confirm, print_json, runtime, table};
 use crate::error::Result;
-use crate::registry::{Registry, consumers};
+use crate::ops::keys;
+use crate::registry::consumers;
 use serde_json::json;
 
 #[derive(Debug, clap::Subcommand)]
@@ -37,13 +38,11 @@ pub enum KeysCmd {
 }
 
 pub fn run(ctx: &Ctx, cmd: KeysCmd) -> Result<()> {
-    let store = ctx.store()?;
+    let ops = ctx.ops()?;
+    let rt = runtime()?;
     match cmd {
         KeysCmd::List { id, json } => {
-            if let Some(id) = &id {
-                Registry::new(&ctx.paths).get(id)?;
-            }
-            let rows = consumers::list(&store, id.as_deref())?;
+            let rows = rt.block_on(keys::list(&ops, keys::ListArgs { server: id }))?;
             if json {
                 print_json(&json!({"consumers": rows, "count": rows.len()}));
                 return Ok(());
@@ -64,24 +63,22 @@ pub fn run(ctx: &Ctx, cmd: KeysCmd) -> Result<()> {
             Ok(())
         }
         KeysCmd::Add { id, name, note, json } => {
-            let cfg = ctx.config()?;
-            crate::registry::proxy::serving(&Registry::new(&ctx.paths), &id)?;
-            let (c, key) = consumers::mint(&store, &id, &name, &note)?;
-            let url = crate::connect::proxy_url(&cfg, &id, crate::connect::Reach::Remote);
+            let v = rt.block_on(keys::add(&ops, keys::AddArgs { server: id.clone(), name: name.clone(), note }))?;
             if json {
-                print_json(&json!({"consumer": c, "key": key, "url": url}));
+                print_json(&v);
                 return Ok(());
             }
             println!("Key for consumer `{name}` on `{id}` (shown once; hal0 keeps only its hash):");
-            println!("{key}");
-            println!("Proxy URL: {url}");
-            println!("{}", crate::term::safe(&crate::connect::claude_line(&id, &url, &key)));
+            println!("{}", v["key"].as_str().unwrap_or_default());
+            println!("Proxy URL: {}", v["url"].as_str().unwrap_or_default());
+            println!("{}", crate::term::safe(v["claude_mcp_add"].as_str().unwrap_or_default()));
             Ok(())
         }
         KeysCmd::Revoke { id, name, yes } => {
-            consumers::get(&store, &id, &name)?;
+            consumers::get(&ops.store, &id, &name)?;
             confirm(yes, &format!("Revoke `{name}`'s key on `{id}`? It stops working at once"))?;
-            if consumers::revoke(&store, &id, &name)? {
+            let v = rt.block_on(keys::revoke(&ops, keys::RevokeArgs { server: id.clone(), name: name.clone() }))?;
+            if v["revoked"] == true {
                 println!("Revoked `{name}`'s key on `{id}`.");
             } else {
                 println!("`{name}`'s key on `{id}` was already revoked.");

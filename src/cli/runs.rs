@@ -3,7 +3,6 @@
 use super::{Ctx, confirm, print_json, runtime, table};
 use crate::bridge::ledger;
 use crate::error::{Error, Result};
-use crate::hermes::{HermesClient, Profiles};
 use crate::term::{safe, safe_line};
 use serde_json::json;
 
@@ -169,19 +168,13 @@ pub fn run(ctx: &Ctx, cmd: RunsCmd) -> Result<()> {
                 return Ok(());
             }
             confirm(yes, &format!("Stop run {run_id} of {} on {}?", r.client, r.agent))?;
-            let p = Profiles::from_config(&ctx.config()?).get(&r.agent)?;
-            let out = runtime()?.block_on(HermesClient::new(crate::hermes::client::http_client(), &p).stop(&run_id))?;
-            match out {
-                Some(_) => {
-                    let u = ledger::Update {
-                        status: Some(crate::bridge::ledger::RunStatus::Stopping),
-                        only_if_unfinished: true,
-                        ..Default::default()
-                    };
-                    ledger::apply(&ctx.store()?, &run_id, &u)?;
-                    println!("Asked Hermes to stop {run_id}; it is stopping.");
-                }
-                None => println!("Hermes no longer runs {run_id}: it has finished."),
+            let ops = ctx.ops()?;
+            let v = runtime()?
+                .block_on(crate::ops::runs::stop(&ops, crate::ops::runs::StopArgs { run_id: run_id.clone() }))?;
+            if v["status"] == "stopping" {
+                println!("Asked Hermes to stop {run_id}; it is stopping.");
+            } else {
+                println!("Hermes no longer runs {run_id}: it has finished.");
             }
             Ok(())
         }

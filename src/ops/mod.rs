@@ -12,6 +12,7 @@ pub mod bridge;
 pub mod ctx;
 pub mod de;
 pub mod doctor;
+pub mod keys;
 pub mod mcp;
 pub mod relay;
 pub mod routes;

@@ -3,7 +3,9 @@
 //! argument schema and its runner. The REST router, the admin tools and the approvals inbox
 //! are built from this table, so a route cannot exist without an entry here.
 
-use super::{Ctx, NoArgs, activity, approvals, bridge, doctor, mcp, relay, runs, secrets, settings, status, store};
+use super::{
+    Ctx, NoArgs, activity, approvals, bridge, doctor, keys, mcp, relay, runs, secrets, settings, status, store,
+};
 use crate::error::Result;
 use crate::op_runner;
 use serde_json::{Map, Value};
@@ -476,6 +478,77 @@ pub static ROUTES: &[OpDef] = &[
             "runs.invalid_filter"
         )
     },
+    route!(
+        "GET",
+        "/api/runs/{run_id}",
+        "run_get",
+        AutonomousRead,
+        "One run of any client: status, pending question, usage and a 16 KiB window of its output from `offset` (GET /api/runs/{run_id}).",
+        runs::get,
+        runs::GetArgs,
+        "runs.invalid_filter"
+    ),
+    route!(
+        "GET",
+        "/api/runs/{run_id}/events",
+        "run_events",
+        AutonomousRead,
+        "A page of one run's stored events after `since`, oldest first (GET /api/runs/{run_id}/events).",
+        runs::events,
+        runs::EventsArgs,
+        "runs.invalid_filter"
+    ),
+    excluded!(
+        "GET",
+        "/api/runs/{run_id}/stream",
+        "a server-sent event stream; tools answer once (use run_get and run_events)"
+    ),
+    route!(
+        "POST",
+        "/api/runs/{run_id}/stop",
+        "run_stop",
+        Gated,
+        "Ask a run's Hermes profile to stop it; it is `stopping` until Hermes ends it (POST /api/runs/{run_id}/stop).",
+        runs::stop,
+        runs::StopArgs,
+        "runs.invalid_filter"
+    ),
+    OpDef {
+        wrap: Some("consumers"),
+        ..route!(
+            "GET",
+            "/api/mcp/keys",
+            "mcp_key_list",
+            AutonomousRead,
+            "Consumer keys of hal0's MCP proxy: server, consumer, state, last use; never a key (GET /api/mcp/keys).",
+            keys::list,
+            keys::ListArgs,
+            "mcp.invalid_arg"
+        )
+    },
+    OpDef {
+        status: 201,
+        ..route!(
+            "POST",
+            "/api/mcp/{server_id}/keys",
+            "mcp_key_add",
+            Gated,
+            "Mint a consumer key for an installed server (replaces the consumer's old key); the key is in this answer only (POST /api/mcp/{server_id}/keys).",
+            keys::add,
+            keys::AddArgs,
+            "mcp.invalid_arg"
+        )
+    },
+    route!(
+        "DELETE",
+        "/api/mcp/{server_id}/keys/{name}",
+        "mcp_key_revoke",
+        Gated,
+        "Revoke a consumer's key; it stops working at once (DELETE /api/mcp/{server_id}/keys/{name}).",
+        keys::revoke,
+        keys::RevokeArgs,
+        "mcp.invalid_arg"
+    ),
     OpDef {
         wrap: Some("agents"),
         ..route!(
@@ -515,6 +588,9 @@ pub const AUTONOMOUS_READ: &[&str] = &[
     "settings_get",
     "settings_schema",
     "run_list",
+    "run_get",
+    "run_events",
+    "mcp_key_list",
     "doctor_report",
     "mcp_server_list",
     "mcp_server_get",
@@ -546,6 +622,9 @@ pub const GATED: &[&str] = &[
     "mcp_server_exposure",
     "mcp_server_action",
     "mcp_server_logs",
+    "run_stop",
+    "mcp_key_add",
+    "mcp_key_revoke",
 ];
 
 /// The route of a tool.

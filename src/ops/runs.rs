@@ -29,3 +29,76 @@ pub async fn list(ctx: &Ctx, a: ListArgs) -> Result<Vec<serde_json::Value>> {
         })
         .await
 }
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct GetArgs {
+    /// The run's id (as `run_list` shows it).
+    pub run_id: String,
+    /// The output window's first byte (default 0; use `next_offset` from the last view).
+    #[serde(default, deserialize_with = "super::de::opt_int")]
+    pub offset: Option<i64>,
+}
+
+/// `run_get`: one run of any client, its output in a 16 KiB window (redacted), with
+/// `next_offset` while more follows.
+pub async fn get(ctx: &Ctx, a: GetArgs) -> Result<serde_json::Value> {
+    ctx.store
+        .call(move |s| {
+            let run = crate::bridge::load_any(s, &a.run_id)?;
+            crate::bridge::view::run_view(&run, a.offset.unwrap_or(0))
+        })
+        .await
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct EventsArgs {
+    /// The run's id.
+    pub run_id: String,
+    /// Events with a sequence number above this (default 0).
+    #[serde(default, deserialize_with = "super::de::opt_int")]
+    pub since: Option<i64>,
+    /// At most this many (default 100, at most 500).
+    #[serde(default, deserialize_with = "super::de::opt_int")]
+    pub limit: Option<i64>,
+}
+
+/// `run_events`: a page of one run's stored events, oldest first (redacted), and the last
+/// sequence number to ask from next.
+pub async fn events(ctx: &Ctx, a: EventsArgs) -> Result<serde_json::Value> {
+    let since = a.since.unwrap_or(0);
+    let limit = a.limit.unwrap_or(crate::bridge::EVENTS_DEFAULT);
+    if since < 0 || !(1..=crate::bridge::EVENTS_MAX).contains(&limit) {
+        return Err(Error::invalid(
+            "runs.invalid_filter",
+            format!("since must be 0 or more and limit 1 to {}", crate::bridge::EVENTS_MAX),
+        ));
+    }
+    ctx.store
+        .call(move |s| {
+            let run = crate::bridge::load_any(s, &a.run_id)?;
+            let evs = crate::bridge::ledger::events(s, &run.run_id, since, limit)?;
+            let views = crate::bridge::view::events_view(s, &run, &evs)?;
+            let last = views.last().and_then(|e| e["seq"].as_i64()).unwrap_or(since);
+            Ok(serde_json::json!({"run_id": run.run_id, "events": views, "last_seq": last}))
+        })
+        .await
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct StopArgs {
+    /// The run's id.
+    pub run_id: String,
+}
+
+/// `run_stop`: ask the run's Hermes profile to stop it; the run is `stopping` until Hermes
+/// ends it. A run that has ended is left as it is. Answers the run view.
+pub async fn stop(ctx: &Ctx, a: StopArgs) -> Result<serde_json::Value> {
+    let id = a.run_id.clone();
+    let run = ctx.store.call(move |s| crate::bridge::load_any(s, &id)).await?;
+    if !run.finished {
+        let profile = crate::hermes::Profiles::from_config(&ctx.config).get(&run.agent)?;
+        let hermes = crate::hermes::HermesClient::new(crate::hermes::client::http_client(), &profile);
+        crate::bridge::request_stop(&ctx.store, &hermes, &run.run_id).await?;
+    }
+    get(ctx, GetArgs { run_id: a.run_id, offset: None }).await
+}

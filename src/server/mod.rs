@@ -9,6 +9,7 @@ pub mod relay_ws;
 pub mod request_id;
 pub mod rest;
 pub mod rest_mcp;
+pub mod rest_runs;
 pub mod revoke;
 pub mod sessions;
 pub mod tls;
@@ -182,10 +183,11 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
     // The dashboard's pages (outside the route table: they are not operations).
     app = app
         .route("/ui", axum::routing::get(crate::ui::pages::root))
-        .route("/ui/", axum::routing::get(crate::ui::pages::inbox))
-        .route("/ui/conversations", axum::routing::get(crate::ui::pages::conversations))
         .route("/ui/login", axum::routing::get(crate::ui::pages::login).post(crate::ui::pages::password_login))
         .route("/ui/logout", axum::routing::post(crate::ui::pages::logout));
+    for path in crate::ui::pages::paths() {
+        app = app.route(path, axum::routing::get(crate::ui::pages::show));
+    }
 
     let app: Router = app
         .fallback(rest::not_found)

@@ -104,8 +104,36 @@ pub fn op_handler(def: &'static OpDef) -> axum::routing::MethodRouter<Arc<AppSta
             Some(Extension(c)) => format!("api:{}", c.identity),
             None => "api:anonymous".into(),
         };
+        // A change is audited (`api`, the tool's name) before it runs and refused when its
+        // entry cannot be stored; reads are not (the MCP tools audit theirs).
+        let audit = if def.method == "GET" {
+            None
+        } else {
+            let entry = crate::audit::Entry {
+                surface: "api",
+                tool: def.tool.unwrap_or(def.path),
+                identity: &identity,
+                arguments: &Value::Object(args.clone()),
+                verdict: crate::audit::Verdict::Ok,
+                result_code: None,
+                approval_id: None,
+                detail: None,
+            };
+            match crate::audit::begin(&state.store, &entry).await {
+                Ok(id) => Some(id),
+                Err(e) => return e.into_response(),
+            }
+        };
         let ctx = Ctx::remote(state.ops.clone(), identity);
-        match run(ctx, args).await {
+        let out = run(ctx, args).await;
+        if let Some(id) = audit {
+            let (verdict, result_code) = match &out {
+                Ok(_) => (crate::audit::Verdict::Ok, None),
+                Err(e) => (crate::audit::Verdict::Error, Some(e.code.to_string())),
+            };
+            crate::audit::finish(&state.store, crate::audit::Outcome { id, verdict, result_code, approval_id: None });
+        }
+        match out {
             Ok(v) => {
                 let status = StatusCode::from_u16(def.status).unwrap_or(StatusCode::OK);
                 (status, axum::Json(v)).into_response()
@@ -131,6 +159,7 @@ pub fn handler(def: &'static OpDef) -> axum::routing::MethodRouter<Arc<AppState>
         (Some(_), _, _) => op_handler(def),
         (None, "GET", "/api/bridge/me") => get(bridge_me),
         (None, "GET", "/api/mcp/stream") => get(super::rest_mcp::stream),
+        (None, "GET", "/api/runs/{run_id}/stream") => get(super::rest_runs::stream),
         _ => panic!("no handler for {} {}: give it an operation in ops/routes.rs", def.method, def.path),
     }
 }

@@ -153,11 +153,16 @@ fn person(req: &Request) -> Option<Session> {
     }
 }
 
-/// Page `template` for the request's person (its `{csrf}` and `{session}` filled in, the
-/// shared script first), never cached; for anyone else, how to sign in.
-fn for_person(req: &Request, title: &str, template: &str) -> Response {
+/// Dashboard page `path` for the request's person (the header, its `{csrf}` and
+/// `{session}` filled in, the shared script first), never cached; for anyone else, how to
+/// sign in.
+fn for_person(req: &Request, path: &str) -> Response {
     let Some(p) = person(req) else { return sign_in_first() };
+    let Some((_, title, template)) = PAGES.iter().find(|(at, _, _)| *at == path) else {
+        return refusal(StatusCode::NOT_FOUND, "not_found", "no such page");
+    };
     let body = template
+        .replace("{nav}", &header(path, &p.id))
         .replace("{common}", COMMON_JS)
         .replace("{csrf}", &escape(&p.csrf))
         .replace("{session}", &escape(&p.id));
@@ -166,14 +171,16 @@ fn for_person(req: &Request, title: &str, template: &str) -> Response {
     r
 }
 
-/// `GET /ui/`: the approvals inbox.
-pub async fn inbox(req: Request) -> Response {
-    for_person(&req, "Approvals", INBOX)
+/// `GET /ui/` and every other dashboard page (`/ui/runs`, `/ui/conversations`,
+/// `/ui/servers`, `/ui/clients`, `/ui/activity`, `/ui/health`).
+pub async fn show(req: Request) -> Response {
+    let path = req.uri().path().to_string();
+    for_person(&req, &path)
 }
 
-/// `GET /ui/conversations`: the relay's bots and exchanges (spec 002's page).
-pub async fn conversations(req: Request) -> Response {
-    for_person(&req, "Conversations", CONVERSATIONS)
+/// The paths of the dashboard's pages (the router mounts [`show`] at each).
+pub fn paths() -> impl Iterator<Item = &'static str> {
+    PAGES.iter().map(|(path, _, _)| *path)
 }
 
 /// `GET /ui`: to the inbox.
@@ -193,184 +200,41 @@ pub async fn logout(State(state): State<Arc<AppState>>, req: Request) -> Respons
     (StatusCode::NO_CONTENT, [(header::SET_COOKIE, gone)]).into_response()
 }
 
-const CSS: &str = "\
-:root{color-scheme:light dark;--fg:#1b1f24;--bg:#fafafa;--card:#fff;--line:#d0d7de;--ok:#1a7f37;--no:#cf222e;--dim:#57606a}\
-@media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--bg:#0d1117;--card:#161b22;--line:#30363d;--dim:#8b949e}}\
-*{box-sizing:border-box}body{margin:0;font:16px/1.45 system-ui,sans-serif;color:var(--fg);background:var(--bg)}\
-header{display:flex;align-items:center;gap:1rem;padding:.6rem 1rem;border-bottom:1px solid var(--line)}\
-header h1{font-size:1.1rem;margin:0}header .who{margin-left:auto;color:var(--dim);font-size:.85rem}\
-main{max-width:60rem;margin:0 auto;padding:1rem}.narrow{max-width:32rem}\
-h2{font-size:1rem;margin:1.2rem 0 .5rem}ol{list-style:none;margin:0;padding:0}\
-.card{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.8rem;margin:.6rem 0}\
-.card h3{margin:0 0 .2rem;font-size:1rem;word-break:break-all}.card p{overflow-wrap:anywhere}.meta{color:var(--dim);font-size:.85rem}\
-pre{white-space:pre-wrap;word-break:break-word;background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:.5rem;max-height:24rem;overflow:auto;font-size:.85rem}\
-.act{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center}.act input{flex:1 1 12rem;min-width:0;padding:.5rem;font:inherit}\
-button{font:inherit;padding:.5rem 1rem;border-radius:6px;border:1px solid var(--line);cursor:pointer;min-height:2.75rem}\
-button.approve{background:var(--ok);color:#fff;border-color:var(--ok)}button.deny{background:var(--no);color:#fff;border-color:var(--no)}\
-button:focus-visible,input:focus-visible{outline:3px solid #0969da;outline-offset:2px}\
-nav a{margin-right:.6rem;color:inherit}nav a[aria-current]{font-weight:600}\
-.badges{display:flex;flex-wrap:wrap;gap:.4rem;margin:.5rem 0}.badge{border:1px solid var(--line);border-radius:999px;padding:.15rem .6rem;font-size:.85rem}\
-.dot{display:inline-block;width:.6rem;height:.6rem;border-radius:50%;margin-right:.35rem;background:var(--dim)}.online .dot{background:var(--ok)}\
-.tools{display:flex;flex-wrap:wrap;gap:.5rem}.tools input,.tools select{font:inherit;padding:.5rem;min-width:0;flex:1 1 10rem}\
-.st{font-size:.8rem;border-radius:4px;padding:0 .4rem;border:1px solid var(--line)}.st-ok{color:var(--ok)}.st-pending{color:var(--dim)}\
-.err{color:var(--no)}.empty{color:var(--dim)}.status-approved,.status-executed{color:var(--ok)}.status-denied,.status-failed{color:var(--no)}";
-
-const LOGIN_FORM: &str = r##"<main class="narrow"><h1>hal0</h1>
-<form id="signin"><p><label for="password">Dashboard password</label></p>
-<p class="act"><input id="password" name="password" type="password" autocomplete="current-password" required autofocus>
-<button type="submit" class="approve">Sign in</button></p>
-<p id="error" class="err" role="alert" hidden></p>
-<p class="meta">Or run <code>hal0 ui login</code> on the box for a one-time link.</p></form></main>
-<script>
-"use strict";
-document.querySelector("#signin").onsubmit = async (ev) => {
-  ev.preventDefault();
-  const err = document.querySelector("#error");
-  const r = await fetch("/ui/login", { method: "POST", credentials: "same-origin",
-    headers: { "content-type": "application/json", "accept": "application/json" },
-    body: JSON.stringify({ password: document.querySelector("#password").value }) });
-  if (r.ok) { location.href = "/ui/"; return; }
-  const v = await r.json().catch(() => ({}));
-  err.textContent = (v.error && (v.error.message + " [" + v.error.code + "]")) || ("HTTP " + r.status);
-  err.hidden = false;
-};
-</script>"##;
-
+const CSS: &str = include_str!("assets/style.css");
+const LOGIN_FORM: &str = include_str!("assets/login.html");
 /// What every page's script starts with: `$`, `el` (an element with attributes and
-/// children), `showError`, and `api` (a same-origin JSON call that carries the CSRF token on
-/// a change and reloads to the sign-in page on a 401).
-const COMMON_JS: &str = r##""use strict";
-const CSRF = "{csrf}";
-const $ = (s) => document.querySelector(s);
-function el(tag, attrs, ...kids) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) { if (k === "class") e.className = v; else e.setAttribute(k, v); }
-  for (const k of kids) e.append(k);
-  return e;
-}
-function showError(text) { const p = $("#error"); p.textContent = text; p.hidden = !text; }
-async function api(method, path, body) {
-  const r = await fetch(path, { method, credentials: "same-origin",
-    headers: Object.assign({ "accept": "application/json" }, method === "GET" ? {} : { "content-type": "application/json", "x-csrf-token": CSRF }),
-    body: body === undefined ? undefined : JSON.stringify(body) });
-  const v = await r.json().catch(() => ({}));
-  if (r.status === 401) { location.reload(); throw new Error("signed out"); }
-  if (!r.ok) throw new Error((v.error && (v.error.message + " [" + v.error.code + "]")) || ("HTTP " + r.status));
-  return v;
-}"##;
+/// children), `showError`, `api` (a same-origin JSON call that carries the CSRF token on a
+/// change and reloads to the sign-in page on a 401), a few table and form helpers, and
+/// the sign-out button.
+const COMMON_JS: &str = include_str!("assets/common.js");
 
-const INBOX: &str = r##"<header><h1>hal0</h1><nav><a href="/ui/" aria-current="page">Approvals</a> <a href="/ui/conversations">Conversations</a></nav><span class="who">session {session}</span>
-<button id="logout" type="button">Sign out</button></header>
-<main><p id="error" class="err" role="alert" hidden></p>
-<section aria-labelledby="h-pending"><h2 id="h-pending">Pending</h2><ol id="pending" aria-live="polite"></ol>
-<p id="none" class="empty" hidden>Nothing is waiting for a decision.</p></section>
-<section aria-labelledby="h-decided"><h2 id="h-decided">Decided</h2><ol id="decided"></ol></section></main>
-<script>
-{common}
-function card(a) {
-  const reason = el("input", { type: "text", placeholder: "Reason (for a denial)", "aria-label": "Reason for " + a.id, name: "reason" });
-  const approve = el("button", { type: "button", class: "approve", "data-id": a.id }, "Approve");
-  const deny = el("button", { type: "button", class: "deny", "data-id": a.id }, "Deny");
-  const out = el("p", { class: "meta result", role: "status" });
-  const decide = async (verb) => {
-    approve.disabled = deny.disabled = true;
-    try {
-      const body = verb === "deny" && reason.value ? { reason: reason.value } : {};
-      const v = await api("POST", "/api/agent/approvals/" + encodeURIComponent(a.id) + "/" + verb, body);
-      out.textContent = verb === "approve" ? "Approved: " + v.status : "Denied.";
-      setTimeout(refresh, 300);
-    } catch (e) { out.textContent = String(e.message || e); approve.disabled = deny.disabled = false; }
-  };
-  approve.onclick = () => decide("approve");
-  deny.onclick = () => decide("deny");
-  return el("li", { class: "card", id: "ap-" + a.id, "data-id": a.id },
-    el("h3", {}, a.tool + " "),
-    el("p", { class: "meta" }, a.kind + " from " + a.client + " · " + a.created_at + " · " + a.id),
-    el("p", {}, a.preview || ""),
-    el("pre", { class: "args" }, JSON.stringify(a.arguments, null, 2)),
-    el("div", { class: "act" }, reason, approve, deny), out);
-}
-function decidedRow(a) {
-  return el("li", { class: "card", id: "done-" + a.id },
-    el("h3", {}, a.tool + " "),
-    el("p", { class: "meta" }, el("span", { class: "status-" + a.status }, a.status), " by " + (a.decided_by || "?") + " at " + (a.decided_at || "?") + (a.reason ? " · " + a.reason : "")));
-}
-async function refresh() {
-  try {
-    const pending = (await api("GET", "/api/agent/approvals?status=pending")).approvals;
-    const list = $("#pending");
-    const want = new Set(pending.map((a) => a.id));
-    for (const li of [...list.children]) if (!want.has(li.dataset.id)) li.remove();
-    const have = new Set([...list.children].map((li) => li.dataset.id));
-    // Newest first; rows already shown keep what was typed into them.
-    for (const a of [...pending].reverse()) if (!have.has(a.id)) list.prepend(card(a));
-    $("#none").hidden = pending.length > 0;
-    const all = (await api("GET", "/api/agent/approvals")).approvals.filter((a) => a.status !== "pending").slice(0, 20);
-    $("#decided").replaceChildren(...all.map(decidedRow));
-    showError("");
-  } catch (e) { showError("Cannot reach hal0: " + (e.message || e)); }
-}
-$("#logout").onclick = async () => { try { await api("POST", "/ui/logout"); } finally { location.href = "/ui/"; } };
-refresh();
-setInterval(refresh, 2000);
-</script>"##;
+/// The dashboard's pages: path, menu label, title, template.
+const PAGES: &[(&str, &str, &str)] = &[
+    ("/ui/", "Approvals", include_str!("assets/inbox.html")),
+    ("/ui/runs", "Runs", include_str!("assets/runs.html")),
+    ("/ui/conversations", "Conversations", include_str!("assets/conversations.html")),
+    ("/ui/servers", "MCP servers", include_str!("assets/servers.html")),
+    ("/ui/clients", "Clients", include_str!("assets/clients.html")),
+    ("/ui/activity", "Activity", include_str!("assets/activity.html")),
+    ("/ui/health", "Health", include_str!("assets/health.html")),
+];
 
-const CONVERSATIONS: &str = r##"<header><h1>hal0</h1><nav><a href="/ui/">Approvals</a> <a href="/ui/conversations" aria-current="page">Conversations</a></nav><span class="who">session {session}</span></header>
-<main><p id="error" class="err" role="alert" hidden></p>
-<section aria-labelledby="h-agents"><h2 id="h-agents">Agents</h2><div id="agents" class="badges"></div></section>
-<section aria-labelledby="h-ex"><h2 id="h-ex">Exchanges</h2>
-<div class="tools"><input id="search" type="search" placeholder="Search messages and answers" aria-label="Search messages and answers">
-<select id="agent" aria-label="Agent"><option value="">All agents</option></select></div>
-<ol id="exchanges" aria-live="polite"></ol><p id="none" class="empty" hidden>No exchange matches.</p></section></main>
-<script>
-{common}
-const expanded = new Set();
-let exchanges = [];
-function took(x) {
-  if (!x.ended_at) return "";
-  const ms = Date.parse(x.ended_at) - Date.parse(x.started_at);
-  return isNaN(ms) ? "" : (ms / 1000).toFixed(ms < 10000 ? 1 : 0) + " s";
+/// The header every signed-in page has: the menu (`current` marked), the session, sign out.
+fn header(current: &str, session: &str) -> String {
+    let links: Vec<String> = PAGES
+        .iter()
+        .map(|(path, label, _)| {
+            let here = if *path == current { " aria-current=\"page\"" } else { "" };
+            format!("<a href=\"{path}\"{here}>{label}</a>")
+        })
+        .collect();
+    format!(
+        "<header><h1>hal0</h1><nav aria-label=\"Pages\">{}</nav><span class=\"who\">session {}</span>\
+         <button id=\"logout\" type=\"button\">Sign out</button></header>",
+        links.join(" "),
+        escape(session)
+    )
 }
-function render() {
-  const q = $("#search").value.trim().toLowerCase();
-  const who = $("#agent").value;
-  const shown = exchanges.filter((x) =>
-    (!who || x.from === who || x.to === who) &&
-    (!q || [x.message, x.answer || "", x.error || ""].some((t) => t.toLowerCase().includes(q))));
-  $("#exchanges").replaceChildren(...shown.map((x) => {
-    const open = expanded.has(x.request_id);
-    const long = x.message.length > 180;
-    const text = open || !long ? x.message : x.message.slice(0, 180) + "…";
-    const more = el("button", { type: "button", class: "more", "aria-expanded": String(open) }, open ? "Show less" : "Show more");
-    more.onclick = () => { if (expanded.has(x.request_id)) expanded.delete(x.request_id); else expanded.add(x.request_id); render(); };
-    const reply = open ? el("pre", { class: "answer" }, x.status === "pending" ? "Waiting for the answer…" : (x.answer || x.error || "")) : "";
-    return el("li", { class: "card", id: "ex-" + x.request_id, "data-id": x.request_id },
-      el("h3", {}, x.from + " → " + x.to + " "),
-      el("p", { class: "meta" }, el("span", { class: "st st-" + x.status }, x.status), " " + x.started_at + (took(x) ? " · " + took(x) : "")),
-      el("p", { class: "msg" }, text), more, reply);
-  }));
-  $("#none").hidden = shown.length > 0;
-}
-async function refresh() {
-  try {
-    // The REST lists are bare arrays (the hal0-admin tools wrap them).
-    const [agents, ex] = await Promise.all([api("GET", "/api/relay/agents"), api("GET", "/api/relay/exchanges?limit=500")]);
-    $("#agents").replaceChildren(...agents.map((a) =>
-      el("span", { class: "badge " + (a.online ? "online" : "offline"), "data-agent": a.name, title: a.online ? "online" : "offline" },
-        el("span", { class: "dot" }), a.name + (a.online ? " · online" : " · offline"))));
-    const sel = $("#agent");
-    const names = new Set([...sel.options].map((o) => o.value));
-    for (const a of agents) if (!names.has(a.name)) sel.append(el("option", { value: a.name }, a.name));
-    exchanges = ex;
-    render();
-    showError("");
-  } catch (e) { showError("Cannot reach hal0: " + (e.message || e)); }
-}
-$("#search").oninput = render;
-$("#agent").onchange = render;
-refresh();
-setInterval(refresh, 3000);
-</script>"##;
 
 #[cfg(test)]
 mod tests {

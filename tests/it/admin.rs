@@ -182,6 +182,9 @@ async fn no_gated_call_runs_without_an_approved_row() {
         ("store_prune", json!({})),
         ("mcp_server_logs", json!({"server_id": "files", "limit": 5})),
         ("secret_write", json!({"name": "FILES_TOKEN", "secret": "tok-7f3e-not-shown"})),
+        ("run_stop", json!({"run_id": "run_0123"})),
+        ("mcp_key_add", json!({"server_id": "files", "name": "workstation"})),
+        ("mcp_key_revoke", json!({"server_id": "files", "name": "workstation"})),
     ];
     let gated: Vec<&str> = hal0::admin::routes::GATED.to_vec();
     assert_eq!(calls.len(), gated.len(), "every gated tool is exercised");
@@ -198,6 +201,7 @@ async fn no_gated_call_runs_without_an_approved_row() {
     assert!(!env.config_dir().join("mcp-servers/other.toml").exists());
     let list = env.json(&["bridge", "list", "--json"]);
     assert_eq!(list.as_array().unwrap().len(), 2, "{list}");
+    assert_eq!(env.json(&["mcp", "keys", "list", "--json"])["count"], 0, "no consumer key was minted");
     let victim = list.as_array().unwrap().iter().find(|c| c["name"] == "victim").unwrap().clone();
     assert_eq!(victim["scopes"], json!(["agents", "memory"]));
     assert_eq!(victim["revoked"], false);
@@ -251,6 +255,13 @@ async fn no_gated_call_runs_without_an_approved_row() {
     assert!(api_env.lines().any(|l| l == "FILES_TOKEN=tok-7f3e-not-shown"), "stored");
     let audit = env.ok(&["activity", "export"]);
     assert!(!audit.contains("tok-7f3e-not-shown"), "the audit log never holds the value");
+    // An approved consumer key: the approver sees it once with its claude line; the
+    // stored card never holds it.
+    let out = env.json(&["agent", "approvals", "approve", &ids[16].1, "--yes", "--json"]);
+    let key = out["output"]["key"].as_str().unwrap_or_else(|| panic!("{out}")).to_string();
+    assert!(key.starts_with("hal0pk_") && out["output"]["claude_mcp_add"].as_str().unwrap().contains(&key), "{out}");
+    assert!(!env.ok(&["agent", "approvals", "show", &ids[16].1, "--json"]).contains(&key));
+    assert_eq!(env.json(&["mcp", "keys", "list", "files", "--json"])["consumers"][0]["name"], "workstation");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -23,6 +23,11 @@ const ROUTES: &[(&str, &str)] = &[
     ("store", "GET /api/store"),
     ("approve", "POST /api/agent/approvals/ap_none/approve"),
     ("deny", "POST /api/agent/approvals/ap_none/deny"),
+    ("run_get", "GET /api/runs/run_none"),
+    ("run_stream", "GET /api/runs/run_none/stream"),
+    ("run_stop", "POST /api/runs/run_none/stop"),
+    ("keys", "GET /api/mcp/keys"),
+    ("ui_runs", "GET /ui/runs"),
 ];
 
 /// Credential columns; the names of bridge keys give their scopes; `consumer` is a proxy key
@@ -67,6 +72,11 @@ const OFF: &[(&str, &str)] = &[
     ("store", "200 401 401 -   -   403 403 403 403 401 403 403 403 200"),
     ("approve", "401 401 401 -   -   403 403 403 403 401 403 403 403 404"),
     ("deny", "401 401 401 -   -   403 403 403 403 401 403 403 403 404"),
+    ("run_get", "404 401 401 -   -   403 403 403 403 401 403 403 403 404"),
+    ("run_stream", "404 401 401 -   -   403 403 403 403 401 403 403 403 404"),
+    ("run_stop", "404 401 401 -   -   403 403 403 403 401 403 403 403 404"),
+    ("keys", "200 401 401 -   -   403 403 403 403 401 403 403 403 200"),
+    ("ui_runs", "401 401 401 -   -   401 401 401 401 401 401 401 401 200"),
 ];
 
 const ARMED: &[(&str, &str)] = &[
@@ -88,6 +98,11 @@ const ARMED: &[(&str, &str)] = &[
     ("store", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
     ("approve", "401 401 401 403 403 403 403 403 403 401 403 403 403 404"),
     ("deny", "401 401 401 403 403 403 403 403 403 401 403 403 403 404"),
+    ("run_get", "401 401 401 403 404 403 403 403 403 401 403 403 403 404"),
+    ("run_stream", "401 401 401 403 404 403 403 403 403 401 403 403 403 404"),
+    ("run_stop", "401 401 401 403 404 403 403 403 403 401 403 403 403 404"),
+    ("keys", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
+    ("ui_runs", "401 401 401 401 401 401 401 401 401 401 401 401 401 200"),
 ];
 
 fn keys(env: &Env, armed: bool) -> Vec<(&'static str, Option<String>)> {
@@ -209,6 +224,15 @@ async fn check(armed: bool, table: &[(&str, &str)]) {
                         failures.push(format!("{spec} with {name}: a refused decision says who decides, got {body}"));
                     }
                 }
+                // A dashboard page tells anyone without a session how to sign in (a key
+                // that is no key gets the guard's bare 401 first).
+                401 if path.starts_with("/ui/")
+                    && !body.is_empty()
+                    && !(body.contains("ui.session_required") && body.contains("hal0 ui login")) =>
+                {
+                    failures.push(format!("{spec} with {name}: the page says how to sign in, got {body}"));
+                }
+                401 if path.starts_with("/ui/") => {}
                 // REST: bare, as spec 001 says. An MCP mount says which key to send.
                 401 if !path.starts_with("/mcp/") && !body.is_empty() => {
                     failures.push(format!("{spec} with {name}: 401 must be bare, got body {body}"));

@@ -11,11 +11,11 @@ use crate::support::*;
 use serde_json::{Value, json};
 use std::time::Duration;
 
-const WAIT: Duration = Duration::from_secs(20);
+pub(crate) const WAIT: Duration = Duration::from_secs(20);
 
 /// A headless Chromium `width` × `height`, or `None` (skipped) without one, unless CI
 /// requires it.
-async fn browser(width: u32, height: u32) -> Option<Browser> {
+pub(crate) async fn browser(width: u32, height: u32) -> Option<Browser> {
     let b = Browser::start(width, height).await;
     if b.is_none() {
         if std::env::var("HAL0_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
@@ -26,12 +26,12 @@ async fn browser(width: u32, height: u32) -> Option<Browser> {
     b
 }
 
-fn link(env: &Env) -> String {
+pub(crate) fn link(env: &Env) -> String {
     env.json(&["ui", "login", "--json"])["url"].as_str().unwrap().to_string()
 }
 
 /// `link` as served by `server` (the printed one names `[network].bind`).
-fn on(server: &Server, link: &str) -> String {
+pub(crate) fn on(server: &Server, link: &str) -> String {
     server.url(&format!("/ui/{}", link.split_once("/ui/").unwrap().1))
 }
 

@@ -16,6 +16,7 @@ mod cli;
 mod concurrent_writes;
 mod conformance;
 mod dashboard;
+mod dashboard_pages;
 mod doctor;
 mod expose;
 mod external_clients;

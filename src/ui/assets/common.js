@@ -1,0 +1,45 @@
+"use strict";
+const CSRF = "{csrf}";
+const $ = (s) => document.querySelector(s);
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) { if (k === "class") e.className = v; else e.setAttribute(k, v); }
+  for (const k of kids) e.append(k);
+  return e;
+}
+function showError(text) { const p = $("#error"); p.textContent = text; p.hidden = !text; }
+async function api(method, path, body) {
+  const r = await fetch(path, { method, credentials: "same-origin",
+    headers: Object.assign({ "accept": "application/json" }, method === "GET" ? {} : { "content-type": "application/json", "x-csrf-token": CSRF }),
+    body: body === undefined ? undefined : JSON.stringify(body) });
+  const v = await r.json().catch(() => ({}));
+  if (r.status === 401) { location.reload(); throw new Error("signed out"); }
+  if (!r.ok) throw new Error((v.error && (v.error.message + " [" + v.error.code + "]")) || ("HTTP " + r.status));
+  return v;
+}
+function fmtTime(t) { return t ? String(t).replace("T", " ").replace(/\.\d+/, "").replace("+00:00", "Z") : "–"; }
+function td(...kids) { return el("td", {}, ...kids); }
+/// A <select> of `options` ([value, label]) with `value` chosen.
+function choice(attrs, options, value) {
+  const s = el("select", attrs);
+  for (const [v, label] of options) { const o = el("option", { value: v }, label); if (v === value) o.selected = true; s.append(o); }
+  return s;
+}
+/// Keep a <select>'s options in step with `values`, keeping its choice.
+function fillSelect(sel, values) {
+  const have = new Set([...sel.options].map((o) => o.value));
+  for (const v of values) if (v && !have.has(v)) sel.append(el("option", { value: v }, v));
+}
+/// A notice shown once (a new key): the text can be selected and copied.
+function shownOnce(title, lines) {
+  const box = $("#once");
+  box.replaceChildren(el("h3", {}, title), el("p", { class: "meta" }, "Shown once: hal0 keeps only its hash. Copy it now."),
+    ...lines.map((l) => el("pre", { class: "key" }, l)),
+    Object.assign(el("button", { type: "button" }, "I have copied it"), { onclick: () => { box.hidden = true; box.replaceChildren(); } }));
+  box.hidden = false;
+  box.scrollIntoView();
+}
+{
+  const out = document.querySelector("#logout");
+  if (out) out.onclick = async () => { try { await api("POST", "/ui/logout"); } finally { location.href = "/ui/"; } };
+}
