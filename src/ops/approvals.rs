@@ -33,9 +33,41 @@ pub struct IdArgs {
     pub id: String,
 }
 
-/// `approval_get`: one row, the whole card, redacted.
-pub async fn get(ctx: &Ctx, a: IdArgs) -> Result<Approval> {
-    Ok(ctx.store.call(move |s| approvals::get(s, &a.id)).await?.redacted())
+/// The longest `approval_get` wait: common MCP clients end a request that sends nothing
+/// for 60 s, so a waiting caller gets its answer (still pending, at worst) before that.
+pub const WAIT_MAX_S: u64 = 50;
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct GetArgs {
+    /// The row's id (`ap_…`).
+    pub id: String,
+    /// Wait up to this many seconds (at most 50; default 0) while the row is pending or its
+    /// approved call is running: the answer is the outcome once there is one.
+    #[serde(default, deserialize_with = "super::de::opt_int")]
+    pub wait_s: Option<i64>,
+}
+
+/// `approval_get`: one row, the whole card, redacted; with `wait_s`, once it is decided and
+/// its call has run (or when the wait ends).
+pub async fn get(ctx: &Ctx, a: GetArgs) -> Result<Approval> {
+    let wait = a.wait_s.unwrap_or(0);
+    if !(0..=WAIT_MAX_S as i64).contains(&wait) {
+        return Err(crate::error::Error::invalid(
+            "approvals.invalid_request",
+            format!("wait_s must be 0 to {WAIT_MAX_S} seconds (got {wait}); call again to wait longer"),
+        ));
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(wait as u64);
+    loop {
+        let id = a.id.clone();
+        let row = ctx.store.call(move |s| approvals::get(s, &id)).await?;
+        let open = matches!(row.status, approvals::Status::Pending | approvals::Status::Approved);
+        if !open || std::time::Instant::now() >= deadline {
+            return Ok(row.redacted());
+        }
+        // A decision may come from another process (the shell): read the row again.
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
 }
 
 #[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]

@@ -201,9 +201,9 @@ pub static ROUTES: &[OpDef] = &[
         "/api/agent/approvals/{id}",
         "approval_get",
         AutonomousRead,
-        "One inbox row, the whole card (GET /api/agent/approvals/{id}).",
+        "One inbox row, the whole card; `wait_s` (up to 50) waits for its outcome (GET /api/agent/approvals/{id}).",
         approvals::get,
-        approvals::IdArgs,
+        approvals::GetArgs,
         "approvals.invalid_request"
     ),
     excluded!(

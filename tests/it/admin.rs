@@ -316,6 +316,10 @@ async fn malformed_rest_input_gets_the_operations_invalid_code() {
         ("PUT", "/api/bridge/clients/ops/scopes", Some(r#"{"scopes": "admin"}"#), "bridge.invalid_request"),
         ("PUT", "/api/settings", Some(r#"{"value": 1}"#), "config.invalid_request"),
         ("GET", "/api/runs?limit=many", None, "runs.invalid_filter"),
+        ("GET", "/api/agent/approvals/ap_x?wait_s=soon", None, "approvals.invalid_request"),
+        ("GET", "/api/agent/approvals/ap_x?wait_s=51", None, "approvals.invalid_request"),
+        ("GET", "/api/runs/run_x/events?since=-1", None, "runs.invalid_filter"),
+        ("POST", "/api/mcp/x/keys", Some(r#"{"name": 3}"#), "mcp.invalid_arg"),
         ("GET", "/api/runs?limit=0", None, "runs.invalid_limit"),
         ("GET", "/api/activity?limit=1.5", None, "activity.invalid_filter"),
         ("GET", "/api/logs?lines=-3", None, "logs.invalid_lines"),
@@ -340,6 +344,8 @@ async fn malformed_rest_input_gets_the_operations_invalid_code() {
     let c = admin(&server, &ops_key).await;
     for (tool, args, code) in [
         ("run_list", json!({"limit": "many"}), "runs.invalid_filter"),
+        ("approval_get", json!({"id": "ap_x", "wait_s": -1}), "approvals.invalid_request"),
+        ("run_get", json!({"run_id": "run_x", "offset": "start"}), "runs.invalid_filter"),
         ("activity_list", json!({"limit": [1]}), "activity.invalid_filter"),
         ("logs_tail", json!({"lines": "x"}), "logs.invalid_lines"),
         ("mcp_server_logs", json!({"server_id": "x", "limit": true}), "mcp.invalid_limit"),

@@ -77,13 +77,20 @@ async fn a_person_signs_in_with_a_link_and_decides_in_the_browser() {
         .await
         .unwrap();
     assert_eq!(r.status(), 403);
+    // The caller waits on the row (approval_get with wait_s) while the person decides.
+    let waiting = {
+        let (peer, id) = (c.peer().clone(), id.clone());
+        tokio::spawn(async move { call(&peer, "approval_get", json!({"args": {"id": id, "wait_s": 30}})).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!waiting.is_finished(), "the caller waits while the row is pending");
     browser.wait_for(&format!("#ap-{id} button.approve"), WAIT).await.unwrap().click().await;
     let done = browser.wait_for(&format!("#done-{id}"), WAIT).await.expect("the row moves to decided");
     assert!(done.text().await.contains("executed"), "{}", done.text().await);
     let toml = std::fs::read_to_string(env.config_dir().join("hal0.toml")).unwrap();
     assert!(toml.contains("https://box.example"), "{toml}");
-    let got = call(&c, "approval_get", json!({"args": {"id": id}})).await.unwrap();
-    assert_eq!(got["status"], "executed", "{got}");
+    let got = waiting.await.unwrap().unwrap();
+    assert_eq!(got["status"], "executed", "the waiting caller gets the result: {got}");
     assert!(got["decided_by"].as_str().unwrap().starts_with("ui:us_"), "{got}");
 
     // Another, denied with a reason.

@@ -43,8 +43,9 @@ pub async fn call_rpc_error(c: &Client, tool: &str, args: Value) -> (i32, String
     }
 }
 
-/// Call a tool: `Ok(structured content)` or `Err(the error text)`.
-pub async fn call(c: &Client, tool: &str, args: Value) -> Result<Value, String> {
+/// Call a tool: `Ok(structured content)` or `Err(the error text)`. Takes a client, or its
+/// peer (cloned into a task that calls while the test goes on).
+pub async fn call(c: &rmcp::Peer<rmcp::RoleClient>, tool: &str, args: Value) -> Result<Value, String> {
     let p = CallToolRequestParams::new(tool.to_string()).with_arguments(args.as_object().expect("object args").clone());
     let r = c.call_tool(p).await.expect("transport");
     if r.is_error == Some(true) {
