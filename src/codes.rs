@@ -74,6 +74,7 @@ pub const ALL: &[&str] = &[
     // cli
     "cli.declined",
     "cli.invalid_limit",
+    "cli.invalid_timeout",
     "cli.missing_id",
     // config
     "config.invalid",
@@ -164,6 +165,20 @@ pub const ALL: &[&str] = &[
     "relay.invalid_filter",
     "relay.invalid_limit",
     "relay.langfuse_keys_missing",
+    // remote
+    "remote.failed",
+    "remote.invalid_file",
+    "remote.invalid_key",
+    "remote.invalid_name",
+    "remote.invalid_url",
+    "remote.key_missing",
+    "remote.key_refused",
+    "remote.keyring_unavailable",
+    "remote.no_config_dir",
+    "remote.no_key",
+    "remote.none",
+    "remote.not_found",
+    "remote.unreachable",
     "request.body_timeout",
     "request.body_unreadable",
     "request.https_required",
@@ -172,6 +187,10 @@ pub const ALL: &[&str] = &[
     "request.too_large",
     "request.unsupported_media_type",
     // runs
+    // run (hal0 run against a remote box)
+    "run.needs_answer",
+    "run.no_question",
+    "run.timed_out",
     "runs.invalid_filter",
     "runs.invalid_limit",
     // secrets

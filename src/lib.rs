@@ -32,6 +32,7 @@ pub(crate) mod prop;
 pub mod redact;
 pub mod registry;
 pub(crate) mod relay;
+pub mod remote;
 pub mod retention;
 pub(crate) mod secrets;
 pub(crate) mod server;

@@ -17,6 +17,8 @@ pub mod mcp_keys;
 pub mod mcp_secret;
 pub mod op;
 pub mod relay;
+pub mod remote;
+pub mod run;
 pub mod runs;
 pub mod serve;
 pub mod store;
@@ -30,7 +32,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-pub const EXIT_CODES: &str = "Exit codes: 0 ok, 1 failure, 2 usage or invalid input, 3 declined, 4 auth.";
+pub const EXIT_CODES: &str = "Exit codes: 0 ok, 1 failure, 2 usage or invalid input, 3 declined (a run: cancelled), 4 auth, 5 a run failed, 6 a run timed out.";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -93,6 +95,11 @@ pub enum Command {
     Restore(backup::RestoreArgs),
     /// Run any operation of the REST route table by its tool name, with JSON in and out.
     Op(op::OpArgs),
+    /// Delegate a run to a remote box's Hermes and follow it (see `hal0 remote`).
+    Run(run::RunArgs),
+    /// The remote boxes `hal0 run` talks to; keys in the OS keyring.
+    #[command(subcommand)]
+    Remote(remote::RemoteCmd),
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -209,6 +216,11 @@ pub fn main() -> i32 {
         Command::Store(c) => store::run(&ctx, c),
         Command::Mcp(c) => mcp::run(&ctx, c),
         Command::Op(a) => op::run(&ctx, a),
+        Command::Remote(c) => remote::run(c),
+        Command::Run(a) => match run::run(a) {
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
         Command::Ui(c) => ui::run(&ctx, c),
         Command::Backup(a) => backup::backup(&ctx, a),
         Command::Restore(a) => backup::restore(&ctx, a),

@@ -22,7 +22,7 @@ pub struct AgentsServer {
     tool_router: ToolRouter<AgentsServer>,
 }
 
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Deserialize, serde::Serialize, schemars::JsonSchema)]
 pub struct AgentRunArgs {
     /// `hermes` (the default profile) or `hermes/<profile>`.
     pub agent: String,
@@ -46,13 +46,13 @@ pub struct AgentRunArgs {
     pub wait_s: Option<i64>,
 }
 
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Deserialize, serde::Serialize, schemars::JsonSchema)]
 pub struct AgentArgs {
     /// `hermes` (the default profile) or `hermes/<profile>`.
     pub agent: String,
 }
 
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Deserialize, serde::Serialize, schemars::JsonSchema)]
 pub struct MemoryAddArgs {
     /// `hermes`, `hermes/<profile>` (that profile's private memory) or `shared`.
     pub agent: String,
@@ -63,7 +63,7 @@ pub struct MemoryAddArgs {
     pub tags: Vec<String>,
 }
 
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Deserialize, serde::Serialize, schemars::JsonSchema)]
 pub struct MemorySearchArgs {
     /// `hermes`, `hermes/<profile>` (its private memory and shared) or `shared` (shared and your own private notes).
     pub agent: String,
@@ -74,13 +74,13 @@ pub struct MemorySearchArgs {
     pub limit: Option<i64>,
 }
 
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Deserialize, serde::Serialize, schemars::JsonSchema)]
 pub struct SkillNameArgs {
     /// The skill's name (1 to 64 lowercase letters, digits and hyphens).
     pub name: String,
 }
 
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Deserialize, serde::Serialize, schemars::JsonSchema)]
 pub struct SkillPutArgs {
     /// The skill's name (1 to 64 lowercase letters, digits and hyphens).
     pub name: String,
@@ -91,13 +91,13 @@ pub struct SkillPutArgs {
     pub files: std::collections::BTreeMap<String, String>,
 }
 
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Deserialize, serde::Serialize, schemars::JsonSchema)]
 pub struct RunIdArgs {
     /// The run id from agent_run.
     pub run_id: String,
 }
 
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Deserialize, serde::Serialize, schemars::JsonSchema)]
 pub struct WaitArgs {
     /// The run id from agent_run.
     pub run_id: String,
@@ -108,7 +108,7 @@ pub struct WaitArgs {
     pub timeout_s: Option<i64>,
 }
 
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Deserialize, serde::Serialize, schemars::JsonSchema)]
 pub struct StatusArgs {
     /// The run id from agent_run.
     pub run_id: String,
@@ -117,7 +117,7 @@ pub struct StatusArgs {
     pub offset: Option<i64>,
 }
 
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Deserialize, serde::Serialize, schemars::JsonSchema)]
 pub struct EventsArgs {
     /// The run id from agent_run.
     pub run_id: String,
@@ -129,7 +129,7 @@ pub struct EventsArgs {
     pub limit: Option<i64>,
 }
 
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Deserialize, serde::Serialize, schemars::JsonSchema)]
 pub struct AnswerArgs {
     /// The run id from agent_run.
     pub run_id: String,
@@ -139,7 +139,7 @@ pub struct AnswerArgs {
     pub answer: String,
 }
 
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Deserialize, serde::Serialize, schemars::JsonSchema)]
 pub struct SteerArgs {
     /// The run id from agent_run.
     pub run_id: String,
@@ -147,7 +147,7 @@ pub struct SteerArgs {
     pub input: String,
 }
 
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Deserialize, serde::Serialize, schemars::JsonSchema)]
 pub struct RunsListArgs {
     /// Only runs with this status (queued, running, waiting_for_approval, completed, …).
     #[serde(default)]

@@ -37,6 +37,7 @@ mod relay;
 mod relay_cluster;
 mod relay_hermes;
 mod relay_langfuse;
+mod remote;
 mod reprovision;
 mod retention;
 mod rmcp_client;

@@ -1,0 +1,284 @@
+//! `hal0` as a remote client, from a "workstation" (its own config dir, no box files)
+//! against a running `hal0 serve` whose bridge delegates to the fake Hermes: `hal0 remote
+//! add|list|remove|default` (the key in the credentials-file fallback, and in a real Secret
+//! Service: gnome-keyring under dbus-run-session), `hal0 run` with every exit code (0
+//! completed, 5 failed, 3 cancelled, 4 a revoked key, 6 timed out, 2 usage, 130 Ctrl-C
+//! leaving the run), `--follow` and `--json`, the box's redaction, `HAL0_REMOTE_URL` +
+//! `HAL0_KEY` for CI, and `run status|events|stop|answer`.
+
+use crate::support::fake_hermes::{FakeHermes, FakeHermesOptions, SECRET_TEXT};
+use crate::support::*;
+use serde_json::Value;
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A machine that is not the box: its own HOME and config dir for remotes.
+struct Workstation {
+    home: tempfile::TempDir,
+}
+
+impl Workstation {
+    fn new() -> Workstation {
+        Workstation { home: tempfile::tempdir().unwrap() }
+    }
+
+    fn dir(&self) -> std::path::PathBuf {
+        self.home.path().join(".config/hal0")
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(BIN);
+        c.args(args)
+            .env("HOME", self.home.path())
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("HAL0_REMOTE_CONFIG_DIR")
+            .env_remove("HAL0_REMOTE_URL")
+            .env_remove("HAL0_KEY")
+            // No keyring service here (a CI runner): the documented fallback.
+            .env_remove("DBUS_SESSION_BUS_ADDRESS")
+            .env("HAL0_CONFIG_DIR", self.home.path().join("no-box/etc"))
+            .env("HAL0_STATE_DIR", self.home.path().join("no-box/var"))
+            .stdin(Stdio::null());
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Out {
+        Out(self.cmd(args).output().unwrap())
+    }
+
+    fn with_stdin(&self, args: &[&str], input: &str) -> Out {
+        let mut c = self.cmd(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        c.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        Out(c.wait_with_output().unwrap())
+    }
+}
+
+async fn boxed() -> (Env, Server, FakeHermes, tempfile::TempDir) {
+    let hermes =
+        FakeHermes::start(FakeHermesOptions { slow_interval: Duration::from_millis(100), ..Default::default() }).await;
+    let home = tempfile::tempdir().unwrap();
+    hermes.write_profile(home.path());
+    let env = Env::new();
+    std::fs::create_dir_all(env.config_dir()).unwrap();
+    std::fs::write(env.config_dir().join("hal0.toml"), format!("[hermes]\nhome = \"{}\"\n", home.path().display()))
+        .unwrap();
+    let server = env.serve();
+    (env, server, hermes, home)
+}
+
+fn base(server: &Server) -> String {
+    server.url("")
+}
+
+/// The box's ledger entry of `run_id`, once it exists.
+fn ledger(env: &Env, run_id: &str) -> Value {
+    let runs = env.json(&["runs", "list", "--json"]);
+    runs.as_array().unwrap().iter().find(|r| r["run_id"] == run_id).cloned().unwrap_or(Value::Null)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_from_a_workstation_end_with_the_documented_exit_codes() {
+    let (env, server, _hermes, _home) = boxed().await;
+    let key = env.bridge_key("laptop", &[]);
+    let ws = Workstation::new();
+    let url = base(&server);
+
+    // Nothing set up yet: a usage error that says what to do.
+    let o = ws.run(&["run", "hello", "--wait"]);
+    assert_eq!(o.code(), 2, "{}", o.stderr());
+    assert!(o.stderr().contains("hal0 remote add") && o.stderr().contains("remote.none"), "{}", o.stderr());
+
+    // A key the box refuses is not stored.
+    let o = ws
+        .with_stdin(&["remote", "add", "box", &url, "--key-stdin"], "hal0bk_not_a_real_key_000000000000000000000000\n");
+    assert_eq!(o.code(), 4, "{}", o.stderr());
+    assert!(o.stderr().contains("remote.key_refused"), "{}", o.stderr());
+    assert!(!ws.dir().join("remotes.toml").exists());
+    for (args, code) in [
+        (vec!["remote", "add", "bad name", &url, "--key-stdin"], "remote.invalid_name"),
+        (vec!["remote", "add", "box", "box.lan", "--key-stdin"], "remote.invalid_url"),
+        (vec!["remote", "add", "box", "https://box/mcp/agents/mcp", "--key-stdin"], "remote.invalid_url"),
+    ] {
+        let o = ws.with_stdin(&args, &format!("{key}\n"));
+        assert_eq!(o.code(), 2, "{args:?}: {}", o.stderr());
+        assert!(o.stderr().contains(code), "{args:?}: {}", o.stderr());
+    }
+    let o = ws.with_stdin(&["remote", "add", "box", &url, "--key-stdin"], "two words\n");
+    assert!(o.stderr().contains("remote.invalid_key") && !o.stderr().contains("two words"), "{}", o.stderr());
+
+    // Added: checked with the box, the key in the 0600 fallback file (no keyring here).
+    let o = ws.with_stdin(&["remote", "add", "box", &url, "--key-stdin"], &format!("{key}\n"));
+    assert_eq!(o.code(), 0, "{}", o.stderr());
+    assert!(o.stdout().contains("bridge client `laptop`"), "{}", o.stdout());
+    assert!(o.stderr().contains("no keyring service") && o.stderr().contains("credentials"), "{}", o.stderr());
+    let creds = ws.dir().join("credentials");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&creds).unwrap().permissions().mode() & 0o777, 0o600);
+    assert!(std::fs::read_to_string(&creds).unwrap().contains(&key));
+    let remotes = std::fs::read_to_string(ws.dir().join("remotes.toml")).unwrap();
+    assert!(!remotes.contains(&key) && remotes.contains("key_in = \"file\""), "{remotes}");
+    let list: Value = serde_json::from_str(&ws.run(&["remote", "list", "--json"]).stdout()).unwrap();
+    assert_eq!((list["default"].as_str(), list["count"].as_u64()), (Some("box"), Some(1)), "{list}");
+    assert!(!list.to_string().contains(&key));
+
+    // 0: completed, the output printed.
+    let o = ws.run(&["run", "hello from CI", "--wait"]);
+    assert_eq!(o.code(), 0, "{}", o.stderr());
+    assert_eq!(o.stdout().trim(), "FAKE ANSWER: hello from CI");
+    // --json: the box's run view with the whole output.
+    let o = ws.run(&["run", "json please", "--wait", "--json"]);
+    let v: Value = serde_json::from_str(&o.stdout()).unwrap_or_else(|e| panic!("{e}: {}", o.stdout()));
+    assert_eq!((v["status"].as_str(), v["output"].as_str()), (Some("completed"), Some("FAKE ANSWER: json please")));
+    assert_eq!(v["client"], "laptop");
+    // --follow without a terminal: plain output, the same text.
+    let o = ws.run(&["run", "SLOW follow me", "--follow"]);
+    assert_eq!(o.code(), 0, "{}", o.stderr());
+    assert!(o.stdout().contains("part 01/60") && o.stdout().contains("part 60/60"), "{}", o.stdout());
+    // The box's redaction holds on every path.
+    let secret = SECRET_TEXT.rsplit(' ').next().unwrap();
+    for args in [vec!["run", "SECRET", "--wait"], vec!["run", "SECRET", "--follow"]] {
+        let o = ws.run(&args);
+        assert_eq!(o.code(), 0, "{}", o.stderr());
+        assert!(!o.stdout().contains(secret) && o.stdout().contains("Bearer"), "{args:?}: {}", o.stdout());
+    }
+    // 5: failed, with the box's error on stderr.
+    let o = ws.run(&["run", "FAIL now", "--wait"]);
+    assert_eq!(o.code(), 5, "{} {}", o.stdout(), o.stderr());
+    assert!(o.stderr().contains("failed"), "{}", o.stderr());
+    // 6: timed out; the run goes on.
+    let o = ws.run(&["run", "SLOW long", "--wait", "--timeout", "1"]);
+    assert_eq!(o.code(), 6, "{}", o.stderr());
+    assert!(o.stderr().contains("run.timed_out"), "{}", o.stderr());
+    // 2: usage.
+    assert_eq!(ws.run(&["run"]).code(), 2);
+    assert_eq!(ws.run(&["run", "x", "--timeout", "0"]).code(), 2);
+    assert_eq!(
+        ws.run(&["run", "x", "--agent", "hermes/nobody", "--wait"]).code(),
+        1,
+        "an unknown profile is the box's 404"
+    );
+
+    // 3: cancelled, by a stop from another process while this one waits.
+    let waiting =
+        ws.cmd(&["run", "SLOW to cancel", "--wait"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let run_id = loop {
+        let runs = env.json(&["runs", "list", "--json", "--status", "running"]);
+        if let Some(r) = runs.as_array().unwrap().iter().find(|r| r["input_preview"] == "SLOW to cancel") {
+            break r["run_id"].as_str().unwrap().to_string();
+        }
+        assert!(Instant::now() < deadline, "the run did not start");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let o = ws.run(&["run", "stop", &run_id]);
+    assert_eq!(o.code(), 0, "{}", o.stderr());
+    let out = Out(waiting.wait_with_output().unwrap());
+    assert_eq!(out.code(), 3, "{} {}", out.stdout(), out.stderr());
+
+    // Ctrl-C without a terminal: exit 130, the run goes on on the box.
+    let child =
+        ws.cmd(&["run", "SLOW keep going", "--wait"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let run_id = loop {
+        let runs = env.json(&["runs", "list", "--json", "--status", "running"]);
+        if let Some(r) = runs.as_array().unwrap().iter().find(|r| r["input_preview"] == "SLOW keep going") {
+            break r["run_id"].as_str().unwrap().to_string();
+        }
+        assert!(Instant::now() < deadline, "the run did not start");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let out = Out(child.wait_with_output().unwrap());
+    assert_eq!(out.code(), 130, "{}", out.stderr());
+    assert!(out.stderr().contains(&format!("hal0 run status {run_id}")), "{}", out.stderr());
+    assert!(!ledger(&env, &run_id)["status"].as_str().unwrap().contains("cancel"), "the run was left alone");
+
+    // status / events of that run, from the workstation.
+    let o = ws.run(&["run", "status", &run_id, "--json"]);
+    let v: Value = serde_json::from_str(&o.stdout()).unwrap();
+    assert_eq!(v["run_id"], run_id.as_str());
+    let o = ws.run(&["run", "events", &run_id, "--json"]);
+    let v: Value = serde_json::from_str(&o.stdout()).unwrap();
+    assert!(v["events"].as_array().is_some_and(|e| !e.is_empty()), "{v}");
+    let o = ws.run(&["run", "answer", &run_id, "yes"]);
+    assert_eq!(o.code(), 1, "{}", o.stderr());
+    assert!(o.stderr().contains("run.no_question"), "{}", o.stderr());
+    let o = ws.run(&["run", "status", "run_nope"]);
+    assert!(o.stderr().contains("bridge.run_not_found"), "{}", o.stderr());
+
+    // CI: HAL0_REMOTE_URL + HAL0_KEY without any remote file.
+    let ci = Workstation::new();
+    let o =
+        Out(ci.cmd(&["run", "from CI", "--wait"]).env("HAL0_REMOTE_URL", &url).env("HAL0_KEY", &key).output().unwrap());
+    assert_eq!((o.code(), o.stdout().trim()), (0, "FAKE ANSWER: from CI"), "{}", o.stderr());
+    let o = Out(ci.cmd(&["run", "x"]).env("HAL0_REMOTE_URL", &url).output().unwrap());
+    assert!(o.code() == 2 && o.stderr().contains("remote.no_key"), "{}", o.stderr());
+
+    // 4: the key revoked on the box.
+    env.ok(&["bridge", "revoke", "laptop", "--yes"]);
+    let o = ws.run(&["run", "after revoke", "--wait"]);
+    assert_eq!(o.code(), 4, "{}", o.stderr());
+    assert!(o.stderr().contains("remote.key_refused") && o.stderr().contains("hal0 bridge rotate"), "{}", o.stderr());
+    assert!(!o.stderr().contains(&key));
+
+    // remove / default.
+    let o = ws.with_stdin(&["remote", "add", "second", &url, "--key-stdin", "--no-check"], &format!("{key}\n"));
+    assert_eq!(o.code(), 0, "{}", o.stderr());
+    assert_eq!(ws.run(&["remote", "default", "second"]).code(), 0);
+    assert_eq!(ws.run(&["remote", "default", "nope"]).code(), 1);
+    assert_eq!(ws.run(&["remote", "remove", "box"]).code(), 3, "asks first; no terminal declines");
+    assert_eq!(ws.run(&["remote", "remove", "box", "--yes"]).code(), 0);
+    let creds = std::fs::read_to_string(ws.dir().join("credentials")).unwrap();
+    assert!(!creds.contains("box"), "the removed remote's key is gone: {creds}");
+}
+
+/// With a Secret Service (gnome-keyring in a private D-Bus session, as on a desktop), the
+/// key goes to the keyring and no credentials file is written; a run reads it back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_key_lives_in_a_real_secret_service() {
+    let have =
+        ["/usr/bin/dbus-run-session", "/usr/bin/gnome-keyring-daemon"].iter().all(|p| std::path::Path::new(p).exists());
+    if !have {
+        if std::env::var("HAL0_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
+            panic!("dbus-run-session and gnome-keyring-daemon are needed (apt install dbus gnome-keyring)");
+        }
+        eprintln!("skipped: no gnome-keyring");
+        return;
+    }
+    let (env, server, _hermes, _home) = boxed().await;
+    let key = env.bridge_key("desk", &[]);
+    let ws = Workstation::new();
+    let script = format!(
+        "printf pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1 || exit 90\n\
+         printf '%s\\n' \"$KEY\" | {bin} remote add desk {url} --key-stdin || exit 91\n\
+         {bin} run 'via the keyring' --wait || exit 92\n\
+         {bin} remote remove desk --yes || exit 93\n\
+         {bin} run again 2>&1; exit 0\n",
+        bin = BIN,
+        url = base(&server)
+    );
+    let o = Out(Command::new("dbus-run-session")
+        .args(["--", "sh", "-c", &script])
+        .env_clear()
+        .env("HOME", ws.home.path())
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("KEY", &key)
+        .env("HAL0_CONFIG_DIR", ws.home.path().join("no-box/etc"))
+        .env("HAL0_STATE_DIR", ws.home.path().join("no-box/var"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap());
+    assert_eq!(o.code(), 0, "{}\n{}", o.stdout(), o.stderr());
+    let out = o.stdout();
+    assert!(out.contains("The key is in the OS keyring."), "{out}");
+    assert!(out.contains("FAKE ANSWER: via the keyring"), "{out}");
+    assert!(out.contains("Removed remote `desk`") && out.contains("remote.none"), "{out}");
+    assert!(!ws.dir().join("credentials").exists(), "no fallback file with a keyring");
+    // The keyring's own file holds the key encrypted, never in clear.
+    let dir = ws.home.path().join(".local/share/keyrings");
+    for f in std::fs::read_dir(&dir).unwrap() {
+        let bytes = std::fs::read(f.unwrap().path()).unwrap();
+        assert!(!String::from_utf8_lossy(&bytes).contains(&key));
+    }
+}
