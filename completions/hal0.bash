@@ -46,6 +46,9 @@ _hal0() {
             hal0,mcp)
                 cmd="hal0__subcmd__mcp"
                 ;;
+            hal0,memory)
+                cmd="hal0__subcmd__memory"
+                ;;
             hal0,op)
                 cmd="hal0__subcmd__op"
                 ;;
@@ -66,6 +69,9 @@ _hal0() {
                 ;;
             hal0,serve)
                 cmd="hal0__subcmd__serve"
+                ;;
+            hal0,skills)
+                cmd="hal0__subcmd__skills"
                 ;;
             hal0,store)
                 cmd="hal0__subcmd__store"
@@ -259,6 +265,9 @@ _hal0() {
             hal0__subcmd__help,mcp)
                 cmd="hal0__subcmd__help__subcmd__mcp"
                 ;;
+            hal0__subcmd__help,memory)
+                cmd="hal0__subcmd__help__subcmd__memory"
+                ;;
             hal0__subcmd__help,op)
                 cmd="hal0__subcmd__help__subcmd__op"
                 ;;
@@ -279,6 +288,9 @@ _hal0() {
                 ;;
             hal0__subcmd__help,serve)
                 cmd="hal0__subcmd__help__subcmd__serve"
+                ;;
+            hal0__subcmd__help,skills)
+                cmd="hal0__subcmd__help__subcmd__skills"
                 ;;
             hal0__subcmd__help,store)
                 cmd="hal0__subcmd__help__subcmd__store"
@@ -409,6 +421,12 @@ _hal0() {
             hal0__subcmd__help__subcmd__mcp__subcmd__secret,set)
                 cmd="hal0__subcmd__help__subcmd__mcp__subcmd__secret__subcmd__set"
                 ;;
+            hal0__subcmd__help__subcmd__memory,add)
+                cmd="hal0__subcmd__help__subcmd__memory__subcmd__add"
+                ;;
+            hal0__subcmd__help__subcmd__memory,search)
+                cmd="hal0__subcmd__help__subcmd__memory__subcmd__search"
+                ;;
             hal0__subcmd__help__subcmd__relay,agents)
                 cmd="hal0__subcmd__help__subcmd__relay__subcmd__agents"
                 ;;
@@ -450,6 +468,12 @@ _hal0() {
                 ;;
             hal0__subcmd__help__subcmd__runs,stop)
                 cmd="hal0__subcmd__help__subcmd__runs__subcmd__stop"
+                ;;
+            hal0__subcmd__help__subcmd__skills,list)
+                cmd="hal0__subcmd__help__subcmd__skills__subcmd__list"
+                ;;
+            hal0__subcmd__help__subcmd__skills,push)
+                cmd="hal0__subcmd__help__subcmd__skills__subcmd__push"
                 ;;
             hal0__subcmd__help__subcmd__store,prune)
                 cmd="hal0__subcmd__help__subcmd__store__subcmd__prune"
@@ -655,6 +679,24 @@ _hal0() {
             hal0__subcmd__mcp__subcmd__secret__subcmd__help,set)
                 cmd="hal0__subcmd__mcp__subcmd__secret__subcmd__help__subcmd__set"
                 ;;
+            hal0__subcmd__memory,add)
+                cmd="hal0__subcmd__memory__subcmd__add"
+                ;;
+            hal0__subcmd__memory,help)
+                cmd="hal0__subcmd__memory__subcmd__help"
+                ;;
+            hal0__subcmd__memory,search)
+                cmd="hal0__subcmd__memory__subcmd__search"
+                ;;
+            hal0__subcmd__memory__subcmd__help,add)
+                cmd="hal0__subcmd__memory__subcmd__help__subcmd__add"
+                ;;
+            hal0__subcmd__memory__subcmd__help,help)
+                cmd="hal0__subcmd__memory__subcmd__help__subcmd__help"
+                ;;
+            hal0__subcmd__memory__subcmd__help,search)
+                cmd="hal0__subcmd__memory__subcmd__help__subcmd__search"
+                ;;
             hal0__subcmd__relay,agents)
                 cmd="hal0__subcmd__relay__subcmd__agents"
                 ;;
@@ -763,6 +805,24 @@ _hal0() {
             hal0__subcmd__runs__subcmd__help,stop)
                 cmd="hal0__subcmd__runs__subcmd__help__subcmd__stop"
                 ;;
+            hal0__subcmd__skills,help)
+                cmd="hal0__subcmd__skills__subcmd__help"
+                ;;
+            hal0__subcmd__skills,list)
+                cmd="hal0__subcmd__skills__subcmd__list"
+                ;;
+            hal0__subcmd__skills,push)
+                cmd="hal0__subcmd__skills__subcmd__push"
+                ;;
+            hal0__subcmd__skills__subcmd__help,help)
+                cmd="hal0__subcmd__skills__subcmd__help__subcmd__help"
+                ;;
+            hal0__subcmd__skills__subcmd__help,list)
+                cmd="hal0__subcmd__skills__subcmd__help__subcmd__list"
+                ;;
+            hal0__subcmd__skills__subcmd__help,push)
+                cmd="hal0__subcmd__skills__subcmd__help__subcmd__push"
+                ;;
             hal0__subcmd__store,help)
                 cmd="hal0__subcmd__store__subcmd__help"
                 ;;
@@ -818,7 +878,7 @@ _hal0() {
 
     case "${cmd}" in
         hal0)
-            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent config activity store mcp relay doctor ui backup restore op run remote completions help"
+            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent config activity store mcp relay doctor ui backup restore op run remote memory skills completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1936,7 +1996,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help)
-            opts="serve bridge auth runs agent config activity store mcp relay doctor ui backup restore op run remote completions help"
+            opts="serve bridge auth runs agent config activity store mcp relay doctor ui backup restore op run remote memory skills completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2663,6 +2723,48 @@ _hal0() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        hal0__subcmd__help__subcmd__memory)
+            opts="add search"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__memory__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__memory__subcmd__search)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         hal0__subcmd__help__subcmd__op)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -2946,6 +3048,48 @@ _hal0() {
         hal0__subcmd__help__subcmd__serve)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__skills)
+            opts="list push"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__skills__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__skills__subcmd__push)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -4143,6 +4287,152 @@ _hal0() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        hal0__subcmd__memory)
+            opts="-h --config-dir --state-dir --help add search help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__memory__subcmd__add)
+            opts="-h --agent --tag --remote --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --agent)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__memory__subcmd__help)
+            opts="add search help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__memory__subcmd__help__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__memory__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__memory__subcmd__help__subcmd__search)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__memory__subcmd__search)
+            opts="-h --agent --limit --remote --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --agent)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         hal0__subcmd__op)
             opts="-h --list --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -4987,6 +5277,140 @@ _hal0() {
             fi
             case "${prev}" in
                 --bind)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__skills)
+            opts="-h --config-dir --state-dir --help list push help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__skills__subcmd__help)
+            opts="list push help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__skills__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__skills__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__skills__subcmd__help__subcmd__push)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__skills__subcmd__list)
+            opts="-h --remote --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --remote)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__skills__subcmd__push)
+            opts="-h --name --remote --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

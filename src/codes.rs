@@ -170,6 +170,7 @@ pub const ALL: &[&str] = &[
     "remote.invalid_file",
     "remote.invalid_key",
     "remote.invalid_name",
+    "remote.invalid_skill",
     "remote.invalid_url",
     "remote.key_missing",
     "remote.key_refused",

@@ -22,6 +22,7 @@ pub mod run;
 pub mod runs;
 pub mod serve;
 pub mod store;
+pub mod teach;
 pub mod ui;
 
 use crate::config::Config;
@@ -100,6 +101,12 @@ pub enum Command {
     /// The remote boxes `hal0 run` talks to; keys in the OS keyring.
     #[command(subcommand)]
     Remote(remote::RemoteCmd),
+    /// A remote box's Hermes memory: add and search notes (see `hal0 remote`).
+    #[command(subcommand)]
+    Memory(teach::MemoryCmd),
+    /// A remote box's drop-in skills: list, and push one for a person to approve.
+    #[command(subcommand)]
+    Skills(teach::SkillsCmd),
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -217,6 +224,8 @@ pub fn main() -> i32 {
         Command::Mcp(c) => mcp::run(&ctx, c),
         Command::Op(a) => op::run(&ctx, a),
         Command::Remote(c) => remote::run(c),
+        Command::Memory(c) => teach::memory(c),
+        Command::Skills(c) => teach::skills(c),
         Command::Run(a) => match run::run(a) {
             Ok(code) => return code,
             Err(e) => Err(e),

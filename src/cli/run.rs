@@ -414,15 +414,22 @@ async fn sub(c: &Client, cmd: RunCmd) -> Result<i32> {
     }
 }
 
+/// A session with the remote box (`--remote NAME`, else the environment, else the default)
+/// and the runtime to drive it on.
+pub fn connect(remote: Option<&str>) -> Result<(tokio::runtime::Runtime, Client)> {
+    let target = crate::remote::resolve(remote)?;
+    let rt = super::runtime()?;
+    let c = rt.block_on(crate::remote::client::connect(&target))?;
+    Ok((rt, c))
+}
+
 /// `hal0 run …`: its exit code.
 pub fn run(a: RunArgs) -> Result<i32> {
     if a.timeout == Some(0) {
         return Err(Error::invalid("cli.invalid_timeout", "--timeout must be 1 second or more"));
     }
-    let target = crate::remote::resolve(a.remote.as_deref())?;
-    let rt = super::runtime()?;
+    let (rt, c) = connect(a.remote.as_deref())?;
     rt.block_on(async move {
-        let c = crate::remote::client::connect(&target).await?;
         let out = match a.cmd {
             Some(cmd) => sub(&c, cmd).await,
             None => start(&c, &a).await,

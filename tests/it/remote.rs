@@ -282,3 +282,69 @@ async fn the_key_lives_in_a_real_secret_service() {
         assert!(!String::from_utf8_lossy(&bytes).contains(&key));
     }
 }
+
+/// `hal0 memory add|search` and `hal0 skills list|push` from a workstation: a note lands in
+/// the profile's memory on the box; a pushed skill waits for a person there and, approved,
+/// is listed; a directory that is no skill is refused before anything is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_and_skills_from_a_workstation() {
+    let dirs = tempfile::tempdir().unwrap();
+    let env = Env::new();
+    std::fs::create_dir_all(env.config_dir()).unwrap();
+    std::fs::write(
+        env.config_dir().join("hal0.toml"),
+        format!(
+            "[skills]\nshipped_dir = \"{}\"\ndropin_dir = \"{}\"\n[hermes]\nhome = \"{}\"\n",
+            dirs.path().join("shipped").display(),
+            dirs.path().join("dropin").display(),
+            dirs.path().join("hermes").display()
+        ),
+    )
+    .unwrap();
+    let key = env.bridge_key("ada", &["memory"]);
+    let server = env.serve();
+    let ws = Workstation::new();
+    let url = base(&server);
+    assert_eq!(ws.with_stdin(&["remote", "add", "box", &url, "--key-stdin"], &format!("{key}\n")).code(), 0);
+
+    let o = ws.run(&["memory", "add", "the deploy word is kiwi", "--tag", "ops"]);
+    assert_eq!(o.code(), 0, "{}", o.stderr());
+    assert!(o.stdout().starts_with("Remembered"), "{}", o.stdout());
+    let o = ws.run(&["memory", "search", "kiwi", "--json"]);
+    let v: Value = serde_json::from_str(&o.stdout()).unwrap_or_else(|e| panic!("{e}: {} {}", o.stdout(), o.stderr()));
+    assert_eq!(v["results"][0]["text"], "the deploy word is kiwi", "{v}");
+    assert_eq!(v["results"][0]["tags"], serde_json::json!(["ops", "source:bridge:ada"]), "{v}");
+    let o = ws.run(&["memory", "search", "   "]);
+    assert_eq!(o.code(), 2, "the box's bad-input code comes back as a usage error: {}", o.stderr());
+    assert!(o.stderr().contains("bridge.memory_invalid"), "{}", o.stderr());
+
+    // A skill directory: SKILL.md and a note beside it.
+    let skill = ws.home.path().join("deploy-notes");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(skill.join("SKILL.md"), "---\nname: deploy-notes\ndescription: How we deploy\n---\n\n# Deploy\n")
+        .unwrap();
+    std::fs::write(skill.join("checklist.md"), "1. tag\n2. ship\n").unwrap();
+    let o = ws.run(&["skills", "push", skill.to_str().unwrap(), "--json"]);
+    assert_eq!(o.code(), 0, "{}", o.stderr());
+    let v: Value = serde_json::from_str(&o.stdout()).unwrap();
+    assert_eq!(v["status"], "pending_approval", "{v}");
+    let listed = ws.run(&["skills", "list"]).stdout();
+    assert!(!listed.contains("deploy-notes"), "nothing is written before a person approves: {listed}");
+    env.ok(&["agent", "approvals", "approve", v["approval_id"].as_str().unwrap(), "--yes"]);
+    let listed = ws.run(&["skills", "list"]).stdout();
+    assert!(listed.contains("deploy-notes") && listed.contains("How we deploy"), "{listed}");
+    assert_eq!(
+        std::fs::read_to_string(dirs.path().join("dropin/deploy-notes/checklist.md")).unwrap(),
+        "1. tag\n2. ship\n"
+    );
+
+    // Not a skill: refused here, with the reason.
+    let empty = ws.home.path().join("empty");
+    std::fs::create_dir_all(empty.join("sub")).unwrap();
+    let o = ws.run(&["skills", "push", empty.to_str().unwrap()]);
+    assert_eq!(o.code(), 2);
+    assert!(o.stderr().contains("remote.invalid_skill") && o.stderr().contains("SKILL.md"), "{}", o.stderr());
+    std::fs::write(empty.join("SKILL.md"), "x").unwrap();
+    let o = ws.run(&["skills", "push", empty.to_str().unwrap()]);
+    assert!(o.stderr().contains("is a directory"), "{}", o.stderr());
+}
