@@ -23,6 +23,7 @@ pub(crate) mod logbuf;
 pub(crate) mod logfmt;
 pub(crate) mod mcp;
 pub mod memory;
+pub mod metrics;
 pub(crate) mod ops;
 pub(crate) mod outbound;
 pub(crate) mod paths;

@@ -136,8 +136,14 @@ impl Audited<'_> {
             approval_id: None,
             detail: None,
         };
-        if self.read_only {
+        let started = std::time::Instant::now();
+        let timed = async {
             let out = call.await;
+            crate::metrics::tool_call(self.surface, self.tool, crate::metrics::outcome_of(&out), started.elapsed());
+            out
+        };
+        if self.read_only {
+            let out = timed.await;
             let (verdict, code, approval) = outcome(&out);
             let e = crate::audit::Entry {
                 verdict,
@@ -162,7 +168,7 @@ impl Audited<'_> {
                 return Ok((self.refuse)(&e).into());
             }
         };
-        let out = call.await;
+        let out = timed.await;
         let (verdict, result_code, approval_id) = outcome(&out);
         crate::audit::finish(self.store, crate::audit::Outcome { id, verdict, result_code, approval_id });
         out

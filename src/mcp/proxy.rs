@@ -85,9 +85,13 @@ impl ServerHandler for ProxyServer {
         };
         let who = who(&context);
         let progress = super::progress::of(&context, &self.state.config);
-        match self.state.proxy.call(&served, &request.name, request.arguments, &who, &progress).await {
+        let started = std::time::Instant::now();
+        let out = match self.state.proxy.call(&served, &request.name, request.arguments, &who, &progress).await {
             Ok(r) => Ok(r.into()),
             Err(e) => Err(super::unknown_tool(&request.name, &e)),
-        }
+        };
+        let surface = format!("proxy/{}", served.record.id);
+        crate::metrics::tool_call(&surface, &request.name, crate::metrics::outcome_of(&out), started.elapsed());
+        out
     }
 }

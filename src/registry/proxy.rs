@@ -282,6 +282,7 @@ impl Proxy {
                     Ok(_) => None,
                     Err(e) => Some(e.code),
                 };
+                crate::metrics::proxy_verdict(&c.surface, Logged::Allow.as_str());
                 let outcome = crate::audit::Outcome {
                     id: entry_id,
                     verdict: Logged::Allow,
@@ -429,6 +430,7 @@ impl Proxy {
 
     /// The audit row of one decision about call `c`.
     async fn audit(&self, c: &Call<'_>, verdict: Logged, code: Option<&str>, approval: Option<&str>) {
+        crate::metrics::proxy_verdict(&c.surface, verdict.as_str());
         let args = Value::Object(c.args.clone().unwrap_or_default());
         let out = crate::audit::record_async(&self.store, &c.entry(&args, verdict, code, approval)).await;
         if let Err(err) = out {

@@ -11,6 +11,7 @@ pub mod rest;
 pub mod rest_mcp;
 pub mod rest_runs;
 pub mod revoke;
+pub mod scrape;
 pub mod sessions;
 pub mod tls;
 
@@ -185,6 +186,7 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
         .route("/ui", axum::routing::get(crate::ui::pages::root))
         .route("/ui/login", axum::routing::get(crate::ui::pages::login).post(crate::ui::pages::password_login))
         .route("/ui/logout", axum::routing::post(crate::ui::pages::logout));
+    app = app.route("/metrics", axum::routing::get(scrape::metrics));
     for path in crate::ui::pages::paths() {
         app = app.route(path, axum::routing::get(crate::ui::pages::show));
     }

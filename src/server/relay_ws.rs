@@ -55,6 +55,7 @@ async fn run(
     let relay = state.relay.clone();
     // At shutdown the daemon waits (bounded) for this socket's close frame to go out.
     let _held = relay.hold();
+    let _counted = crate::metrics::websocket();
     let (generation, mut outbound) = match relay.connected(&name).await {
         Ok(x) => x,
         Err(e) => {

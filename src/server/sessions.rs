@@ -143,7 +143,6 @@ impl Sessions {
     }
 
     /// Open sessions (and admitted requests still opening one).
-    #[cfg(test)]
     pub fn count(&self) -> usize {
         self.lock().total()
     }

@@ -114,9 +114,12 @@ impl Store {
     /// Run `f` with this store off the async runtime (for domain calls from handlers).
     pub async fn call<T: Send + 'static>(&self, f: impl FnOnce(&Store) -> Result<T> + Send + 'static) -> Result<T> {
         let me = self.clone();
-        tokio::task::spawn_blocking(move || f(&me))
+        let started = std::time::Instant::now();
+        let out = tokio::task::spawn_blocking(move || f(&me))
             .await
-            .map_err(|e| Error::internal(format!("store task failed: {e}")))?
+            .map_err(|e| Error::internal(format!("store task failed: {e}")))?;
+        crate::metrics::store_call(started.elapsed());
+        out
     }
 }
 

@@ -28,6 +28,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("run_stop", "POST /api/runs/run_none/stop"),
     ("keys", "GET /api/mcp/keys"),
     ("ui_runs", "GET /ui/runs"),
+    ("metrics", "GET /metrics"),
 ];
 
 /// Credential columns; the names of bridge keys give their scopes; `consumer` is a proxy key
@@ -77,6 +78,7 @@ const OFF: &[(&str, &str)] = &[
     ("run_stop", "404 401 401 -   -   403 403 403 403 401 403 403 403 404"),
     ("keys", "200 401 401 -   -   403 403 403 403 401 403 403 403 200"),
     ("ui_runs", "401 401 401 -   -   401 401 401 401 401 401 401 401 200"),
+    ("metrics", "200 401 401 -   -   403 403 403 403 401 403 403 403 200"),
 ];
 
 const ARMED: &[(&str, &str)] = &[
@@ -103,6 +105,7 @@ const ARMED: &[(&str, &str)] = &[
     ("run_stop", "401 401 401 403 404 403 403 403 403 401 403 403 403 404"),
     ("keys", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
     ("ui_runs", "401 401 401 401 401 401 401 401 401 401 401 401 401 200"),
+    ("metrics", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
 ];
 
 fn keys(env: &Env, armed: bool) -> Vec<(&'static str, Option<String>)> {

@@ -29,6 +29,7 @@ mod journal;
 mod live_changes;
 mod manners;
 mod memory;
+mod metrics;
 mod package;
 mod progress;
 mod proxy;

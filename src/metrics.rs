@@ -1,0 +1,173 @@
+//! The daemon's Prometheus metrics (`GET /metrics`, admin tier), kept with the
+//! `prometheus-client` crate and encoded as OpenMetrics text: MCP tool calls by server,
+//! tool and outcome with a latency histogram, proxy verdicts by server, relay asks by
+//! outcome and store call latency are counted where they happen; pending approvals, open
+//! MCP sessions and WebSockets, and runs by status are read when scraped. One registry per
+//! process.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+use std::sync::LazyLock;
+use std::time::Duration;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CallLabels {
+    server: String,
+    tool: String,
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ServerTool {
+    server: String,
+    tool: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Verdict {
+    server: String,
+    verdict: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Outcome {
+    outcome: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Status {
+    status: String,
+}
+
+fn latency() -> Histogram {
+    // 0.5 ms to ~65 s.
+    Histogram::new(exponential_buckets(0.0005, 4.0, 9))
+}
+
+fn store_latency() -> Histogram {
+    // 50 µs to ~3 s.
+    Histogram::new(exponential_buckets(0.00005, 4.0, 9))
+}
+
+struct Metrics {
+    registry: Registry,
+    calls: Family<CallLabels, Counter>,
+    call_seconds: Family<ServerTool, Histogram, fn() -> Histogram>,
+    proxy: Family<Verdict, Counter>,
+    relay: Family<Outcome, Counter>,
+    store_seconds: Histogram,
+    websockets: Gauge,
+    sessions: Gauge,
+    approvals: Gauge,
+    runs: Family<Status, Gauge>,
+}
+
+static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
+    let mut registry = Registry::with_prefix("hal0");
+    let calls = Family::<CallLabels, Counter>::default();
+    registry.register(
+        "mcp_tool_calls",
+        "MCP tool calls by server, tool and outcome (ok, is_error, protocol_error)",
+        calls.clone(),
+    );
+    let call_seconds = Family::<ServerTool, Histogram, fn() -> Histogram>::new_with_constructor(latency);
+    registry.register("mcp_tool_call_seconds", "MCP tool call latency", call_seconds.clone());
+    let proxy = Family::<Verdict, Counter>::default();
+    registry.register("proxy_verdicts", "Proxied MCP calls by server and policy verdict", proxy.clone());
+    let relay = Family::<Outcome, Counter>::default();
+    registry.register("relay_asks", "Relay asks by how they ended (ok or the failure)", relay.clone());
+    let store_seconds = store_latency();
+    registry.register("store_call_seconds", "Latency of the daemon's store calls", store_seconds.clone());
+    let websockets = Gauge::default();
+    registry.register("websockets_open", "Open relay WebSockets", websockets.clone());
+    let sessions = Gauge::default();
+    registry.register("mcp_sessions_open", "Open MCP sessions", sessions.clone());
+    let approvals = Gauge::default();
+    registry.register("approvals_pending", "Approvals waiting for a person", approvals.clone());
+    let runs = Family::<Status, Gauge>::default();
+    registry.register("runs", "Agent bridge runs in the ledger by status", runs.clone());
+    Metrics { registry, calls, call_seconds, proxy, relay, store_seconds, websockets, sessions, approvals, runs }
+});
+
+/// An MCP server's label: `agents`, `memory`, `admin`, `relay`, `proxy/<id>` (the audit
+/// surface without its `mcp:`).
+fn server_of(surface: &str) -> String {
+    surface.strip_prefix("mcp:").unwrap_or(surface).to_string()
+}
+
+/// One MCP tool call ended: `outcome` is `ok`, `is_error` or `protocol_error`.
+pub fn tool_call(surface: &str, tool: &str, outcome: &'static str, took: Duration) {
+    let m = &*METRICS;
+    let server = server_of(surface);
+    m.calls.get_or_create(&CallLabels { server: server.clone(), tool: tool.to_string(), outcome }).inc();
+    m.call_seconds.get_or_create(&ServerTool { server, tool: tool.to_string() }).observe(took.as_secs_f64());
+}
+
+/// The outcome label of an rmcp tool call result.
+pub fn outcome_of(out: &Result<rmcp::model::CallToolResponse, rmcp::ErrorData>) -> &'static str {
+    match out {
+        Ok(rmcp::model::CallToolResponse::Complete(r)) if r.is_error == Some(true) => "is_error",
+        Ok(_) => "ok",
+        Err(_) => "protocol_error",
+    }
+}
+
+/// The proxy decided about a call to `surface`'s server.
+pub fn proxy_verdict(surface: &str, verdict: &str) {
+    METRICS.proxy.get_or_create(&Verdict { server: server_of(surface), verdict: verdict.to_string() }).inc();
+}
+
+/// A relay ask ended as `outcome` (`ok`, `timeout`, `agent_offline`, …).
+pub fn relay_ask(outcome: &str) {
+    METRICS.relay.get_or_create(&Outcome { outcome: outcome.to_string() }).inc();
+}
+
+/// A store call took `took`.
+pub fn store_call(took: Duration) {
+    METRICS.store_seconds.observe(took.as_secs_f64());
+}
+
+/// Counts an open WebSocket while it lives.
+pub struct OpenSocket(());
+
+impl Drop for OpenSocket {
+    fn drop(&mut self) {
+        METRICS.websockets.dec();
+    }
+}
+
+/// A WebSocket opened; it is counted until the guard drops.
+pub fn websocket() -> OpenSocket {
+    METRICS.websockets.inc();
+    OpenSocket(())
+}
+
+/// What is read at scrape time.
+pub struct Snapshot {
+    pub sessions: usize,
+    pub approvals_pending: i64,
+    pub runs: Vec<(String, i64)>,
+}
+
+/// The OpenMetrics text of every metric, with `now`'s readings.
+pub fn render(now: Snapshot) -> String {
+    let m = &*METRICS;
+    m.sessions.set(now.sessions as i64);
+    m.approvals.set(now.approvals_pending);
+    m.runs.clear();
+    for (status, n) in now.runs {
+        m.runs.get_or_create(&Status { status }).set(n);
+    }
+    let mut out = String::new();
+    if let Err(e) = prometheus_client::encoding::text::encode(&mut out, &m.registry) {
+        tracing::error!("cannot encode the metrics: {e}");
+    }
+    out
+}
+
+/// The content type of [`render`]'s text.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
