@@ -26,6 +26,23 @@ pub struct Config {
     pub audit: Audit,
     pub approvals: Approvals,
     pub store: retention::Store,
+    pub telemetry: Telemetry,
+}
+
+/// OpenTelemetry traces of MCP calls.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Telemetry {
+    /// An OTLP/HTTP collector's base URL (spans go to `<url>/v1/traces`); unset: no traces.
+    pub otlp_endpoint: Option<String>,
+    /// `service.name` of the spans.
+    pub service_name: String,
+}
+
+impl Default for Telemetry {
+    fn default() -> Self {
+        Telemetry { otlp_endpoint: None, service_name: "hal0".into() }
+    }
 }
 
 /// The agent relay: bots asking each other questions.
@@ -267,6 +284,29 @@ impl Config {
                 find_key_line(text, "network", "public_url"),
                 Some("network.public_url"),
                 &format!("`{}` {why}", crate::term::safe_line(u)),
+            ));
+        }
+        if let Some(u) = &self.telemetry.otlp_endpoint {
+            let ok = reqwest::Url::parse(u)
+                .is_ok_and(|url| matches!(url.scheme(), "http" | "https") && url.host_str().is_some());
+            if !ok {
+                return Err(config_error(
+                    path,
+                    find_key_line(text, "telemetry", "otlp_endpoint"),
+                    Some("telemetry.otlp_endpoint"),
+                    &format!(
+                        "`{}` is not an http:// or https:// URL of an OTLP/HTTP collector (e.g. http://127.0.0.1:4318)",
+                        crate::term::safe_line(u)
+                    ),
+                ));
+            }
+        }
+        if self.telemetry.service_name.trim().is_empty() {
+            return Err(config_error(
+                path,
+                find_key_line(text, "telemetry", "service_name"),
+                Some("telemetry.service_name"),
+                "must not be empty",
             ));
         }
         if self.bridge.max_concurrent_runs_per_client == 0 {

@@ -41,6 +41,7 @@ pub(crate) mod service;
 pub(crate) mod skills;
 pub(crate) mod sse;
 pub mod store;
+pub mod telemetry;
 pub(crate) mod term;
 pub(crate) mod text_enum;
 pub(crate) mod ui;

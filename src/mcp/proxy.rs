@@ -86,12 +86,22 @@ impl ServerHandler for ProxyServer {
         let who = who(&context);
         let progress = super::progress::of(&context, &self.state.config);
         let started = std::time::Instant::now();
-        let out = match self.state.proxy.call(&served, &request.name, request.arguments, &who, &progress).await {
+        let surface = format!("proxy/{}", served.record.id);
+        let t = super::trace_in(&context);
+        let span = crate::telemetry::tool_call_span(
+            &surface,
+            &request.name,
+            t.traceparent.as_deref(),
+            t.session.as_deref(),
+            &t.request_id,
+        );
+        let call = self.state.proxy.call(&served, &request.name, request.arguments, &who, &progress);
+        let out = match crate::telemetry::within(span.as_ref().map(|s| s.ctx), call).await {
             Ok(r) => Ok(r.into()),
             Err(e) => Err(super::unknown_tool(&request.name, &e)),
         };
-        let surface = format!("proxy/{}", served.record.id);
         crate::metrics::tool_call(&surface, &request.name, crate::metrics::outcome_of(&out), started.elapsed());
+        crate::telemetry::end_tool_call(span, &out);
         out
     }
 }

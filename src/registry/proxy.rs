@@ -324,7 +324,33 @@ impl Proxy {
             if let Some(a) = args.clone() {
                 p = p.with_arguments(a);
             }
-            match tokio::time::timeout(timeout, c.client.call_tool(p)).await {
+            // The upstream call is a CLIENT child of the served call's span; its
+            // traceparent goes upstream in the request's `_meta` (SEP-414).
+            let mut span = crate::telemetry::Span::start(
+                format!("tools/call {tool}"),
+                crate::telemetry::Kind::Client,
+                crate::telemetry::current(),
+            );
+            if let Some(s) = span.as_mut() {
+                s.attr("mcp.method.name", "tools/call");
+                s.attr("gen_ai.tool.name", tool);
+                s.attr("gen_ai.operation.name", "execute_tool");
+                s.attr("hal0.mcp.upstream", r.id.clone());
+                let mut meta = rmcp::model::RequestMetaObject::default();
+                meta.set_traceparent(s.ctx.traceparent());
+                p.meta = Some(meta);
+            }
+            let answered = tokio::time::timeout(timeout, c.client.call_tool(p)).await;
+            if let Some(mut s) = span {
+                match &answered {
+                    Ok(Ok(res)) if res.is_error == Some(true) => s.fail("tool_error"),
+                    Ok(Ok(_)) => {}
+                    Ok(Err(_)) => s.fail("upstream_error"),
+                    Err(_) => s.fail("timeout"),
+                }
+                s.end();
+            }
+            match answered {
                 Ok(Ok(res)) => return Ok(complete(mask_secrets(res, secrets))),
                 Ok(Err(e)) if attempt == 0 && retryable(&e) => self.pool.evict(&r.id),
                 Ok(Err(e)) => return Err(upstream_error(r, &e.to_string())),

@@ -231,6 +231,7 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     })?;
     let local = listener.local_addr().map_err(|e| Error::internal(e.to_string()))?;
     let state = build_state(paths, config, local.port(), &cancel)?;
+    crate::telemetry::init(&state.config.telemetry)?;
     state.relay.reset()?;
     state.relay.join(cancel.clone()).await;
     let app = router(state.clone(), &cancel);

@@ -48,6 +48,7 @@ mod snapshots;
 mod sse_upstream;
 mod supervisor;
 mod teach;
+mod telemetry;
 mod tls;
 mod upgrade;
 mod upstream_selftest;

@@ -352,12 +352,19 @@ impl Tools {
         "deleted".into()
     }
 
-    #[tool(description = "Report the Authorization and X-API-Key request headers this server received.")]
+    #[tool(
+        description = "Report the Authorization and X-API-Key request headers this server received, and the call's _meta.traceparent."
+    )]
     async fn whoami(&self, ctx: RequestContext<RoleServer>) -> String {
         self.hit("whoami");
         let parts = ctx.extensions.get::<axum::http::request::Parts>();
         let header = |name: &str| parts.and_then(|p| p.headers.get(name)).and_then(|v| v.to_str().ok());
-        serde_json::json!({ "authorization": header("authorization"), "x-api-key": header("x-api-key") }).to_string()
+        serde_json::json!({
+            "authorization": header("authorization"),
+            "x-api-key": header("x-api-key"),
+            "traceparent": ctx.meta.get_traceparent(),
+        })
+        .to_string()
     }
 }
 
