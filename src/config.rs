@@ -454,6 +454,8 @@ pub fn schema() -> serde_json::Value {
         "limits.max_sessions": {"type": "integer", "minimum": 1, "maximum": 100000, "default": d.limits.max_sessions, "description": "open MCP sessions across every mount"},
         "limits.max_sessions_per_key": {"type": "integer", "minimum": 1, "maximum": 100000, "default": d.limits.max_sessions_per_key, "description": "open MCP sessions of one credential (anonymous callers share one count)"},
         "limits.session_idle_secs": {"type": "integer", "minimum": 10, "maximum": 86400, "default": d.limits.session_idle_secs, "description": "an MCP session unused this long is closed"},
+        "telemetry.otlp_endpoint": {"type": ["string", "null"], "default": null, "description": "an OTLP/HTTP collector's base URL; every MCP tool call becomes a span sent to <url>/v1/traces (unset: no traces)"},
+        "telemetry.service_name": {"type": "string", "default": d.telemetry.service_name, "description": "the spans' service.name"},
     });
     if let Some(m) = keys.as_object_mut() {
         m.extend(retention::schema(&d));

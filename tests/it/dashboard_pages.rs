@@ -16,14 +16,7 @@ use std::time::{Duration, Instant};
 
 /// A box whose bridge delegates to a fake Hermes (SLOW runs send a delta every `slow`).
 async fn with_hermes(slow: Duration) -> (Env, FakeHermes, tempfile::TempDir) {
-    let hermes = FakeHermes::start(FakeHermesOptions { slow_interval: slow, ..Default::default() }).await;
-    let home = tempfile::tempdir().unwrap();
-    hermes.write_profile(home.path());
-    let env = Env::new();
-    std::fs::create_dir_all(env.config_dir()).unwrap();
-    let toml = format!("[hermes]\nhome = \"{}\"\n", home.path().display());
-    std::fs::write(env.config_dir().join("hal0.toml"), toml).unwrap();
-    (env, hermes, home)
+    fake_hermes_env(FakeHermesOptions { slow_interval: slow, ..Default::default() }, "").await
 }
 
 /// Until `check` holds (polled every 100 ms), at most `limit`; whether it did.

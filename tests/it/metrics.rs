@@ -4,7 +4,7 @@
 //! what is there (pending approvals, runs by status, open MCP sessions and WebSockets), the
 //! text is OpenMetrics, and the route is the admin tier's.
 
-use crate::support::fake_hermes::{FakeHermes, FakeHermesOptions};
+use crate::support::fake_hermes::FakeHermesOptions;
 use crate::support::mcp::{call, connect_with};
 use crate::support::upstream::RmcpUpstream;
 use crate::support::*;
@@ -36,14 +36,8 @@ fn moved(before: &BTreeMap<String, f64>, after: &BTreeMap<String, f64>, key: &st
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn counters_move_by_exactly_what_was_done() {
-    let hermes = FakeHermes::start(FakeHermesOptions::default()).await;
-    let home = tempfile::tempdir().unwrap();
-    hermes.write_profile(home.path());
+    let (env, _hermes, _home) = fake_hermes_env(FakeHermesOptions::default(), "").await;
     let up = RmcpUpstream::start().await;
-    let env = Env::new();
-    std::fs::create_dir_all(env.config_dir()).unwrap();
-    std::fs::write(env.config_dir().join("hal0.toml"), format!("[hermes]\nhome = \"{}\"\n", home.path().display()))
-        .unwrap();
     let admin = env.json(&["auth", "rotate", "admin", "--yes", "--json"])["key"].as_str().unwrap().to_string();
     env.ok(&["mcp", "install", &up.url(), "--id", "up"]);
     env.ok(&["mcp", "allow", "up", "echo"]);

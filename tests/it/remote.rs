@@ -55,16 +55,23 @@ impl Workstation {
 }
 
 async fn boxed() -> (Env, Server, FakeHermes, tempfile::TempDir) {
-    let hermes =
-        FakeHermes::start(FakeHermesOptions { slow_interval: Duration::from_millis(100), ..Default::default() }).await;
-    let home = tempfile::tempdir().unwrap();
-    hermes.write_profile(home.path());
-    let env = Env::new();
-    std::fs::create_dir_all(env.config_dir()).unwrap();
-    std::fs::write(env.config_dir().join("hal0.toml"), format!("[hermes]\nhome = \"{}\"\n", home.path().display()))
-        .unwrap();
+    let options = FakeHermesOptions { slow_interval: Duration::from_millis(100), ..Default::default() };
+    let (env, hermes, home) = fake_hermes_env(options, "").await;
     let server = env.serve();
     (env, server, hermes, home)
+}
+
+/// The id of the running run whose input is `input`, once the box's ledger has it.
+async fn running(env: &Env, input: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let runs = env.json(&["runs", "list", "--json", "--status", "running"]);
+        if let Some(r) = runs.as_array().unwrap().iter().find(|r| r["input_preview"] == input) {
+            return r["run_id"].as_str().unwrap().to_string();
+        }
+        assert!(Instant::now() < deadline, "the run `{input}` did not start");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 fn base(server: &Server) -> String {
@@ -162,15 +169,7 @@ async fn runs_from_a_workstation_end_with_the_documented_exit_codes() {
     // 3: cancelled, by a stop from another process while this one waits.
     let waiting =
         ws.cmd(&["run", "SLOW to cancel", "--wait"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let run_id = loop {
-        let runs = env.json(&["runs", "list", "--json", "--status", "running"]);
-        if let Some(r) = runs.as_array().unwrap().iter().find(|r| r["input_preview"] == "SLOW to cancel") {
-            break r["run_id"].as_str().unwrap().to_string();
-        }
-        assert!(Instant::now() < deadline, "the run did not start");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let run_id = running(&env, "SLOW to cancel").await;
     let o = ws.run(&["run", "stop", &run_id]);
     assert_eq!(o.code(), 0, "{}", o.stderr());
     let out = Out(waiting.wait_with_output().unwrap());
@@ -179,15 +178,7 @@ async fn runs_from_a_workstation_end_with_the_documented_exit_codes() {
     // Ctrl-C without a terminal: exit 130, the run goes on on the box.
     let child =
         ws.cmd(&["run", "SLOW keep going", "--wait"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let run_id = loop {
-        let runs = env.json(&["runs", "list", "--json", "--status", "running"]);
-        if let Some(r) = runs.as_array().unwrap().iter().find(|r| r["input_preview"] == "SLOW keep going") {
-            break r["run_id"].as_str().unwrap().to_string();
-        }
-        assert!(Instant::now() < deadline, "the run did not start");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let run_id = running(&env, "SLOW keep going").await;
     Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     let out = Out(child.wait_with_output().unwrap());
     assert_eq!(out.code(), 130, "{}", out.stderr());

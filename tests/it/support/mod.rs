@@ -251,6 +251,18 @@ pub struct Box0 {
 /// [`Box0`] with `extra_toml` (whole sections) ahead of its `[hermes]` section.
 pub async fn busy_hermes_box(extra_toml: &str) -> Box0 {
     let options = fake_hermes::FakeHermesOptions { approval_timeout: None, ..Default::default() };
+    let (env, hermes, home) = fake_hermes_env(options, extra_toml).await;
+    let server = env.serve();
+    Box0 { env, server, _hermes: hermes, _home: home }
+}
+
+/// A box (not serving yet) whose Hermes home's default profile points at a fake Hermes
+/// started with `options`; `extra_toml` (whole sections) goes ahead of `[hermes]`. Keep the
+/// home alive as long as the box.
+pub async fn fake_hermes_env(
+    options: fake_hermes::FakeHermesOptions,
+    extra_toml: &str,
+) -> (Env, fake_hermes::FakeHermes, tempfile::TempDir) {
     let hermes = fake_hermes::FakeHermes::start(options).await;
     let home = tempfile::tempdir().unwrap();
     hermes.write_profile(home.path());
@@ -258,6 +270,5 @@ pub async fn busy_hermes_box(extra_toml: &str) -> Box0 {
     std::fs::create_dir_all(env.config_dir()).unwrap();
     let toml = format!("{extra_toml}[hermes]\nhome = \"{}\"\n", home.path().display());
     std::fs::write(env.config_dir().join("hal0.toml"), toml).unwrap();
-    let server = env.serve();
-    Box0 { env, server, _hermes: hermes, _home: home }
+    (env, hermes, home)
 }

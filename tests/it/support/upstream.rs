@@ -359,12 +359,11 @@ impl Tools {
         self.hit("whoami");
         let parts = ctx.extensions.get::<axum::http::request::Parts>();
         let header = |name: &str| parts.and_then(|p| p.headers.get(name)).and_then(|v| v.to_str().ok());
-        serde_json::json!({
-            "authorization": header("authorization"),
-            "x-api-key": header("x-api-key"),
-            "traceparent": ctx.meta.get_traceparent(),
-        })
-        .to_string()
+        let mut v = serde_json::json!({ "authorization": header("authorization"), "x-api-key": header("x-api-key") });
+        if let Some(tp) = ctx.meta.get_traceparent() {
+            v["traceparent"] = serde_json::json!(tp);
+        }
+        v.to_string()
     }
 }
 
