@@ -287,15 +287,21 @@ impl Config {
             ));
         }
         if let Some(u) = &self.telemetry.otlp_endpoint {
-            let ok = reqwest::Url::parse(u)
-                .is_ok_and(|url| matches!(url.scheme(), "http" | "https") && url.host_str().is_some());
+            let ok = reqwest::Url::parse(u).is_ok_and(|url| {
+                matches!(url.scheme(), "http" | "https")
+                    && url.host_str().is_some()
+                    && url.username().is_empty()
+                    && url.password().is_none()
+                    && url.query().is_none()
+                    && url.fragment().is_none()
+            });
             if !ok {
                 return Err(config_error(
                     path,
                     find_key_line(text, "telemetry", "otlp_endpoint"),
                     Some("telemetry.otlp_endpoint"),
                     &format!(
-                        "`{}` is not an http:// or https:// URL of an OTLP/HTTP collector (e.g. http://127.0.0.1:4318)",
+                        "`{}` is not an http:// or https:// URL of an OTLP/HTTP collector without a user, password, query or fragment (e.g. http://127.0.0.1:4318)",
                         crate::term::safe_line(u)
                     ),
                 ));

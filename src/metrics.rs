@@ -99,12 +99,40 @@ fn server_of(surface: &str) -> String {
     surface.strip_prefix("mcp:").unwrap_or(surface).to_string()
 }
 
+/// Distinct (server, tool) label pairs at most; calls past it count as tool `_other`.
+pub const MAX_TOOL_LABELS: usize = 1024;
+
+/// The tool label of a call: the caller names the tool, so a name that is not plain
+/// (`A-Z a-z 0-9 _ - . /`, at most 64) is `_invalid` (prometheus-client writes label values
+/// unescaped), and past [`MAX_TOOL_LABELS`] distinct pairs a new one is `_other`.
+fn tool_label(server: &str, tool: &str) -> String {
+    static SEEN: LazyLock<std::sync::Mutex<std::collections::HashSet<(String, String)>>> =
+        LazyLock::new(Default::default);
+    let plain = !tool.is_empty()
+        && tool.len() <= 64
+        && tool.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'));
+    if !plain {
+        return "_invalid".into();
+    }
+    let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
+    let key = (server.to_string(), tool.to_string());
+    if seen.contains(&key) {
+        return tool.to_string();
+    }
+    if seen.len() >= MAX_TOOL_LABELS {
+        return "_other".into();
+    }
+    seen.insert(key);
+    tool.to_string()
+}
+
 /// One MCP tool call ended: `outcome` is `ok`, `is_error` or `protocol_error`.
 pub fn tool_call(surface: &str, tool: &str, outcome: &'static str, took: Duration) {
     let m = &*METRICS;
     let server = server_of(surface);
-    m.calls.get_or_create(&CallLabels { server: server.clone(), tool: tool.to_string(), outcome }).inc();
-    m.call_seconds.get_or_create(&ServerTool { server, tool: tool.to_string() }).observe(took.as_secs_f64());
+    let tool = tool_label(&server, tool);
+    m.calls.get_or_create(&CallLabels { server: server.clone(), tool: tool.clone(), outcome }).inc();
+    m.call_seconds.get_or_create(&ServerTool { server, tool }).observe(took.as_secs_f64());
 }
 
 /// The outcome label of an rmcp tool call result.
@@ -167,6 +195,24 @@ pub fn render(now: Snapshot) -> String {
         tracing::error!("cannot encode the metrics: {e}");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caller_named_tools_cannot_inject_or_explode_labels() {
+        assert_eq!(tool_label("t1", "echo"), "echo");
+        for bad in ["x\"} 1\nfake_metric 9", "a b", "", &"x".repeat(65)] {
+            assert_eq!(tool_label("t1", bad), "_invalid", "{bad:?}");
+        }
+        for i in 0..MAX_TOOL_LABELS + 10 {
+            tool_label("t2", &format!("tool{i}"));
+        }
+        assert_eq!(tool_label("t2", "one_more"), "_other");
+        assert_eq!(tool_label("t1", "echo"), "echo", "a pair already seen keeps its name");
+    }
 }
 
 /// The content type of [`render`]'s text.

@@ -104,11 +104,19 @@ pub fn memory(cmd: MemoryCmd) -> Result<()> {
     }
 }
 
+/// The largest file a push reads (the box refuses far smaller skills; this only keeps a
+/// stray large file from being read whole).
+const FILE_MAX: u64 = 1024 * 1024;
+
 /// SKILL.md and the plain files beside it (hidden ones skipped); a subdirectory is refused,
 /// as the box takes plain file names only.
 fn read_skill(dir: &Path) -> Result<(String, BTreeMap<String, String>)> {
     let bad = |why: String| Error::invalid("remote.invalid_skill", why);
-    let md = std::fs::read_to_string(dir.join("SKILL.md")).map_err(|e| {
+    let md_path = dir.join("SKILL.md");
+    if std::fs::symlink_metadata(&md_path).is_ok_and(|m| !m.file_type().is_file()) {
+        return Err(bad(format!("{} is not a regular file: push a plain SKILL.md", md_path.display())));
+    }
+    let md = std::fs::read_to_string(&md_path).map_err(|e| {
         bad(format!("{}: cannot read SKILL.md ({e}); a skill is a directory with a SKILL.md", dir.display()))
     })?;
     let mut files = BTreeMap::new();
@@ -120,10 +128,26 @@ fn read_skill(dir: &Path) -> Result<(String, BTreeMap<String, String>)> {
             continue;
         }
         let path = e.path();
-        if path.is_dir() {
+        let meta = std::fs::symlink_metadata(&path).map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
+        if meta.is_dir() {
             return Err(bad(format!(
                 "{} is a directory: a skill pushes the plain files beside its SKILL.md only",
                 path.display()
+            )));
+        }
+        // Never follow a link out of the skill (it could name any file of this user's), and
+        // never open a FIFO or a device.
+        if !meta.file_type().is_file() {
+            return Err(bad(format!(
+                "{} is not a regular file (a link, a FIFO, …): push plain files only",
+                path.display()
+            )));
+        }
+        if meta.len() > FILE_MAX {
+            return Err(bad(format!(
+                "{} is {} bytes; a skill's file may hold {FILE_MAX} at most",
+                path.display(),
+                meta.len()
             )));
         }
         let text = std::fs::read_to_string(&path)

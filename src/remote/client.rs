@@ -97,7 +97,9 @@ pub async fn connect(t: &Target) -> Result<Client> {
 /// conflict, too many, or the box failing.
 fn kind_of(code: &str) -> Kind {
     let what = code.split_once('.').map_or(code, |(_, w)| w);
-    if what.starts_with("invalid") || what.ends_with("_invalid") {
+    if code.starts_with("auth.") || what == "forbidden" || what.ends_with("_refused") {
+        Kind::Forbidden
+    } else if what.starts_with("invalid") || what.ends_with("_invalid") {
         Kind::Unprocessable
     } else if what.ends_with("not_found") || what.ends_with("unknown_agent") {
         Kind::NotFound
@@ -156,6 +158,7 @@ mod tests {
         let e = tool_error("bridge.run_not_found: no such run");
         assert_eq!((e.code, e.kind, e.message.as_str()), ("bridge.run_not_found", Kind::NotFound, "no such run"));
         assert_eq!(tool_error("bridge.invalid_timeout: at most 600").exit_code(), 2);
+        assert_eq!(tool_error("auth.forbidden: no scope").exit_code(), 4);
         let e = tool_error("something odd happened");
         assert_eq!((e.code, e.message.as_str()), ("remote.failed", "something odd happened"));
         assert_eq!(tool_error("nope.not_a_code: x").code, "remote.failed");

@@ -57,7 +57,18 @@ pub fn store(name: &str, key: &str) -> Result<(KeyIn, Option<String>)> {
     } else {
         match entry(name).and_then(|e| e.set_password(key)) {
             Ok(()) => return Ok((KeyIn::Keyring, None)),
-            Err(e) => format!("no keyring service answers here: {e}"),
+            // No keyring service at all (no D-Bus session, no Secret Service): the file.
+            Err(e @ keyring::Error::PlatformFailure(_)) => format!("no keyring service answers here: {e}"),
+            // A keyring that is there but locked, or refused us: never move the key to a
+            // file behind the person's back.
+            Err(e) => {
+                return Err(Error::unavailable(
+                    "remote.keyring_unavailable",
+                    format!(
+                        "the OS keyring refused the key ({e}): unlock it and add the remote again, or set HAL0_KEYRING=off to keep the key in a 0600 file"
+                    ),
+                ));
+            }
         }
     };
     let mut m = read_file()?;

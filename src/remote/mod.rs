@@ -146,21 +146,30 @@ pub fn add(name: &str, url: &str, key: &str, ca_file: Option<PathBuf>) -> Result
         crate::outbound::ca_certs(ca)?;
     }
     let mut all = load()?;
-    let (key_in, note) = keys::store(name, key)?;
-    // A key moved from the file to the keyring (or back) leaves no copy behind.
-    let stale = match key_in {
-        KeyIn::Keyring => KeyIn::File,
-        KeyIn::File => KeyIn::Keyring,
-    };
-    if all.remote.get(name).is_some_and(|r| r.key_in == stale) {
-        keys::forget(name, stale)?;
-    }
+    let (key_in, mut note) = keys::store(name, key)?;
+    let moved = all.remote.get(name).is_some_and(|r| r.key_in != key_in);
     let r = Remote { url, key_in, ca_file };
     all.remote.insert(name.to_string(), r.clone());
     if all.default.is_none() {
         all.default = Some(name.to_string());
     }
+    // The record first: it names where the key is now, whatever happens to the old copy.
     save(&all)?;
+    if moved {
+        // A key moved from the file to the keyring (or back) leaves no copy behind; when
+        // the old place cannot be cleared, say so rather than fail the add.
+        let stale = match key_in {
+            KeyIn::Keyring => KeyIn::File,
+            KeyIn::File => KeyIn::Keyring,
+        };
+        if let Err(e) = keys::forget(name, stale) {
+            let warn = format!("the old copy of the key could not be removed: {}", e.message);
+            note = Some(match note {
+                Some(n) => format!("{n}; {warn}"),
+                None => warn,
+            });
+        }
+    }
     Ok((r, note))
 }
 

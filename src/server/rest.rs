@@ -125,14 +125,24 @@ pub fn op_handler(def: &'static OpDef) -> axum::routing::MethodRouter<Arc<AppSta
             }
         };
         let ctx = Ctx::remote(state.ops.clone(), identity);
-        let out = run(ctx, args).await;
-        if let Some(id) = audit {
-            let (verdict, result_code) = match &out {
-                Ok(_) => (crate::audit::Verdict::Ok, None),
-                Err(e) => (crate::audit::Verdict::Error, Some(e.code.to_string())),
-            };
-            crate::audit::finish(&state.store, crate::audit::Outcome { id, verdict, result_code, approval_id: None });
-        }
+        let out = match audit {
+            None => run(ctx, args).await,
+            Some(id) => {
+                // The change and its outcome complete together even when the client goes
+                // away mid-call (the handler's future is dropped then; this task is not).
+                let store = state.store.clone();
+                let change = tokio::spawn(async move {
+                    let out = run(ctx, args).await;
+                    let (verdict, result_code) = match &out {
+                        Ok(_) => (crate::audit::Verdict::Ok, None),
+                        Err(e) => (crate::audit::Verdict::Error, Some(e.code.to_string())),
+                    };
+                    crate::audit::finish(&store, crate::audit::Outcome { id, verdict, result_code, approval_id: None });
+                    out
+                });
+                change.await.unwrap_or_else(|e| Err(Error::internal(format!("the operation's task failed: {e}"))))
+            }
+        };
         match out {
             Ok(v) => {
                 let status = StatusCode::from_u16(def.status).unwrap_or(StatusCode::OK);

@@ -338,4 +338,39 @@ async fn memory_and_skills_from_a_workstation() {
     std::fs::write(empty.join("SKILL.md"), "x").unwrap();
     let o = ws.run(&["skills", "push", empty.to_str().unwrap()]);
     assert!(o.stderr().contains("is a directory"), "{}", o.stderr());
+    // A link out of the skill is never followed (it could name any of this user's files).
+    std::fs::remove_dir(empty.join("sub")).unwrap();
+    std::os::unix::fs::symlink(env.config_dir().join("api.env"), empty.join("notes.md")).unwrap();
+    let o = ws.run(&["skills", "push", empty.to_str().unwrap()]);
+    assert_eq!(o.code(), 2);
+    assert!(o.stderr().contains("not a regular file"), "{}", o.stderr());
+}
+
+/// A run that asks its caller a question: `--wait` stops with `run.needs_answer` and the
+/// question; `hal0 run answer` answers the pending one, and the run completes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_is_answered_from_the_workstation() {
+    let options = FakeHermesOptions { clarify: true, ..Default::default() };
+    let (env, _hermes, _home) = fake_hermes_env(options, "").await;
+    let key = env.bridge_key("laptop", &[]);
+    let server = env.serve();
+    let ws = Workstation::new();
+    assert_eq!(ws.with_stdin(&["remote", "add", "box", &base(&server), "--key-stdin"], &format!("{key}\n")).code(), 0);
+
+    let o = ws.run(&["run", "CLARIFY which one", "--wait"]);
+    assert_eq!(o.code(), 1, "{}", o.stderr());
+    assert!(o.stderr().contains("run.needs_answer") && o.stderr().contains("hal0 run answer"), "{}", o.stderr());
+    let run_id = o.stderr().split("run ").nth(1).and_then(|r| r.split_whitespace().next()).unwrap().to_string();
+    let o = ws.run(&["run", "answer", &run_id, "the left one"]);
+    assert_eq!(o.code(), 0, "{}", o.stderr());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let o = ws.run(&["run", "status", &run_id, "--json"]);
+        let v: Value = serde_json::from_str(&o.stdout()).unwrap();
+        if v["status"] == "completed" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the answered run did not complete: {v}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }

@@ -137,9 +137,11 @@ async fn a_proxied_call_is_a_span_tree_in_the_callers_trace() {
 fn a_bad_endpoint_is_refused_with_its_key() {
     let env = Env::new();
     std::fs::create_dir_all(env.config_dir()).unwrap();
-    let o = env.run(&["config", "set", "telemetry.otlp_endpoint", "collector:4318"]);
-    assert_eq!(o.code(), 2, "{}", o.stderr());
-    assert!(o.stderr().contains("telemetry.otlp_endpoint"), "{}", o.stderr());
+    for bad in ["collector:4318", "http://user:pw@127.0.0.1:4318", "http://127.0.0.1:4318/?token=x"] {
+        let o = env.run(&["config", "set", "telemetry.otlp_endpoint", bad]);
+        assert_eq!(o.code(), 2, "{bad}: {}", o.stderr());
+        assert!(o.stderr().contains("telemetry.otlp_endpoint"), "{}", o.stderr());
+    }
     assert!(
         !env.config_dir().join("hal0.toml").exists()
             || !std::fs::read_to_string(env.config_dir().join("hal0.toml")).unwrap().contains("collector")
