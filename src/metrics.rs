@@ -197,6 +197,9 @@ pub fn render(now: Snapshot) -> String {
     out
 }
 
+/// The content type of [`render`]'s text.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,6 +217,3 @@ mod tests {
         assert_eq!(tool_label("t1", "echo"), "echo", "a pair already seen keeps its name");
     }
 }
-
-/// The content type of [`render`]'s text.
-pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
