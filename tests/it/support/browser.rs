@@ -3,6 +3,7 @@
 //! at run time). `None` when the browser is not installed (`.ci/run` installs it).
 
 use serde_json::{Value, json};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -29,10 +30,13 @@ impl Browser {
             return None;
         }
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        // Its own process group: Chromium and its helpers are the driver's children, so a
+        // test that panics before `close` still takes them all down in `Drop`.
         let driver = Command::new("/usr/bin/chromedriver")
             .arg(format!("--port={port}"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
+            .process_group(0)
             .spawn()
             .unwrap();
         let profile = tempfile::tempdir().unwrap();
@@ -149,6 +153,9 @@ impl Element<'_> {
 
 impl Drop for Browser {
     fn drop(&mut self) {
+        if let Some(group) = rustix::process::Pid::from_raw(self.driver.id() as i32) {
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        }
         let _ = self.driver.kill();
         let _ = self.driver.wait();
     }
