@@ -204,10 +204,69 @@ impl Audited<'_> {
                 return Ok((self.refuse)(&e).into());
             }
         };
+        // A call dropped before it answers (its client cancelled it or went away) still
+        // gets an outcome on its `started` row.
+        let unanswered = Unanswered { store: self.store, id: Some(id) };
         let out = timed.await;
+        let id = unanswered.answered();
         let (verdict, result_code, approval_id) = outcome(&out);
         crate::audit::finish(self.store, crate::audit::Outcome { id, verdict, result_code, approval_id });
         out
+    }
+}
+
+/// The `started` row of a call while it runs: dropped before [`Unanswered::answered`] (the
+/// call's future was dropped), it records the call as `error` / `rpc.cancelled`. What the
+/// call had done by then stays done; the row says it never answered.
+struct Unanswered<'a> {
+    store: &'a crate::store::Store,
+    id: Option<i64>,
+}
+
+impl Unanswered<'_> {
+    fn answered(mut self) -> i64 {
+        self.id.take().unwrap_or_default()
+    }
+}
+
+impl Drop for Unanswered<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            let outcome = crate::audit::Outcome {
+                id,
+                verdict: Verdict::Error,
+                result_code: Some("rpc.cancelled".into()),
+                approval_id: None,
+            };
+            crate::audit::finish(self.store, outcome);
+        }
+    }
+}
+
+#[cfg(test)]
+mod cancel_tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_write_call_dropped_midway_is_recorded_as_cancelled() {
+        let (_dir, store) = crate::store::scratch();
+        let call = Audited {
+            store: &store,
+            surface: "mcp:admin",
+            tool: "config_write",
+            identity: "bridge:ops",
+            read_only: false,
+            refuse: |e| CallToolResult::error(vec![rmcp::model::ContentBlock::text(e.message.clone())]),
+            trace: TraceIn::default(),
+        };
+        let never = std::future::pending::<Response>();
+        let cut = tokio::time::timeout(std::time::Duration::from_millis(200), call.run(None, never)).await;
+        assert!(cut.is_err(), "the call was still running when it was dropped");
+        crate::audit::flush(&store).await;
+        let f = crate::audit::Filter { limit: 10, ..Default::default() };
+        let rows = crate::audit::list(&store, &f).unwrap();
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        assert_eq!((rows[0].verdict, rows[0].result_code.as_deref()), (Verdict::Error, Some("rpc.cancelled")));
     }
 }
 

@@ -35,6 +35,9 @@ pub struct Services {
     /// The agent relay: connected bots and waiting asks live in the daemon's; elsewhere it
     /// reads the store (history, presence).
     pub relay: std::sync::Arc<crate::relay::Relay>,
+    /// The daemon's agent bridge (set by `hal0 serve` while `[bridge].enabled`): an op that
+    /// changes a run goes through it, so the daemon's waiters and followers hear at once.
+    pub bridge: std::sync::OnceLock<crate::bridge::Bridge>,
 }
 
 impl Services {
@@ -75,7 +78,19 @@ impl Services {
             Duration::from_secs(config.relay.ask_timeout_secs),
             cluster,
         ));
-        Ok(Services { paths, config, loaded, store, keys, started: Instant::now(), proxy, daemon, settings, relay })
+        Ok(Services {
+            paths,
+            config,
+            loaded,
+            store,
+            keys,
+            started: Instant::now(),
+            proxy,
+            daemon,
+            settings,
+            relay,
+            bridge: std::sync::OnceLock::new(),
+        })
     }
 }
 

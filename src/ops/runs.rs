@@ -93,6 +93,10 @@ pub struct StopArgs {
 /// `run_stop`: ask the run's Hermes profile to stop it; the run is `stopping` until Hermes
 /// ends it. A run that has ended is left as it is. Answers the run view.
 pub async fn stop(ctx: &Ctx, a: StopArgs) -> Result<serde_json::Value> {
+    if let Some(bridge) = ctx.bridge.get() {
+        // In the daemon: its waiters are woken and a run Hermes forgot is followed to its end.
+        return bridge.stop(&crate::bridge::Asker::admin(), &a.run_id).await;
+    }
     let id = a.run_id.clone();
     let run = ctx.store.call(move |s| crate::bridge::load_any(s, &id)).await?;
     if !run.finished {

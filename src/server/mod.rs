@@ -89,6 +89,7 @@ pub fn build_state(paths: Paths, config: Config, port: u16, cancel: &Cancellatio
     if let Some(b) = &bridge {
         // Local Hermes profiles answer relay asks through the bridge's runs.
         ops.relay.attach_local(b.clone());
+        let _ = ops.bridge.set(b.clone());
     }
     // Ended relay exchanges go to Langfuse when [relay.langfuse] is on; without its keys
     // hal0 says which is missing and runs without the export.
