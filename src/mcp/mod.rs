@@ -243,33 +243,6 @@ impl Drop for Unanswered<'_> {
     }
 }
 
-#[cfg(test)]
-mod cancel_tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn a_write_call_dropped_midway_is_recorded_as_cancelled() {
-        let (_dir, store) = crate::store::scratch();
-        let call = Audited {
-            store: &store,
-            surface: "mcp:admin",
-            tool: "config_write",
-            identity: "bridge:ops",
-            read_only: false,
-            refuse: |e| CallToolResult::error(vec![rmcp::model::ContentBlock::text(e.message.clone())]),
-            trace: TraceIn::default(),
-        };
-        let never = std::future::pending::<Response>();
-        let cut = tokio::time::timeout(std::time::Duration::from_millis(200), call.run(None, never)).await;
-        assert!(cut.is_err(), "the call was still running when it was dropped");
-        crate::audit::flush(&store).await;
-        let f = crate::audit::Filter { limit: 10, ..Default::default() };
-        let rows = crate::audit::list(&store, &f).unwrap();
-        assert_eq!(rows.len(), 1, "{rows:?}");
-        assert_eq!((rows[0].verdict, rows[0].result_code.as_deref()), (Verdict::Error, Some("rpc.cancelled")));
-    }
-}
-
 /// The verdict, result code and approval id of a tool call, read off its result.
 fn outcome(out: &Response) -> (Verdict, Option<String>, Option<String>) {
     match out {
@@ -295,5 +268,32 @@ fn outcome(out: &Response) -> (Verdict, Option<String>, Option<String>) {
             let code = e.data.as_ref().and_then(|d| d["code"].as_str()).map(str::to_string);
             (Verdict::Error, Some(code.unwrap_or_else(|| format!("rpc.{}", e.code.0))), None)
         }
+    }
+}
+
+#[cfg(test)]
+mod cancel_tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_write_call_dropped_midway_is_recorded_as_cancelled() {
+        let (_dir, store) = crate::store::scratch();
+        let call = Audited {
+            store: &store,
+            surface: "mcp:admin",
+            tool: "config_write",
+            identity: "bridge:ops",
+            read_only: false,
+            refuse: |e| CallToolResult::error(vec![rmcp::model::ContentBlock::text(e.message.clone())]),
+            trace: TraceIn::default(),
+        };
+        let never = std::future::pending::<Response>();
+        let cut = tokio::time::timeout(std::time::Duration::from_millis(200), call.run(None, never)).await;
+        assert!(cut.is_err(), "the call was still running when it was dropped");
+        crate::audit::flush(&store).await;
+        let f = crate::audit::Filter { limit: 10, ..Default::default() };
+        let rows = crate::audit::list(&store, &f).unwrap();
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        assert_eq!((rows[0].verdict, rows[0].result_code.as_deref()), (Verdict::Error, Some("rpc.cancelled")));
     }
 }
