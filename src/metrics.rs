@@ -106,23 +106,29 @@ pub const MAX_TOOL_LABELS: usize = 1024;
 /// (`A-Z a-z 0-9 _ - . /`, at most 64) is `_invalid` (prometheus-client writes label values
 /// unescaped), and past [`MAX_TOOL_LABELS`] distinct pairs a new one is `_other`.
 fn tool_label(server: &str, tool: &str) -> String {
-    static SEEN: LazyLock<std::sync::Mutex<std::collections::HashSet<(String, String)>>> =
-        LazyLock::new(Default::default);
+    type Seen = std::collections::HashMap<String, std::collections::HashSet<String>>;
+    static SEEN: LazyLock<std::sync::RwLock<(Seen, usize)>> = LazyLock::new(Default::default);
     let plain = !tool.is_empty()
         && tool.len() <= 64
         && tool.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'));
     if !plain {
         return "_invalid".into();
     }
-    let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
-    let key = (server.to_string(), tool.to_string());
-    if seen.contains(&key) {
+    // A pair seen before (nearly every call) is a shared read without allocating.
+    let known = |seen: &Seen| seen.get(server).is_some_and(|tools| tools.contains(tool));
+    if known(&SEEN.read().unwrap_or_else(|p| p.into_inner()).0) {
         return tool.to_string();
     }
-    if seen.len() >= MAX_TOOL_LABELS {
+    let mut guard = SEEN.write().unwrap_or_else(|p| p.into_inner());
+    let (seen, pairs) = &mut *guard;
+    if known(seen) {
+        return tool.to_string();
+    }
+    if *pairs >= MAX_TOOL_LABELS {
         return "_other".into();
     }
-    seen.insert(key);
+    seen.entry(server.to_string()).or_default().insert(tool.to_string());
+    *pairs += 1;
     tool.to_string()
 }
 

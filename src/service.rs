@@ -2,7 +2,6 @@
 //! cancellation token: Hermes wiring re-converged every 120 s, the exposure join once at
 //! start, unfinished bridge runs followed again after a restart, and the store pruned by its retention windows every `[store].prune_every_mins`.
 
-use crate::bridge::Bridge;
 use crate::ops::Services;
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,7 +26,7 @@ where
 }
 
 /// Start every background loop of the daemon.
-pub fn start(svc: &Arc<Services>, bridge: Option<Bridge>, cancel: &CancellationToken) {
+pub fn start(svc: &Arc<Services>, cancel: &CancellationToken) {
     // Named Hermes profiles are re-converged (the default profile only on
     // `hal0 agent reprovision hermes`).
     let s = svc.clone();
@@ -83,7 +82,7 @@ pub fn start(svc: &Arc<Services>, bridge: Option<Bridge>, cancel: &CancellationT
         })
         .await
     });
-    let Some(b) = bridge else { return };
+    let Some(b) = svc.bridge.get().cloned() else { return };
     tokio::spawn(async move {
         match b.recover().await {
             Ok(0) => {}

@@ -236,24 +236,45 @@ async fn send_batches(mut rx: mpsc::Receiver<Value>, http: reqwest::Client, url:
     }
 }
 
+/// What a tool call's span takes from its request: the caller's W3C `traceparent` (the
+/// request's `_meta`, else its HTTP header), the MCP session and the JSON-RPC id.
+#[derive(Debug, Clone, Default)]
+pub struct Incoming {
+    pub traceparent: Option<String>,
+    pub session: Option<String>,
+    pub request_id: String,
+}
+
+impl Incoming {
+    /// The [`Incoming`] of a request (empty, and never read, while tracing is off).
+    pub fn of(ctx: &rmcp::service::RequestContext<rmcp::RoleServer>) -> Incoming {
+        if !enabled() {
+            return Incoming::default();
+        }
+        let parts = ctx.extensions.get::<axum::http::request::Parts>();
+        let header =
+            |name: &str| parts.and_then(|p| p.headers.get(name)).and_then(|v| v.to_str().ok()).map(str::to_string);
+        Incoming {
+            traceparent: ctx.meta.get_traceparent().map(str::to_string).or_else(|| header("traceparent")),
+            session: header("mcp-session-id"),
+            request_id: ctx.id.to_string(),
+        }
+    }
+}
+
 /// The MCP `tools/call` server span of `tool` on `server`, under the caller's `traceparent`.
-pub fn tool_call_span(
-    server: &str,
-    tool: &str,
-    traceparent: Option<&str>,
-    session: Option<&str>,
-    request_id: &str,
-) -> Option<Span> {
-    let mut s = Span::start(format!("tools/call {tool}"), Kind::Server, traceparent.and_then(SpanContext::parse))?;
+pub fn tool_call_span(server: &str, tool: &str, from: &Incoming) -> Option<Span> {
+    let parent = from.traceparent.as_deref().and_then(SpanContext::parse);
+    let mut s = Span::start(format!("tools/call {tool}"), Kind::Server, parent)?;
     s.attr("mcp.method.name", "tools/call");
     s.attr("gen_ai.tool.name", tool);
     s.attr("gen_ai.operation.name", "execute_tool");
-    s.attr("jsonrpc.request.id", request_id);
+    s.attr("jsonrpc.request.id", from.request_id.clone());
     s.attr("network.transport", "tcp");
     s.attr("network.protocol.name", "http");
     s.attr("hal0.mcp.server", server);
-    if let Some(id) = session {
-        s.attr("mcp.session.id", id);
+    if let Some(id) = &from.session {
+        s.attr("mcp.session.id", id.clone());
     }
     Some(s)
 }

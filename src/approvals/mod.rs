@@ -230,6 +230,11 @@ pub fn get(store: &Store, id: &str) -> Result<Approval> {
         })
 }
 
+/// How many rows wait for a person.
+pub fn count_pending(store: &Store) -> Result<i64> {
+    store.with(|c| Ok(c.query_row("SELECT COUNT(*) FROM approvals WHERE status = 'pending'", [], |r| r.get(0))?))
+}
+
 /// Rows, newest first; `status` filters.
 pub fn list(store: &Store, status: Option<&str>) -> Result<Vec<Approval>> {
     let status = status.map(Status::parse).transpose()?;

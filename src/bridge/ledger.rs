@@ -175,6 +175,15 @@ pub fn by_idempotency(store: &Store, agent: &str, key: &str) -> Result<Option<Ru
 }
 
 /// Runs of `client` that have not finished.
+/// How many runs the ledger holds in each status, by status.
+pub fn count_by_status(store: &Store) -> Result<Vec<(String, i64)>> {
+    store.with(|c| {
+        let mut st = c.prepare_cached("SELECT status, COUNT(*) FROM runs GROUP BY status ORDER BY status")?;
+        let rows = st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    })
+}
+
 pub fn count_active(store: &Store, client: &str) -> Result<i64> {
     store.with(|c| {
         Ok(c.query_row("SELECT COUNT(*) FROM runs WHERE client = ?1 AND finished = 0", [client], |r| r.get(0))?)

@@ -508,16 +508,7 @@ impl Bridge {
             ));
         }
         let run = self.load(asker, run_id).await?;
-        let store = self.inner.store.clone();
-        let r2 = run.clone();
-        let events = tokio::task::spawn_blocking(move || -> Result<Vec<Value>> {
-            let evs = ledger::events(&store, &r2.run_id, since, limit)?;
-            view::events_view(&store, &r2, &evs)
-        })
-        .await
-        .map_err(|e| Error::internal(e.to_string()))??;
-        let last = events.last().and_then(|e| e["seq"].as_i64()).unwrap_or(since);
-        Ok(json!({"run_id": run.run_id, "events": events, "last_seq": last}))
+        self.db(move |s| view::events_page(s, &run, since, limit)).await
     }
 
     /// `agent_runs_list`.

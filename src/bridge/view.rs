@@ -118,6 +118,11 @@ pub fn run_view(run: &Run, offset: i64) -> Result<Value> {
     Ok(Value::Object(m))
 }
 
+/// The view without any output (what a live stream sends whenever the run changes).
+pub fn status_view(run: &Run) -> Value {
+    Value::Object(base(run, &mut false))
+}
+
 /// The list view: `output_preview` in place of `output`.
 pub fn list_view(run: &Run) -> Value {
     let out = &run.output;
@@ -130,6 +135,15 @@ pub fn list_view(run: &Run) -> Value {
         m.insert("truncated".into(), json!(true));
     }
     Value::Object(m)
+}
+
+/// A page of `run`'s stored events after `since` (at most `limit`, checked by the caller)
+/// as a caller sees them: `{run_id, events, last_seq}`.
+pub fn events_page(store: &Store, run: &Run, since: i64, limit: i64) -> Result<Value> {
+    let evs = ledger::events(store, &run.run_id, since, limit)?;
+    let views = events_view(store, run, &evs)?;
+    let last = views.last().and_then(|e| e["seq"].as_i64()).unwrap_or(since);
+    Ok(json!({"run_id": run.run_id, "events": views, "last_seq": last}))
 }
 
 /// Events as a caller sees them: `{seq, event, …payload}`, consecutive `message.text`

@@ -140,14 +140,11 @@ pub fn run(ctx: &Ctx, cmd: RunsCmd) -> Result<()> {
                 return Err(Error::invalid("cli.invalid_limit", "--limit must be 1 to 500 and --since 0 or more"));
             }
             let r = load(ctx, &run_id)?;
-            let store = ctx.store()?;
-            let evs = ledger::events(&store, &run_id, since, limit)?;
-            let views = crate::bridge::view::events_view(&store, &r, &evs)?;
+            let page = crate::bridge::view::events_page(&ctx.store()?, &r, since, limit)?;
             if json {
-                let last = views.last().and_then(|e| e["seq"].as_i64()).unwrap_or(since);
-                print_json(&json!({"run_id": run_id, "events": views, "last_seq": last}));
+                print_json(&page);
             } else {
-                for e in views {
+                for e in page["events"].as_array().into_iter().flatten() {
                     let seq = e["seq"].as_i64().unwrap_or(0);
                     let name = e["event"].as_str().unwrap_or("").to_string();
                     let mut rest = e.clone();

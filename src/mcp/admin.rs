@@ -94,7 +94,7 @@ impl ServerHandler for AdminServer {
             identity: &audit_id,
             read_only,
             refuse: admin_error,
-            trace: super::trace_in(&context),
+            trace: crate::telemetry::Incoming::of(&context),
         };
         let ctx = Ctx::remote(self.state.ops.clone(), identity);
         call.run(request.arguments.clone(), async {

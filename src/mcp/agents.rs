@@ -194,7 +194,7 @@ impl AgentsServer {
     fn bridge(&self) -> Result<&Bridge> {
         self.state
             .bridge
-            .as_ref()
+            .get()
             .ok_or_else(|| Error::unavailable("bridge.unavailable", "the run service is not running"))
     }
 

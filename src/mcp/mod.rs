@@ -22,29 +22,6 @@ pub fn caller(ctx: &RequestContext<RoleServer>) -> Option<Caller> {
     ctx.extensions.get::<axum::http::request::Parts>().and_then(|p| p.extensions.get::<Caller>()).cloned()
 }
 
-/// What a tool call's span takes from its request: the caller's W3C `traceparent` (the
-/// request's `_meta`, else its HTTP header), the MCP session and the JSON-RPC id.
-#[derive(Debug, Clone, Default)]
-pub struct TraceIn {
-    pub traceparent: Option<String>,
-    pub session: Option<String>,
-    pub request_id: String,
-}
-
-/// The [`TraceIn`] of a request (empty, and never read, while tracing is off).
-pub fn trace_in(ctx: &RequestContext<RoleServer>) -> TraceIn {
-    if !crate::telemetry::enabled() {
-        return TraceIn::default();
-    }
-    let parts = ctx.extensions.get::<axum::http::request::Parts>();
-    let header = |name: &str| parts.and_then(|p| p.headers.get(name)).and_then(|v| v.to_str().ok()).map(str::to_string);
-    TraceIn {
-        traceparent: ctx.meta.get_traceparent().map(str::to_string).or_else(|| header("traceparent")),
-        session: header("mcp-session-id"),
-        request_id: ctx.id.to_string(),
-    }
-}
-
 /// A successful tool result carrying JSON both as structured content and as text.
 pub fn ok_json(v: serde_json::Value) -> CallToolResult {
     CallToolResult::structured(v)
@@ -120,7 +97,7 @@ pub async fn routed_and_audited<S: Send + Sync + 'static>(
     let read_only = wait == AuditWait::Never
         || tool.is_none_or(|t| t.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true));
     let known = tool.is_some();
-    let trace = trace_in(&context);
+    let trace = crate::telemetry::Incoming::of(&context);
     let tcc = rmcp::handler::server::tool::ToolCallContext::new(service, request, context);
     let call = Audited { store, surface, tool: &name, identity: &identity, read_only, refuse, trace };
     call.run(args, async { if known { router.call(tcc).await } else { Err(no_such_tool(surface, &name)) } }).await
@@ -140,7 +117,7 @@ pub struct Audited<'a> {
     /// Renders the refusal in the server's own error shape.
     pub refuse: fn(&Error) -> CallToolResult,
     /// The caller's trace context, for the call's span.
-    pub trace: TraceIn,
+    pub trace: crate::telemetry::Incoming,
 }
 
 type Response = Result<rmcp::model::CallToolResponse, rmcp::ErrorData>;
@@ -164,14 +141,7 @@ impl Audited<'_> {
         };
         let started = std::time::Instant::now();
         let server = self.surface.strip_prefix("mcp:").unwrap_or(self.surface);
-        let t = &self.trace;
-        let span = crate::telemetry::tool_call_span(
-            server,
-            self.tool,
-            t.traceparent.as_deref(),
-            t.session.as_deref(),
-            &t.request_id,
-        );
+        let span = crate::telemetry::tool_call_span(server, self.tool, &self.trace);
         let timed = async {
             let out = crate::telemetry::within(span.as_ref().map(|s| s.ctx), call).await;
             crate::metrics::tool_call(self.surface, self.tool, crate::metrics::outcome_of(&out), started.elapsed());
@@ -285,7 +255,7 @@ mod cancel_tests {
             identity: "bridge:ops",
             read_only: false,
             refuse: |e| CallToolResult::error(vec![rmcp::model::ContentBlock::text(e.message.clone())]),
-            trace: TraceIn::default(),
+            trace: crate::telemetry::Incoming::default(),
         };
         let never = std::future::pending::<Response>();
         let cut = tokio::time::timeout(std::time::Duration::from_millis(200), call.run(None, never)).await;

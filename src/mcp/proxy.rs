@@ -87,14 +87,7 @@ impl ServerHandler for ProxyServer {
         let progress = super::progress::of(&context, &self.state.config);
         let started = std::time::Instant::now();
         let surface = format!("proxy/{}", served.record.id);
-        let t = super::trace_in(&context);
-        let span = crate::telemetry::tool_call_span(
-            &surface,
-            &request.name,
-            t.traceparent.as_deref(),
-            t.session.as_deref(),
-            &t.request_id,
-        );
+        let span = crate::telemetry::tool_call_span(&surface, &request.name, &crate::telemetry::Incoming::of(&context));
         let call = self.state.proxy.call(&served, &request.name, request.arguments, &who, &progress);
         let out = match crate::telemetry::within(span.as_ref().map(|s| s.ctx), call).await {
             Ok(r) => Ok(r.into()),

@@ -35,8 +35,9 @@ pub struct Services {
     /// The agent relay: connected bots and waiting asks live in the daemon's; elsewhere it
     /// reads the store (history, presence).
     pub relay: std::sync::Arc<crate::relay::Relay>,
-    /// The daemon's agent bridge (set by `hal0 serve` while `[bridge].enabled`): an op that
-    /// changes a run goes through it, so the daemon's waiters and followers hear at once.
+    /// The daemon's agent bridge (set by `hal0 serve` while `[bridge].enabled`; unset in
+    /// the CLI): the MCP run tools use it, and an op that changes a run goes through it, so
+    /// the daemon's waiters and followers hear at once.
     pub bridge: std::sync::OnceLock<crate::bridge::Bridge>,
 }
 

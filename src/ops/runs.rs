@@ -76,10 +76,7 @@ pub async fn events(ctx: &Ctx, a: EventsArgs) -> Result<serde_json::Value> {
     ctx.store
         .call(move |s| {
             let run = crate::bridge::load_any(s, &a.run_id)?;
-            let evs = crate::bridge::ledger::events(s, &run.run_id, since, limit)?;
-            let views = crate::bridge::view::events_view(s, &run, &evs)?;
-            let last = views.last().and_then(|e| e["seq"].as_i64()).unwrap_or(since);
-            Ok(serde_json::json!({"run_id": run.run_id, "events": views, "last_seq": last}))
+            crate::bridge::view::events_page(s, &run, since, limit)
         })
         .await
 }

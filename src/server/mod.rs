@@ -38,8 +38,6 @@ pub struct AppState {
     pub key_cache: crate::auth::keycache::KeyCache,
     /// Bumped whenever keys may have changed (api.env or the store); streams re-check.
     pub epoch: tokio::sync::watch::Receiver<u64>,
-    /// The agent bridge (`None` while `[bridge].enabled` is false).
-    pub bridge: Option<crate::bridge::Bridge>,
     /// Open MCP sessions and their bounds.
     pub sessions: Arc<sessions::Sessions>,
     /// Fires when the daemon stops (long-lived sockets close on it).
@@ -85,11 +83,11 @@ pub fn build_state(paths: Paths, config: Config, port: u16, cancel: &Cancellatio
         std::env::var("HAL0_MCP_ALLOWED_ORIGINS").ok().as_deref(),
     );
     let epoch = revoke::spawn_watcher(paths.api_env(), store.clone(), cancel.clone());
-    let bridge = config.bridge.enabled.then(|| crate::bridge::Bridge::new(store.clone(), config));
-    if let Some(b) = &bridge {
+    if config.bridge.enabled {
+        let b = crate::bridge::Bridge::new(store.clone(), config);
         // Local Hermes profiles answer relay asks through the bridge's runs.
         ops.relay.attach_local(b.clone());
-        let _ = ops.bridge.set(b.clone());
+        let _ = ops.bridge.set(b);
     }
     // Ended relay exchanges go to Langfuse when [relay.langfuse] is on; without its keys
     // hal0 says which is missing and runs without the export.
@@ -100,7 +98,6 @@ pub fn build_state(paths: Paths, config: Config, port: u16, cancel: &Cancellatio
     }
     Ok(Arc::new(AppState {
         sessions: Arc::new(sessions::Sessions::new(&config.limits)),
-        bridge,
         hosts,
         key_cache: crate::auth::keycache::KeyCache::new(store),
         ops: ops.clone(),
@@ -236,7 +233,7 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     state.relay.reset()?;
     state.relay.join(cancel.clone()).await;
     let app = router(state.clone(), &cancel);
-    crate::service::start(&state.ops, state.bridge.clone(), &cancel);
+    crate::service::start(&state.ops, &cancel);
     if state.config.memory.enabled {
         // Build the memory search index from the notes now, so no search waits for it
         // (a search before it is ready builds or waits for it itself).

@@ -58,12 +58,7 @@ struct Cursor {
 fn step(store: &crate::store::Store, c: &mut Cursor) -> Result<Vec<Event>> {
     let run = crate::bridge::load_any(store, &c.run_id)?;
     let mut out = Vec::new();
-    let mut v = view::run_view(&run, 0)?;
-    if let Some(m) = v.as_object_mut() {
-        for k in ["output", "output_offset", "output_total", "next_offset", "more", "truncated"] {
-            m.remove(k);
-        }
-    }
+    let v = view::status_view(&run);
     if c.status.as_ref() != Some(&v) {
         out.push(Event::default().event("status").data(v.to_string()));
         c.status = Some(v);
@@ -122,7 +117,7 @@ pub async fn stream(
         Ok(x) => x,
         Err(e) => return e.into_response(),
     };
-    let watch = state.bridge.as_ref().map(|b| b.subscribe(&cursor.run_id));
+    let watch = state.bridge.get().map(|b| b.subscribe(&cursor.run_id));
     let cancel = state.cancel.clone();
     let s = futures::stream::unfold(
         (store, cursor, VecDeque::from(first), watch, cancel),
