@@ -95,9 +95,11 @@ pub const ALL: &[&str] = &[
     // logs
     "logs.invalid_lines",
     // mcp
+    "mcp.access_invalid",
     "mcp.already_installed",
     "mcp.approved_call_failed",
     "mcp.bundled",
+    "mcp.call_cancelled",
     "mcp.call_denied",
     "mcp.call_withdrawn",
     "mcp.catalog_invalid",
@@ -137,7 +139,12 @@ pub const ALL: &[&str] = &[
     "mcp.parse_error",
     "mcp.probe_failed",
     "mcp.program_needs_auth",
+    "mcp.prompt_blocked",
+    "mcp.prompt_unlisted",
     "mcp.record_malformed",
+    "mcp.resource_blocked",
+    "mcp.resource_unlisted",
+    "mcp.result_withheld",
     "mcp.server_disabled",
     "mcp.ssrf_refused",
     "mcp.supervisor_unavailable",
@@ -148,6 +155,7 @@ pub const ALL: &[&str] = &[
     "mcp.tools_invalid",
     "mcp.unknown_action",
     "mcp.unknown_tool",
+    "mcp.upstream_error",
     "mcp.upstream_failed",
     "mcp.upstream_tool_error",
     // memory

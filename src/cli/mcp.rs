@@ -49,12 +49,29 @@ pub enum McpCmd {
         #[arg(long, short = 'y')]
         yes: bool,
     },
-    /// Let agents call TOOL autonomously (moves it off gated/blocked).
-    Allow { id: String, tool: String },
+    /// Let agents call TOOL autonomously (moves it off gated/blocked); with --resource or
+    /// --prompt, offer a resource URI (a trailing `*` matches a prefix) or a prompt instead.
+    Allow {
+        id: String,
+        tool: String,
+        #[command(flatten)]
+        what: AccessFlags,
+    },
     /// Queue each call of TOOL for approval (moves it off allow/blocked).
-    Gate { id: String, tool: String },
-    /// Hard-reject calls of TOOL (moves it off allow/gated).
-    Block { id: String, tool: String },
+    Gate {
+        id: String,
+        tool: String,
+        #[command(flatten)]
+        what: AccessFlags,
+    },
+    /// Hard-reject calls of TOOL (moves it off allow/gated); with --resource or --prompt,
+    /// refuse that resource URI (pattern) or prompt.
+    Block {
+        id: String,
+        tool: String,
+        #[command(flatten)]
+        what: AccessFlags,
+    },
     /// Connect to the server with its own headers, list its tools and show each tool's verdict.
     Test {
         id: String,
@@ -132,8 +149,44 @@ fn record_json(r: &Record, state: Option<&str>) -> serde_json::Value {
     }
 }
 
-fn set(ctx: &Ctx, id: &str, tool: &str, tier: ToolList) -> Result<()> {
+/// `--resource` / `--prompt`: the name is a resource URI (pattern) or a prompt, not a tool.
+#[derive(clap::Args, Debug, Clone, Copy)]
+#[group(multiple = false)]
+pub struct AccessFlags {
+    /// The name is a resource URI, or a URI prefix ending in `*` ([resource_access]).
+    #[arg(long)]
+    resource: bool,
+    /// The name is a prompt ([prompt_access]).
+    #[arg(long)]
+    prompt: bool,
+}
+
+impl AccessFlags {
+    fn which(self) -> Option<registry::record::Access> {
+        if self.resource {
+            Some(registry::record::Access::Resources)
+        } else if self.prompt {
+            Some(registry::record::Access::Prompts)
+        } else {
+            None
+        }
+    }
+}
+
+fn set(ctx: &Ctx, id: &str, tool: &str, tier: ToolList, what: AccessFlags) -> Result<()> {
     let reg = Registry::new(&ctx.paths);
+    if let Some(which) = what.which() {
+        let before = reg.get(id)?.access(which).verdict(tool);
+        let r = reg.set_access(id, which, tool, Some(tier))?;
+        let now = r.access(which).verdict(tool);
+        let name = safe_line(tool);
+        if before == now {
+            println!("`{name}` on `{id}` is already {} in [{}].", tier.key(), which.table());
+        } else {
+            println!("`{name}` on `{id}`: {} in [{}].", tier.key(), which.table());
+        }
+        return Ok(());
+    }
     let before = reg.get(id)?.tools.tier_of(tool);
     reg.set_tier(id, tool, tier)?;
     let tool = safe_line(tool);
@@ -276,7 +329,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
             let names = |m: &std::collections::BTreeMap<String, String>| {
                 if m.is_empty() { "-".to_string() } else { m.keys().cloned().collect::<Vec<_>>().join(", ") }
             };
-            let rows = vec![
+            let mut rows = vec![
                 vec!["name".into(), r.name.clone()],
                 vec!["spec".into(), r.spec.clone()],
                 vec!["transport".into(), r.transport.as_str().into()],
@@ -297,6 +350,11 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
                 vec!["consumers".into(), if live.is_empty() { "-".into() } else { live.join(", ") }],
                 vec!["installed".into(), r.installed_at.clone()],
             ];
+            for (row, p) in [("resources", &r.resource_access), ("prompts", &r.prompt_access)] {
+                if !p.is_empty() {
+                    rows.push(vec![row.into(), format!("allow: {}; blocked: {}", list(&p.allow), list(&p.blocked))]);
+                }
+            }
             println!("{}", table(&[r.id.as_str(), ""], rows));
             Ok(())
         }
@@ -312,9 +370,9 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
             print_sync(&sync);
             Ok(())
         }
-        McpCmd::Allow { id, tool } => set(ctx, &id, &tool, ToolList::Allow),
-        McpCmd::Gate { id, tool } => set(ctx, &id, &tool, ToolList::Gated),
-        McpCmd::Block { id, tool } => set(ctx, &id, &tool, ToolList::Blocked),
+        McpCmd::Allow { id, tool, what } => set(ctx, &id, &tool, ToolList::Allow, what),
+        McpCmd::Gate { id, tool, what } => set(ctx, &id, &tool, ToolList::Gated, what),
+        McpCmd::Block { id, tool, what } => set(ctx, &id, &tool, ToolList::Blocked, what),
         McpCmd::Keys { cmd } => super::mcp_keys::run(ctx, cmd),
         McpCmd::Secret { cmd } => super::mcp_secret::run(ctx, cmd),
         McpCmd::Start { id, json } => super::mcp_control::run(ctx, &id, "start", json),

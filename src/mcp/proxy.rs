@@ -2,13 +2,19 @@
 //! the policy in `crate::registry::proxy` decides what reaches the installed server. The
 //! guard has already checked the consumer's key against `<id>` and attached the target.
 
+// The proxy relays what upstream servers still speak: logging, roots, sampling and
+// subscriptions are deprecated in the newest protocol (SEP-2577), not gone.
+#![allow(deprecated)]
+
 use super::caller;
 use crate::auth::Credential;
-use crate::registry::proxy::{Served, Who, error_result};
+use crate::registry::proxy::{Consumer, Link, Served, Who, error_result};
 use crate::server::AppState;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
+    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -18,14 +24,39 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub struct ProxyTarget(pub Arc<Served>);
 
+/// One consumer session of the proxy (rmcp makes one per session).
 #[derive(Clone)]
 pub struct ProxyServer {
     state: Arc<AppState>,
+    /// This session's own upstream sessions (http servers).
+    link: Arc<Link>,
 }
 
 impl ProxyServer {
     pub fn new(state: Arc<AppState>) -> Self {
-        ProxyServer { state }
+        ProxyServer { state, link: Arc::default() }
+    }
+
+    fn consumer(&self, ctx: &RequestContext<RoleServer>) -> Consumer {
+        Consumer {
+            peer: ctx.peer.clone(),
+            token: ctx.meta.get_progress_token(),
+            ct: ctx.ct.clone(),
+            link: self.link.clone(),
+        }
+    }
+}
+
+/// A refusal or failure of a proxied request other than `tools/call`, as an MCP error whose
+/// data names the stable code.
+fn mcp_error(e: &crate::error::Error) -> ErrorData {
+    let message = format!("{}: {}", e.code, crate::redact::redact(&e.message));
+    let data = Some(serde_json::json!({"code": e.code}));
+    match e.kind {
+        crate::error::Kind::Forbidden | crate::error::Kind::Invalid | crate::error::Kind::NotFound => {
+            ErrorData::invalid_params(message, data)
+        }
+        _ => ErrorData::internal_error(message, data),
     }
 }
 
@@ -49,11 +80,20 @@ fn who(ctx: &RequestContext<RoleServer>) -> Who {
 
 impl ServerHandler for ProxyServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let caps = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_prompts()
+            .enable_logging()
+            .enable_completions()
+            .build();
+        ServerConfig::new(caps)
             .with_server_info(Implementation::new("hal0-proxy", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "hal0's policy proxy for an installed MCP server: only tools the operator allowed or gated are \
-                 listed; gated calls wait for a person's approval."
+                 listed; gated calls wait for a person's approval. Resources and prompts are listed only where the \
+                 operator allowed them."
                     .to_string(),
             )
     }
@@ -64,12 +104,107 @@ impl ServerHandler for ProxyServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let served = target(&context)?;
-        match self.state.proxy.list_tools(&served).await {
+        match self.state.proxy.list_tools(&served, &self.consumer(&context)).await {
             Ok(tools) => Ok(ListToolsResult::with_all_items(tools)),
-            Err(e) => {
-                Err(ErrorData::internal_error(format!("{}: {}", e.code, crate::redact::redact(&e.message)), None))
-            }
+            Err(e) => Err(mcp_error(&e)),
         }
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let served = target(&context)?;
+        let all =
+            self.state.proxy.list_resources(&served, &self.consumer(&context)).await.map_err(|e| mcp_error(&e))?;
+        Ok(ListResourcesResult::with_all_items(all))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let served = target(&context)?;
+        let all = self
+            .state
+            .proxy
+            .list_resource_templates(&served, &self.consumer(&context))
+            .await
+            .map_err(|e| mcp_error(&e))?;
+        Ok(ListResourceTemplatesResult::with_all_items(all))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let served = target(&context)?;
+        let (who, consumer) = (who(&context), self.consumer(&context));
+        let out = self.state.proxy.read_resource(&served, &consumer, &who, request).await;
+        out.map(Into::into).map_err(|e| mcp_error(&e))
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let served = target(&context)?;
+        let (who, consumer) = (who(&context), self.consumer(&context));
+        self.state.proxy.subscribe(&served, &consumer, &who, request.uri, true).await.map_err(|e| mcp_error(&e))
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let served = target(&context)?;
+        let (who, consumer) = (who(&context), self.consumer(&context));
+        self.state.proxy.subscribe(&served, &consumer, &who, request.uri, false).await.map_err(|e| mcp_error(&e))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let served = target(&context)?;
+        let all = self.state.proxy.list_prompts(&served, &self.consumer(&context)).await.map_err(|e| mcp_error(&e))?;
+        Ok(ListPromptsResult::with_all_items(all))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let served = target(&context)?;
+        let (who, consumer) = (who(&context), self.consumer(&context));
+        let out = self.state.proxy.get_prompt(&served, &consumer, &who, request).await;
+        out.map(Into::into).map_err(|e| mcp_error(&e))
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let served = target(&context)?;
+        let (who, consumer) = (who(&context), self.consumer(&context));
+        self.state.proxy.complete(&served, &consumer, &who, request).await.map_err(|e| mcp_error(&e))
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let served = target(&context)?;
+        self.state.proxy.set_level(&served, &self.consumer(&context), request).await.map_err(|e| mcp_error(&e))
     }
 
     async fn call_tool(
@@ -88,7 +223,8 @@ impl ServerHandler for ProxyServer {
         let started = std::time::Instant::now();
         let surface = format!("proxy/{}", served.record.id);
         let span = crate::telemetry::tool_call_span(&surface, &request.name, &crate::telemetry::Incoming::of(&context));
-        let call = self.state.proxy.call(&served, &request.name, request.arguments, &who, &progress);
+        let consumer = self.consumer(&context);
+        let call = self.state.proxy.call(&served, &request.name, request.arguments, &who, &progress, &consumer);
         let out = match crate::telemetry::within(span.as_ref().map(|s| s.ctx), call).await {
             Ok(r) => Ok(r.into()),
             Err(e) => Err(super::unknown_tool(&request.name, &e)),

@@ -6,11 +6,13 @@ pub mod catalog;
 pub mod consumers;
 pub mod expose;
 pub mod manage;
+pub mod passthrough;
 pub mod policy;
 pub mod probe;
 pub mod program;
 pub mod proxy;
 pub mod record;
+pub mod relay;
 pub mod spec;
 pub mod sse_client;
 pub mod ssrf;
@@ -230,6 +232,22 @@ impl Registry {
     pub fn set_tier(&self, id: &str, tool: &str, tier: ToolList) -> Result<Record> {
         policy::validate_tool(tool)?;
         self.edit(id, |p| Ok(p.with_tier(tool, tier)))
+    }
+
+    /// Put resource URI (pattern) or prompt name `name` on `list` of access table `which`
+    /// (`None`: off both lists), taking it off the other list.
+    pub fn set_access(&self, id: &str, which: record::Access, name: &str, list: Option<ToolList>) -> Result<Record> {
+        if list == Some(ToolList::Gated) {
+            return Err(Error::invalid(
+                "mcp.access_invalid",
+                format!("`{}` has allow and blocked lists only: a read does not wait for a person", which.table()),
+            ));
+        }
+        self.rewrite(id, |cur, path, text| {
+            let p = cur.access(which).with(name, list);
+            p.validate(which.table())?;
+            record::edit_access(path, text, which, &p)
+        })
     }
 
     /// Replace the whole policy; a tool on two lists is `mcp.tools_invalid`.

@@ -124,6 +124,81 @@ impl ToolPolicy {
     }
 }
 
+/// The `[resource_access]` or `[prompt_access]` table of a record: which of the server's
+/// resources (by URI) or prompts (by name) a consumer of the proxy may list and read. An
+/// entry ending in `*` matches every name that starts with what comes before it
+/// (`demo://resource/static/*`). A name on neither list is not offered: by default a
+/// consumer sees no resource and no prompt. There is no gated list: a read does not wait for
+/// a person.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct AccessPolicy {
+    pub allow: Vec<String>,
+    pub blocked: Vec<String>,
+}
+
+/// Whether access-list entry `pattern` covers `name`.
+fn covers(pattern: &str, name: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => pattern == name,
+    }
+}
+
+impl AccessPolicy {
+    pub fn is_empty(&self) -> bool {
+        self.allow.is_empty() && self.blocked.is_empty()
+    }
+
+    /// Blocked first, then allow, else `unknown_tool` (not offered).
+    pub fn verdict(&self, name: &str) -> Verdict {
+        if self.blocked.iter().any(|p| covers(p, name)) {
+            Verdict::Blocked
+        } else if self.allow.iter().any(|p| covers(p, name)) {
+            Verdict::Allow
+        } else {
+            Verdict::UnknownTool
+        }
+    }
+
+    /// Every entry 1–2048 printable characters without spaces, none listed twice.
+    pub fn validate(&self, table: &str) -> Result<()> {
+        let mut seen: Vec<&str> = Vec::new();
+        for e in self.allow.iter().chain(&self.blocked) {
+            if e.is_empty() || e.len() > 2048 || e.chars().any(|c| c.is_whitespace() || c.is_control()) {
+                return Err(Error::invalid(
+                    "mcp.access_invalid",
+                    format!(
+                        "`{}` in `[{table}]` is not a name or URI (1–2048 characters, no spaces)",
+                        e.escape_debug()
+                    ),
+                ));
+            }
+            if seen.contains(&e.as_str()) {
+                return Err(Error::invalid(
+                    "mcp.access_invalid",
+                    format!("`{e}` is listed twice in `[{table}]`; an entry sits on one list only"),
+                ));
+            }
+            seen.push(e);
+        }
+        Ok(())
+    }
+
+    /// The policy with `name` on `list` (`None`: on neither) and on no other list.
+    pub fn with(&self, name: &str, list: Option<ToolList>) -> AccessPolicy {
+        let mut p = self.clone();
+        p.allow.retain(|t| t != name);
+        p.blocked.retain(|t| t != name);
+        match list {
+            Some(ToolList::Blocked) => p.blocked.push(name.into()),
+            Some(_) => p.allow.push(name.into()),
+            None => {}
+        }
+        p
+    }
+}
+
 /// A new policy from three lists; a tool on two lists is refused with `mcp.tools_invalid`.
 pub fn replace_policy(allow: Vec<String>, gated: Vec<String>, blocked: Vec<String>) -> Result<ToolPolicy> {
     let p = ToolPolicy { allow, gated, blocked };
@@ -162,6 +237,24 @@ mod tests {
         assert_eq!(p.verdict("b"), Verdict::Blocked);
         assert_eq!(p.verdict("zzz"), Verdict::UnknownTool);
         assert_eq!(ToolPolicy::default().verdict("a"), Verdict::UnknownTool);
+    }
+
+    #[test]
+    fn access_lists_match_exact_names_and_prefixes() {
+        let p = AccessPolicy { allow: v(&["demo://static/*", "simple"]), blocked: v(&["demo://static/secret*"]) };
+        assert_eq!(p.verdict("demo://static/a.md"), Verdict::Allow);
+        assert_eq!(p.verdict("demo://static/secret.md"), Verdict::Blocked);
+        assert_eq!(p.verdict("simple"), Verdict::Allow);
+        assert_eq!(p.verdict("simple-2"), Verdict::UnknownTool, "no `*`, no prefix match");
+        assert_eq!(AccessPolicy::default().verdict("simple"), Verdict::UnknownTool, "nothing offered by default");
+        p.validate("resource_access").unwrap();
+        let twice = AccessPolicy { allow: v(&["a"]), blocked: v(&["a"]) };
+        assert_eq!(twice.validate("prompt_access").unwrap_err().code, "mcp.access_invalid");
+        let spaced = AccessPolicy { allow: v(&["a b"]), ..Default::default() };
+        assert_eq!(spaced.validate("prompt_access").unwrap_err().code, "mcp.access_invalid");
+        let moved = p.with("simple", Some(ToolList::Blocked));
+        assert_eq!(moved.verdict("simple"), Verdict::Blocked);
+        assert_eq!(moved.with("simple", None).verdict("simple"), Verdict::UnknownTool);
     }
 
     #[test]

@@ -35,7 +35,7 @@ fn failed(what: String) -> Error {
 /// Probe `record`: connect with its own URL and headers (a stdio server's command is
 /// started for the probe and stopped after it), list its tools and judge each.
 pub async fn probe(record: &Record, paths: &crate::paths::Paths) -> Result<Probe> {
-    let (up, missing) = super::upstream::connect(record, paths, "mcp.probe_failed").await?;
+    let (up, missing) = super::upstream::connect(record, paths, "mcp.probe_failed", Default::default()).await?;
     let out = probe_with(record, &up.client, missing).await;
     let _ = up.client.cancel().await;
     out

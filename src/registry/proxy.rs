@@ -18,7 +18,8 @@ use crate::error::{Error, Kind, Result};
 use crate::paths::Paths;
 use crate::progress::Progress;
 use crate::store::Store;
-use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, Tool};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, ProgressToken, Tool};
+use rmcp::{RoleServer, service::Peer};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -34,14 +35,14 @@ const POLL: Duration = Duration::from_millis(200);
 const PREVIEW_MAX: usize = 400;
 
 /// One consumer call as the audit log describes it.
-struct Call<'a> {
+pub(super) struct Call<'a> {
     /// `mcp:proxy/<id>`.
-    surface: String,
-    tool: &'a str,
-    who: &'a Who,
-    args: Option<Map<String, Value>>,
+    pub(super) surface: String,
+    pub(super) tool: &'a str,
+    pub(super) who: &'a Who,
+    pub(super) args: Option<Map<String, Value>>,
     /// `policy: <verdict>`, the policy in force.
-    policy: String,
+    pub(super) policy: String,
 }
 
 impl Call<'_> {
@@ -66,6 +67,24 @@ impl Call<'_> {
     }
 }
 
+/// The consumer behind one request: its session's handle (where the upstream's progress,
+/// logging and requests go), its progress token, its cancellation, and its session's own
+/// upstream sessions.
+#[derive(Clone)]
+pub struct Consumer {
+    pub peer: Peer<RoleServer>,
+    pub token: Option<ProgressToken>,
+    pub ct: tokio_util::sync::CancellationToken,
+    pub link: Arc<Link>,
+}
+
+/// The upstream sessions of one consumer session: an http server gets one upstream MCP
+/// session per consumer session, so its per-session state (log level, subscriptions,
+/// session resources) and its notifications belong to that consumer alone. Keyed by server
+/// id; a record change (another fingerprint) opens a new one.
+#[derive(Default)]
+pub struct Link(tokio::sync::Mutex<HashMap<String, (String, Arc<upstream::Upstream>)>>);
+
 /// Who is calling through the proxy.
 #[derive(Debug, Clone)]
 pub struct Who {
@@ -80,7 +99,7 @@ pub struct Who {
 pub struct Served {
     pub record: Record,
     fingerprint: String,
-    secrets: Vec<String>,
+    pub(super) secrets: Vec<String>,
 }
 
 /// Identity of a file's current content for the cache: inode, size, mtime.
@@ -113,12 +132,20 @@ pub fn error_result(e: &Error) -> CallToolResult {
 
 /// Replace every resolved secret value of the record found in `result` with the mask.
 fn mask_secrets(result: CallToolResult, secrets: &[String]) -> CallToolResult {
+    mask_in(result, secrets).unwrap_or_else(|| {
+        CallToolResult::error(vec![ContentBlock::text("mcp.result_withheld: the result carried a credential")])
+    })
+}
+
+/// `value` with every one of `secrets` masked; `None` when the masked text no longer reads
+/// back as a `T` (the caller withholds the answer).
+pub(super) fn mask_in<T: serde::Serialize + serde::de::DeserializeOwned>(value: T, secrets: &[String]) -> Option<T> {
     if secrets.is_empty() {
-        return result;
+        return Some(value);
     }
-    let Ok(text) = serde_json::to_string(&result) else { return result };
+    let Ok(text) = serde_json::to_string(&value) else { return Some(value) };
     if !secrets.iter().any(|s| text.contains(s.as_str())) {
-        return result;
+        return Some(value);
     }
     let mut masked = text;
     for s in secrets {
@@ -127,9 +154,7 @@ fn mask_secrets(result: CallToolResult, secrets: &[String]) -> CallToolResult {
         let enc = enc.trim_matches('"');
         masked = masked.replace(enc, crate::redact::MASK);
     }
-    serde_json::from_str(&masked).unwrap_or_else(|_| {
-        CallToolResult::error(vec![ContentBlock::text("mcp.result_withheld: the result carried a credential")])
-    })
+    serde_json::from_str(&masked).ok()
 }
 
 fn refused(code: &'static str, msg: String) -> Error {
@@ -164,8 +189,33 @@ impl Proxy {
         Ok(served)
     }
 
-    async fn client(&self, s: &Served) -> Result<Arc<upstream::Upstream>> {
-        self.pool.client(&s.record, &s.fingerprint, &self.paths).await
+    /// The connection a consumer's request uses: a stdio server's one child (shared), an
+    /// http server's upstream session of this consumer session (opened on first use).
+    async fn client(&self, s: &Served, who: &Consumer) -> Result<Arc<upstream::Upstream>> {
+        if s.record.transport == Transport::Stdio {
+            return self.pool.client(&s.record, &s.fingerprint, &self.paths).await;
+        }
+        let mut link = who.link.0.lock().await;
+        if let Some((fp, up)) = link.get(&s.record.id)
+            && *fp == s.fingerprint
+            && !up.client.is_closed()
+        {
+            return Ok(up.clone());
+        }
+        let relay = super::relay::Relay::owned_by(who.peer.clone());
+        let (up, _) = upstream::connect(&s.record, &self.paths, "mcp.upstream_failed", relay).await?;
+        let up = Arc::new(up);
+        link.insert(s.record.id.clone(), (s.fingerprint.clone(), up.clone()));
+        Ok(up)
+    }
+
+    /// Forget the connection of `s` that `who` used (it broke).
+    async fn drop_client(&self, s: &Served, who: &Consumer) {
+        if s.record.transport == Transport::Stdio {
+            self.pool.evict(&s.record.id);
+        } else {
+            who.link.0.lock().await.remove(&s.record.id);
+        }
     }
 
     /// `start`, `stop` or `restart` a stdio server's child (`POST /api/mcp/{id}/{action}`);
@@ -190,7 +240,7 @@ impl Proxy {
         if action == "stop" {
             return Ok(json!({"server": id, "state": "stopped"}));
         }
-        let up = self.client(&s).await?;
+        let up = self.pool.client(&s.record, &s.fingerprint, &self.paths).await?;
         Ok(json!({"server": id, "state": "running", "pid": up.child.as_ref().and_then(|c| c.pid())}))
     }
 
@@ -209,8 +259,8 @@ impl Proxy {
     }
 
     /// The consumer's view of the server's tools: allowed and gated only, in the server's order.
-    pub async fn list_tools(&self, s: &Served) -> Result<Vec<Tool>> {
-        let all = self.list_upstream(s).await?;
+    pub async fn list_tools(&self, s: &Served, who: &Consumer) -> Result<Vec<Tool>> {
+        let all = self.list_upstream(s, who).await?;
         Ok(all
             .into_iter()
             .filter_map(|mut t| match s.record.tools.verdict(&t.name) {
@@ -229,16 +279,38 @@ impl Proxy {
             .collect())
     }
 
-    async fn list_upstream(&self, s: &Served) -> Result<Vec<Tool>> {
+    async fn list_upstream(&self, s: &Served, who: &Consumer) -> Result<Vec<Tool>> {
+        self.ask(s, who, "tools/list", |c| async move { c.client.list_all_tools().await }).await
+    }
+
+    /// One request `what` of `who` to the server of `s` (bounded by the call timeout),
+    /// tried once more on a fresh connection when the first one broke. An MCP error of the
+    /// server comes back as `mcp.upstream_error` with its text.
+    pub(super) async fn ask<T, F, Fut>(&self, s: &Served, who: &Consumer, what: &str, f: F) -> Result<T>
+    where
+        F: Fn(Arc<upstream::Upstream>) -> Fut,
+        Fut: std::future::Future<Output = std::result::Result<T, rmcp::ServiceError>>,
+    {
         let r = &s.record;
         let timeout = Duration::from_secs(self.config.mcp.call_timeout_secs);
         for attempt in 0..2 {
-            let c = self.client(s).await?;
-            match tokio::time::timeout(timeout, c.client.list_all_tools()).await {
+            let c = self.client(s, who).await?;
+            match tokio::time::timeout(timeout, f(c)).await {
                 Ok(Ok(t)) => return Ok(t),
-                Ok(Err(e)) if attempt == 0 && retryable(&e) => self.pool.evict(&r.id),
+                Ok(Err(e)) if attempt == 0 && retryable(&e) => self.drop_client(s, who).await,
+                Ok(Err(rmcp::ServiceError::McpError(e))) => {
+                    return Err(upstream::failed(
+                        "mcp.upstream_error",
+                        format!(
+                            "`{}` answered {what} with an error ({}): {}",
+                            r.id,
+                            e.code.0,
+                            crate::redact::redact(&e.message)
+                        ),
+                    ));
+                }
                 Ok(Err(e)) => return Err(upstream_error(r, &e.to_string())),
-                Err(_) => return Err(upstream_error(r, "tools/list timed out")),
+                Err(_) => return Err(upstream_error(r, &format!("{what} timed out"))),
             }
         }
         Err(upstream_error(r, "the connection broke twice"))
@@ -257,6 +329,7 @@ impl Proxy {
         args: Option<Map<String, Value>>,
         who: &Who,
         progress: &Progress,
+        consumer: &Consumer,
     ) -> Result<CallToolResult> {
         let r = &served.record;
         let id = r.id.as_str();
@@ -276,7 +349,7 @@ impl Proxy {
                     Ok(id) => id,
                     Err(e) => return Ok(error_result(&e)),
                 };
-                let out = self.forward(served, tool, c.args.clone()).await;
+                let out = self.forward(served, tool, c.args.clone(), consumer).await;
                 let code = match &out {
                     Ok(res) if res.is_error == Some(true) => Some("mcp.upstream_tool_error"),
                     Ok(_) => None,
@@ -315,11 +388,17 @@ impl Proxy {
         }
     }
 
-    async fn forward(&self, s: &Served, tool: &str, args: Option<Map<String, Value>>) -> Result<CallToolResult> {
+    async fn forward(
+        &self,
+        s: &Served,
+        tool: &str,
+        args: Option<Map<String, Value>>,
+        who: &Consumer,
+    ) -> Result<CallToolResult> {
         let (r, secrets) = (&s.record, &s.secrets);
         let timeout = Duration::from_secs(self.config.mcp.call_timeout_secs);
         for attempt in 0..2 {
-            let c = self.client(s).await?;
+            let c = self.client(s, who).await?;
             let mut p = CallToolRequestParams::new(tool.to_string());
             if let Some(a) = args.clone() {
                 p = p.with_arguments(a);
@@ -340,7 +419,18 @@ impl Proxy {
                 meta.set_traceparent(s.ctx.traceparent());
                 p.meta = Some(meta);
             }
-            let answered = tokio::time::timeout(timeout, c.client.call_tool(p)).await;
+            let answered = match tokio::time::timeout(timeout, relayed_call(&c, p, who)).await {
+                Ok(Err(Relayed::Cancelled)) => {
+                    return Err(Error::new(
+                        "mcp.call_cancelled",
+                        Kind::Conflict,
+                        format!("the client cancelled the call of `{tool}`; hal0 told `{}`", r.id),
+                    ));
+                }
+                Ok(Err(Relayed::Service(e))) => Ok(Err(e)),
+                Ok(Ok(res)) => Ok(Ok(res)),
+                Err(t) => Err(t),
+            };
             if let Some(mut s) = span {
                 match &answered {
                     Ok(Ok(res)) if res.is_error == Some(true) => s.fail("tool_error"),
@@ -352,7 +442,7 @@ impl Proxy {
             }
             match answered {
                 Ok(Ok(res)) => return Ok(complete(mask_secrets(res, secrets))),
-                Ok(Err(e)) if attempt == 0 && retryable(&e) => self.pool.evict(&r.id),
+                Ok(Err(e)) if attempt == 0 && retryable(&e) => self.drop_client(s, who).await,
                 Ok(Err(e)) => return Err(upstream_error(r, &e.to_string())),
                 Err(_) => {
                     return Err(upstream_error(r, &format!("`{tool}` did not answer within {} s", timeout.as_secs())));
@@ -455,7 +545,7 @@ impl Proxy {
     }
 
     /// The audit row of one decision about call `c`.
-    async fn audit(&self, c: &Call<'_>, verdict: Logged, code: Option<&str>, approval: Option<&str>) {
+    pub(super) async fn audit(&self, c: &Call<'_>, verdict: Logged, code: Option<&str>, approval: Option<&str>) {
         crate::metrics::proxy_verdict(&c.surface, verdict.as_str());
         let args = Value::Object(c.args.clone().unwrap_or_default());
         let out = crate::audit::record_async(&self.store, &c.entry(&args, verdict, code, approval)).await;
@@ -467,6 +557,55 @@ impl Proxy {
     /// Forget the pooled connection of `id` (after an uninstall or a record change).
     pub fn evict(&self, id: &str) {
         self.pool.evict(id);
+    }
+}
+
+/// Why a relayed call ended without a result.
+enum Relayed {
+    /// The consumer cancelled it (the upstream was told).
+    Cancelled,
+    Service(rmcp::ServiceError),
+}
+
+/// `tools/call` `p` on connection `c` for consumer `who`: the upstream's progress goes to the
+/// consumer under its own token, the upstream's requests about the call are put to the
+/// consumer from this task (so they ride the call's response stream), and a consumer that
+/// cancels (or goes away: the future is dropped) has the upstream told.
+async fn relayed_call(
+    c: &upstream::Upstream,
+    p: CallToolRequestParams,
+    who: &Consumer,
+) -> std::result::Result<CallToolResult, Relayed> {
+    use futures::StreamExt;
+    use rmcp::model::{ClientRequest, Request, ServerResult};
+    let peer = c.client.peer();
+    let handle = peer
+        .send_request_with_option(ClientRequest::CallToolRequest(Request::new(p)), Default::default())
+        .await
+        .map_err(Relayed::Service)?;
+    let (mut guard, mut inbound) = c.relay().track(
+        peer.clone(),
+        handle.id.clone(),
+        handle.progress_token.clone(),
+        who.peer.clone(),
+        who.token.clone(),
+    );
+    let mut answer = handle.rx;
+    let mut serving = futures::stream::FuturesUnordered::new();
+    let out = loop {
+        tokio::select! {
+            a = &mut answer => break a,
+            Some(req) = inbound.recv() => serving.push(super::relay::serve_inbound(&who.peer, req)),
+            Some(()) = serving.next(), if !serving.is_empty() => {}
+            _ = who.ct.cancelled() => return Err(Relayed::Cancelled),
+        }
+    };
+    guard.answered();
+    match out {
+        Ok(Ok(ServerResult::CallToolResult(r))) => Ok(r),
+        Ok(Ok(_)) => Err(Relayed::Service(rmcp::ServiceError::UnexpectedResponse)),
+        Ok(Err(e)) => Err(Relayed::Service(e)),
+        Err(_) => Err(Relayed::Service(rmcp::ServiceError::TransportClosed)),
     }
 }
 
@@ -544,7 +683,7 @@ pub async fn execute_approved(paths: &Paths, config: &Config, row: &approvals::A
             ));
         }
     }
-    let (up, _) = upstream::connect(&r, paths, "mcp.upstream_failed").await?;
+    let (up, _) = upstream::connect(&r, paths, "mcp.upstream_failed", Default::default()).await?;
     let (client, _child) = (up.client, up.child);
     let mut p = CallToolRequestParams::new(tool.to_string());
     if let Some(a) = row.arguments["arguments"].as_object() {

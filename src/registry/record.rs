@@ -2,7 +2,7 @@
 //! with serde (unknown keys refused, errors name the file and line); edited in place with
 //! toml_edit so an operator's comments and ordering survive.
 
-use super::policy::{ToolList, ToolPolicy};
+use super::policy::{AccessPolicy, ToolList, ToolPolicy};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -96,8 +96,41 @@ pub struct Record {
     pub secrets: BTreeMap<String, String>,
     #[serde(default)]
     pub tools: ToolPolicy,
+    /// The resources (by URI) a consumer of the proxy may list, read and subscribe to.
+    #[serde(default, skip_serializing_if = "AccessPolicy::is_empty")]
+    pub resource_access: AccessPolicy,
+    /// The prompts (by name) a consumer of the proxy may list and get.
+    #[serde(default, skip_serializing_if = "AccessPolicy::is_empty")]
+    pub prompt_access: AccessPolicy,
     #[serde(default)]
     pub exposure: Exposure,
+}
+
+/// Which access table of a record: `[resource_access]` or `[prompt_access]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Resources,
+    Prompts,
+}
+
+impl Access {
+    /// The table's name in the record file.
+    pub fn table(self) -> &'static str {
+        match self {
+            Access::Resources => "resource_access",
+            Access::Prompts => "prompt_access",
+        }
+    }
+}
+
+impl Record {
+    /// The record's access table `which`.
+    pub fn access(&self, which: Access) -> &AccessPolicy {
+        match which {
+            Access::Resources => &self.resource_access,
+            Access::Prompts => &self.prompt_access,
+        }
+    }
 }
 
 pub const BUNDLED_IDS: [&str; 3] = ["hal0-admin", "hal0-memory", "hal0-agents"];
@@ -181,6 +214,8 @@ impl Record {
             env: BTreeMap::new(),
             secrets: BTreeMap::new(),
             tools: ToolPolicy::default(),
+            resource_access: AccessPolicy::default(),
+            prompt_access: AccessPolicy::default(),
             exposure: Exposure::default(),
         }
     }
@@ -230,6 +265,11 @@ impl Record {
             }
         }
         r.tools.validate().map_err(|e| located(path, find_line(text, "[tools]"), &e.message))?;
+        for which in [Access::Resources, Access::Prompts] {
+            r.access(which)
+                .validate(which.table())
+                .map_err(|e| located(path, find_line(text, &format!("[{}]", which.table())), &e.message))?;
+        }
         Ok(r)
     }
 
@@ -319,6 +359,25 @@ pub fn edit_policy(path: &Path, text: &str, policy: &ToolPolicy) -> Result<Strin
                 tools.insert(t.key(), toml_edit::value(want.iter().map(String::as_str).collect::<toml_edit::Array>()));
             }
         }
+    }
+    Ok(doc.to_string())
+}
+
+/// Rewrite access table `which` of a record file's text to `policy`, in place (the
+/// table is created when missing; comments and other keys stay).
+pub fn edit_access(path: &Path, text: &str, which: Access, policy: &AccessPolicy) -> Result<String> {
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
+        malformed(path, e.span().map(|s| line_of(text, s.start)), e.message().trim())
+    })?;
+    let table = doc
+        .entry(which.table())
+        .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
+        .as_table_like_mut()
+        .ok_or_else(|| {
+            malformed(path, find_line(text, which.table()), &format!("`{}` is not a table", which.table()))
+        })?;
+    for (key, want) in [("allow", &policy.allow), ("blocked", &policy.blocked)] {
+        table.insert(key, toml_edit::value(want.iter().map(String::as_str).collect::<toml_edit::Array>()));
     }
     Ok(doc.to_string())
 }

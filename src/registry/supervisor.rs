@@ -54,6 +54,7 @@ pub async fn start(
     hdrs: &HashMap<String, String>,
     work_dir: &Path,
     code: &'static str,
+    relay: super::relay::Relay,
 ) -> Result<(super::upstream::Client, Child)> {
     use rmcp::ServiceExt;
     let command = command_of(record)?;
@@ -94,7 +95,7 @@ pub async fn start(
         });
     }
     let child = Child { child };
-    let client = tokio::time::timeout(START_TIMEOUT, ().serve((stdout, stdin)))
+    let client = tokio::time::timeout(START_TIMEOUT, relay.serve((stdout, stdin)))
         .await
         .map_err(|_| {
             super::upstream::failed(

@@ -17,7 +17,7 @@ use std::time::Duration;
 /// How long connecting (the MCP handshake) may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-pub type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+pub type Client = rmcp::service::RunningService<rmcp::RoleClient, super::relay::Relay>;
 
 /// The headers the server gets, and the api.env keys the record names that are not set.
 pub fn headers(record: &Record, api_env: &Path) -> Result<(HashMap<String, String>, Vec<String>)> {
@@ -91,23 +91,57 @@ pub struct Upstream {
     pub child: Option<super::supervisor::Child>,
 }
 
+impl Upstream {
+    /// The connection's client handler: where the server's notifications and requests go.
+    pub fn relay(&self) -> &super::relay::Relay {
+        self.client.service()
+    }
+}
+
 /// Where a stdio server's child runs: `<state>/mcp-run/<id>`.
 pub fn work_dir(paths: &crate::paths::Paths, id: &str) -> std::path::PathBuf {
     paths.state_dir.join("mcp-run").join(id)
 }
 
-/// Connect and initialize (a stdio server is started first). Streamable-HTTP uses rmcp's default client, which opens a TCP
-/// connection per request (no keep-alive pool). Measured here: a pooled client against a
-/// uvicorn (FastMCP) server stalls ~43 ms per call (Nagle on the server's last chunk meets
-/// delayed ACK), against 3 ms unpooled; the pool would only pay off for rmcp/node servers. `code` names the failure (`mcp.probe_failed`, `mcp.upstream_failed`).
+/// The HTTP client of streamable-HTTP upstreams that trust `ca_file` (besides the system
+/// store and the webpki roots): hal0's TLS trust, TCP_NODELAY, same-origin 307/308 redirects
+/// and kept-alive connections, shared by every upstream session, so a call reuses an open
+/// connection instead of a TCP (and TLS) handshake each time. One client per CA file and
+/// its content's stamp.
+///
+/// Keep-alive was off until the cause of a ~43 ms stall per call against a FastMCP test
+/// server was found: that server's socket lacked TCP_NODELAY (its fixture made the socket
+/// with proto 0, and asyncio sets NODELAY only for IPPROTO_TCP sockets), so its Nagle held a
+/// response's body until this side's delayed ACK. uvicorn's own bind sets it; a server that
+/// does not will still be slow on a kept-alive connection.
+fn http_client(ca_file: Option<&Path>) -> Result<reqwest::Client> {
+    use std::sync::LazyLock;
+    type Key = (Option<std::path::PathBuf>, Option<std::time::SystemTime>);
+    static CLIENTS: LazyLock<Mutex<HashMap<Key, reqwest::Client>>> = LazyLock::new(Default::default);
+    let stamp = ca_file.and_then(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
+    let key = (ca_file.map(Path::to_path_buf), stamp);
+    if let Some(c) = CLIENTS.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+        return Ok(c.clone());
+    }
+    let c = crate::outbound::build(crate::outbound::builder(ca_file)?.pool_idle_timeout(Duration::from_secs(60)))?;
+    let mut m = CLIENTS.lock().unwrap_or_else(|p| p.into_inner());
+    m.retain(|(p, _), _| p.as_deref() != ca_file);
+    m.insert(key, c.clone());
+    Ok(c)
+}
+
+/// Connect and initialize (a stdio server is started first); streamable HTTP goes through
+/// [`http_client`]. `code` names the failure (`mcp.probe_failed`, `mcp.upstream_failed`).
 pub async fn connect(
     record: &Record,
     paths: &crate::paths::Paths,
     code: &'static str,
+    relay: super::relay::Relay,
 ) -> Result<(Upstream, Vec<String>)> {
     let (hdrs, missing) = headers(record, &paths.api_env())?;
     if record.transport == Transport::Stdio {
-        let (client, child) = super::supervisor::start(record, &hdrs, &work_dir(paths, &record.id), code).await?;
+        let (client, child) =
+            super::supervisor::start(record, &hdrs, &work_dir(paths, &record.id), code, relay).await?;
         return Ok((Upstream { client, child: Some(child) }, missing));
     }
     let url = target(record, &hdrs)?;
@@ -121,7 +155,7 @@ pub async fn connect(
             }
         }
         let transport = super::sse_client::connect(&url, &hdrs, code, record.ca_file.as_deref()).await?;
-        tokio::time::timeout(CONNECT_TIMEOUT, ().serve(transport)).await
+        tokio::time::timeout(CONNECT_TIMEOUT, relay.serve(transport)).await
     } else {
         let mut cfg = StreamableHttpClientTransportConfig::with_uri(url.clone());
         let mut custom = HashMap::new();
@@ -138,12 +172,8 @@ pub async fn connect(
             custom.insert(name, value);
         }
         let cfg = cfg.custom_headers(custom);
-        // hal0's TLS trust, TCP_NODELAY and same-origin 307/308 redirects; one connection
-        // per request still (see above: with keep-alive a FastMCP upstream stalls ~43 ms per
-        // call even with TCP_NODELAY on this side, so the delay is not this client's Nagle).
-        let http =
-            crate::outbound::build(crate::outbound::builder(record.ca_file.as_deref())?.pool_max_idle_per_host(0))?;
-        tokio::time::timeout(CONNECT_TIMEOUT, ().serve(StreamableHttpClientTransport::with_client(http, cfg))).await
+        let http = http_client(record.ca_file.as_deref())?;
+        tokio::time::timeout(CONNECT_TIMEOUT, relay.serve(StreamableHttpClientTransport::with_client(http, cfg))).await
     };
     let client = match serving {
         Err(_) => {
@@ -249,7 +279,7 @@ impl Pool {
             );
             return Err(e);
         }
-        let up = match connect(record, paths, "mcp.upstream_failed").await {
+        let up = match connect(record, paths, "mcp.upstream_failed", super::relay::Relay::default()).await {
             Ok((up, _)) => Arc::new(up),
             Err(e) => {
                 let entry = (fp.to_string(), std::time::Instant::now(), e.clone());

@@ -6,7 +6,10 @@
 //! `pid`). Callers pass it through the redactor before it leaves hal0.
 
 use super::record::{Exposure, Record};
-use super::{Bundled, policy::ToolPolicy};
+use super::{
+    Bundled,
+    policy::{AccessPolicy, ToolPolicy},
+};
 use serde::Serialize;
 use std::path::Path;
 
@@ -39,6 +42,9 @@ pub struct ServerView<'a> {
     /// Names only: each refers to a key in `api.env`.
     pub secrets: Vec<&'a str>,
     pub tool_policy: &'a ToolPolicy,
+    /// The resources and prompts the proxy offers (`allow`, `blocked`).
+    pub resource_access: &'a AccessPolicy,
+    pub prompt_access: &'a AccessPolicy,
     pub exposure: ExposureView,
     pub bundled: bool,
     /// `reachable` / `unreachable` / `disabled` for http servers; `running` / `stopped` for
@@ -74,6 +80,8 @@ impl<'a> ServerView<'a> {
             env: r.env.keys().map(String::as_str).collect(),
             secrets: r.secrets.keys().map(String::as_str).collect(),
             tool_policy: &r.tools,
+            resource_access: &r.resource_access,
+            prompt_access: &r.prompt_access,
             exposure: ExposureView::of(&r.exposure),
             bundled: false,
             state: None,

@@ -33,6 +33,7 @@ mod metrics;
 mod package;
 mod progress;
 mod proxy;
+mod proxy_protocol;
 mod registry;
 mod relay;
 mod relay_cluster;

@@ -114,7 +114,10 @@ async def main(port: int, sse: bool = False) -> None:
         app = mcp.streamable_http_app(stateless_http=os.environ.get("UPSTREAM_STATELESS") == "1")
     if REQUIRED_BEARER:
         app = require_bearer(app, REQUIRED_BEARER)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # proto=IPPROTO_TCP as uvicorn's own bind does: asyncio sets TCP_NODELAY on accepted
+    # sockets only for such a socket. With proto 0 every response on a kept-alive connection
+    # waited ~40 ms (this server's Nagle holding the body until the client's delayed ACK).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))

@@ -310,6 +310,11 @@ struct AddArgs {
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
+struct WaitArgs {
+    secs: u64,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
 struct DeleteArgs {
     #[allow(dead_code)]
     confirm: bool,
@@ -344,6 +349,18 @@ impl Tools {
         let mut r = CallToolResult::success(vec![ContentBlock::text(sum.to_string())]);
         r.structured_content = Some(serde_json::json!({ "result": sum }));
         r
+    }
+
+    #[tool(description = "Wait `secs` seconds, or until the caller cancels (counted as `wait_cancelled`).")]
+    async fn wait(&self, Parameters(a): Parameters<WaitArgs>, ctx: RequestContext<RoleServer>) -> String {
+        self.hit("wait");
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_secs(a.secs)) => "waited".into(),
+            _ = ctx.ct.cancelled() => {
+                self.hit("wait_cancelled");
+                "cancelled".into()
+            }
+        }
     }
 
     #[tool(description = "Pretend to delete everything (a harmless stand-in for a dangerous tool).")]

@@ -1,0 +1,227 @@
+//! Resources, prompts, completion and the logging level through hal0's proxy, under the
+//! record's `[resource_access]` and `[prompt_access]` lists: a listing shows only what the
+//! lists allow; a read, subscription, prompt or completion of anything else is refused before
+//! it reaches the server, with `mcp.resource_blocked` / `mcp.resource_unlisted` (or the
+//! `prompt_` pair). Each read, get, subscription and completion is written to the audit log
+//! with its verdict, like a tool call. Results are masked for the record's secrets.
+
+// The proxy relays what upstream servers still speak: logging, roots, sampling and
+// subscriptions are deprecated in the newest protocol (SEP-2577), not gone.
+#![allow(deprecated)]
+
+use super::policy::Verdict;
+use super::proxy::{Call, Consumer, Proxy, Served, Who, mask_in};
+use super::record::Access;
+use crate::audit::Verdict as Logged;
+use crate::error::{Error, Kind, Result};
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResult, Prompt, ReadResourceRequestParams,
+    ReadResourceResult, Reference, Resource, ResourceTemplate, SetLevelRequestParams, SubscribeRequestParams,
+    UnsubscribeRequestParams,
+};
+use serde_json::{Map, Value, json};
+
+/// The refusal of `name` under access table `which`.
+fn refusal(s: &Served, which: Access, verdict: Verdict, name: &str) -> Error {
+    let (kind, noun) = match which {
+        Access::Resources => ("resource", "resource"),
+        Access::Prompts => ("prompt", "prompt"),
+    };
+    let id = &s.record.id;
+    if verdict == Verdict::Blocked {
+        let code = if kind == "resource" { "mcp.resource_blocked" } else { "mcp.prompt_blocked" };
+        Error::new(
+            code,
+            Kind::Forbidden,
+            format!("the operator blocked {noun} `{name}` on `{id}`; hal0 did not ask the server"),
+        )
+    } else {
+        let code = if kind == "resource" { "mcp.resource_unlisted" } else { "mcp.prompt_unlisted" };
+        let flag = if kind == "resource" { "--resource" } else { "--prompt" };
+        Error::new(
+            code,
+            Kind::Forbidden,
+            format!(
+                "{noun} `{name}` is not on `{id}`'s [{}] allow list, and unlisted ones are not offered; hal0 did not \
+                 ask the server (an operator can allow it: hal0 mcp allow {id} '{name}' {flag})",
+                which.table()
+            ),
+        )
+    }
+}
+
+fn masked<T: serde::Serialize + serde::de::DeserializeOwned>(s: &Served, v: T) -> Result<T> {
+    mask_in(v, &s.secrets).ok_or_else(|| {
+        Error::new(
+            "mcp.result_withheld",
+            Kind::BadGateway,
+            "the server's answer carried a credential; hal0 withheld it",
+        )
+    })
+}
+
+impl Proxy {
+    /// Check `name` against access table `which` and write the decision to the audit log as
+    /// `method` with `args`: `Ok` when it may go to the server.
+    async fn admit(&self, s: &Served, who: &Who, which: Access, method: &str, name: &str, args: Value) -> Result<()> {
+        let verdict = s.record.access(which).verdict(name);
+        let c = Call {
+            surface: format!("mcp:proxy/{}", s.record.id),
+            tool: method,
+            who,
+            args: match args {
+                Value::Object(m) => Some(m),
+                _ => Some(Map::new()),
+            },
+            policy: format!("{}: {}", which.table(), verdict.as_str()),
+        };
+        match verdict {
+            Verdict::Allow => {
+                self.audit(&c, Logged::Allow, None, None).await;
+                Ok(())
+            }
+            v => {
+                let e = refusal(s, which, v, name);
+                let logged = if v == Verdict::Blocked { Logged::Blocked } else { Logged::Refused };
+                self.audit(&c, logged, Some(e.code), None).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// The server's resources that `[resource_access]` allows, in the server's order.
+    pub async fn list_resources(&self, s: &Served, who: &Consumer) -> Result<Vec<Resource>> {
+        let policy = &s.record.resource_access;
+        if policy.allow.is_empty() {
+            return Ok(Vec::new());
+        }
+        let all = self.ask(s, who, "resources/list", |c| async move { c.client.list_all_resources().await }).await?;
+        masked(s, all.into_iter().filter(|r| policy.verdict(&r.uri) == Verdict::Allow).collect())
+    }
+
+    /// The server's resource templates whose URI template `[resource_access]` allows.
+    pub async fn list_resource_templates(&self, s: &Served, who: &Consumer) -> Result<Vec<ResourceTemplate>> {
+        let policy = &s.record.resource_access;
+        if policy.allow.is_empty() {
+            return Ok(Vec::new());
+        }
+        let all = self
+            .ask(s, who, "resources/templates/list", |c| async move { c.client.list_all_resource_templates().await })
+            .await?;
+        masked(s, all.into_iter().filter(|t| policy.verdict(&t.uri_template) == Verdict::Allow).collect())
+    }
+
+    /// `resources/read` of an allowed URI.
+    pub async fn read_resource(
+        &self,
+        s: &Served,
+        who: &Consumer,
+        caller: &Who,
+        mut p: ReadResourceRequestParams,
+    ) -> Result<ReadResourceResult> {
+        self.admit(s, caller, Access::Resources, "resources/read", &p.uri, json!({"uri": p.uri})).await?;
+        p.meta = None;
+        let out = self
+            .ask(s, who, "resources/read", |c| {
+                let p = p.clone();
+                async move { c.client.read_resource(p).await }
+            })
+            .await?;
+        masked(s, out)
+    }
+
+    /// `resources/subscribe` (`on`) or `resources/unsubscribe` of an allowed URI; the
+    /// server's updates about it then reach this consumer.
+    pub async fn subscribe(&self, s: &Served, who: &Consumer, caller: &Who, uri: String, on: bool) -> Result<()> {
+        let method = if on { "resources/subscribe" } else { "resources/unsubscribe" };
+        if on {
+            self.admit(s, caller, Access::Resources, method, &uri, json!({"uri": uri})).await?;
+        }
+        self.ask(s, who, method, |c| {
+            let uri = uri.clone();
+            async move {
+                c.relay().subscribed(&uri, on);
+                if on {
+                    c.client.subscribe(SubscribeRequestParams::new(uri)).await
+                } else {
+                    c.client.unsubscribe(UnsubscribeRequestParams::new(uri)).await
+                }
+            }
+        })
+        .await
+    }
+
+    /// The server's prompts that `[prompt_access]` allows.
+    pub async fn list_prompts(&self, s: &Served, who: &Consumer) -> Result<Vec<Prompt>> {
+        let policy = &s.record.prompt_access;
+        if policy.allow.is_empty() {
+            return Ok(Vec::new());
+        }
+        let all = self.ask(s, who, "prompts/list", |c| async move { c.client.list_all_prompts().await }).await?;
+        masked(s, all.into_iter().filter(|p| policy.verdict(&p.name) == Verdict::Allow).collect())
+    }
+
+    /// `prompts/get` of an allowed prompt.
+    pub async fn get_prompt(
+        &self,
+        s: &Served,
+        who: &Consumer,
+        caller: &Who,
+        mut p: GetPromptRequestParams,
+    ) -> Result<GetPromptResult> {
+        let args = json!({"name": p.name, "arguments": p.arguments});
+        self.admit(s, caller, Access::Prompts, "prompts/get", &p.name, args).await?;
+        p.meta = None;
+        let out = self
+            .ask(s, who, "prompts/get", |c| {
+                let p = p.clone();
+                async move { c.client.get_prompt(p).await }
+            })
+            .await?;
+        masked(s, out)
+    }
+
+    /// `completion/complete` for an allowed prompt or resource template.
+    pub async fn complete(
+        &self,
+        s: &Served,
+        who: &Consumer,
+        caller: &Who,
+        mut p: CompleteRequestParams,
+    ) -> Result<CompleteResult> {
+        let (which, name) = match &p.r#ref {
+            Reference::Prompt(r) => (Access::Prompts, r.name.clone()),
+            Reference::Resource(r) => (Access::Resources, r.uri.clone()),
+            _ => {
+                return Err(Error::invalid(
+                    "mcp.invalid_request",
+                    "completion/complete names neither a prompt nor a resource",
+                ));
+            }
+        };
+        let args = json!({"ref": name, "argument": p.argument.name});
+        self.admit(s, caller, which, "completion/complete", &name, args).await?;
+        p.meta = None;
+        let out = self
+            .ask(s, who, "completion/complete", |c| {
+                let p = p.clone();
+                async move { c.client.complete(p).await }
+            })
+            .await?;
+        masked(s, out)
+    }
+
+    /// `logging/setLevel`: the consumer's own upstream session of an http server takes it;
+    /// a stdio server's connection is shared, so its level is left alone.
+    pub async fn set_level(&self, s: &Served, who: &Consumer, mut p: SetLevelRequestParams) -> Result<()> {
+        if s.record.transport == super::Transport::Stdio {
+            return Ok(());
+        }
+        p.meta = None;
+        self.ask(s, who, "logging/setLevel", |c| {
+            let p = p.clone();
+            async move { c.client.set_level(p).await }
+        })
+        .await
+    }
+}

@@ -1,0 +1,279 @@
+//! What an installed server sends back to hal0 besides answers, and where it goes: the
+//! proxy's MCP client handler ([`Relay`]). Owns the routing of
+//!
+//! - `notifications/progress` to the consumer whose call the upstream token belongs to (rmcp
+//!   gives every upstream request a token of its own; the consumer's token is put back);
+//! - logging, resource-updated and list-changed notifications to the consumer that owns the
+//!   upstream session (an http server gets one upstream session per consumer session); on a
+//!   shared stdio connection, logging goes to the consumer whose calls are the only ones in
+//!   flight, else nowhere;
+//! - the upstream's own requests (`sampling/createMessage`, `elicitation/create`,
+//!   `roots/list`, `ping`) to the consumer whose call they belong to, through that call's task
+//!   so they ride the call's response stream, and only when the consumer declared the
+//!   capability (else a clean MCP error back to the upstream).
+//!
+//! [`CallGuard`] registers one forwarded call and tells the upstream when the consumer gave
+//! up on it (`notifications/cancelled`, also when the call's future is dropped).
+
+// The proxy relays what upstream servers still speak: logging, roots, sampling and
+// subscriptions are deprecated in the newest protocol (SEP-2577), not gone.
+#![allow(deprecated)]
+
+use rmcp::model::{
+    CancelledNotification, CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientNotification,
+    ClientResult, ErrorData, Implementation, ListRootsResult, ProgressToken, RequestId, ServerNotification,
+    ServerRequest,
+};
+use rmcp::service::{InboundStreamOrigin, NotificationContext, Peer, RequestContext, Service};
+use rmcp::{RoleClient, RoleServer};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use tokio::sync::{mpsc, oneshot};
+
+/// A request of the upstream that a consumer's call task is to put to its consumer.
+pub struct Inbound {
+    pub request: ServerRequest,
+    pub reply: oneshot::Sender<Result<ClientResult, ErrorData>>,
+}
+
+/// Where the upstream's messages about one forwarded call go.
+struct Route {
+    consumer: Peer<RoleServer>,
+    /// The consumer's own progress token of the call, if it sent one.
+    token: Option<ProgressToken>,
+    inbound: mpsc::Sender<Inbound>,
+}
+
+#[derive(Default)]
+struct Routes {
+    /// The consumer session this upstream session serves (http servers); `None` for a
+    /// connection shared by every consumer (stdio servers) or a probe.
+    owner: Option<Peer<RoleServer>>,
+    /// Upstream request id → route.
+    calls: Mutex<HashMap<RequestId, Arc<Route>>>,
+    /// Upstream progress token → route.
+    tokens: Mutex<HashMap<ProgressToken, Arc<Route>>>,
+    /// URIs the owner subscribed to through the proxy (policy checked then).
+    subscribed: Mutex<HashSet<String>>,
+}
+
+/// The proxy's client handler of one upstream connection.
+#[derive(Clone, Default)]
+pub struct Relay(Arc<Routes>);
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Relay {
+    /// The handler of an upstream session that serves consumer session `owner` only.
+    pub fn owned_by(owner: Peer<RoleServer>) -> Relay {
+        Relay(Arc::new(Routes { owner: Some(owner), ..Default::default() }))
+    }
+
+    /// Route the upstream's messages about call `id` (progress token `upstream_token`) to
+    /// `consumer` until the guard is dropped; the receiver gets the upstream's requests.
+    pub fn track(
+        &self,
+        upstream: Peer<RoleClient>,
+        id: RequestId,
+        upstream_token: ProgressToken,
+        consumer: Peer<RoleServer>,
+        token: Option<ProgressToken>,
+    ) -> (CallGuard, mpsc::Receiver<Inbound>) {
+        let (tx, rx) = mpsc::channel(4);
+        let route = Arc::new(Route { consumer, token, inbound: tx });
+        lock(&self.0.calls).insert(id.clone(), route.clone());
+        lock(&self.0.tokens).insert(upstream_token.clone(), route);
+        (CallGuard { relay: self.clone(), upstream, id, token: upstream_token, answered: false }, rx)
+    }
+
+    /// Note that the owner subscribed to (or unsubscribed from) `uri`.
+    pub fn subscribed(&self, uri: &str, on: bool) {
+        let mut s = lock(&self.0.subscribed);
+        if on {
+            s.insert(uri.to_string());
+        } else {
+            s.remove(uri);
+        }
+    }
+
+    /// The route of a request the upstream sent: the call whose response stream it came on;
+    /// without that association, any call of the owner, or the only call in flight.
+    fn route_of_request(&self, ctx: &RequestContext<RoleClient>) -> Option<Arc<Route>> {
+        let calls = lock(&self.0.calls);
+        if let Some(InboundStreamOrigin::OutboundRequest(id)) = ctx.extensions.get::<InboundStreamOrigin>()
+            && let Some(r) = calls.get(id)
+        {
+            return Some(r.clone());
+        }
+        if self.0.owner.is_some() || calls.len() == 1 {
+            return calls.values().next().cloned();
+        }
+        None
+    }
+
+    /// Who gets a notification that belongs to no call: the owner, or on a shared
+    /// connection the consumer whose calls are the only ones in flight.
+    fn session_consumer(&self) -> Option<Peer<RoleServer>> {
+        if let Some(o) = &self.0.owner {
+            return Some(o.clone());
+        }
+        let calls = lock(&self.0.calls);
+        let mut peers = calls.values().map(|r| &r.consumer);
+        let first = peers.next()?;
+        peers.all(|p| same_peer(p, first)).then(|| first.clone())
+    }
+}
+
+/// Two handles of one consumer session.
+fn same_peer(a: &Peer<RoleServer>, b: &Peer<RoleServer>) -> bool {
+    match (a.peer_info(), b.peer_info()) {
+        (Some(x), Some(y)) => Arc::ptr_eq(&x, &y),
+        _ => false,
+    }
+}
+
+/// Whether `consumer` declared what `request` needs, as an MCP error for the upstream when not.
+fn capable(consumer: &Peer<RoleServer>, request: &ServerRequest) -> Result<(), ErrorData> {
+    let caps = consumer.peer_info().map(|i| i.capabilities.clone()).unwrap_or_default();
+    let (has, what) = match request {
+        ServerRequest::CreateMessageRequest(_) => (caps.sampling.is_some(), "sampling"),
+        ServerRequest::ElicitRequest(_) => (caps.elicitation.is_some(), "elicitation"),
+        _ => (true, ""),
+    };
+    if has {
+        Ok(())
+    } else {
+        Err(ErrorData::invalid_request(
+            format!(
+                "hal0's proxy: the client that made this call did not declare the `{what}` capability, so hal0 \
+                 cannot put the request to it"
+            ),
+            None,
+        ))
+    }
+}
+
+/// Put an upstream request to `consumer` (run inside the consumer's call task, so it rides
+/// that call's response stream) and send its answer back.
+pub async fn serve_inbound(consumer: &Peer<RoleServer>, inbound: Inbound) {
+    let out = match capable(consumer, &inbound.request) {
+        Err(e) => Err(e),
+        Ok(()) => consumer.send_request(inbound.request).await.map_err(|e| match e {
+            rmcp::ServiceError::McpError(d) => d,
+            other => ErrorData::internal_error(
+                format!(
+                    "hal0's proxy could not get an answer from its client: {}",
+                    crate::redact::redact(&other.to_string())
+                ),
+                None,
+            ),
+        }),
+    };
+    let _ = inbound.reply.send(out);
+}
+
+/// One forwarded call while it is in flight: its routes, and a `notifications/cancelled` to
+/// the upstream when it ends without an answer.
+pub struct CallGuard {
+    relay: Relay,
+    upstream: Peer<RoleClient>,
+    id: RequestId,
+    token: ProgressToken,
+    answered: bool,
+}
+
+impl CallGuard {
+    /// The upstream answered: nothing to cancel.
+    pub fn answered(&mut self) {
+        self.answered = true;
+    }
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        lock(&self.relay.0.calls).remove(&self.id);
+        lock(&self.relay.0.tokens).remove(&self.token);
+        if !self.answered {
+            let (peer, id) = (self.upstream.clone(), self.id.clone());
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn(async move {
+                    let p = CancelledNotificationParam::new(Some(id), Some("the client cancelled the call".into()));
+                    let _ = peer
+                        .send_notification(ClientNotification::CancelledNotification(CancelledNotification::new(p)))
+                        .await;
+                });
+            }
+        }
+    }
+}
+
+impl Service<RoleClient> for Relay {
+    async fn handle_request(
+        &self,
+        request: ServerRequest,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ClientResult, ErrorData> {
+        if let ServerRequest::PingRequest(_) = request {
+            return Ok(ClientResult::empty(()));
+        }
+        let Some(route) = self.route_of_request(&context) else {
+            if let ServerRequest::ListRootsRequest(_) = request {
+                return Ok(ClientResult::ListRootsResult(ListRootsResult::default()));
+            }
+            return Err(ErrorData::invalid_request(
+                "hal0's proxy: this request belongs to no call in flight, so there is no client to put it to",
+                None,
+            ));
+        };
+        let (reply, answer) = oneshot::channel();
+        if route.inbound.send(Inbound { request, reply }).await.is_err() {
+            return Err(ErrorData::invalid_request("hal0's proxy: the call this request belongs to has ended", None));
+        }
+        answer.await.unwrap_or_else(|_| {
+            Err(ErrorData::invalid_request("hal0's proxy: the call this request belongs to has ended", None))
+        })
+    }
+
+    async fn handle_notification(
+        &self,
+        notification: ServerNotification,
+        _context: NotificationContext<RoleClient>,
+    ) -> Result<(), ErrorData> {
+        let (to, n) = match notification {
+            ServerNotification::ProgressNotification(mut n) => {
+                let route = lock(&self.0.tokens).get(&n.params.progress_token).cloned();
+                let Some(route) = route else { return Ok(()) };
+                let Some(token) = route.token.clone() else { return Ok(()) };
+                n.params.progress_token = token;
+                (Some(route.consumer.clone()), ServerNotification::ProgressNotification(n))
+            }
+            ServerNotification::ResourceUpdatedNotification(n) => {
+                if !lock(&self.0.subscribed).contains(&n.params.uri) {
+                    return Ok(());
+                }
+                (self.0.owner.clone(), ServerNotification::ResourceUpdatedNotification(n))
+            }
+            n @ ServerNotification::LoggingMessageNotification(_) => (self.session_consumer(), n),
+            n @ (ServerNotification::ResourceListChangedNotification(_)
+            | ServerNotification::ToolListChangedNotification(_)
+            | ServerNotification::PromptListChangedNotification(_)) => (self.0.owner.clone(), n),
+            // Cancellation of the upstream's own requests, task status and custom
+            // notifications are not relayed.
+            _ => return Ok(()),
+        };
+        if let Some(to) = to {
+            let _ = to.send_notification(n).await;
+        }
+        Ok(())
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let mut caps = ClientCapabilities::default();
+        caps.sampling = Some(Default::default());
+        caps.elicitation = Some(Default::default());
+        caps.roots = Some(Default::default());
+        ClientConfig::new(caps, Implementation::new("hal0-proxy", env!("CARGO_PKG_VERSION")))
+    }
+}

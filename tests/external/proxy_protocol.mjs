@@ -1,0 +1,106 @@
+// The TypeScript SDK (@modelcontextprotocol/sdk, pinned in setup.sh) as a consumer of hal0's
+// proxy in front of @modelcontextprotocol/server-everything, for tests/it/proxy_protocol.rs:
+// progress, cancellation, logging, sampling (with and without the capability), resources,
+// prompts and completion through the policy.
+// usage: HAL0_TS_SDK=<sdk package dir> node proxy_protocol.mjs URL KEY
+// Prints one JSON object with what each step saw.
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+const load = (p) => import(pathToFileURL(path.join(process.env.HAL0_TS_SDK, "dist/esm", p)).href);
+const { Client } = await load("client/index.js");
+const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
+const { CreateMessageRequestSchema, LoggingMessageNotificationSchema } = await load("types.js");
+
+const [url, key] = process.argv.slice(2);
+
+async function connect(name, capabilities) {
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { Authorization: `Bearer ${key}` } },
+  });
+  const client = new Client({ name, version: "0" }, { capabilities });
+  await client.connect(transport);
+  return client;
+}
+
+/// Run `f`; its value, or the error's message and code.
+async function attempt(f) {
+  try {
+    return { ok: await f() };
+  } catch (e) {
+    return { error: String(e?.message ?? e), code: e?.code ?? null };
+  }
+}
+
+const text = (r) => (r?.content ?? []).map((c) => c.text ?? "").join("");
+const out = {};
+
+const sampler = await connect("hal0-proxy-sampler", { sampling: {} });
+let sampled = 0;
+sampler.setRequestHandler(CreateMessageRequestSchema, async (req) => {
+  sampled += 1;
+  const asked = req.params.messages.map((m) => m.content?.text ?? "").join(" ");
+  return { role: "assistant", model: "consumer-model", stopReason: "endTurn",
+           content: { type: "text", text: `consumer answered: ${asked}` } };
+});
+const logs = [];
+sampler.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
+
+out.tools = (await sampler.listTools()).tools.map((t) => t.name).sort();
+
+// Progress: the upstream's notifications under this client's own token.
+const progress = [];
+out.long = await attempt(async () =>
+  text(await sampler.callTool({ name: "trigger-long-running-operation", arguments: { duration: 2, steps: 4 } },
+    undefined, { onprogress: (p) => progress.push(p) })));
+out.progress = progress;
+
+// Cancellation: the client gives up after 1 s of a 20 s operation.
+const abort = new AbortController();
+setTimeout(() => abort.abort("the test gave up"), 1000);
+const started = Date.now();
+out.cancelled = await attempt(async () =>
+  text(await sampler.callTool({ name: "trigger-long-running-operation", arguments: { duration: 20, steps: 20 } },
+    undefined, { signal: abort.signal })));
+out.cancelled.elapsed_ms = Date.now() - started;
+
+// Sampling: the upstream asks this client's model.
+out.sampling = await attempt(async () =>
+  text(await sampler.callTool({ name: "trigger-sampling-request", arguments: { prompt: "what is 6 times 7?" } })));
+out.sampled = sampled;
+
+// Logging: the upstream's simulated log for this session (every 5 s once toggled on).
+await sampler.setLoggingLevel("debug");
+out.toggle_logging = await attempt(async () =>
+  text(await sampler.callTool({ name: "toggle-simulated-logging", arguments: {} })));
+for (let i = 0; i < 60 && logs.length === 0; i++) await new Promise((r) => setTimeout(r, 250));
+await attempt(async () => sampler.callTool({ name: "toggle-simulated-logging", arguments: {} }));
+out.logs = logs.length;
+
+// Resources and prompts under the record's access lists.
+out.resources = await attempt(async () => (await sampler.listResources()).resources.map((r) => r.uri));
+out.templates = await attempt(async () =>
+  (await sampler.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate));
+out.read_allowed = await attempt(async () =>
+  (await sampler.readResource({ uri: "demo://resource/static/document/features.md" })).contents.map((c) => c.uri));
+out.read_blocked = await attempt(async () =>
+  sampler.readResource({ uri: "demo://resource/static/document/instructions.md" }));
+out.read_unlisted = await attempt(async () => sampler.readResource({ uri: "demo://resource/dynamic/text/1" }));
+out.prompts = await attempt(async () => (await sampler.listPrompts()).prompts.map((p) => p.name).sort());
+out.prompt = await attempt(async () =>
+  (await sampler.getPrompt({ name: "args-prompt", arguments: { city: "Oslo" } })).messages.map((m) => m.content.text));
+out.prompt_unlisted = await attempt(async () => sampler.getPrompt({ name: "resource-prompt", arguments: {} }));
+out.complete = await attempt(async () =>
+  (await sampler.complete({ ref: { type: "ref/prompt", name: "completable-prompt" },
+                            argument: { name: "department", value: "E" } })).completion.values);
+await sampler.close();
+
+// A client without the sampling capability: the upstream's request is refused cleanly.
+const plain = await connect("hal0-proxy-plain", {});
+out.plain_sampling = await attempt(async () => {
+  const r = await plain.callTool({ name: "trigger-sampling-request", arguments: { prompt: "hello" } });
+  return { is_error: r.isError ?? false, text: text(r) };
+});
+await plain.close();
+
+console.log(JSON.stringify(out));

@@ -1,0 +1,158 @@
+//! The whole protocol through hal0's proxy, beyond tools: progress, cancellation, logging,
+//! sampling, resources, prompts and completion, each under the record's policy.
+//! - the TypeScript SDK (`tests/external/proxy_protocol.mjs`) as the consumer of
+//!   `@modelcontextprotocol/server-everything`;
+//! - rmcp clients against the in-process rmcp upstream, where the upstream itself can be
+//!   asked whether a cancellation reached it.
+
+use crate::support::upstream::{Everything, RmcpUpstream};
+use crate::support::*;
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, ClientRequest, Request};
+use rmcp::service::PeerRequestOptions;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn key_for(env: &Env, id: &str, name: &str) -> String {
+    env.json(&["mcp", "keys", "add", id, name, "--json"])["key"].as_str().unwrap().to_string()
+}
+
+fn proxy_rows(env: &Env, id: &str) -> Vec<Value> {
+    let rows = env.json(&["activity", "list", "--json", "--limit", "200"]);
+    let rows = rows.as_array().cloned().unwrap_or_else(|| rows["entries"].as_array().cloned().unwrap_or_default());
+    rows.into_iter().filter(|r| r["surface"] == format!("mcp:proxy/{id}")).collect()
+}
+
+/// The TypeScript SDK through the proxy in front of server-everything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_sdk_speaks_the_whole_protocol_through_the_proxy() {
+    let sdk = repo().join(".tools/node/node_modules/@modelcontextprotocol/sdk");
+    let Some(up) = Everything::start() else { return };
+    assert!(sdk.exists(), "the TypeScript SDK comes with server-everything from tests/external/setup.sh");
+    let env = Env::new();
+    env.ok(&["mcp", "install", &up.url(), "--id", "everything"]);
+    for tool in ["trigger-long-running-operation", "trigger-sampling-request", "toggle-simulated-logging"] {
+        env.ok(&["mcp", "allow", "everything", tool]);
+    }
+    env.ok(&["mcp", "allow", "everything", "demo://resource/static/*", "--resource"]);
+    env.ok(&["mcp", "block", "everything", "demo://resource/static/document/instructions.md", "--resource"]);
+    env.ok(&["mcp", "allow", "everything", "demo://resource/dynamic/text/{resourceId}", "--resource"]);
+    for prompt in ["args-prompt", "simple-prompt", "completable-prompt"] {
+        env.ok(&["mcp", "allow", "everything", prompt, "--prompt"]);
+    }
+    // A gate is for calls: a read does not wait for a person.
+    let o = env.run(&["mcp", "gate", "everything", "simple-prompt", "--prompt"]);
+    assert_ne!(o.code(), 0);
+    assert!(o.stderr().contains("mcp.access_invalid"), "{}", o.stderr());
+    let status = env.ok(&["mcp", "status", "everything"]);
+    assert!(status.contains("demo://resource/static/*") && status.contains("completable-prompt"), "{status}");
+    let key = key_for(&env, "everything", "ts");
+    let server = env.serve();
+    let url = server.url("/mcp/proxy/everything/mcp");
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("node")
+            .arg(repo().join("tests/external/proxy_protocol.mjs"))
+            .args([&url, &key])
+            .env("HAL0_TS_SDK", sdk)
+            .output()
+            .expect("node")
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "node failed: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+
+    let tools: Vec<&str> = v["tools"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert_eq!(
+        tools,
+        ["toggle-simulated-logging", "trigger-long-running-operation", "trigger-sampling-request"],
+        "{v}"
+    );
+
+    // 4 steps, 4 progress notifications under the client's own token, in order.
+    assert!(v["long"]["ok"].as_str().unwrap_or("").contains("completed"), "{v}");
+    let progress: Vec<f64> =
+        v["progress"].as_array().unwrap().iter().map(|p| p["progress"].as_f64().unwrap()).collect();
+    assert_eq!(progress, [1.0, 2.0, 3.0, 4.0], "{v}");
+    assert!(v["progress"].as_array().unwrap().iter().all(|p| p["total"] == 4), "{v}");
+
+    // The client gave up after 1 s of 20.
+    assert!(v["cancelled"]["error"].is_string(), "{v}");
+    assert!(v["cancelled"]["elapsed_ms"].as_u64().unwrap() < 10_000, "{v}");
+
+    // Sampling went to the client that made the call, and its answer back to the server.
+    assert_eq!(v["sampled"], 1, "{v}");
+    let sampling = v["sampling"]["ok"].as_str().unwrap_or("");
+    assert!(sampling.contains("consumer answered: ") && sampling.contains("what is 6 times 7?"), "{v}");
+    // A client without the capability: the server's request was refused, the call ended.
+    let plain = &v["plain_sampling"]["ok"];
+    assert_eq!(plain["is_error"], true, "{v}");
+    assert!(plain["text"].as_str().unwrap().contains("sampling"), "{v}");
+
+    // The upstream's log for this client's session reached it.
+    assert!(v["logs"].as_u64().unwrap() >= 1, "{v}");
+
+    // Resources: the static documents but the blocked one; the allowed template.
+    let resources: Vec<&str> = v["resources"]["ok"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(!resources.is_empty() && resources.iter().all(|u| u.starts_with("demo://resource/static/")), "{v}");
+    assert!(!resources.contains(&"demo://resource/static/document/instructions.md"), "{v}");
+    assert_eq!(v["templates"]["ok"], json!(["demo://resource/dynamic/text/{resourceId}"]), "{v}");
+    assert_eq!(v["read_allowed"]["ok"], json!(["demo://resource/static/document/features.md"]), "{v}");
+    assert!(v["read_blocked"]["error"].as_str().unwrap().contains("mcp.resource_blocked"), "{v}");
+    assert!(v["read_unlisted"]["error"].as_str().unwrap().contains("mcp.resource_unlisted"), "{v}");
+
+    // Prompts and completion.
+    assert_eq!(v["prompts"]["ok"], json!(["args-prompt", "completable-prompt", "simple-prompt"]), "{v}");
+    assert!(v["prompt"]["ok"][0].as_str().unwrap().contains("Oslo"), "{v}");
+    assert!(v["prompt_unlisted"]["error"].as_str().unwrap().contains("mcp.prompt_unlisted"), "{v}");
+    let values: Vec<&str> = v["complete"]["ok"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(values.contains(&"Engineering"), "{v}");
+
+    // The audit log: the cancelled call, the reads with their verdicts.
+    let rows = proxy_rows(&env, "everything");
+    let has = |tool: &str, verdict: &str, code: Option<&str>| {
+        rows.iter().any(|r| r["tool"] == tool && r["verdict"] == verdict && code.is_none_or(|c| r["result_code"] == c))
+    };
+    assert!(has("trigger-long-running-operation", "allow", Some("mcp.call_cancelled")), "{rows:#?}");
+    assert!(has("resources/read", "blocked", Some("mcp.resource_blocked")), "{rows:#?}");
+    assert!(has("resources/read", "refused", Some("mcp.resource_unlisted")), "{rows:#?}");
+    assert!(has("resources/read", "allow", None), "{rows:#?}");
+    assert!(has("prompts/get", "refused", Some("mcp.prompt_unlisted")), "{rows:#?}");
+}
+
+/// A consumer's cancellation reaches the upstream server; a dropped connection does too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_call_is_cancelled_upstream() {
+    let up = RmcpUpstream::start().await;
+    let env = Env::new();
+    env.ok(&["mcp", "install", &up.url(), "--id", "up"]);
+    env.ok(&["mcp", "allow", "up", "wait"]);
+    let key = key_for(&env, "up", "ci");
+    let server = env.serve();
+    let cfg = StreamableHttpClientTransportConfig::with_uri(server.url("/mcp/proxy/up/mcp")).auth_header(key);
+    let c = ().serve(StreamableHttpClientTransport::from_config(cfg)).await.expect("MCP handshake with the proxy");
+    let p = CallToolRequestParams::new("wait").with_arguments(json!({"secs": 60}).as_object().unwrap().clone());
+    let h = c
+        .send_request_with_option(ClientRequest::CallToolRequest(Request::new(p)), PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while up.count("wait") == 0 {
+        assert!(Instant::now() < deadline, "the call never reached the upstream");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    h.cancel(Some("enough".into())).await.unwrap();
+    while up.count("wait_cancelled") == 0 {
+        assert!(Instant::now() < deadline, "the upstream was not told of the cancellation: {:?}", up.counts());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    c.cancel().await.ok();
+}
