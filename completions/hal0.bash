@@ -3236,7 +3236,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp__subcmd__allow)
-            opts="-h --config-dir --state-dir --help"
+            opts="-h --resource --prompt --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3258,7 +3258,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp__subcmd__block)
-            opts="-h --config-dir --state-dir --help"
+            opts="-h --resource --prompt --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3476,7 +3476,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp__subcmd__gate)
-            opts="-h --config-dir --state-dir --help"
+            opts="-h --resource --prompt --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
