@@ -37,36 +37,89 @@ const BATCH_MAX: usize = 256;
 /// the window; it is also the most such an entry stays in memory only.
 pub(crate) const GATHER: Duration = Duration::from_millis(10);
 
-fn writers() -> &'static Mutex<HashMap<PathBuf, Sender<Job>>> {
-    static W: OnceLock<Mutex<HashMap<PathBuf, Sender<Job>>>> = OnceLock::new();
+/// The writer thread of one store: its queue, and the thread to unpark when a job someone
+/// waits on is queued while it gathers.
+#[derive(Clone)]
+struct Writer {
+    tx: Sender<Job>,
+    thread: std::thread::Thread,
+}
+
+impl Writer {
+    fn send(&self, job: Job) -> Result<()> {
+        let urgent = waited_on(&job);
+        self.tx.send(job).map_err(|_| Error::internal("the audit writer stopped"))?;
+        if urgent {
+            self.thread.unpark();
+        }
+        Ok(())
+    }
+}
+
+fn writers() -> &'static Mutex<HashMap<PathBuf, Writer>> {
+    static W: OnceLock<Mutex<HashMap<PathBuf, Writer>>> = OnceLock::new();
     W.get_or_init(Default::default)
 }
 
-fn existing(store: &Store) -> Option<Sender<Job>> {
+fn existing(store: &Store) -> Option<Writer> {
     writers().lock().unwrap_or_else(|p| p.into_inner()).get(store.path()).cloned()
 }
 
-fn writer_for(store: &Store) -> Result<Sender<Job>> {
+fn writer_for(store: &Store) -> Result<Writer> {
     let mut m = writers().lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(tx) = m.get(store.path()) {
-        return Ok(tx.clone());
+    if let Some(w) = m.get(store.path()) {
+        return Ok(w.clone());
     }
     let (tx, rx) = channel::<Job>();
     let s = store.clone();
-    std::thread::Builder::new()
+    let handle = std::thread::Builder::new()
         .name("hal0-audit".into())
         .spawn(move || run(s, rx))
         .map_err(|e| Error::internal(format!("cannot start the audit writer: {e}")))?;
-    m.insert(store.path().to_path_buf(), tx.clone());
-    Ok(tx)
+    let w = Writer { tx, thread: handle.thread().clone() };
+    m.insert(store.path().to_path_buf(), w.clone());
+    Ok(w)
+}
+
+/// The batch that `first` opens. A job nobody waits on gathers the jobs that arrive within
+/// `window`, but only until one that someone waits on comes: a call's `started` entry (or a
+/// reader's barrier) queued behind the previous call's outcome must not sit out the window,
+/// or every call of a sequential client would pay it. The thread parks meanwhile, so the
+/// jobs nobody waits on are queued without waking it (a wake-up per read-only call cost
+/// more than its insert); the sender of a waited job unparks it ([`Writer::send`]).
+fn gather(first: Job, rx: &Receiver<Job>, window: Duration) -> Vec<Job> {
+    let mut batch = vec![first];
+    if waited_on(&batch[0]) {
+        return batch;
+    }
+    let until = std::time::Instant::now() + window;
+    loop {
+        let mut urgent = false;
+        while batch.len() < BATCH_MAX {
+            match rx.try_recv() {
+                Ok(j) => {
+                    urgent |= waited_on(&j);
+                    batch.push(j);
+                }
+                Err(_) => break,
+            }
+        }
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        if urgent || batch.len() >= BATCH_MAX || left.is_zero() {
+            return batch;
+        }
+        std::thread::park_timeout(left);
+    }
+}
+
+/// Someone waits for this job to be stored.
+fn waited_on(j: &Job) -> bool {
+    matches!(j, Job::Row(_, Some(_)) | Job::Barrier(_))
 }
 
 fn run(store: Store, rx: Receiver<Job>) {
     while let Ok(first) = rx.recv() {
-        if matches!(first, Job::Row(_, None) | Job::Relay(_) | Job::Finish(_)) {
-            std::thread::sleep(GATHER);
-        }
-        let mut batch = vec![first];
+        let mut batch = gather(first, &rx, GATHER);
         while batch.len() < BATCH_MAX {
             match rx.try_recv() {
                 Ok(j) => batch.push(j),
@@ -180,7 +233,7 @@ pub(crate) fn submit_finish(store: &Store, o: crate::audit::Outcome) -> Result<(
 }
 
 fn send(store: &Store, job: Job) -> Result<()> {
-    writer_for(store)?.send(job).map_err(|_| Error::internal("the audit writer stopped"))
+    writer_for(store)?.send(job)
 }
 
 /// Resolve once every entry this process queued for `store` so far is stored (at once when
@@ -261,6 +314,24 @@ mod tests {
         };
         assert_eq!(record_async(&s, &bad).await.unwrap_err().code, "audit.invalid_entry");
         assert_eq!(record_soon(&s, &bad).unwrap_err().code, "audit.invalid_entry");
+    }
+
+    #[test]
+    fn a_waited_entry_ends_the_gathering_at_once() {
+        use super::{Job, gather};
+        let (tx, rx) = std::sync::mpsc::channel();
+        let o = |id| crate::audit::Outcome { id, verdict: Verdict::Ok, result_code: None, approval_id: None };
+        let (reply, _answer) = tokio::sync::oneshot::channel();
+        tx.send(Job::Finish(o(2))).unwrap();
+        tx.send(Job::Barrier(reply)).unwrap();
+        tx.send(Job::Finish(o(3))).unwrap();
+        // An hour's window: were the barrier not to end it, this test would hang.
+        let batch = gather(Job::Finish(o(1)), &rx, std::time::Duration::from_secs(3600));
+        assert_eq!(batch.len(), 4, "everything queued, then at once: a barrier waits");
+        assert!(matches!(batch[2], Job::Barrier(_)));
+        // A waited job opens a batch of its own without gathering.
+        let (reply, _answer) = tokio::sync::oneshot::channel();
+        assert_eq!(gather(Job::Barrier(reply), &rx, std::time::Duration::from_secs(3600)).len(), 1);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
