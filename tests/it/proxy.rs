@@ -39,7 +39,7 @@ async fn tool_names(c: &Client) -> Vec<String> {
     v
 }
 
-fn key_for(env: &Env, id: &str, name: &str) -> String {
+pub(crate) fn key_for(env: &Env, id: &str, name: &str) -> String {
     env.json(&["mcp", "keys", "add", id, name, "--json"])["key"].as_str().unwrap().to_string()
 }
 
@@ -51,7 +51,7 @@ fn install_with_policy(env: &Env, url: &str, id: &str) {
     env.ok(&["mcp", "block", id, "add"]);
 }
 
-fn proxy_rows(env: &Env, id: &str) -> Vec<Value> {
+pub(crate) fn proxy_rows(env: &Env, id: &str) -> Vec<Value> {
     let rows = env.json(&["activity", "list", "--json", "--limit", "200"]);
     let rows = rows.as_array().cloned().unwrap_or_else(|| rows["entries"].as_array().cloned().unwrap_or_default());
     rows.into_iter().filter(|r| r["surface"] == format!("mcp:proxy/{id}")).collect()

@@ -5,6 +5,7 @@
 //! - rmcp clients against the in-process rmcp upstream, where the upstream itself can be
 //!   asked whether a cancellation reached it.
 
+use crate::proxy::{key_for, proxy_rows};
 use crate::support::upstream::{Everything, RmcpUpstream};
 use crate::support::*;
 use rmcp::ServiceExt;
@@ -18,16 +19,6 @@ use std::time::{Duration, Instant};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn key_for(env: &Env, id: &str, name: &str) -> String {
-    env.json(&["mcp", "keys", "add", id, name, "--json"])["key"].as_str().unwrap().to_string()
-}
-
-fn proxy_rows(env: &Env, id: &str) -> Vec<Value> {
-    let rows = env.json(&["activity", "list", "--json", "--limit", "200"]);
-    let rows = rows.as_array().cloned().unwrap_or_else(|| rows["entries"].as_array().cloned().unwrap_or_default());
-    rows.into_iter().filter(|r| r["surface"] == format!("mcp:proxy/{id}")).collect()
 }
 
 /// The TypeScript SDK through the proxy in front of server-everything.
