@@ -21,32 +21,26 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The TypeScript SDK through the proxy in front of server-everything.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn typescript_sdk_speaks_the_whole_protocol_through_the_proxy() {
-    let sdk = repo().join(".tools/node/node_modules/@modelcontextprotocol/sdk");
-    let Some(up) = Everything::start() else { return };
-    assert!(sdk.exists(), "the TypeScript SDK comes with server-everything from tests/external/setup.sh");
-    let env = Env::new();
-    env.ok(&["mcp", "install", &up.url(), "--id", "everything"]);
+/// Policy for server-everything installed as `id`: three tools, the static documents but
+/// one, one template, three prompts.
+fn everything_policy(env: &Env, id: &str) {
     for tool in ["trigger-long-running-operation", "trigger-sampling-request", "toggle-simulated-logging"] {
-        env.ok(&["mcp", "allow", "everything", tool]);
+        env.ok(&["mcp", "allow", id, tool]);
     }
-    env.ok(&["mcp", "allow", "everything", "demo://resource/static/*", "--resource"]);
-    env.ok(&["mcp", "block", "everything", "demo://resource/static/document/instructions.md", "--resource"]);
-    env.ok(&["mcp", "allow", "everything", "demo://resource/dynamic/text/{resourceId}", "--resource"]);
+    env.ok(&["mcp", "allow", id, "demo://resource/static/*", "--resource"]);
+    env.ok(&["mcp", "block", id, "demo://resource/static/document/instructions.md", "--resource"]);
+    env.ok(&["mcp", "allow", id, "demo://resource/dynamic/text/{resourceId}", "--resource"]);
     for prompt in ["args-prompt", "simple-prompt", "completable-prompt"] {
-        env.ok(&["mcp", "allow", "everything", prompt, "--prompt"]);
+        env.ok(&["mcp", "allow", id, prompt, "--prompt"]);
     }
-    // A gate is for calls: a read does not wait for a person.
-    let o = env.run(&["mcp", "gate", "everything", "simple-prompt", "--prompt"]);
-    assert_ne!(o.code(), 0);
-    assert!(o.stderr().contains("mcp.access_invalid"), "{}", o.stderr());
-    let status = env.ok(&["mcp", "status", "everything"]);
-    assert!(status.contains("demo://resource/static/*") && status.contains("completable-prompt"), "{status}");
-    let key = key_for(&env, "everything", "ts");
-    let server = env.serve();
-    let url = server.url("/mcp/proxy/everything/mcp");
+}
+
+/// Run `tests/external/proxy_protocol.mjs` against `/mcp/proxy/<id>/mcp` of `server`.
+async fn run_script(env: &Env, server: &Server, id: &str) -> Value {
+    let sdk = repo().join(".tools/node/node_modules/@modelcontextprotocol/sdk");
+    assert!(sdk.exists(), "the TypeScript SDK comes with server-everything from tests/external/setup.sh");
+    let key = key_for(env, id, "ts");
+    let url = server.url(&format!("/mcp/proxy/{id}/mcp"));
     let out = tokio::task::spawn_blocking(move || {
         std::process::Command::new("node")
             .arg(repo().join("tests/external/proxy_protocol.mjs"))
@@ -59,8 +53,66 @@ async fn typescript_sdk_speaks_the_whole_protocol_through_the_proxy() {
     .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "node failed: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
-    let v: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
 
+/// The TypeScript SDK through the proxy in front of server-everything over streamable HTTP
+/// (an upstream session per consumer session).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_sdk_speaks_the_whole_protocol_through_the_proxy() {
+    let Some(up) = Everything::start() else { return };
+    let env = Env::new();
+    env.ok(&["mcp", "install", &up.url(), "--id", "everything"]);
+    everything_policy(&env, "everything");
+    // A gate is for calls: a read does not wait for a person.
+    let o = env.run(&["mcp", "gate", "everything", "simple-prompt", "--prompt"]);
+    assert_ne!(o.code(), 0);
+    assert!(o.stderr().contains("mcp.access_invalid"), "{}", o.stderr());
+    let o = env.run(&["mcp", "allow", "everything", "has space", "--resource"]);
+    assert_ne!(o.code(), 0);
+    assert!(o.stderr().contains("mcp.access_invalid"), "{}", o.stderr());
+    let status = env.ok(&["mcp", "status", "everything"]);
+    assert!(status.contains("demo://resource/static/*") && status.contains("completable-prompt"), "{status}");
+    let server = env.serve();
+    let v = run_script(&env, &server, "everything").await;
+    check_everything(&env, "everything", &v);
+    // The upstream's log for this client's own session reached it.
+    assert!(v["logs"].as_u64().unwrap() >= 1, "{v}");
+}
+
+/// The same through server-everything as a stdio child that hal0 starts (one connection
+/// shared by every consumer: progress by token, the server's requests to the one consumer
+/// whose call is in flight).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_through_a_shared_stdio_child() {
+    let script = repo().join(".tools/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    if !script.exists() {
+        assert!(
+            std::env::var("HAL0_REQUIRE_EXTERNAL").is_err(),
+            "{} is missing: run tests/external/setup.sh",
+            script.display()
+        );
+        eprintln!("skipped: run tests/external/setup.sh ({} is missing)", script.display());
+        return;
+    }
+    let env = Env::new();
+    env.ok(&["mcp", "install", "npm:hal0-placeholder", "--id", "ev-stdio"]);
+    let path = env.config_dir().join("mcp-servers/ev-stdio.toml");
+    let mut doc: toml_edit::DocumentMut = std::fs::read_to_string(&path).unwrap().parse().unwrap();
+    doc["command"] = toml_edit::value("node");
+    let mut args = toml_edit::Array::new();
+    args.push(script.to_str().unwrap());
+    args.push("stdio");
+    doc["args"] = toml_edit::value(args);
+    std::fs::write(&path, doc.to_string()).unwrap();
+    everything_policy(&env, "ev-stdio");
+    let server = env.serve();
+    let v = run_script(&env, &server, "ev-stdio").await;
+    check_everything(&env, "ev-stdio", &v);
+}
+
+/// What both runs of the script must show.
+fn check_everything(env: &Env, id: &str, v: &Value) {
     let tools: Vec<&str> = v["tools"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
     assert_eq!(
         tools,
@@ -88,9 +140,6 @@ async fn typescript_sdk_speaks_the_whole_protocol_through_the_proxy() {
     assert_eq!(plain["is_error"], true, "{v}");
     assert!(plain["text"].as_str().unwrap().contains("sampling"), "{v}");
 
-    // The upstream's log for this client's session reached it.
-    assert!(v["logs"].as_u64().unwrap() >= 1, "{v}");
-
     // Resources: the static documents but the blocked one; the allowed template.
     let resources: Vec<&str> = v["resources"]["ok"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
     assert!(!resources.is_empty() && resources.iter().all(|u| u.starts_with("demo://resource/static/")), "{v}");
@@ -108,7 +157,7 @@ async fn typescript_sdk_speaks_the_whole_protocol_through_the_proxy() {
     assert!(values.contains(&"Engineering"), "{v}");
 
     // The audit log: the cancelled call, the reads with their verdicts.
-    let rows = proxy_rows(&env, "everything");
+    let rows = proxy_rows(env, id);
     let has = |tool: &str, verdict: &str, code: Option<&str>| {
         rows.iter().any(|r| r["tool"] == tool && r["verdict"] == verdict && code.is_none_or(|c| r["result_code"] == c))
     };
