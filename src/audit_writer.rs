@@ -334,6 +334,27 @@ mod tests {
         assert_eq!(gather(Job::Barrier(reply), &rx, std::time::Duration::from_secs(3600)).len(), 1);
     }
 
+    #[test]
+    fn a_waited_entry_wakes_a_parked_writer() {
+        use super::{Job, Writer, gather};
+        let (tx, rx) = std::sync::mpsc::channel();
+        let w = Writer { tx, thread: std::thread::current() };
+        let o = crate::audit::Outcome { id: 1, verdict: Verdict::Ok, result_code: None, approval_id: None };
+        // While this thread gathers (parked), another queues a barrier through the writer.
+        let sender = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            let (reply, answer) = tokio::sync::oneshot::channel();
+            w.send(Job::Barrier(reply)).unwrap();
+            answer
+        });
+        let started = std::time::Instant::now();
+        let batch = gather(Job::Finish(o), &rx, std::time::Duration::from_secs(60));
+        assert!(matches!(batch.last(), Some(Job::Barrier(_))), "the barrier ended the gathering");
+        // Not a timing test: without the unpark it would sit out the whole minute.
+        assert!(started.elapsed() < std::time::Duration::from_secs(30), "{:?}", started.elapsed());
+        drop(sender.join().unwrap());
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn entries_nobody_waits_on_are_stored_by_the_next_barrier() {
         let d = tempfile::tempdir().unwrap();

@@ -147,6 +147,7 @@ pub const ALL: &[&str] = &[
     "mcp.result_withheld",
     "mcp.server_disabled",
     "mcp.ssrf_refused",
+    "mcp.subscribe_unsupported",
     "mcp.supervisor_unavailable",
     "mcp.tls_ca_invalid",
     "mcp.tls_certificate_invalid",

@@ -3,7 +3,10 @@
 //! lists allow; a read, subscription, prompt or completion of anything else is refused before
 //! it reaches the server, with `mcp.resource_blocked` / `mcp.resource_unlisted` (or the
 //! `prompt_` pair). Each read, get, subscription and completion is written to the audit log
-//! with its verdict, like a tool call. Results are masked for the record's secrets.
+//! with its verdict, like a tool call. Results are masked for the record's secrets, and what
+//! a result carries beyond the asked name is held to the lists too: the contents of a read
+//! with another URI are dropped, and a resource a prompt embeds or links that the lists do
+//! not allow is replaced by a note.
 
 // The proxy relays what upstream servers still speak: logging, roots, sampling and
 // subscriptions are deprecated in the newest protocol (SEP-2577), not gone.
@@ -48,6 +51,37 @@ fn refusal(s: &Served, which: Access, verdict: Verdict, name: &str) -> Error {
             ),
         )
     }
+}
+
+/// `v` (a result's JSON) with every resource in `list` (an array of content or contents
+/// objects, at `key` of each element when given) that `[resource_access]` does not allow
+/// replaced by a text note; how many were withheld.
+fn withhold(s: &Served, items: &mut [Value], key: Option<&str>) -> usize {
+    let mut n = 0;
+    for item in items {
+        let block = match key {
+            Some(k) => match item.get_mut(k) {
+                Some(b) => b,
+                None => continue,
+            },
+            None => item,
+        };
+        let uri = block
+            .get("uri")
+            .or_else(|| block.get("resource").and_then(|r| r.get("uri")))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        if let Some(uri) = uri
+            && s.record.resource_access.verdict(&uri) != Verdict::Allow
+        {
+            *block = json!({
+                "type": "text",
+                "text": format!("[hal0: resource `{uri}` withheld: it is not on `{}`'s [resource_access] allow list]", s.record.id),
+            });
+            n += 1;
+        }
+    }
+    n
 }
 
 fn masked<T: serde::Serialize + serde::de::DeserializeOwned>(s: &Served, v: T) -> Result<T> {
@@ -121,12 +155,25 @@ impl Proxy {
     ) -> Result<ReadResourceResult> {
         self.admit(s, caller, Access::Resources, "resources/read", &p.uri, json!({"uri": p.uri})).await?;
         p.meta = None;
-        let out = self
+        let mut out = self
             .ask(s, who, "resources/read", |c| {
                 let p = p.clone();
                 async move { c.client.read_resource(p).await }
             })
             .await?;
+        // Contents under another URI (a directory's files, say) must be allowed themselves.
+        let before = out.contents.len();
+        out.contents.retain(|c| {
+            let uri = match c {
+                rmcp::model::ResourceContents::TextResourceContents { uri, .. }
+                | rmcp::model::ResourceContents::BlobResourceContents { uri, .. } => uri.as_str(),
+                _ => "",
+            };
+            s.record.resource_access.verdict(uri) == Verdict::Allow
+        });
+        if out.contents.is_empty() && before > 0 {
+            return Err(refusal(s, Access::Resources, Verdict::UnknownTool, &p.uri));
+        }
         masked(s, out)
     }
 
@@ -134,18 +181,31 @@ impl Proxy {
     /// server's updates about it then reach this consumer.
     pub async fn subscribe(&self, s: &Served, who: &Consumer, caller: &Who, uri: String, on: bool) -> Result<()> {
         let method = if on { "resources/subscribe" } else { "resources/unsubscribe" };
+        if s.record.transport == super::Transport::Stdio {
+            return Err(Error::conflict(
+                "mcp.subscribe_unsupported",
+                format!(
+                    "`{}` is a stdio server whose one connection every client shares, so hal0 cannot tell whose \
+                     subscription an update is for; read the resource again instead",
+                    s.record.id
+                ),
+            ));
+        }
         if on {
             self.admit(s, caller, Access::Resources, method, &uri, json!({"uri": uri})).await?;
         }
         self.ask(s, who, method, |c| {
             let uri = uri.clone();
             async move {
-                c.relay().subscribed(&uri, on);
-                if on {
-                    c.client.subscribe(SubscribeRequestParams::new(uri)).await
+                let out = if on {
+                    c.client.subscribe(SubscribeRequestParams::new(uri.clone())).await
                 } else {
-                    c.client.unsubscribe(UnsubscribeRequestParams::new(uri)).await
+                    c.client.unsubscribe(UnsubscribeRequestParams::new(uri.clone())).await
+                };
+                if out.is_ok() {
+                    c.relay().subscribed(&uri, on);
                 }
+                out
             }
         })
         .await
@@ -178,6 +238,14 @@ impl Proxy {
                 async move { c.client.get_prompt(p).await }
             })
             .await?;
+        // A prompt may embed or link resources: those too must be allowed.
+        let mut v = serde_json::to_value(&out).map_err(|e| Error::internal(e.to_string()))?;
+        if let Some(msgs) = v.get_mut("messages").and_then(Value::as_array_mut)
+            && withhold(s, msgs, Some("content")) > 0
+        {
+            let out: GetPromptResult = serde_json::from_value(v).map_err(|e| Error::internal(e.to_string()))?;
+            return masked(s, out);
+        }
         masked(s, out)
     }
 

@@ -137,12 +137,23 @@ pub struct AccessPolicy {
     pub blocked: Vec<String>,
 }
 
-/// Whether access-list entry `pattern` covers `name`.
+/// Whether access-list entry `pattern` covers `name`. A prefix entry covers only a plain
+/// rest: no `.` or `..` segment, no empty segment (`//`), no `%` escape and no backslash,
+/// which a server could resolve to a name the lists did not mean (`file:///docs/../etc`,
+/// `file:///docs/./private`). An exact entry covers exactly its own text.
 fn covers(pattern: &str, name: &str) -> bool {
     match pattern.strip_suffix('*') {
-        Some(prefix) => name.starts_with(prefix),
+        // The rest is checked with the prefix's last `/`, so `…/*` refuses `…//x` too.
+        Some(prefix) => {
+            name.starts_with(prefix) && plain_rest(&name[prefix.len() - usize::from(prefix.ends_with('/'))..])
+        }
         None => pattern == name,
     }
+}
+
+fn plain_rest(rest: &str) -> bool {
+    // (`rest` may start with the prefix's own `/`: its first segment is then empty.)
+    !rest.contains(['%', '\\']) && !rest.contains("//") && rest.split('/').all(|seg| seg != "." && seg != "..")
 }
 
 impl AccessPolicy {
@@ -247,6 +258,19 @@ mod tests {
         assert_eq!(p.verdict("simple"), Verdict::Allow);
         assert_eq!(p.verdict("simple-2"), Verdict::UnknownTool, "no `*`, no prefix match");
         assert_eq!(AccessPolicy::default().verdict("simple"), Verdict::UnknownTool, "nothing offered by default");
+        // A prefix covers plain names only: a server could resolve these elsewhere.
+        for sneaky in [
+            "demo://static/../etc/passwd",
+            "demo://static/./secret.md",
+            "demo://static//secret.md",
+            "demo://static/%73ecret.md",
+            "demo://static/a/..",
+            "demo://static\\..\\x",
+        ] {
+            assert_eq!(p.verdict(sneaky), Verdict::UnknownTool, "{sneaky}");
+        }
+        assert_eq!(p.verdict("demo://static/dir/"), Verdict::Allow);
+        assert_eq!(p.verdict("demo://static/a.b/c..d"), Verdict::Allow, "dots inside a name are fine");
         p.validate("resource_access").unwrap();
         let twice = AccessPolicy { allow: v(&["a"]), blocked: v(&["a"]) };
         assert_eq!(twice.validate("prompt_access").unwrap_err().code, "mcp.access_invalid");

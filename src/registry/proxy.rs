@@ -193,7 +193,9 @@ impl Proxy {
     /// http server's upstream session of this consumer session (opened on first use).
     async fn client(&self, s: &Served, who: &Consumer) -> Result<Arc<upstream::Upstream>> {
         if s.record.transport == Transport::Stdio {
-            return self.pool.client(&s.record, &s.fingerprint, &self.paths).await;
+            let up = self.pool.client(&s.record, &s.fingerprint, &self.paths).await?;
+            up.relay().set_secrets(&s.secrets);
+            return Ok(up);
         }
         let mut link = who.link.0.lock().await;
         if let Some((fp, up)) = link.get(&s.record.id)
@@ -202,19 +204,31 @@ impl Proxy {
         {
             return Ok(up.clone());
         }
-        let relay = super::relay::Relay::owned_by(who.peer.clone());
-        let (up, _) = upstream::connect(&s.record, &self.paths, "mcp.upstream_failed", relay).await?;
-        let up = Arc::new(up);
+        // A server that just refused a connect is not tried again by every request.
+        self.pool.recent_failure(&s.record.id, &s.fingerprint)?;
+        let owner = super::relay::Owner { paths: self.paths.clone(), id: s.record.id.clone() };
+        let relay = super::relay::Relay::owned_by(who.peer.clone(), owner, s.secrets.clone());
+        let up = match upstream::connect(&s.record, &self.paths, "mcp.upstream_failed", relay).await {
+            Ok((up, _)) => Arc::new(up),
+            Err(e) => {
+                self.pool.note_failure(&s.record.id, &s.fingerprint, &e);
+                return Err(e);
+            }
+        };
         link.insert(s.record.id.clone(), (s.fingerprint.clone(), up.clone()));
         Ok(up)
     }
 
-    /// Forget the connection of `s` that `who` used (it broke).
-    async fn drop_client(&self, s: &Served, who: &Consumer) {
+    /// Forget connection `up` of `s` that `who` used (it broke), unless another request
+    /// already replaced it.
+    async fn drop_client(&self, s: &Served, who: &Consumer, up: &Arc<upstream::Upstream>) {
         if s.record.transport == Transport::Stdio {
-            self.pool.evict(&s.record.id);
-        } else {
-            who.link.0.lock().await.remove(&s.record.id);
+            self.pool.evict_if(&s.record.id, up);
+            return;
+        }
+        let mut link = who.link.0.lock().await;
+        if link.get(&s.record.id).is_some_and(|(_, cur)| Arc::ptr_eq(cur, up)) {
+            link.remove(&s.record.id);
         }
     }
 
@@ -295,17 +309,23 @@ impl Proxy {
         let timeout = Duration::from_secs(self.config.mcp.call_timeout_secs);
         for attempt in 0..2 {
             let c = self.client(s, who).await?;
-            match tokio::time::timeout(timeout, f(c)).await {
+            match tokio::time::timeout(timeout, f(c.clone())).await {
                 Ok(Ok(t)) => return Ok(t),
-                Ok(Err(e)) if attempt == 0 && retryable(&e) => self.drop_client(s, who).await,
+                Ok(Err(e)) if attempt == 0 && retryable(&e) => self.drop_client(s, who, &c).await,
                 Ok(Err(rmcp::ServiceError::McpError(e))) => {
-                    return Err(upstream::failed(
+                    // The server's refusal of the request itself (not found, bad params, no
+                    // such method) is the consumer's to mend: invalid, not a bad gateway.
+                    let kind =
+                        if [-32602, -32601, -32002].contains(&e.code.0) { Kind::Invalid } else { Kind::BadGateway };
+                    let msg = mask_in(e.message.to_string(), &s.secrets).unwrap_or_default();
+                    return Err(Error::new(
                         "mcp.upstream_error",
+                        kind,
                         format!(
                             "`{}` answered {what} with an error ({}): {}",
                             r.id,
                             e.code.0,
-                            crate::redact::redact(&e.message)
+                            crate::redact::redact(&msg)
                         ),
                     ));
                 }
@@ -442,7 +462,7 @@ impl Proxy {
             }
             match answered {
                 Ok(Ok(res)) => return Ok(complete(mask_secrets(res, secrets))),
-                Ok(Err(e)) if attempt == 0 && retryable(&e) => self.drop_client(s, who).await,
+                Ok(Err(e)) if attempt == 0 && retryable(&e) => self.drop_client(s, who, &c).await,
                 Ok(Err(e)) => return Err(upstream_error(r, &e.to_string())),
                 Err(_) => {
                     return Err(upstream_error(r, &format!("`{tool}` did not answer within {} s", timeout.as_secs())));

@@ -4,13 +4,17 @@
 //! - `notifications/progress` to the consumer whose call the upstream token belongs to (rmcp
 //!   gives every upstream request a token of its own; the consumer's token is put back);
 //! - logging, resource-updated and list-changed notifications to the consumer that owns the
-//!   upstream session (an http server gets one upstream session per consumer session); on a
-//!   shared stdio connection, logging goes to the consumer whose calls are the only ones in
-//!   flight, else nowhere;
+//!   upstream session (an http server gets one upstream session per consumer session), while
+//!   the server is still served and, for an update, the resource still allowed; a stdio
+//!   child's connection is shared by every consumer, so these go nowhere;
 //! - the upstream's own requests (`sampling/createMessage`, `elicitation/create`,
 //!   `roots/list`, `ping`) to the consumer whose call they belong to, through that call's task
 //!   so they ride the call's response stream, and only when the consumer declared the
-//!   capability (else a clean MCP error back to the upstream).
+//!   capability (else a clean MCP error back to the upstream). On a shared connection a
+//!   request must name its call (the response stream it came on); a stdio child's cannot, so
+//!   it is refused rather than guessed (another consumer's call could be behind it).
+//!
+//! Everything relayed has the record's secret values masked, like a tool result.
 //!
 //! [`CallGuard`] registers one forwarded call and tells the upstream when the consumer gave
 //! up on it (`notifications/cancelled`, also when the call's future is dropped).
@@ -46,9 +50,12 @@ struct Route {
 
 #[derive(Default)]
 struct Routes {
-    /// The consumer session this upstream session serves (http servers); `None` for a
-    /// connection shared by every consumer (stdio servers) or a probe.
-    owner: Option<Peer<RoleServer>>,
+    /// The consumer session this upstream session serves (http servers), and how to look
+    /// up the record again; `None` for a connection shared by every consumer (stdio
+    /// servers) or a probe.
+    owner: Option<(Peer<RoleServer>, Owner)>,
+    /// The record's secret values, masked in everything relayed.
+    secrets: Mutex<Vec<String>>,
     /// Upstream request id → route.
     calls: Mutex<HashMap<RequestId, Arc<Route>>>,
     /// Upstream progress token → route.
@@ -65,10 +72,43 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Where an owned relay finds its record: to drop what a disabled or uninstalled server, or
+/// a resource the operator no longer allows, still sends.
+pub struct Owner {
+    pub paths: crate::paths::Paths,
+    pub id: String,
+}
+
 impl Relay {
     /// The handler of an upstream session that serves consumer session `owner` only.
-    pub fn owned_by(owner: Peer<RoleServer>) -> Relay {
-        Relay(Arc::new(Routes { owner: Some(owner), ..Default::default() }))
+    pub fn owned_by(owner: Peer<RoleServer>, record: Owner, secrets: Vec<String>) -> Relay {
+        Relay(Arc::new(Routes { owner: Some((owner, record)), secrets: Mutex::new(secrets), ..Default::default() }))
+    }
+
+    /// Mask `secrets` in what this connection relays from now on.
+    pub fn set_secrets(&self, secrets: &[String]) {
+        let mut cur = lock(&self.0.secrets);
+        if cur.as_slice() != secrets {
+            *cur = secrets.to_vec();
+        }
+    }
+
+    /// `v` with the record's secret values masked; `None` when it no longer reads back.
+    fn masked<T: serde::Serialize + serde::de::DeserializeOwned>(&self, v: T) -> Option<T> {
+        let secrets = lock(&self.0.secrets).clone();
+        super::proxy::mask_in(v, &secrets)
+    }
+
+    /// The owner, while its server is still served and (for `uri`) the resource allowed.
+    fn owner_for(&self, uri: Option<&str>) -> Option<Peer<RoleServer>> {
+        let (peer, o) = self.0.owner.as_ref()?;
+        let r = super::proxy::serving(&super::Registry::new(&o.paths), &o.id).ok()?;
+        if let Some(uri) = uri
+            && r.resource_access.verdict(uri) != super::policy::Verdict::Allow
+        {
+            return None;
+        }
+        Some(peer.clone())
     }
 
     /// Route the upstream's messages about call `id` (progress token `upstream_token`) to
@@ -99,7 +139,8 @@ impl Relay {
     }
 
     /// The route of a request the upstream sent: the call whose response stream it came on;
-    /// without that association, any call of the owner, or the only call in flight.
+    /// without that association, on an owned session, any call in flight (they are all the
+    /// owner's). A shared connection's unassociated request has no route.
     fn route_of_request(&self, ctx: &RequestContext<RoleClient>) -> Option<Arc<Route>> {
         let calls = lock(&self.0.calls);
         if let Some(InboundStreamOrigin::OutboundRequest(id)) = ctx.extensions.get::<InboundStreamOrigin>()
@@ -107,30 +148,10 @@ impl Relay {
         {
             return Some(r.clone());
         }
-        if self.0.owner.is_some() || calls.len() == 1 {
+        if self.0.owner.is_some() {
             return calls.values().next().cloned();
         }
         None
-    }
-
-    /// Who gets a notification that belongs to no call: the owner, or on a shared
-    /// connection the consumer whose calls are the only ones in flight.
-    fn session_consumer(&self) -> Option<Peer<RoleServer>> {
-        if let Some(o) = &self.0.owner {
-            return Some(o.clone());
-        }
-        let calls = lock(&self.0.calls);
-        let mut peers = calls.values().map(|r| &r.consumer);
-        let first = peers.next()?;
-        peers.all(|p| same_peer(p, first)).then(|| first.clone())
-    }
-}
-
-/// Two handles of one consumer session.
-fn same_peer(a: &Peer<RoleServer>, b: &Peer<RoleServer>) -> bool {
-    match (a.peer_info(), b.peer_info()) {
-        (Some(x), Some(y)) => Arc::ptr_eq(&x, &y),
-        _ => false,
     }
 }
 
@@ -222,10 +243,16 @@ impl Service<RoleClient> for Relay {
             if let ServerRequest::ListRootsRequest(_) = request {
                 return Ok(ClientResult::ListRootsResult(ListRootsResult::default()));
             }
-            return Err(ErrorData::invalid_request(
-                "hal0's proxy: this request belongs to no call in flight, so there is no client to put it to",
-                None,
-            ));
+            let why = if self.0.owner.is_some() {
+                "this request belongs to no call in flight, so there is no client to put it to"
+            } else {
+                "this server's connection is shared by every client (a stdio server), so hal0 cannot tell whose \
+                 call this request belongs to and puts it to none"
+            };
+            return Err(ErrorData::invalid_request(format!("hal0's proxy: {why}"), None));
+        };
+        let Some(request) = self.masked(request) else {
+            return Err(ErrorData::invalid_request("hal0's proxy: the request carried a credential; withheld", None));
         };
         let (reply, answer) = oneshot::channel();
         if route.inbound.send(Inbound { request, reply }).await.is_err() {
@@ -253,17 +280,17 @@ impl Service<RoleClient> for Relay {
                 if !lock(&self.0.subscribed).contains(&n.params.uri) {
                     return Ok(());
                 }
-                (self.0.owner.clone(), ServerNotification::ResourceUpdatedNotification(n))
+                (self.owner_for(Some(&n.params.uri)), ServerNotification::ResourceUpdatedNotification(n))
             }
-            n @ ServerNotification::LoggingMessageNotification(_) => (self.session_consumer(), n),
-            n @ (ServerNotification::ResourceListChangedNotification(_)
+            n @ (ServerNotification::LoggingMessageNotification(_)
+            | ServerNotification::ResourceListChangedNotification(_)
             | ServerNotification::ToolListChangedNotification(_)
-            | ServerNotification::PromptListChangedNotification(_)) => (self.0.owner.clone(), n),
+            | ServerNotification::PromptListChangedNotification(_)) => (self.owner_for(None), n),
             // Cancellation of the upstream's own requests, task status and custom
             // notifications are not relayed.
             _ => return Ok(()),
         };
-        if let Some(to) = to {
+        if let (Some(to), Some(n)) = (to, self.masked(n)) {
             let _ = to.send_notification(n).await;
         }
         Ok(())

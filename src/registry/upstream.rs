@@ -266,7 +266,28 @@ impl Pool {
         if let Some(c) = self.cached(&record.id, fp) {
             return Ok(c);
         }
-        if let Some((f, at, e)) = self.failed.lock().unwrap_or_else(|p| p.into_inner()).get(&record.id)
+        self.recent_failure(&record.id, fp)?;
+        let up = match connect(record, paths, "mcp.upstream_failed", super::relay::Relay::default()).await {
+            Ok((up, _)) => Arc::new(up),
+            Err(e) => {
+                self.note_failure(&record.id, fp, &e);
+                return Err(e);
+            }
+        };
+        self.failed.lock().unwrap_or_else(|p| p.into_inner()).remove(&record.id);
+        let old = self
+            .conns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(record.id.clone(), Conn { fingerprint: fp.to_string(), up: up.clone() });
+        drop(old);
+        Ok(up)
+    }
+
+    /// `Err` (the last error, with its age) when connecting to `id` with fingerprint `fp`
+    /// failed less than [`RETRY_AFTER`] ago.
+    pub fn recent_failure(&self, id: &str, fp: &str) -> Result<()> {
+        if let Some((f, at, e)) = self.failed.lock().unwrap_or_else(|p| p.into_inner()).get(id)
             && f == fp
             && at.elapsed() < RETRY_AFTER
         {
@@ -279,22 +300,24 @@ impl Pool {
             );
             return Err(e);
         }
-        let up = match connect(record, paths, "mcp.upstream_failed", super::relay::Relay::default()).await {
-            Ok((up, _)) => Arc::new(up),
-            Err(e) => {
-                let entry = (fp.to_string(), std::time::Instant::now(), e.clone());
-                self.failed.lock().unwrap_or_else(|p| p.into_inner()).insert(record.id.clone(), entry);
-                return Err(e);
-            }
-        };
-        self.failed.lock().unwrap_or_else(|p| p.into_inner()).remove(&record.id);
-        let old = self
-            .conns
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(record.id.clone(), Conn { fingerprint: fp.to_string(), up: up.clone() });
-        drop(old);
-        Ok(up)
+        Ok(())
+    }
+
+    /// Remember that connecting to `id` with fingerprint `fp` failed with `e`.
+    pub fn note_failure(&self, id: &str, fp: &str, e: &Error) {
+        let entry = (fp.to_string(), std::time::Instant::now(), e.clone());
+        self.failed.lock().unwrap_or_else(|p| p.into_inner()).insert(id.to_string(), entry);
+    }
+
+    /// Drop the pooled connection of `id` if it is still `up` (another request may have
+    /// replaced it already).
+    pub fn evict_if(&self, id: &str, up: &Arc<Upstream>) {
+        let mut m = self.conns.lock().unwrap_or_else(|p| p.into_inner());
+        if m.get(id).is_some_and(|c| Arc::ptr_eq(&c.up, up)) {
+            let old = m.remove(id);
+            drop(m);
+            drop(old);
+        }
     }
 
     /// Drop the connection of `id` (it broke, or the server was uninstalled).

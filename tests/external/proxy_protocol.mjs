@@ -93,6 +93,17 @@ out.prompt_unlisted = await attempt(async () => sampler.getPrompt({ name: "resou
 out.complete = await attempt(async () =>
   (await sampler.complete({ ref: { type: "ref/prompt", name: "completable-prompt" },
                             argument: { name: "department", value: "E" } })).completion.values);
+out.complete_unlisted = await attempt(async () =>
+  sampler.complete({ ref: { type: "ref/prompt", name: "resource-prompt" },
+                     argument: { name: "resourceType", value: "T" } }));
+out.subscribe = await attempt(async () => {
+  await sampler.subscribeResource({ uri: "demo://resource/static/document/features.md" });
+  await sampler.unsubscribeResource({ uri: "demo://resource/static/document/features.md" });
+  return "subscribed and unsubscribed";
+});
+out.subscribe_unlisted = await attempt(async () => sampler.subscribeResource({ uri: "demo://resource/dynamic/text/1" }));
+out.read_sneaky = await attempt(async () =>
+  sampler.readResource({ uri: "demo://resource/static/document/../document/instructions.md" }));
 await sampler.close();
 
 // A client without the sampling capability: the upstream's request is refused cleanly.
