@@ -524,6 +524,13 @@ mod tests {
         assert!(e.message.contains("needs `url"), "{}", e.message);
         let e = Record::parse(&p("x"), "id = \"x\"\n[tools]\nallow = [\"a\"]\nblocked = [\"a\"]\n").unwrap_err();
         assert!(e.message.contains("line 2"), "{}", e.message);
+        // Access tables: a bad entry names its table and line; a gated list does not exist.
+        let e = Record::parse(&p("x"), "id = \"x\"\n\n[resource_access]\nallow = [\"a b\"]\n").unwrap_err();
+        assert!(e.message.contains("line 3") && e.message.contains("[resource_access]"), "{}", e.message);
+        let e = Record::parse(&p("x"), "id = \"x\"\n[prompt_access]\ngated = [\"p\"]\n").unwrap_err();
+        assert!(e.message.contains("gated"), "{}", e.message);
+        let r = Record::parse(&p("x"), "id = \"x\"\n[prompt_access]\nallow = [\"p\"]\n").unwrap();
+        assert_eq!(r.prompt_access.verdict("p"), super::super::policy::Verdict::Allow);
     }
 
     #[test]

@@ -18,6 +18,9 @@
 //!
 //! [`CallGuard`] registers one forwarded call and tells the upstream when the consumer gave
 //! up on it (`notifications/cancelled`, also when the call's future is dropped).
+//! [`InOrder`] wraps the upstream transport so progress is relayed in arrival order, before
+//! the answer behind it: rmcp hands each notification to a task of its own, which can run
+//! after the answer has gone back (the consumer then drops the late progress).
 
 // The proxy relays what upstream servers still speak: logging, roots, sampling and
 // subscriptions are deprecated in the newest protocol (SEP-2577), not gone.
@@ -128,6 +131,19 @@ impl Relay {
         (CallGuard { relay: self.clone(), upstream, id, token: upstream_token, answered: false }, rx)
     }
 
+    /// Relay an upstream progress notification to the consumer of the call its token
+    /// belongs to, under the consumer's own token (dropped when the consumer sent none).
+    async fn progress(&self, mut p: rmcp::model::ProgressNotificationParam) {
+        let route = lock(&self.0.tokens).get(&p.progress_token).cloned();
+        let Some(route) = route else { return };
+        let Some(token) = route.token.clone() else { return };
+        p.progress_token = token;
+        let n = ServerNotification::ProgressNotification(rmcp::model::ProgressNotification::new(p));
+        if let Some(n) = self.masked(n) {
+            let _ = route.consumer.send_notification(n).await;
+        }
+    }
+
     /// Note that the owner subscribed to (or unsubscribed from) `uri`.
     pub fn subscribed(&self, uri: &str, on: bool) {
         let mut s = lock(&self.0.subscribed);
@@ -193,6 +209,51 @@ pub async fn serve_inbound(consumer: &Peer<RoleServer>, inbound: Inbound) {
         }),
     };
     let _ = inbound.reply.send(out);
+}
+
+/// The upstream transport `T` with its progress notifications relayed by [`Relay`] as they
+/// arrive, ahead of every later message (they never reach rmcp's handler).
+pub struct InOrder<T> {
+    inner: T,
+    relay: Relay,
+}
+
+impl<T> InOrder<T> {
+    pub fn new(inner: T, relay: Relay) -> InOrder<T> {
+        InOrder { inner, relay }
+    }
+}
+
+impl<T: rmcp::transport::Transport<RoleClient>> rmcp::transport::Transport<RoleClient> for InOrder<T> {
+    type Error = T::Error;
+
+    fn name() -> std::borrow::Cow<'static, str> {
+        T::name()
+    }
+
+    fn send(
+        &mut self,
+        item: rmcp::service::TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<rmcp::service::RxJsonRpcMessage<RoleClient>> {
+        loop {
+            let m = self.inner.receive().await?;
+            if let rmcp::model::JsonRpcMessage::Notification(n) = &m
+                && let ServerNotification::ProgressNotification(p) = &n.notification
+            {
+                self.relay.progress(p.params.clone()).await;
+                continue;
+            }
+            return Some(m);
+        }
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
 }
 
 /// One forwarded call while it is in flight: its routes, and a `notifications/cancelled` to
@@ -269,12 +330,10 @@ impl Service<RoleClient> for Relay {
         _context: NotificationContext<RoleClient>,
     ) -> Result<(), ErrorData> {
         let (to, n) = match notification {
-            ServerNotification::ProgressNotification(mut n) => {
-                let route = lock(&self.0.tokens).get(&n.params.progress_token).cloned();
-                let Some(route) = route else { return Ok(()) };
-                let Some(token) = route.token.clone() else { return Ok(()) };
-                n.params.progress_token = token;
-                (Some(route.consumer.clone()), ServerNotification::ProgressNotification(n))
+            ServerNotification::ProgressNotification(n) => {
+                // Normally relayed by `InOrder` already; a transport without it lands here.
+                self.progress(n.params).await;
+                return Ok(());
             }
             ServerNotification::ResourceUpdatedNotification(n) => {
                 if !lock(&self.0.subscribed).contains(&n.params.uri) {

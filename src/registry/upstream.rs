@@ -155,7 +155,8 @@ pub async fn connect(
             }
         }
         let transport = super::sse_client::connect(&url, &hdrs, code, record.ca_file.as_deref()).await?;
-        tokio::time::timeout(CONNECT_TIMEOUT, relay.serve(transport)).await
+        let ordered = super::relay::InOrder::new(transport, relay.clone());
+        tokio::time::timeout(CONNECT_TIMEOUT, relay.serve(ordered)).await
     } else {
         let mut cfg = StreamableHttpClientTransportConfig::with_uri(url.clone());
         let mut custom = HashMap::new();
@@ -173,7 +174,9 @@ pub async fn connect(
         }
         let cfg = cfg.custom_headers(custom);
         let http = http_client(record.ca_file.as_deref())?;
-        tokio::time::timeout(CONNECT_TIMEOUT, relay.serve(StreamableHttpClientTransport::with_client(http, cfg))).await
+        let transport = StreamableHttpClientTransport::with_client(http, cfg);
+        let ordered = super::relay::InOrder::new(transport, relay.clone());
+        tokio::time::timeout(CONNECT_TIMEOUT, relay.serve(ordered)).await
     };
     let client = match serving {
         Err(_) => {
