@@ -10,7 +10,7 @@ import { pathToFileURL } from "node:url";
 const load = (p) => import(pathToFileURL(path.join(process.env.HAL0_TS_SDK, "dist/esm", p)).href);
 const { Client } = await load("client/index.js");
 const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
-const { CreateMessageRequestSchema, LoggingMessageNotificationSchema } = await load("types.js");
+const { CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema } = await load("types.js");
 
 const [url, key] = process.argv.slice(2);
 
@@ -35,7 +35,12 @@ async function attempt(f) {
 const text = (r) => (r?.content ?? []).map((c) => c.text ?? "").join("");
 const out = {};
 
-const sampler = await connect("hal0-proxy-sampler", { sampling: {} });
+const sampler = await connect("hal0-proxy-sampler", { sampling: {}, elicitation: {} });
+let elicited = 0;
+sampler.setRequestHandler(ElicitRequestSchema, async () => {
+  elicited += 1;
+  return { action: "decline" };
+});
 let sampled = 0;
 sampler.setRequestHandler(CreateMessageRequestSchema, async (req) => {
   sampled += 1;
@@ -68,6 +73,11 @@ out.cancelled.elapsed_ms = Date.now() - started;
 out.sampling = await attempt(async () =>
   text(await sampler.callTool({ name: "trigger-sampling-request", arguments: { prompt: "what is 6 times 7?" } })));
 out.sampled = sampled;
+
+// Elicitation: the upstream asks this client's person (who declines).
+out.elicitation = await attempt(async () =>
+  text(await sampler.callTool({ name: "trigger-elicitation-request", arguments: {} })));
+out.elicited = elicited;
 
 // Logging: the upstream's simulated log for this session (every 5 s once toggled on).
 await sampler.setLoggingLevel("debug");

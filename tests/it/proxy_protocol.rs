@@ -24,7 +24,12 @@ fn repo() -> PathBuf {
 /// Policy for server-everything installed as `id`: three tools, the static documents but
 /// one, one template, three prompts.
 fn everything_policy(env: &Env, id: &str) {
-    for tool in ["trigger-long-running-operation", "trigger-sampling-request", "toggle-simulated-logging"] {
+    for tool in [
+        "trigger-long-running-operation",
+        "trigger-sampling-request",
+        "trigger-elicitation-request",
+        "toggle-simulated-logging",
+    ] {
         env.ok(&["mcp", "allow", id, tool]);
     }
     env.ok(&["mcp", "allow", id, "demo://resource/static/*", "--resource"]);
@@ -83,6 +88,9 @@ async fn typescript_sdk_speaks_the_whole_protocol_through_the_proxy() {
     let sampling = v["sampling"]["ok"].as_str().unwrap_or("");
     assert!(sampling.contains("consumer answered: ") && sampling.contains("what is 6 times 7?"), "{v}");
     assert_eq!(v["subscribe"]["ok"], "subscribed and unsubscribed", "{v}");
+    // Elicitation likewise: the client's person declined, and the server heard so.
+    assert_eq!(v["elicited"], 1, "{v}");
+    assert!(v["elicitation"]["ok"].as_str().unwrap_or("").contains("declined"), "{v}");
 }
 
 /// The same through server-everything as a stdio child that hal0 starts (one connection
@@ -114,6 +122,7 @@ async fn the_same_through_a_shared_stdio_child() {
     // One connection for every client: a request of the server names no call, so hal0
     // puts it to nobody rather than guess (it might be another client's).
     assert_eq!(v["sampled"], 0, "{v}");
+    assert_eq!(v["elicited"], 0, "{v}");
     assert!(v.to_string().contains("shared by every client"), "{v}");
     assert!(v["subscribe"]["error"].as_str().unwrap().contains("mcp.subscribe_unsupported"), "{v}");
 }
@@ -123,7 +132,12 @@ fn check_everything(env: &Env, id: &str, v: &Value) {
     let tools: Vec<&str> = v["tools"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
     assert_eq!(
         tools,
-        ["toggle-simulated-logging", "trigger-long-running-operation", "trigger-sampling-request"],
+        [
+            "toggle-simulated-logging",
+            "trigger-elicitation-request",
+            "trigger-long-running-operation",
+            "trigger-sampling-request"
+        ],
         "{v}"
     );
 
