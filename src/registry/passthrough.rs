@@ -26,46 +26,31 @@ use serde_json::{Map, Value, json};
 
 /// The refusal of `name` under access table `which`.
 fn refusal(s: &Served, which: Access, verdict: Verdict, name: &str) -> Error {
-    let (kind, noun) = match which {
-        Access::Resources => ("resource", "resource"),
-        Access::Prompts => ("prompt", "prompt"),
+    let (noun, blocked, unlisted, flag) = match which {
+        Access::Resources => ("resource", "mcp.resource_blocked", "mcp.resource_unlisted", "--resource"),
+        Access::Prompts => ("prompt", "mcp.prompt_blocked", "mcp.prompt_unlisted", "--prompt"),
     };
     let id = &s.record.id;
     if verdict == Verdict::Blocked {
-        let code = if kind == "resource" { "mcp.resource_blocked" } else { "mcp.prompt_blocked" };
-        Error::new(
-            code,
-            Kind::Forbidden,
-            format!("the operator blocked {noun} `{name}` on `{id}`; hal0 did not ask the server"),
-        )
-    } else {
-        let code = if kind == "resource" { "mcp.resource_unlisted" } else { "mcp.prompt_unlisted" };
-        let flag = if kind == "resource" { "--resource" } else { "--prompt" };
-        Error::new(
-            code,
-            Kind::Forbidden,
-            format!(
-                "{noun} `{name}` is not on `{id}`'s [{}] allow list, and unlisted ones are not offered; hal0 did not \
-                 ask the server (an operator can allow it: hal0 mcp allow {id} '{name}' {flag})",
-                which.table()
-            ),
-        )
+        let msg = format!("the operator blocked {noun} `{name}` on `{id}`; hal0 did not ask the server");
+        return Error::new(blocked, Kind::Forbidden, msg);
     }
+    Error::new(
+        unlisted,
+        Kind::Forbidden,
+        format!(
+            "{noun} `{name}` is not on `{id}`'s [{}] allow list, and unlisted ones are not offered; hal0 did not \
+             ask the server (an operator can allow it: hal0 mcp allow {id} '{name}' {flag})",
+            which.table()
+        ),
+    )
 }
 
-/// `v` (a result's JSON) with every resource in `list` (an array of content or contents
-/// objects, at `key` of each element when given) that `[resource_access]` does not allow
-/// replaced by a text note; how many were withheld.
-fn withhold(s: &Served, items: &mut [Value], key: Option<&str>) -> usize {
+/// Replace the `content` of each prompt message in `messages` that embeds or links a
+/// resource `[resource_access]` does not allow by a text note; how many were withheld.
+fn withhold(s: &Served, messages: &mut [Value]) -> usize {
     let mut n = 0;
-    for item in items {
-        let block = match key {
-            Some(k) => match item.get_mut(k) {
-                Some(b) => b,
-                None => continue,
-            },
-            None => item,
-        };
+    for block in messages.iter_mut().filter_map(|m| m.get_mut("content")) {
         let uri = block
             .get("uri")
             .or_else(|| block.get("resource").and_then(|r| r.get("uri")))
@@ -82,6 +67,17 @@ fn withhold(s: &Served, items: &mut [Value], key: Option<&str>) -> usize {
         }
     }
     n
+}
+
+/// What `which` allows of a listing `all`, named by `name_of`, masked.
+fn offered<T: serde::Serialize + serde::de::DeserializeOwned>(
+    s: &Served,
+    which: Access,
+    all: Vec<T>,
+    name_of: impl Fn(&T) -> &str,
+) -> Result<Vec<T>> {
+    let policy = s.record.access(which);
+    masked(s, all.into_iter().filter(|t| policy.verdict(name_of(t)) == Verdict::Allow).collect())
 }
 
 fn masked<T: serde::Serialize + serde::de::DeserializeOwned>(s: &Served, v: T) -> Result<T> {
@@ -125,24 +121,22 @@ impl Proxy {
 
     /// The server's resources that `[resource_access]` allows, in the server's order.
     pub async fn list_resources(&self, s: &Served, who: &Consumer) -> Result<Vec<Resource>> {
-        let policy = &s.record.resource_access;
-        if policy.allow.is_empty() {
+        if s.record.resource_access.allow.is_empty() {
             return Ok(Vec::new());
         }
         let all = self.ask(s, who, "resources/list", |c| async move { c.client.list_all_resources().await }).await?;
-        masked(s, all.into_iter().filter(|r| policy.verdict(&r.uri) == Verdict::Allow).collect())
+        offered(s, Access::Resources, all, |r| &r.uri)
     }
 
     /// The server's resource templates whose URI template `[resource_access]` allows.
     pub async fn list_resource_templates(&self, s: &Served, who: &Consumer) -> Result<Vec<ResourceTemplate>> {
-        let policy = &s.record.resource_access;
-        if policy.allow.is_empty() {
+        if s.record.resource_access.allow.is_empty() {
             return Ok(Vec::new());
         }
         let all = self
             .ask(s, who, "resources/templates/list", |c| async move { c.client.list_all_resource_templates().await })
             .await?;
-        masked(s, all.into_iter().filter(|t| policy.verdict(&t.uri_template) == Verdict::Allow).collect())
+        offered(s, Access::Resources, all, |t| &t.uri_template)
     }
 
     /// `resources/read` of an allowed URI.
@@ -213,12 +207,11 @@ impl Proxy {
 
     /// The server's prompts that `[prompt_access]` allows.
     pub async fn list_prompts(&self, s: &Served, who: &Consumer) -> Result<Vec<Prompt>> {
-        let policy = &s.record.prompt_access;
-        if policy.allow.is_empty() {
+        if s.record.prompt_access.allow.is_empty() {
             return Ok(Vec::new());
         }
         let all = self.ask(s, who, "prompts/list", |c| async move { c.client.list_all_prompts().await }).await?;
-        masked(s, all.into_iter().filter(|p| policy.verdict(&p.name) == Verdict::Allow).collect())
+        offered(s, Access::Prompts, all, |p| &p.name)
     }
 
     /// `prompts/get` of an allowed prompt.
@@ -241,7 +234,7 @@ impl Proxy {
         // A prompt may embed or link resources: those too must be allowed.
         let mut v = serde_json::to_value(&out).map_err(|e| Error::internal(e.to_string()))?;
         if let Some(msgs) = v.get_mut("messages").and_then(Value::as_array_mut)
-            && withhold(s, msgs, Some("content")) > 0
+            && withhold(s, msgs) > 0
         {
             let out: GetPromptResult = serde_json::from_value(v).map_err(|e| Error::internal(e.to_string()))?;
             return masked(s, out);

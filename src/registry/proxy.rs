@@ -206,7 +206,7 @@ impl Proxy {
         }
         // A server that just refused a connect is not tried again by every request.
         self.pool.recent_failure(&s.record.id, &s.fingerprint)?;
-        let owner = super::relay::Owner { paths: self.paths.clone(), id: s.record.id.clone() };
+        let owner = super::relay::Owner { proxy: self.clone(), id: s.record.id.clone() };
         let relay = super::relay::Relay::owned_by(who.peer.clone(), owner, s.secrets.clone());
         let up = match upstream::connect(&s.record, &self.paths, "mcp.upstream_failed", relay).await {
             Ok((up, _)) => Arc::new(up),
@@ -439,22 +439,12 @@ impl Proxy {
                 meta.set_traceparent(s.ctx.traceparent());
                 p.meta = Some(meta);
             }
-            let answered = match tokio::time::timeout(timeout, relayed_call(&c, p, who)).await {
-                Ok(Err(Relayed::Cancelled)) => {
-                    return Err(Error::new(
-                        "mcp.call_cancelled",
-                        Kind::Conflict,
-                        format!("the client cancelled the call of `{tool}`; hal0 told `{}`", r.id),
-                    ));
-                }
-                Ok(Err(Relayed::Service(e))) => Ok(Err(e)),
-                Ok(Ok(res)) => Ok(Ok(res)),
-                Err(t) => Err(t),
-            };
+            let answered = tokio::time::timeout(timeout, relayed_call(&c, p, who)).await;
             if let Some(mut s) = span {
                 match &answered {
                     Ok(Ok(res)) if res.is_error == Some(true) => s.fail("tool_error"),
                     Ok(Ok(_)) => {}
+                    Ok(Err(rmcp::ServiceError::Cancelled { .. })) => s.fail("cancelled"),
                     Ok(Err(_)) => s.fail("upstream_error"),
                     Err(_) => s.fail("timeout"),
                 }
@@ -462,6 +452,13 @@ impl Proxy {
             }
             match answered {
                 Ok(Ok(res)) => return Ok(complete(mask_secrets(res, secrets))),
+                Ok(Err(rmcp::ServiceError::Cancelled { .. })) => {
+                    return Err(Error::new(
+                        "mcp.call_cancelled",
+                        Kind::Conflict,
+                        format!("the client cancelled the call of `{tool}`; hal0 told `{}`", r.id),
+                    ));
+                }
                 Ok(Err(e)) if attempt == 0 && retryable(&e) => self.drop_client(s, who, &c).await,
                 Ok(Err(e)) => return Err(upstream_error(r, &e.to_string())),
                 Err(_) => {
@@ -580,29 +577,21 @@ impl Proxy {
     }
 }
 
-/// Why a relayed call ended without a result.
-enum Relayed {
-    /// The consumer cancelled it (the upstream was told).
-    Cancelled,
-    Service(rmcp::ServiceError),
-}
-
 /// `tools/call` `p` on connection `c` for consumer `who`: the upstream's progress goes to the
 /// consumer under its own token, the upstream's requests about the call are put to the
 /// consumer from this task (so they ride the call's response stream), and a consumer that
-/// cancels (or goes away: the future is dropped) has the upstream told.
+/// cancels (`ServiceError::Cancelled`; or goes away: the future is dropped) has the upstream
+/// told.
 async fn relayed_call(
     c: &upstream::Upstream,
     p: CallToolRequestParams,
     who: &Consumer,
-) -> std::result::Result<CallToolResult, Relayed> {
+) -> std::result::Result<CallToolResult, rmcp::ServiceError> {
     use futures::StreamExt;
     use rmcp::model::{ClientRequest, Request, ServerResult};
     let peer = c.client.peer();
-    let handle = peer
-        .send_request_with_option(ClientRequest::CallToolRequest(Request::new(p)), Default::default())
-        .await
-        .map_err(Relayed::Service)?;
+    let handle =
+        peer.send_request_with_option(ClientRequest::CallToolRequest(Request::new(p)), Default::default()).await?;
     let (mut guard, mut inbound) = c.relay().track(
         peer.clone(),
         handle.id.clone(),
@@ -617,15 +606,15 @@ async fn relayed_call(
             a = &mut answer => break a,
             Some(req) = inbound.recv() => serving.push(super::relay::serve_inbound(&who.peer, req)),
             Some(()) = serving.next(), if !serving.is_empty() => {}
-            _ = who.ct.cancelled() => return Err(Relayed::Cancelled),
+            _ = who.ct.cancelled() => return Err(rmcp::ServiceError::Cancelled { reason: None }),
         }
     };
     guard.answered();
     match out {
         Ok(Ok(ServerResult::CallToolResult(r))) => Ok(r),
-        Ok(Ok(_)) => Err(Relayed::Service(rmcp::ServiceError::UnexpectedResponse)),
-        Ok(Err(e)) => Err(Relayed::Service(e)),
-        Err(_) => Err(Relayed::Service(rmcp::ServiceError::TransportClosed)),
+        Ok(Ok(_)) => Err(rmcp::ServiceError::UnexpectedResponse),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(rmcp::ServiceError::TransportClosed),
     }
 }
 

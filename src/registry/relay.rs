@@ -75,10 +75,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Where an owned relay finds its record: to drop what a disabled or uninstalled server, or
-/// a resource the operator no longer allows, still sends.
+/// Where an owned relay finds its record (through the proxy's stamp-checked cache): to drop
+/// what a disabled or uninstalled server, or a resource the operator no longer allows, still
+/// sends.
 pub struct Owner {
-    pub paths: crate::paths::Paths,
+    pub proxy: super::proxy::Proxy,
     pub id: String,
 }
 
@@ -98,16 +99,15 @@ impl Relay {
 
     /// `v` with the record's secret values masked; `None` when it no longer reads back.
     fn masked<T: serde::Serialize + serde::de::DeserializeOwned>(&self, v: T) -> Option<T> {
-        let secrets = lock(&self.0.secrets).clone();
-        super::proxy::mask_in(v, &secrets)
+        super::proxy::mask_in(v, &lock(&self.0.secrets))
     }
 
     /// The owner, while its server is still served and (for `uri`) the resource allowed.
     fn owner_for(&self, uri: Option<&str>) -> Option<Peer<RoleServer>> {
         let (peer, o) = self.0.owner.as_ref()?;
-        let r = super::proxy::serving(&super::Registry::new(&o.paths), &o.id).ok()?;
+        let s = o.proxy.record(&o.id).ok()?;
         if let Some(uri) = uri
-            && r.resource_access.verdict(uri) != super::policy::Verdict::Allow
+            && s.record.resource_access.verdict(uri) != super::policy::Verdict::Allow
         {
             return None;
         }
