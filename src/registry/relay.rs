@@ -131,6 +131,19 @@ impl Relay {
         (CallGuard { relay: self.clone(), upstream, id, token: upstream_token, answered: false }, rx)
     }
 
+    /// Connect as the MCP client of `transport`, its progress relayed in order ([`InOrder`]).
+    pub async fn serve_over<T>(
+        self,
+        transport: T,
+    ) -> Result<super::upstream::Client, rmcp::service::ClientInitializeError>
+    where
+        T: rmcp::transport::Transport<RoleClient> + 'static,
+    {
+        use rmcp::ServiceExt;
+        let ordered = InOrder::new(transport, self.clone());
+        self.serve(ordered).await
+    }
+
     /// Relay an upstream progress notification to the consumer of the call its token
     /// belongs to, under the consumer's own token (dropped when the consumer sent none).
     async fn progress(&self, mut p: rmcp::model::ProgressNotificationParam) {

@@ -56,7 +56,6 @@ pub async fn start(
     code: &'static str,
     relay: super::relay::Relay,
 ) -> Result<(super::upstream::Client, Child)> {
-    use rmcp::ServiceExt;
     let command = command_of(record)?;
     crate::paths::ensure_dir(work_dir)?;
     let mut cmd = tokio::process::Command::new(command);
@@ -95,33 +94,28 @@ pub async fn start(
         });
     }
     let child = Child { child };
-    let client = tokio::time::timeout(
-        START_TIMEOUT,
-        relay.clone().serve(super::relay::InOrder::new(
-            rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin),
-            relay,
-        )),
-    )
-    .await
-    .map_err(|_| {
-        super::upstream::failed(
-            code,
-            format!(
-                "`{}` (`{command}`) did not finish the MCP handshake within {} s",
-                record.id,
-                START_TIMEOUT.as_secs()
-            ),
-        )
-    })?
-    .map_err(|e| {
-        super::upstream::failed(
-            code,
-            format!(
-                "`{}` (`{command}`) did not answer like an MCP server on stdio: {} (its stderr is in hal0's log)",
-                record.id,
-                crate::redact::redact(&e.to_string())
-            ),
-        )
-    })?;
+    let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin);
+    let client = tokio::time::timeout(START_TIMEOUT, relay.serve_over(transport))
+        .await
+        .map_err(|_| {
+            super::upstream::failed(
+                code,
+                format!(
+                    "`{}` (`{command}`) did not finish the MCP handshake within {} s",
+                    record.id,
+                    START_TIMEOUT.as_secs()
+                ),
+            )
+        })?
+        .map_err(|e| {
+            super::upstream::failed(
+                code,
+                format!(
+                    "`{}` (`{command}`) did not answer like an MCP server on stdio: {} (its stderr is in hal0's log)",
+                    record.id,
+                    crate::redact::redact(&e.to_string())
+                ),
+            )
+        })?;
     Ok((client, child))
 }

@@ -6,7 +6,6 @@
 
 use super::record::{Record, Transport};
 use crate::error::{Error, Kind, Result};
-use rmcp::ServiceExt;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use std::collections::HashMap;
@@ -155,8 +154,7 @@ pub async fn connect(
             }
         }
         let transport = super::sse_client::connect(&url, &hdrs, code, record.ca_file.as_deref()).await?;
-        let ordered = super::relay::InOrder::new(transport, relay.clone());
-        tokio::time::timeout(CONNECT_TIMEOUT, relay.serve(ordered)).await
+        tokio::time::timeout(CONNECT_TIMEOUT, relay.serve_over(transport)).await
     } else {
         let mut cfg = StreamableHttpClientTransportConfig::with_uri(url.clone());
         let mut custom = HashMap::new();
@@ -175,8 +173,7 @@ pub async fn connect(
         let cfg = cfg.custom_headers(custom);
         let http = http_client(record.ca_file.as_deref())?;
         let transport = StreamableHttpClientTransport::with_client(http, cfg);
-        let ordered = super::relay::InOrder::new(transport, relay.clone());
-        tokio::time::timeout(CONNECT_TIMEOUT, relay.serve(ordered)).await
+        tokio::time::timeout(CONNECT_TIMEOUT, relay.serve_over(transport)).await
     };
     let client = match serving {
         Err(_) => {
