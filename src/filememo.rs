@@ -6,7 +6,7 @@
 use crate::error::Result;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A file's identity, mtime and size.
@@ -26,17 +26,17 @@ pub fn stamp(path: &Path) -> Option<Stamp> {
 pub struct FileMemo<T> {
     path: PathBuf,
     ttl: Duration,
-    state: Mutex<Option<(Stamp, Instant, T)>>,
+    state: Mutex<Option<(Stamp, Instant, Arc<T>)>>,
 }
 
-impl<T: Clone> FileMemo<T> {
+impl<T> FileMemo<T> {
     pub fn new(path: PathBuf, ttl: Duration) -> FileMemo<T> {
         FileMemo { path, ttl, state: Mutex::new(None) }
     }
 
     /// The value for the file as it is now: the kept one, or `compute()`'s (kept only when
-    /// it succeeded and the file could be looked at).
-    pub fn get(&self, compute: impl FnOnce() -> Result<T>) -> Result<T> {
+    /// it succeeded and the file could be looked at), shared rather than copied.
+    pub fn get(&self, compute: impl FnOnce() -> Result<T>) -> Result<Arc<T>> {
         let now = stamp(&self.path);
         if let Some(s) = now
             && let Some((kept, at, v)) = self.state.lock().unwrap_or_else(|p| p.into_inner()).as_ref()
@@ -45,7 +45,7 @@ impl<T: Clone> FileMemo<T> {
         {
             return Ok(v.clone());
         }
-        let v = compute()?;
+        let v = Arc::new(compute()?);
         if let Some(s) = now {
             *self.state.lock().unwrap_or_else(|p| p.into_inner()) = Some((s, Instant::now(), v.clone()));
         }
@@ -68,15 +68,15 @@ mod tests {
             calls.set(calls.get() + 1);
             Ok(std::fs::read_to_string(&p).unwrap_or_default())
         };
-        assert_eq!(memo.get(read).unwrap(), "", "a missing file");
-        assert_eq!(memo.get(read).unwrap(), "");
+        assert_eq!(*memo.get(read).unwrap(), "", "a missing file");
+        assert_eq!(*memo.get(read).unwrap(), "");
         assert_eq!(calls.get(), 1);
         crate::paths::write_atomic(&p, b"a = 1").unwrap();
-        assert_eq!(memo.get(read).unwrap(), "a = 1");
+        assert_eq!(*memo.get(read).unwrap(), "a = 1");
         // Same size, same tick: a replacement by rename is a new inode.
         crate::paths::write_atomic(&p, b"a = 2").unwrap();
-        assert_eq!(memo.get(read).unwrap(), "a = 2");
-        assert_eq!(memo.get(read).unwrap(), "a = 2");
+        assert_eq!(*memo.get(read).unwrap(), "a = 2");
+        assert_eq!(*memo.get(read).unwrap(), "a = 2");
         assert_eq!(calls.get(), 3);
         let short = FileMemo::new(p.clone(), Duration::ZERO);
         short.get(read).unwrap();

@@ -127,7 +127,7 @@ impl BoxKeyCache {
 
     /// The current keys; re-reads the file when it changed (a file that cannot be looked at
     /// is read, and its failure reported, on every call).
-    pub fn get(&self) -> Result<BoxKeys> {
+    pub fn get(&self) -> Result<std::sync::Arc<BoxKeys>> {
         self.memo.get(|| {
             BoxKeys::load(&self.path).map_err(|e| Error::unavailable("auth.keys_unreadable", e.message.to_string()))
         })

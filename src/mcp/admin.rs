@@ -34,9 +34,9 @@ impl AdminServer {
     /// Audit identity: `bridge:<client>` for a bridge key, else the agent header's identity.
     fn identity(ctx: &RequestContext<RoleServer>) -> String {
         match caller(ctx) {
-            Some(c) => match c.cred {
+            Some(c) => match &c.cred {
                 Credential::Bridge(b) => format!("bridge:{}", b.name),
-                _ => c.identity,
+                _ => c.identity.clone(),
             },
             None => "anonymous".into(),
         }

@@ -225,8 +225,8 @@ impl AgentsServer {
 
     fn asker(ctx: &RequestContext<RoleServer>) -> Result<Asker> {
         use crate::auth::Credential;
-        match super::caller(ctx).map(|c| c.cred) {
-            Some(Credential::Bridge(c)) => Ok(Asker { client: c.name, admin: false }),
+        match super::caller(ctx).map(|c| &c.cred) {
+            Some(Credential::Bridge(c)) => Ok(Asker { client: c.name.clone(), admin: false }),
             Some(Credential::Admin) => Ok(Asker::admin()),
             _ => Err(Error::forbidden("hal0-agents needs a bridge key or the admin key")),
         }

@@ -394,12 +394,12 @@ fn claim(ctx: &RequestContext<RoleServer>) -> Claim {
     use crate::auth::principal::Credential;
     match caller(ctx) {
         Some(c) => {
-            let via = match c.cred {
+            let via = match &c.cred {
                 Credential::Bridge(_) => Via::BridgeKey,
                 Credential::Admin => Via::AdminKey,
                 _ => Via::ClientKey,
             };
-            Claim { identity: c.identity, private: c.private, via }
+            Claim { identity: c.identity.clone(), private: c.private, via }
         }
         None => Claim { identity: crate::memory::namespace::ANONYMOUS.into(), private: false, via: Via::ClientKey },
     }

@@ -18,8 +18,8 @@ use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 
 /// The caller the guard attached to the HTTP request behind this MCP request.
-pub fn caller(ctx: &RequestContext<RoleServer>) -> Option<Caller> {
-    ctx.extensions.get::<axum::http::request::Parts>().and_then(|p| p.extensions.get::<Caller>()).cloned()
+pub fn caller(ctx: &RequestContext<RoleServer>) -> Option<&Caller> {
+    ctx.extensions.get::<axum::http::request::Parts>().and_then(|p| p.extensions.get::<Caller>())
 }
 
 /// A successful tool result carrying JSON both as structured content and as text.
@@ -59,11 +59,11 @@ pub fn admin_error(e: &Error) -> CallToolResult {
 pub fn audit_identity(ctx: &RequestContext<RoleServer>) -> String {
     use crate::auth::Credential;
     match caller(ctx) {
-        Some(c) => match c.cred {
+        Some(c) => match &c.cred {
             Credential::Bridge(b) => format!("bridge:{}", b.name),
             Credential::Admin => format!("admin:{}", c.identity),
             Credential::Client => format!("client:{}", c.identity),
-            _ => c.identity,
+            _ => c.identity.clone(),
         },
         None => "anonymous".into(),
     }

@@ -70,8 +70,8 @@ fn target(ctx: &RequestContext<RoleServer>) -> Result<Arc<Served>, ErrorData> {
 
 fn who(ctx: &RequestContext<RoleServer>) -> Who {
     match caller(ctx) {
-        Some(c) => match c.cred {
-            Credential::Consumer(k) => Who { identity: format!("consumer:{}", k.name), client: k.name },
+        Some(c) => match &c.cred {
+            Credential::Consumer(k) => Who { identity: format!("consumer:{}", k.name), client: k.name.clone() },
             _ => Who { identity: format!("admin:{}", c.identity), client: format!("admin:{}", c.identity) },
         },
         None => Who { identity: "anonymous".into(), client: "anonymous".into() },

@@ -65,8 +65,8 @@ fn internal(e: &crate::error::Error) -> CallToolResult {
 impl RelayServer {
     /// The bot calling: the name of its bridge key (the guard let only relay keys in).
     fn bot(ctx: &RequestContext<RoleServer>) -> Option<String> {
-        match super::caller(ctx).map(|c| c.cred) {
-            Some(crate::auth::Credential::Bridge(c)) => Some(c.name),
+        match super::caller(ctx).map(|c| &c.cred) {
+            Some(crate::auth::Credential::Bridge(c)) => Some(c.name.clone()),
             _ => None,
         }
     }

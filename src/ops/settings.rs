@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 /// `pg_settings` reports it), both redacted; the answer is built again only when the file
 /// changed.
 pub async fn get(ctx: &Ctx, _: NoArgs) -> Result<Value> {
-    ctx.settings.get(|| {
+    let kept = ctx.settings.get(|| {
         let redacted = |c: &crate::config::Config| {
             let mut v = json!(c);
             crate::redact::redact_json(&mut v);
@@ -20,7 +20,8 @@ pub async fn get(ctx: &Ctx, _: NoArgs) -> Result<Value> {
         let running = redacted(&ctx.config);
         let pending = pending_restart(&file, &loaded, &running);
         Ok(json!({"path": ctx.paths.hal0_toml(), "running": running, "pending_restart": pending}))
-    })
+    })?;
+    Ok(std::sync::Arc::unwrap_or_clone(kept))
 }
 
 /// `SECTION.KEY` → `{"file": …, "running": …}` for every leaf where `file` differs from

@@ -112,7 +112,14 @@ pub async fn buffer_body(req: Request, deadline: Duration) -> Result<(Request, B
         return Err(too_large());
     }
     let (parts, body) = req.into_parts();
-    let bytes: Bytes = match tokio::time::timeout(deadline, axum::body::to_bytes(body, MAX_BODY)).await {
+    // A small body has usually arrived with the headers: read it without arming a timer.
+    let read = axum::body::to_bytes(body, MAX_BODY);
+    tokio::pin!(read);
+    let read = match futures::poll!(&mut read) {
+        std::task::Poll::Ready(r) => Ok(r),
+        std::task::Poll::Pending => tokio::time::timeout(deadline, read).await,
+    };
+    let bytes: Bytes = match read {
         Err(_) => {
             return Err(Error::new(
                 "request.body_timeout",

@@ -5,6 +5,7 @@
 pub mod guard;
 pub mod hygiene;
 pub mod listen;
+mod mcp_service;
 pub mod relay_ws;
 pub mod request_id;
 pub mod rest;
@@ -21,7 +22,8 @@ use crate::error::{Error, Result};
 use crate::paths::Paths;
 use axum::Router;
 use axum::routing::any;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use mcp_service::McpService;
+use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -137,47 +139,17 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
     }
 
     if state.config.bridge.enabled {
-        let st = state.clone();
-        let svc = StreamableHttpService::new(
-            move || Ok(crate::mcp::agents::AgentsServer::new(st.clone())),
-            state.sessions.manager(),
-            mcp_config(&state, cancel),
-        );
-        app = mount(app, "agents", svc);
+        app = mount(app, "agents", McpService::new(&state, cancel, crate::mcp::agents::AgentsServer::new));
     }
     if state.config.memory.enabled {
-        let st = state.clone();
-        let svc = StreamableHttpService::new(
-            move || Ok(crate::mcp::memory::MemoryServer::new(st.clone())),
-            state.sessions.manager(),
-            mcp_config(&state, cancel),
-        );
-        app = mount(app, "memory", svc);
+        app = mount(app, "memory", McpService::new(&state, cancel, crate::mcp::memory::MemoryServer::new));
     }
     if state.config.relay.enabled {
-        let st = state.clone();
-        let svc = StreamableHttpService::new(
-            move || Ok(crate::mcp::relay::RelayServer::new(st.clone())),
-            state.sessions.manager(),
-            mcp_config(&state, cancel),
-        );
-        app = mount(app, "relay", svc);
+        app = mount(app, "relay", McpService::new(&state, cancel, crate::mcp::relay::RelayServer::new));
         app = app.route("/bridge/connect", axum::routing::get(relay_ws::connect));
     }
-    let st = state.clone();
-    let svc = StreamableHttpService::new(
-        move || Ok(crate::mcp::admin::AdminServer::new(st.clone())),
-        state.sessions.manager(),
-        mcp_config(&state, cancel),
-    );
-    app = mount(app, "admin", svc);
-    let st = state.clone();
-    let svc = StreamableHttpService::new(
-        move || Ok(crate::mcp::proxy::ProxyServer::new(st.clone())),
-        state.sessions.manager(),
-        mcp_config(&state, cancel),
-    );
-    app = app.nest_service("/mcp/proxy/{id}/mcp", svc);
+    app = mount(app, "admin", McpService::new(&state, cancel, crate::mcp::admin::AdminServer::new));
+    app = app.nest_service("/mcp/proxy/{id}/mcp", McpService::new(&state, cancel, crate::mcp::proxy::ProxyServer::new));
 
     // The dashboard's pages (outside the route table: they are not operations).
     app = app

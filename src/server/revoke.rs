@@ -7,10 +7,8 @@ use crate::auth::Credential;
 use crate::store::Store;
 use axum::body::{Body, Bytes};
 use axum::response::Response;
-use futures::StreamExt;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -85,23 +83,51 @@ pub fn wrap_stream(
     seen: u64,
     resp: Response,
 ) -> Response {
-    let (parts, body) = resp.into_parts();
-    let flag = Arc::new(AtomicBool::new(false));
-    let set = flag.clone();
-    let revoked = async move {
-        until_revoked(state, auth, cred, seen).await;
-        set.store(true, Ordering::SeqCst);
-    };
-    let tail = futures::stream::once(async move {
-        if flag.load(Ordering::SeqCst) {
-            Some(Ok::<Bytes, axum::Error>(Bytes::from_static(
-                b"event: revoked\ndata: {\"error\":{\"code\":\"auth.revoked\",\"message\":\"the key of this stream was rotated or revoked; reconnect with the new key\"}}\n\n",
-            )))
-        } else {
-            None
+    let (parts, inner) = resp.into_parts();
+    let body = Revocable { inner, watch: Box::pin(until_revoked(state, auth, cred, seen)), ended: false };
+    Response::from_parts(parts, Body::new(body))
+}
+
+const REVOKED: &[u8] = b"event: revoked\ndata: {\"error\":{\"code\":\"auth.revoked\",\"message\":\"the key of this stream was rotated or revoked; reconnect with the new key\"}}\n\n";
+
+/// An SSE body that ends with `event: revoked` once its credential stops resolving.
+struct Revocable {
+    inner: Body,
+    /// Resolves when the credential stops resolving ([`until_revoked`]); polled only while
+    /// the stream waits for its next frame.
+    watch: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
+    ended: bool,
+}
+
+impl http_body::Body for Revocable {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        use std::task::Poll;
+        let this = &mut *self;
+        if this.ended {
+            return Poll::Ready(None);
         }
-    })
-    .filter_map(futures::future::ready);
-    let stream = body.into_data_stream().take_until(Box::pin(revoked)).chain(tail);
-    Response::from_parts(parts, Body::from_stream(stream))
+        if let Poll::Ready(frame) = std::pin::Pin::new(&mut this.inner).poll_frame(cx) {
+            this.ended = frame.is_none();
+            return Poll::Ready(frame);
+        }
+        if this.watch.as_mut().poll(cx).is_ready() {
+            this.ended = true;
+            return Poll::Ready(Some(Ok(http_body::Frame::data(Bytes::from_static(REVOKED)))));
+        }
+        Poll::Pending
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.ended
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        http_body::SizeHint::default()
+    }
 }
