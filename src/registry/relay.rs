@@ -13,6 +13,8 @@
 //!   capability (else a clean MCP error back to the upstream). On a shared connection a
 //!   request must name its call (the response stream it came on); a stdio child's cannot, so
 //!   it is refused rather than guessed (another consumer's call could be behind it).
+//!   When the upstream cancels such a request, the consumer is sent `notifications/cancelled`
+//!   for it.
 //!
 //! Everything relayed has the record's secret values masked, like a tool result.
 //!
@@ -41,6 +43,8 @@ use tokio::sync::{mpsc, oneshot};
 pub struct Inbound {
     pub request: ServerRequest,
     pub reply: oneshot::Sender<Result<ClientResult, ErrorData>>,
+    /// Cancelled when the upstream gives up on its request (`notifications/cancelled`).
+    pub cancelled: tokio_util::sync::CancellationToken,
 }
 
 /// Where the upstream's messages about one forwarded call go.
@@ -206,22 +210,78 @@ fn capable(consumer: &Peer<RoleServer>, request: &ServerRequest) -> Result<(), E
 }
 
 /// Put an upstream request to `consumer` (run inside the consumer's call task, so it rides
-/// that call's response stream) and send its answer back.
+/// that call's response stream) and send its answer back. When the upstream cancels its
+/// request first, the consumer is sent `notifications/cancelled` for it.
 pub async fn serve_inbound(consumer: &Peer<RoleServer>, inbound: Inbound) {
-    let out = match capable(consumer, &inbound.request) {
+    let Inbound { request, reply, cancelled } = inbound;
+    let out = match capable(consumer, &request) {
         Err(e) => Err(e),
-        Ok(()) => consumer.send_request(inbound.request).await.map_err(|e| match e {
-            rmcp::ServiceError::McpError(d) => d,
-            other => ErrorData::internal_error(
-                format!(
-                    "hal0's proxy could not get an answer from its client: {}",
-                    crate::redact::redact(&other.to_string())
-                ),
-                None,
-            ),
-        }),
+        Ok(()) => ask(consumer, request, &cancelled).await,
     };
-    let _ = inbound.reply.send(out);
+    let _ = reply.send(out);
+}
+
+async fn ask(
+    consumer: &Peer<RoleServer>,
+    request: ServerRequest,
+    cancelled: &tokio_util::sync::CancellationToken,
+) -> Result<ClientResult, ErrorData> {
+    let failed = |e: rmcp::ServiceError| match e {
+        rmcp::ServiceError::McpError(d) => d,
+        other => ErrorData::internal_error(
+            format!(
+                "hal0's proxy could not get an answer from its client: {}",
+                crate::redact::redact(&other.to_string())
+            ),
+            None,
+        ),
+    };
+    let handle = consumer
+        .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+        .await
+        .map_err(failed)?;
+    let mut asked = Asked { consumer: consumer.clone(), id: Some(handle.id.clone()) };
+    tokio::select! {
+        out = handle.await_response() => {
+            asked.id = None;
+            out.map_err(failed)
+        }
+        () = cancelled.cancelled() => {
+            // Told from this task, so the cancellation rides the call's response stream.
+            if let Some(id) = asked.id.take() {
+                tell_cancelled(consumer, id).await;
+            }
+            Err(ErrorData::invalid_request(format!("hal0's proxy: {ASKER_CANCELLED}"), None))
+        }
+    }
+}
+
+const ASKER_CANCELLED: &str = "the server that asked cancelled its request";
+
+async fn tell_cancelled(consumer: &Peer<RoleServer>, id: RequestId) {
+    let p = CancelledNotificationParam::new(Some(id), Some(ASKER_CANCELLED.into()));
+    if let Err(e) = consumer.notify_cancelled(p).await {
+        tracing::debug!("cannot tell the client of a cancelled request: {e}");
+    }
+}
+
+/// A request put to the consumer and not answered yet. Dropped unanswered (the call it
+/// belongs to ended first, typically because the server gave up on it and answered the
+/// call), the consumer is told the request is cancelled.
+struct Asked {
+    consumer: Peer<RoleServer>,
+    id: Option<RequestId>,
+}
+
+impl Drop for Asked {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take()
+            && let Ok(rt) = tokio::runtime::Handle::try_current()
+        {
+            let consumer = self.consumer.clone();
+            rt.spawn(async move { tell_cancelled(&consumer, id).await });
+        }
+    }
 }
 
 /// The upstream transport `T` with its progress notifications relayed by [`Relay`] as they
@@ -329,7 +389,8 @@ impl Service<RoleClient> for Relay {
             return Err(ErrorData::invalid_request("hal0's proxy: the request carried a credential; withheld", None));
         };
         let (reply, answer) = oneshot::channel();
-        if route.inbound.send(Inbound { request, reply }).await.is_err() {
+        let inbound = Inbound { request, reply, cancelled: context.ct.clone() };
+        if route.inbound.send(inbound).await.is_err() {
             return Err(ErrorData::invalid_request("hal0's proxy: the call this request belongs to has ended", None));
         }
         answer.await.unwrap_or_else(|_| {

@@ -194,6 +194,77 @@ fn check_everything(env: &Env, id: &str, v: &Value) {
     assert!(has("prompts/get", "refused", Some("mcp.prompt_unlisted")), "{rows:#?}");
 }
 
+/// An upstream that gives up on its own sampling request (`notifications/cancelled`) has
+/// the consumer told too: the request it was put is cancelled at the client, at once while
+/// the call goes on, and also when the server answers the call right after giving up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(deprecated)] // sampling (SEP-2577)
+async fn an_upstream_giving_up_on_its_request_cancels_it_at_the_client() {
+    use rmcp::model::{
+        ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, Implementation,
+    };
+    use rmcp::service::RequestContext;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A client that declares sampling and never answers: it counts the requests it got
+    /// and the ones it was told were cancelled.
+    #[derive(Clone, Default)]
+    struct Patient {
+        asked: Arc<AtomicUsize>,
+        cancelled: Arc<AtomicUsize>,
+    }
+    impl rmcp::ClientHandler for Patient {
+        fn get_info(&self) -> ClientConfig {
+            let mut caps = ClientCapabilities::default();
+            caps.sampling = Some(Default::default());
+            ClientConfig::new(caps, Implementation::new("patient", "1"))
+        }
+        async fn create_message(
+            &self,
+            _: CreateMessageRequestParams,
+            ctx: RequestContext<rmcp::RoleClient>,
+        ) -> Result<CreateMessageResult, rmcp::ErrorData> {
+            self.asked.fetch_add(1, Ordering::SeqCst);
+            tokio::select! {
+                () = ctx.ct.cancelled() => { self.cancelled.fetch_add(1, Ordering::SeqCst); }
+                () = tokio::time::sleep(Duration::from_secs(30)) => {}
+            }
+            Err(rmcp::ErrorData::internal_error("no answer", None))
+        }
+    }
+
+    let up = RmcpUpstream::start().await;
+    let env = Env::new();
+    env.ok(&["mcp", "install", &up.url(), "--id", "up"]);
+    env.ok(&["mcp", "allow", "up", "ask_then_give_up"]);
+    let key = key_for(&env, "up", "ci");
+    let server = env.serve();
+    let cfg = StreamableHttpClientTransportConfig::with_uri(server.url("/mcp/proxy/up/mcp")).auth_header(key);
+    let client = Patient::default();
+    let c = client.clone().serve(StreamableHttpClientTransport::from_config(cfg)).await.expect("MCP handshake");
+    let ask = |linger_ms: u64| {
+        let args = json!({"secs": 1, "linger_ms": linger_ms});
+        CallToolRequestParams::new("ask_then_give_up").with_arguments(args.as_object().unwrap().clone())
+    };
+    // The server goes on for 2 s after giving up: the client hears of it before the answer.
+    let r = c.call_tool(ask(2000)).await.expect("an answer");
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    assert_eq!(up.count("ask_cancelled"), 1, "{:?}", up.counts());
+    assert_eq!(client.asked.load(Ordering::SeqCst), 1, "the sampling request reached the client");
+    assert_eq!(client.cancelled.load(Ordering::SeqCst), 1, "the client was told while the call went on");
+    // The server answers right after giving up: the call ends first, the client is told after.
+    let r = c.call_tool(ask(0)).await.expect("an answer");
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    assert_eq!(client.asked.load(Ordering::SeqCst), 2);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while client.cancelled.load(Ordering::SeqCst) < 2 {
+        assert!(Instant::now() < deadline, "the client was never told the server gave up on its request");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    c.cancel().await.ok();
+}
+
 /// A consumer's cancellation reaches the upstream server; so does the end of a call that
 /// hal0 gives up on (its call timeout), which drops the forwarded call.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

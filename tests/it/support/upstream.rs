@@ -315,6 +315,14 @@ struct WaitArgs {
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
+struct AskArgs {
+    /// Seconds to wait for the answer before giving up.
+    secs: u64,
+    /// Milliseconds the tool goes on working after it gave up, before it answers.
+    linger_ms: u64,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
 struct DeleteArgs {
     #[allow(dead_code)]
     confirm: bool,
@@ -359,6 +367,36 @@ impl Tools {
             _ = ctx.ct.cancelled() => {
                 self.hit("wait_cancelled");
                 "cancelled".into()
+            }
+        }
+    }
+
+    #[tool(
+        description = "Ask the client for a sampling message and give up (notifications/cancelled) after `secs` seconds unanswered, then answer after `linger_ms`; counted as `ask_answered` or `ask_cancelled`."
+    )]
+    #[allow(deprecated)] // sampling (SEP-2577); hal0 still relays it for the servers that ask
+    async fn ask_then_give_up(&self, Parameters(a): Parameters<AskArgs>, ctx: RequestContext<RoleServer>) -> String {
+        use rmcp::model::{CancelledNotificationParam, CreateMessageRequestParams, SamplingMessage, ServerRequest};
+        self.hit("ask_then_give_up");
+        let params = CreateMessageRequestParams::new(vec![SamplingMessage::user_text("say something")], 16);
+        let request = ServerRequest::CreateMessageRequest(rmcp::model::Request::new(params));
+        let options = rmcp::service::PeerRequestOptions::no_options();
+        let h = match ctx.peer.send_cancellable_request(request, options).await {
+            Ok(h) => h,
+            Err(e) => return format!("could not ask: {e}"),
+        };
+        let (id, peer) = (h.id.clone(), h.peer.clone());
+        tokio::select! {
+            r = h.await_response() => {
+                self.hit("ask_answered");
+                format!("answered: {}", r.is_ok())
+            }
+            _ = tokio::time::sleep(Duration::from_secs(a.secs)) => {
+                let p = CancelledNotificationParam::new(Some(id), Some("gave up".into()));
+                let _ = peer.notify_cancelled(p).await;
+                self.hit("ask_cancelled");
+                tokio::time::sleep(Duration::from_millis(a.linger_ms)).await;
+                "gave up".into()
             }
         }
     }
