@@ -126,8 +126,4 @@ impl http_body::Body for Revocable {
     fn is_end_stream(&self) -> bool {
         self.ended
     }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        http_body::SizeHint::default()
-    }
 }

@@ -194,6 +194,17 @@ fn check_everything(env: &Env, id: &str, v: &Value) {
     assert!(has("prompts/get", "refused", Some("mcp.prompt_unlisted")), "{rows:#?}");
 }
 
+/// Install the rmcp upstream `up` as `up`, with `tool` allowed.
+fn install_allowing(env: &Env, up: &RmcpUpstream, tool: &str) {
+    env.ok(&["mcp", "install", &up.url(), "--id", "up"]);
+    env.ok(&["mcp", "allow", "up", tool]);
+}
+
+/// A new consumer key `name` of `up`, as the client config for `server`'s proxy mount.
+fn consumer(env: &Env, server: &Server, name: &str) -> StreamableHttpClientTransportConfig {
+    StreamableHttpClientTransportConfig::with_uri(server.url("/mcp/proxy/up/mcp")).auth_header(key_for(env, "up", name))
+}
+
 /// An upstream that gives up on its own sampling request (`notifications/cancelled`) has
 /// the consumer told too: the request it was put is cancelled at the client, at once while
 /// the call goes on, and also when the server answers the call right after giving up.
@@ -236,11 +247,9 @@ async fn an_upstream_giving_up_on_its_request_cancels_it_at_the_client() {
 
     let up = RmcpUpstream::start().await;
     let env = Env::new();
-    env.ok(&["mcp", "install", &up.url(), "--id", "up"]);
-    env.ok(&["mcp", "allow", "up", "ask_then_give_up"]);
-    let key = key_for(&env, "up", "ci");
+    install_allowing(&env, &up, "ask_then_give_up");
     let server = env.serve();
-    let cfg = StreamableHttpClientTransportConfig::with_uri(server.url("/mcp/proxy/up/mcp")).auth_header(key);
+    let cfg = consumer(&env, &server, "ci");
     let client = Patient::default();
     let c = client.clone().serve(StreamableHttpClientTransport::from_config(cfg)).await.expect("MCP handshake");
     let ask = |linger_ms: u64| {
@@ -271,11 +280,9 @@ async fn an_upstream_giving_up_on_its_request_cancels_it_at_the_client() {
 async fn a_cancelled_call_is_cancelled_upstream() {
     let up = RmcpUpstream::start().await;
     let env = Env::new();
-    env.ok(&["mcp", "install", &up.url(), "--id", "up"]);
-    env.ok(&["mcp", "allow", "up", "wait"]);
-    let key = key_for(&env, "up", "ci");
+    install_allowing(&env, &up, "wait");
     let server = env.serve();
-    let cfg = StreamableHttpClientTransportConfig::with_uri(server.url("/mcp/proxy/up/mcp")).auth_header(key);
+    let cfg = consumer(&env, &server, "ci");
     let c = ().serve(StreamableHttpClientTransport::from_config(cfg)).await.expect("MCP handshake with the proxy");
     let p = CallToolRequestParams::new("wait").with_arguments(json!({"secs": 60}).as_object().unwrap().clone());
     let h = c
@@ -298,8 +305,7 @@ async fn a_cancelled_call_is_cancelled_upstream() {
     // hal0's own call timeout ends the call: the upstream is told too.
     env.ok(&["config", "set", "mcp.call_timeout_secs", "2"]);
     let server = env.serve();
-    let key = key_for(&env, "up", "ci2");
-    let cfg = StreamableHttpClientTransportConfig::with_uri(server.url("/mcp/proxy/up/mcp")).auth_header(key);
+    let cfg = consumer(&env, &server, "ci2");
     let c = ().serve(StreamableHttpClientTransport::from_config(cfg)).await.expect("MCP handshake with the proxy");
     let p = CallToolRequestParams::new("wait").with_arguments(json!({"secs": 60}).as_object().unwrap().clone());
     let r = c.call_tool(p).await.expect("an answer");
