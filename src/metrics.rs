@@ -34,6 +34,12 @@ struct Verdict {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Path {
+    server: String,
+    path: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct Outcome {
     outcome: String,
 }
@@ -58,6 +64,7 @@ struct Metrics {
     calls: Family<CallLabels, Counter>,
     call_seconds: Family<ServerTool, Histogram, fn() -> Histogram>,
     proxy: Family<Verdict, Counter>,
+    forwarded: Family<Path, Counter>,
     relay: Family<Outcome, Counter>,
     store_seconds: Histogram,
     websockets: Gauge,
@@ -78,6 +85,13 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
     registry.register("mcp_tool_call_seconds", "MCP tool call latency", call_seconds.clone());
     let proxy = Family::<Verdict, Counter>::default();
     registry.register("proxy_verdicts", "Proxied MCP calls by server and policy verdict", proxy.clone());
+    let forwarded = Family::<Path, Counter>::default();
+    registry.register(
+        "proxy_forwarded",
+        "Allowed proxied tool calls by server and the path that carried them upstream (wire: relayed as bytes; \
+         rmcp: through hal0's MCP client)",
+        forwarded.clone(),
+    );
     let relay = Family::<Outcome, Counter>::default();
     registry.register("relay_asks", "Relay asks by how they ended (ok or the failure)", relay.clone());
     let store_seconds = store_latency();
@@ -90,7 +104,7 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
     registry.register("approvals_pending", "Approvals waiting for a person", approvals.clone());
     let runs = Family::<Status, Gauge>::default();
     registry.register("runs", "Agent bridge runs in the ledger by status", runs.clone());
-    Metrics { registry, calls, call_seconds, proxy, relay, store_seconds, websockets, sessions, approvals, runs }
+    Metrics { registry, calls, call_seconds, proxy, forwarded, relay, store_seconds, websockets, sessions, approvals, runs }
 });
 
 /// An MCP server's label: `agents`, `memory`, `admin`, `relay`, `proxy/<id>` (the audit
@@ -153,6 +167,11 @@ pub fn outcome_of(out: &Result<rmcp::model::CallToolResponse, rmcp::ErrorData>) 
 /// The proxy decided about a call to `surface`'s server.
 pub fn proxy_verdict(surface: &str, verdict: &str) {
     METRICS.proxy.get_or_create(&Verdict { server: server_of(surface), verdict: verdict.to_string() }).inc();
+}
+
+/// An allowed proxied call to `surface`'s server went upstream by `path` (`wire`, `rmcp`).
+pub fn proxy_forwarded(surface: &str, path: &'static str) {
+    METRICS.forwarded.get_or_create(&Path { server: server_of(surface), path }).inc();
 }
 
 /// A relay ask ended as `outcome` (`ok`, `timeout`, `agent_offline`, …).

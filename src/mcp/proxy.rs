@@ -18,7 +18,8 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use std::sync::Arc;
+use crate::registry::fast::Registration;
+use std::sync::{Arc, OnceLock};
 
 /// The installed server a proxy request is for, as the guard resolved it from the path.
 #[derive(Clone)]
@@ -30,11 +31,27 @@ pub struct ProxyServer {
     state: Arc<AppState>,
     /// This session's own upstream sessions (http servers).
     link: Arc<Link>,
+    /// The session's place in the wire path's table, from its first message that names
+    /// the session (dropped with the session).
+    registered: Arc<OnceLock<Registration>>,
 }
 
 impl ProxyServer {
     pub fn new(state: Arc<AppState>) -> Self {
-        ProxyServer { state, link: Arc::default() }
+        ProxyServer { state, link: Arc::default(), registered: Arc::default() }
+    }
+
+    /// Let the wire path serve this session's next calls, once its id is known.
+    fn register(&self, parts: Option<&axum::http::request::Parts>, peer: &rmcp::service::Peer<RoleServer>) {
+        if self.registered.get().is_some() {
+            return;
+        }
+        let Some(parts) = parts else { return };
+        let sid = parts.headers.get("mcp-session-id").and_then(|v| v.to_str().ok());
+        let (Some(sid), Some(t)) = (sid, parts.extensions.get::<ProxyTarget>()) else { return };
+        let who = who_of(parts.extensions.get::<crate::server::guard::Caller>());
+        let reg = self.state.proxy.register_session(sid, &t.0.record.id, who, self.link.clone(), peer.clone());
+        let _ = self.registered.set(reg);
     }
 
     fn consumer(&self, ctx: &RequestContext<RoleServer>) -> Consumer {
@@ -69,7 +86,12 @@ fn target(ctx: &RequestContext<RoleServer>) -> Result<Arc<Served>, ErrorData> {
 }
 
 fn who(ctx: &RequestContext<RoleServer>) -> Who {
-    match caller(ctx) {
+    who_of(caller(ctx))
+}
+
+/// Who a proxy request comes from, by the guard's caller.
+pub fn who_of(caller: Option<&crate::server::guard::Caller>) -> Who {
+    match caller {
         Some(c) => match &c.cred {
             Credential::Consumer(k) => Who { identity: format!("consumer:{}", k.name), client: k.name.clone() },
             _ => Who { identity: format!("admin:{}", c.identity), client: format!("admin:{}", c.identity) },
@@ -98,11 +120,16 @@ impl ServerHandler for ProxyServer {
             )
     }
 
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        self.register(context.extensions.get::<axum::http::request::Parts>(), &context.peer);
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        self.register(context.extensions.get::<axum::http::request::Parts>(), &context.peer);
         let served = target(&context)?;
         match self.state.proxy.list_tools(&served, &self.consumer(&context)).await {
             Ok(tools) => Ok(ListToolsResult::with_all_items(tools)),

@@ -5,6 +5,7 @@
 pub mod catalog;
 pub mod consumers;
 pub mod expose;
+pub mod fast;
 pub mod manage;
 pub mod passthrough;
 pub mod policy;
@@ -17,8 +18,10 @@ pub mod spec;
 pub mod sse_client;
 pub mod ssrf;
 pub mod supervisor;
+pub mod tap;
 pub mod upstream;
 pub mod view;
+pub mod wire;
 
 use crate::error::{Error, Result};
 use crate::paths::{Paths, read_optional, write_atomic};

@@ -83,7 +83,7 @@ pub struct Consumer {
 /// session resources) and its notifications belong to that consumer alone. Keyed by server
 /// id; a record change (another fingerprint) opens a new one.
 #[derive(Default)]
-pub struct Link(tokio::sync::Mutex<HashMap<String, (String, Arc<upstream::Upstream>)>>);
+pub struct Link(pub(super) tokio::sync::Mutex<HashMap<String, (String, Arc<upstream::Upstream>)>>);
 
 /// Who is calling through the proxy.
 #[derive(Debug, Clone)]
@@ -98,7 +98,7 @@ pub struct Who {
 /// fingerprint (which pooled connection) and the secret values (masked in results).
 pub struct Served {
     pub record: Record,
-    fingerprint: String,
+    pub(super) fingerprint: String,
     pub(super) secrets: Vec<String>,
 }
 
@@ -117,9 +117,11 @@ fn stamp(p: &std::path::Path) -> Stamp {
 #[derive(Clone)]
 pub struct Proxy {
     paths: Paths,
-    config: Config,
-    store: Store,
+    pub(super) config: Config,
+    pub(super) store: Store,
     pool: Pool,
+    /// Consumer sessions the wire path ([`super::fast`]) may serve.
+    pub(super) fast: Arc<super::fast::Table>,
     /// Served records by id, valid while the record file and api.env keep their stamps: a
     /// call costs two `stat`s instead of reading and parsing both files.
     served: ServedCache,
@@ -163,7 +165,7 @@ fn refused(code: &'static str, msg: String) -> Error {
 
 impl Proxy {
     pub fn new(paths: Paths, config: Config, store: Store) -> Proxy {
-        Proxy { paths, config, store, pool: Pool::default(), served: Default::default() }
+        Proxy { paths, config, store, pool: Pool::default(), fast: Arc::default(), served: Default::default() }
     }
 
     /// The record behind `/mcp/proxy/<id>/mcp`: installed, enabled, reachable over http.
@@ -221,7 +223,7 @@ impl Proxy {
 
     /// Forget connection `up` of `s` that `who` used (it broke), unless another request
     /// already replaced it.
-    async fn drop_client(&self, s: &Served, who: &Consumer, up: &Arc<upstream::Upstream>) {
+    pub(super) async fn drop_client(&self, s: &Served, who: &Consumer, up: &Arc<upstream::Upstream>) {
         if s.record.transport == Transport::Stdio {
             self.pool.evict_if(&s.record.id, up);
             return;
@@ -294,7 +296,27 @@ impl Proxy {
     }
 
     async fn list_upstream(&self, s: &Served, who: &Consumer) -> Result<Vec<Tool>> {
-        self.ask(s, who, "tools/list", |c| async move { c.client.list_all_tools().await }).await
+        self.ask(s, who, "tools/list", |c| async move {
+            let tools = c.client.list_all_tools().await;
+            if let (Ok(t), Some(w)) = (&tools, &c.wire) {
+                w.note_tools(t);
+            }
+            tools
+        })
+        .await
+    }
+
+    /// Let the wire path serve consumer session `id` of server `record_id` (the session's
+    /// handler holds the registration while it lives).
+    pub fn register_session(
+        &self,
+        id: &str,
+        record_id: &str,
+        who: Who,
+        link: Arc<Link>,
+        peer: Peer<RoleServer>,
+    ) -> super::fast::Registration {
+        self.fast.register(id, record_id, who, link, peer)
     }
 
     /// One request `what` of `who` to the server of `s` (bounded by the call timeout),
@@ -376,6 +398,7 @@ impl Proxy {
                     Err(e) => Some(e.code),
                 };
                 crate::metrics::proxy_verdict(&c.surface, Logged::Allow.as_str());
+                crate::metrics::proxy_forwarded(&c.surface, "rmcp");
                 let outcome = crate::audit::Outcome {
                     id: entry_id,
                     verdict: Logged::Allow,
@@ -408,7 +431,7 @@ impl Proxy {
         }
     }
 
-    async fn forward(
+    pub(super) async fn forward(
         &self,
         s: &Served,
         tool: &str,
@@ -556,7 +579,7 @@ impl Proxy {
     }
 
     /// The `started` audit row of call `c`, stored before it goes upstream.
-    async fn begin(&self, c: &Call<'_>) -> Result<i64> {
+    pub(super) async fn begin(&self, c: &Call<'_>) -> Result<i64> {
         let args = Value::Object(c.args.clone().unwrap_or_default());
         crate::audit::begin(&self.store, &c.entry(&args, Logged::Started, None, None)).await
     }

@@ -88,6 +88,8 @@ pub fn target(record: &Record, hdrs: &HashMap<String, String>) -> Result<String>
 pub struct Upstream {
     pub client: Client,
     pub child: Option<super::supervisor::Child>,
+    /// The wire path's way to this upstream session (streamable HTTP only).
+    pub wire: Option<Arc<super::wire::Wire>>,
 }
 
 impl Upstream {
@@ -141,9 +143,10 @@ pub async fn connect(
     if record.transport == Transport::Stdio {
         let (client, child) =
             super::supervisor::start(record, &hdrs, &work_dir(paths, &record.id), code, relay).await?;
-        return Ok((Upstream { client, child: Some(child) }, missing));
+        return Ok((Upstream { client, child: Some(child), wire: None }, missing));
     }
     let url = target(record, &hdrs)?;
+    let mut tapped = None;
     let serving = if record.transport == Transport::Sse {
         // Legacy HTTP+SSE. Authorization as the streamable client sends it: a bare token
         // gets the Bearer scheme.
@@ -172,7 +175,9 @@ pub async fn connect(
         }
         let cfg = cfg.custom_headers(custom);
         let http = http_client(record.ca_file.as_deref())?;
-        let transport = StreamableHttpClientTransport::with_client(http, cfg);
+        let tap = super::tap::Tapped { http, session: Default::default() };
+        tapped = Some(tap.clone());
+        let transport = StreamableHttpClientTransport::with_client(tap, cfg);
         tokio::time::timeout(CONNECT_TIMEOUT, relay.serve_over(transport)).await
     };
     let client = match serving {
@@ -204,7 +209,12 @@ pub async fn connect(
             return Err(failed(code, format!("{url} {why}: {}", crate::redact::redact(&text))));
         }
     };
-    Ok((Upstream { client, child: None }, missing))
+    let wire = tapped.and_then(|t| {
+        use rmcp::Service;
+        let version = client.peer().peer_info()?.protocol_version.clone();
+        super::wire::Wire::new(&url, t.http, &hdrs, t.session, &version, &client.service().get_info()).map(Arc::new)
+    });
+    Ok((Upstream { client, child: None, wire }, missing))
 }
 
 struct Conn {

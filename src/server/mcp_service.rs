@@ -37,6 +37,76 @@ impl<H: ServerHandler + Send + 'static> McpService<H> {
     }
 }
 
+/// The proxy's mount (`/mcp/proxy/<id>/mcp`): a consumer's POST that the wire path
+/// ([`crate::registry::fast`]) serves is answered there; every other request goes to the
+/// consumer's rmcp session.
+#[derive(Clone)]
+pub struct ProxyMount {
+    inner: McpService<crate::mcp::proxy::ProxyServer>,
+    state: Arc<AppState>,
+}
+
+impl ProxyMount {
+    pub fn new(state: &Arc<AppState>, cancel: &CancellationToken) -> Self {
+        ProxyMount { inner: McpService::new(state, cancel, crate::mcp::proxy::ProxyServer::new), state: state.clone() }
+    }
+}
+
+type Answer = axum::response::Response;
+
+/// The wire path's answer to `req`, or `req` back for rmcp.
+async fn wire(state: &AppState, req: Request) -> Result<Answer, Request> {
+    use crate::registry::fast::Answer as Wire;
+    let sid = req.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_string);
+    let target = req.extensions().get::<crate::mcp::proxy::ProxyTarget>().cloned();
+    let (Some(sid), Some(target), true) = (sid, target, req.method() == axum::http::Method::POST) else {
+        return Err(req);
+    };
+    let who = crate::mcp::proxy::who_of(req.extensions().get::<super::guard::Caller>());
+    let (parts, body) = req.into_parts();
+    // The guard has read the body already: this is a copy out of memory.
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return Err(Request::from_parts(parts, axum::body::Body::empty()));
+    };
+    match state.proxy.wire(&target.0, &sid, &who.identity, &bytes).await {
+        None => Err(Request::from_parts(parts, axum::body::Body::from(bytes))),
+        Some(Wire::Accepted) => {
+            let mut r = axum::response::Response::new(axum::body::Body::empty());
+            *r.status_mut() = axum::http::StatusCode::ACCEPTED;
+            Ok(r)
+        }
+        Some(Wire::Events(events)) => {
+            use futures::StreamExt;
+            let body = axum::body::Body::from_stream(events.map(Ok::<_, Infallible>));
+            let mut r = axum::response::Response::new(body);
+            let h = r.headers_mut();
+            h.insert(axum::http::header::CONTENT_TYPE, axum::http::HeaderValue::from_static("text/event-stream"));
+            h.insert(axum::http::header::CACHE_CONTROL, axum::http::HeaderValue::from_static("no-cache"));
+            Ok(r)
+        }
+    }
+}
+
+impl tower_service::Service<Request> for ProxyMount {
+    type Response = Answer;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Self::Response, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        let (svc, state) = (self.inner.0.clone(), self.state.clone());
+        Box::pin(async move {
+            match wire(&state, req).await {
+                Ok(answer) => Ok(answer),
+                Err(req) => Ok(svc.handle(req).await.map(axum::body::Body::new)),
+            }
+        })
+    }
+}
+
 impl<H: ServerHandler + Send + 'static> tower_service::Service<Request> for McpService<H> {
     type Response = axum::response::Response<http_body_util::combinators::BoxBody<axum::body::Bytes, Infallible>>;
     type Error = Infallible;

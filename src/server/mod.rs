@@ -149,7 +149,7 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
         app = app.route("/bridge/connect", axum::routing::get(relay_ws::connect));
     }
     app = mount(app, "admin", McpService::new(&state, cancel, crate::mcp::admin::AdminServer::new));
-    app = app.nest_service("/mcp/proxy/{id}/mcp", McpService::new(&state, cancel, crate::mcp::proxy::ProxyServer::new));
+    app = app.nest_service("/mcp/proxy/{id}/mcp", mcp_service::ProxyMount::new(&state, cancel));
 
     // The dashboard's pages (outside the route table: they are not operations).
     app = app

@@ -12,7 +12,7 @@ use serde_json::json;
 use std::collections::BTreeMap;
 
 /// `name{labels}` → value, for every sample line.
-fn samples(text: &str) -> BTreeMap<String, f64> {
+pub(crate) fn samples(text: &str) -> BTreeMap<String, f64> {
     text.lines()
         .filter(|l| !l.starts_with('#') && !l.is_empty())
         .filter_map(|l| l.rsplit_once(' '))
@@ -20,7 +20,7 @@ fn samples(text: &str) -> BTreeMap<String, f64> {
         .collect()
 }
 
-async fn scrape(server: &Server, key: &str) -> BTreeMap<String, f64> {
+pub(crate) async fn scrape(server: &Server, key: &str) -> BTreeMap<String, f64> {
     let r = reqwest::Client::new().get(server.url("/metrics")).bearer_auth(key).send().await.unwrap();
     assert_eq!(r.status(), 200);
     let ct = r.headers()["content-type"].to_str().unwrap().to_string();

@@ -1,0 +1,644 @@
+//! The proxy's wire path for allowed `tools/call`s: the consumer's request goes to its own
+//! upstream session as bytes (hal0's id in place of the consumer's, the protocol's `_meta`
+//! added, the arguments as they came), and the upstream's answer stream comes back event
+//! by event (the id and progress token put back, secrets masked, `resultType` added).
+//! Nothing passes through rmcp's client or the consumer's rmcp session worker.
+//!
+//! The same policy holds as on rmcp's path ([`super::proxy`]): only an `allow`ed tool, the
+//! `started` audit row stored before the call leaves, its outcome after. Whatever the wire
+//! path does not cover is left to rmcp's path, unchanged: gated, blocked and unknown tools,
+//! stdio and legacy-SSE servers, a consumer session's first call (it opens the upstream
+//! session), consumers that declared sampling, elicitation or roots (the upstream may put
+//! requests to them mid-call), task-augmented calls, tools whose schema asks for parameter
+//! headers, and every call while OpenTelemetry export is on (the spans live on rmcp's path).
+//! A call whose upstream session expired (404) or whose connection failed before the
+//! request went out is carried on rmcp's path, which reconnects.
+
+use super::proxy::{Call, Consumer, Link, Proxy, Served, Who, error_result, mask_in};
+use super::wire::Wire;
+use crate::audit::Verdict as Logged;
+use crate::error::Error;
+use crate::sse::SseParser;
+use axum::body::Bytes;
+use futures::stream::BoxStream;
+use rmcp::model::CallToolResult;
+use rmcp::{RoleServer, service::Peer};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// The largest upstream answer read whole (an `application/json` reply).
+const MAX_JSON: usize = 16 * 1024 * 1024;
+
+/// The consumer sessions the wire path may serve, by their `Mcp-Session-Id`.
+#[derive(Default)]
+pub struct Table(Mutex<HashMap<String, Arc<Session>>>);
+
+/// One consumer session of the proxy, as its rmcp handler registered it.
+pub struct Session {
+    record_id: String,
+    who: Who,
+    link: Arc<Link>,
+    peer: Peer<RoleServer>,
+    /// The consumer declared sampling, elicitation or roots: the upstream may put requests
+    /// to it during a call, which rmcp's path relays.
+    asks_back: bool,
+    /// Calls on the wire path in flight, by the consumer's request id (its JSON text).
+    inflight: Mutex<HashMap<String, CancellationToken>>,
+}
+
+/// Holds a session in the table; dropped with the consumer session's handler.
+pub struct Registration {
+    table: Weak<Table>,
+    id: String,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        if let Some(t) = self.table.upgrade() {
+            lock(&t.0).remove(&self.id);
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Table {
+    /// Register consumer session `id` of record `record_id` (its handler keeps the
+    /// returned registration for as long as the session lives).
+    pub fn register(
+        self: &Arc<Self>,
+        id: &str,
+        record_id: &str,
+        who: Who,
+        link: Arc<Link>,
+        peer: Peer<RoleServer>,
+    ) -> Registration {
+        let caps = peer.peer_info().map(|i| i.capabilities.clone()).unwrap_or_default();
+        let asks_back = caps.sampling.is_some() || caps.elicitation.is_some() || caps.roots.is_some();
+        let s = Session {
+            record_id: record_id.to_string(),
+            who,
+            link,
+            peer,
+            asks_back,
+            inflight: Mutex::default(),
+        };
+        lock(&self.0).insert(id.to_string(), Arc::new(s));
+        Registration { table: Arc::downgrade(self), id: id.to_string() }
+    }
+
+    fn get(&self, id: &str) -> Option<Arc<Session>> {
+        lock(&self.0).get(id).cloned()
+    }
+}
+
+/// What the wire path answers a consumer's POST with.
+pub enum Answer {
+    /// `202 Accepted`: a notification it took.
+    Accepted,
+    /// The call's answer: SSE events, each one complete.
+    Events(BoxStream<'static, Bytes>),
+}
+
+/// The members of a JSON-RPC message the wire path looks at.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    params: Option<&'a RawValue>,
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow)]
+    error: Option<&'a RawValue>,
+}
+
+/// The top-level members of a tool result that matter here.
+#[derive(Deserialize, Default)]
+struct Shallow {
+    #[serde(rename = "isError")]
+    is_error: Option<bool>,
+    #[serde(rename = "resultType")]
+    result_type: Option<serde::de::IgnoredAny>,
+}
+
+/// A request id as a map key: its JSON text in one canonical form.
+fn key_of(id: &Value) -> String {
+    id.to_string()
+}
+
+/// One SSE event carrying `json` (split on the line breaks a pretty-printed message has).
+fn event(json: &str) -> Bytes {
+    let mut out = String::with_capacity(json.len() + 8);
+    for line in json.split('\n') {
+        out.push_str("data: ");
+        out.push_str(line.trim_end_matches('\r'));
+        out.push('\n');
+    }
+    out.push('\n');
+    Bytes::from(out)
+}
+
+/// `text` with every secret masked; `None` when that broke it as JSON.
+fn masked<'t>(text: &'t str, secrets: &[String]) -> Option<Cow<'t, str>> {
+    if secrets.is_empty() || !secrets.iter().any(|s| text.contains(s.as_str())) {
+        return Some(Cow::Borrowed(text));
+    }
+    let v: Value = serde_json::from_str(text).ok()?;
+    mask_in(v, secrets).map(|v| Cow::Owned(v.to_string()))
+}
+
+/// A tool result object with `resultType` first when the server sent none (consumers on
+/// 2026-07-28 require it; older ones ignore it).
+fn with_result_type(result: &str) -> Cow<'_, str> {
+    let shallow: Shallow = serde_json::from_str(result).unwrap_or_default();
+    if shallow.result_type.is_some() {
+        return Cow::Borrowed(result);
+    }
+    let t = result.trim_start();
+    let Some(rest) = t.strip_prefix('{') else { return Cow::Borrowed(result) };
+    if rest.trim_start().starts_with('}') {
+        Cow::Owned(r#"{"resultType":"complete"}"#.to_string())
+    } else {
+        Cow::Owned(format!(r#"{{"resultType":"complete",{rest}"#))
+    }
+}
+
+impl Proxy {
+    /// Serve a consumer's POST on the wire path when it can: an allowed `tools/call` (see
+    /// the module doc for what is left to rmcp), or the consumer's `notifications/cancelled`
+    /// for a call in flight on it. `None`: rmcp's session serves the request.
+    pub async fn wire(&self, served: &Arc<Served>, session_id: &str, identity: &str, body: &[u8]) -> Option<Answer> {
+        if crate::telemetry::enabled() {
+            return None;
+        }
+        let session = self.fast.get(session_id)?;
+        if session.record_id != served.record.id || session.who.identity != identity {
+            return None;
+        }
+        let msg: Envelope = serde_json::from_slice(body).ok()?;
+        match (msg.method.as_deref()?, msg.id) {
+            ("notifications/cancelled", None) => {
+                let p: Map<String, Value> = serde_json::from_str(msg.params?.get()).ok()?;
+                let ct = lock(&session.inflight).get(&key_of(p.get("requestId")?)).cloned()?;
+                ct.cancel();
+                Some(Answer::Accepted)
+            }
+            ("tools/call", Some(id)) if !session.asks_back => self.wire_call(served, session, id, msg.params?).await,
+            _ => None,
+        }
+    }
+
+    async fn wire_call(
+        &self,
+        served: &Arc<Served>,
+        session: Arc<Session>,
+        id: &RawValue,
+        params: &RawValue,
+    ) -> Option<Answer> {
+        let p: HashMap<Cow<str>, &RawValue> = serde_json::from_str(params.get()).ok()?;
+        if p.keys().any(|k| !matches!(k.as_ref(), "name" | "arguments" | "_meta")) {
+            return None;
+        }
+        let name_raw = p.get("name")?;
+        let tool: String = serde_json::from_str(name_raw.get()).ok()?;
+        if served.record.tools.verdict(&tool) != super::policy::Verdict::Allow {
+            return None;
+        }
+        let up = {
+            let link = session.link.0.lock().await;
+            let (fp, up) = link.get(&served.record.id)?;
+            (*fp == served.fingerprint && !up.client.is_closed()).then(|| up.clone())?
+        };
+        let wire = up.wire.clone()?;
+        if !wire.carries(&tool) {
+            return None;
+        }
+        let args_raw = p.get("arguments").filter(|a| a.get() != "null");
+        let args: Option<Map<String, Value>> = match args_raw {
+            Some(a) => Some(serde_json::from_str(a.get()).ok()?),
+            None => None,
+        };
+        let mut meta: Map<String, Value> = match p.get("_meta") {
+            Some(m) => serde_json::from_str(m.get()).ok()?,
+            None => Map::new(),
+        };
+        let consumer_id: Value = serde_json::from_str(id.get()).ok()?;
+
+        // From here the call is the wire path's.
+        let up_id = wire.next_id();
+        let token = meta.remove("progressToken");
+        if token.is_some() {
+            meta.insert("progressToken".into(), Value::String(up_id.clone()));
+        }
+        meta.extend(wire.meta().clone());
+        let mut body = format!(r#"{{"jsonrpc":"2.0","id":"{up_id}","method":"tools/call","params":{{"name":{}"#, name_raw.get());
+        if let Some(a) = args_raw {
+            body.push_str(r#","arguments":"#);
+            body.push_str(a.get());
+        }
+        if !meta.is_empty() {
+            body.push_str(r#","_meta":"#);
+            body.push_str(&Value::Object(meta).to_string());
+        }
+        body.push_str("}}");
+
+        let who = session.who.clone();
+        let c = Call {
+            surface: format!("mcp:proxy/{}", served.record.id),
+            tool: &tool,
+            who: &who,
+            args,
+            policy: format!("policy: {}", super::policy::Verdict::Allow.as_str()),
+        };
+        let mut end = Ending {
+            store: self.store.clone(),
+            entry: 0,
+            surface: c.surface.clone(),
+            tool: tool.clone(),
+            started: Instant::now(),
+            served: served.clone(),
+            wire: wire.clone(),
+            session: session.clone(),
+            key: key_of(&consumer_id),
+            up_id: up_id.clone(),
+            consumer_id: id.get().to_string(),
+            token: token.clone(),
+            timeout_secs: self.config.mcp.call_timeout_secs,
+            path: "wire",
+            done: false,
+        };
+        end.entry = match self.begin(&c).await {
+            Ok(e) => e,
+            Err(e) => {
+                end.done = true;
+                return Some(Answer::Events(one(end.response(&error_result(&e)))));
+            }
+        };
+        let ct = CancellationToken::new();
+        lock(&session.inflight).insert(end.key.clone(), ct.clone());
+        let timeout = Duration::from_secs(end.timeout_secs);
+        let deadline = tokio::time::Instant::now() + timeout;
+        let sent = tokio::select! {
+            r = tokio::time::timeout_at(deadline, wire.post(body, Some("tools/call"), Some(&tool))) => r,
+            _ = ct.cancelled() => {
+                end.cancelled();
+                return Some(Answer::Events(Box::pin(futures::stream::empty())));
+            }
+        };
+        let r = &served.record;
+        let resp = match sent {
+            Ok(Ok(resp)) if resp.status().is_success() => resp,
+            Ok(Ok(resp)) if resp.status() != reqwest::StatusCode::NOT_FOUND => {
+                let e = upstream_error(r, &format!("answered HTTP {}", resp.status()));
+                return Some(Answer::Events(one(end.fail(&e))));
+            }
+            Ok(Err(e)) if !e.is_connect() => {
+                return Some(Answer::Events(one(end.fail(&upstream_error(r, &crate::outbound::chain(&e))))));
+            }
+            Err(_) => {
+                let e = upstream_error(r, &format!("`{tool}` did not answer within {} s", timeout.as_secs()));
+                return Some(Answer::Events(one(end.fail(&e))));
+            }
+            // The upstream session expired (404) or the request never left: rmcp's path
+            // reconnects and makes the call.
+            _ => {
+                let consumer = Consumer {
+                    peer: session.peer.clone(),
+                    token: token.and_then(|t| serde_json::from_value(t).ok()),
+                    ct,
+                    link: session.link.clone(),
+                };
+                self.drop_client(served, &consumer, &up).await;
+                end.path = "rmcp";
+                let out = self.forward(served, &tool, c.args.clone(), &consumer).await;
+                let code = match &out {
+                    Ok(res) if res.is_error == Some(true) => Some("mcp.upstream_tool_error"),
+                    Ok(_) => None,
+                    Err(e) => Some(e.code),
+                };
+                let res = out.unwrap_or_else(|e| error_result(&e));
+                let ev = end.response(&res);
+                end.finish(code);
+                return Some(Answer::Events(one(ev)));
+            }
+        };
+        let json = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("application/json"));
+        let flight = Flight { resp, json, buf: Vec::new(), parser: SseParser::new(), out: VecDeque::new(), ct, deadline, end };
+        Some(Answer::Events(Box::pin(futures::stream::unfold(flight, |mut f| async move {
+            f.next().await.map(|b| (b, f))
+        }))))
+    }
+}
+
+fn one(b: Bytes) -> BoxStream<'static, Bytes> {
+    Box::pin(futures::stream::once(std::future::ready(b)))
+}
+
+fn upstream_error(r: &super::record::Record, what: &str) -> Error {
+    super::upstream::failed(
+        "mcp.upstream_failed",
+        format!("`{}` ({}): {}", r.id, r.url.as_deref().unwrap_or("-"), crate::redact::redact(what)),
+    )
+}
+
+/// How a wire-path call ends: its audit outcome and metrics, once. Dropped before it
+/// ended (the consumer went away), it tells the upstream and records the cancellation.
+struct Ending {
+    store: crate::store::Store,
+    entry: i64,
+    surface: String,
+    tool: String,
+    started: Instant,
+    served: Arc<Served>,
+    wire: Arc<Wire>,
+    session: Arc<Session>,
+    key: String,
+    up_id: String,
+    /// The consumer's request id as it sent it.
+    consumer_id: String,
+    /// The consumer's progress token, if it sent one.
+    token: Option<Value>,
+    timeout_secs: u64,
+    /// The path that carried the call: `wire`, or `rmcp` when it fell back.
+    path: &'static str,
+    done: bool,
+}
+
+impl Ending {
+    /// The consumer's answer carrying `res`.
+    fn response(&self, res: &CallToolResult) -> Bytes {
+        let res = serde_json::to_string(res).unwrap_or_else(|_| "{}".into());
+        event(&format!(r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#, self.consumer_id, with_result_type(&res)))
+    }
+
+    /// Record the outcome (`code`: none for a result, else why it failed).
+    fn finish(&mut self, code: Option<&str>) {
+        if self.done {
+            return;
+        }
+        self.done = true;
+        lock(&self.session.inflight).remove(&self.key);
+        crate::metrics::proxy_verdict(&self.surface, Logged::Allow.as_str());
+        crate::metrics::proxy_forwarded(&self.surface, self.path);
+        let outcome = if code.is_some() { "is_error" } else { "ok" };
+        let surface = self.surface.trim_start_matches("mcp:");
+        crate::metrics::tool_call(surface, &self.tool, outcome, self.started.elapsed());
+        let o = crate::audit::Outcome {
+            id: self.entry,
+            verdict: Logged::Allow,
+            result_code: code.map(str::to_string),
+            approval_id: None,
+        };
+        crate::audit::finish(&self.store, o);
+    }
+
+    /// `e` as the consumer's answer, recorded.
+    fn fail(&mut self, e: &Error) -> Bytes {
+        let ev = self.response(&error_result(e));
+        self.finish(Some(e.code));
+        ev
+    }
+
+    /// The consumer cancelled (or went away): tell the upstream and record it.
+    fn cancelled(&mut self) {
+        if !self.done {
+            self.wire.cancel(self.up_id.clone(), "the client cancelled the call");
+            self.finish(Some("mcp.call_cancelled"));
+        }
+    }
+}
+
+impl Drop for Ending {
+    fn drop(&mut self) {
+        self.cancelled();
+    }
+}
+
+/// A call's answer stream from the upstream, as the consumer gets it.
+struct Flight {
+    resp: reqwest::Response,
+    /// The upstream answered `application/json` (one message, read whole).
+    json: bool,
+    buf: Vec<u8>,
+    parser: SseParser,
+    out: VecDeque<Bytes>,
+    ct: CancellationToken,
+    deadline: tokio::time::Instant,
+    end: Ending,
+}
+
+impl Flight {
+    /// The next event for the consumer; `None` once the answer went out.
+    async fn next(&mut self) -> Option<Bytes> {
+        loop {
+            if let Some(b) = self.out.pop_front() {
+                return Some(b);
+            }
+            if self.end.done {
+                return None;
+            }
+            let chunk = tokio::select! {
+                biased;
+                _ = self.ct.cancelled() => {
+                    self.end.cancelled();
+                    continue;
+                }
+                c = tokio::time::timeout_at(self.deadline, self.resp.chunk()) => c,
+            };
+            let served = self.end.served.clone();
+            let r = &served.record;
+            match chunk {
+                Err(_) => {
+                    let secs = self.end.timeout_secs;
+                    let e = upstream_error(r, &format!("`{}` did not answer within {secs} s", self.end.tool));
+                    self.end.wire.cancel(self.end.up_id.clone(), "hal0 stopped waiting for the answer");
+                    let ev = self.end.fail(&e);
+                    self.out.push_back(ev);
+                }
+                Ok(Err(e)) => {
+                    let e = upstream_error(r, &crate::outbound::chain(&e));
+                    let ev = self.end.fail(&e);
+                    self.out.push_back(ev);
+                }
+                Ok(Ok(Some(bytes))) if self.json => {
+                    if self.buf.len() + bytes.len() > MAX_JSON {
+                        let e = upstream_error(r, "the answer is larger than 16 MiB");
+                        let ev = self.end.fail(&e);
+                        self.out.push_back(ev);
+                    } else {
+                        self.buf.extend_from_slice(&bytes);
+                    }
+                }
+                Ok(Ok(Some(bytes))) => match self.parser.push(&bytes) {
+                    Ok(events) => {
+                        for ev in events {
+                            self.message(&ev.data);
+                        }
+                    }
+                    Err(_) => {
+                        let e = upstream_error(r, "an event of the answer stream is larger than 16 MiB");
+                        let ev = self.end.fail(&e);
+                        self.out.push_back(ev);
+                    }
+                },
+                Ok(Ok(None)) => {
+                    if self.json {
+                        let text = String::from_utf8_lossy(&std::mem::take(&mut self.buf)).into_owned();
+                        self.message(&text);
+                    }
+                    if !self.end.done {
+                        let e = upstream_error(r, "the answer stream ended before the answer");
+                        let ev = self.end.fail(&e);
+                        self.out.push_back(ev);
+                    }
+                }
+            }
+        }
+    }
+
+    /// One message of the upstream's answer stream.
+    fn message(&mut self, data: &str) {
+        if self.end.done {
+            return;
+        }
+        let Ok(env) = serde_json::from_str::<Envelope>(data) else { return };
+        let secrets = &self.end.served.secrets;
+        match (env.method.as_deref(), env.id) {
+            // The upstream asks the consumer something: on this path the consumer declared
+            // none of what could be asked, so hal0 answers as rmcp's path would.
+            (Some(method), Some(id)) => self.end.wire.answer(id.get().to_string(), refusal(method)),
+            (Some("notifications/progress"), None) => {
+                let Some(token) = self.end.token.clone() else { return };
+                let Some(Ok(mut p)) = env.params.map(|p| serde_json::from_str::<Map<String, Value>>(p.get())) else {
+                    return;
+                };
+                if p.get("progressToken").and_then(Value::as_str) != Some(self.end.up_id.as_str()) {
+                    return;
+                }
+                p.insert("progressToken".into(), token);
+                let n = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": p});
+                if let Some(text) = masked(&n.to_string(), secrets) {
+                    self.out.push_back(event(&text));
+                }
+            }
+            // The upstream withdrew a request of its own: hal0 answered it already.
+            (Some("notifications/cancelled"), None) => {}
+            (Some(_), None) => {
+                if let Some(text) = masked(data, secrets) {
+                    self.out.push_back(event(&text));
+                }
+            }
+            (None, Some(id)) => {
+                if serde_json::from_str::<Cow<str>>(id.get()).ok().as_deref() != Some(self.end.up_id.as_str()) {
+                    return;
+                }
+                if let Some(result) = env.result {
+                    let shallow: Shallow = serde_json::from_str(result.get()).unwrap_or_default();
+                    let code = (shallow.is_error == Some(true)).then_some("mcp.upstream_tool_error");
+                    let res = with_result_type(result.get());
+                    let ev = match masked(&res, secrets) {
+                        Some(res) => {
+                            event(&format!(r#"{{"jsonrpc":"2.0","id":{},"result":{res}}}"#, self.end.consumer_id))
+                        }
+                        None => self.end.response(&CallToolResult::error(vec![rmcp::model::ContentBlock::text(
+                            "mcp.result_withheld: the result carried a credential",
+                        )])),
+                    };
+                    self.end.finish(code);
+                    self.out.push_back(ev);
+                } else {
+                    let e = env
+                        .error
+                        .and_then(|e| serde_json::from_str::<rmcp::ErrorData>(e.get()).ok())
+                        .map(|e| rmcp::ServiceError::McpError(e).to_string())
+                        .unwrap_or_else(|| "an answer with neither a result nor an error".into());
+                    let msg = mask_in(e, secrets).unwrap_or_default();
+                    let ev = self.end.fail(&upstream_error(&self.end.served.record, &msg));
+                    self.out.push_back(ev);
+                }
+            }
+            (None, None) => {}
+        }
+    }
+}
+
+/// hal0's answer (`"result":…` or `"error":…`) to an upstream request of `method` made
+/// during a wire-path call, whose consumer declared no sampling, elicitation or roots.
+fn refusal(method: &str) -> String {
+    let (code, message) = match method {
+        "ping" => return r#""result":{}"#.to_string(),
+        "roots/list" => return r#""result":{"roots":[]}"#.to_string(),
+        "sampling/createMessage" | "elicitation/create" => (
+            -32600,
+            format!(
+                "hal0's proxy: the client that made this call did not declare the `{}` capability, so hal0 cannot put \
+                 the request to it",
+                if method == "elicitation/create" { "elicitation" } else { "sampling" }
+            ),
+        ),
+        _ => (-32601, format!("hal0's proxy: `{method}` is not relayed to the client of this call")),
+    };
+    format!(r#""error":{}"#, serde_json::json!({"code": code, "message": message}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_result_gets_its_result_type_once() {
+        assert_eq!(with_result_type(r#"{"content":[]}"#), r#"{"resultType":"complete","content":[]}"#);
+        assert_eq!(with_result_type(r#" { } "#), r#"{"resultType":"complete"}"#);
+        let has = r#"{"resultType":"complete","content":[]}"#;
+        assert_eq!(with_result_type(has), has);
+        let v: Value = serde_json::from_str(&with_result_type(r#"{"content":[{"type":"text","text":"x"}]}"#)).unwrap();
+        assert_eq!(v["resultType"], "complete");
+    }
+
+    #[test]
+    fn an_event_keeps_a_pretty_printed_message_in_one_event() {
+        let json = "{\n  \"a\": 1\r\n}";
+        let ev = event(json);
+        let mut p = SseParser::new();
+        let got = p.push(&ev).unwrap();
+        assert_eq!(got.len(), 1);
+        let v: Value = serde_json::from_str(&got[0].data).unwrap();
+        assert_eq!(v["a"], 1);
+    }
+
+    #[test]
+    fn secrets_are_masked_and_a_broken_mask_withholds() {
+        let secrets = vec!["s3cr3t-value".to_string()];
+        let text = r#"{"content":[{"type":"text","text":"token s3cr3t-value"}]}"#;
+        let out = masked(text, &secrets).unwrap();
+        assert!(!out.contains("s3cr3t-value") && out.contains(crate::redact::MASK), "{out}");
+        assert!(matches!(masked(r#"{"a":1}"#, &secrets), Some(Cow::Borrowed(_))));
+        assert!(masked("not json s3cr3t-value", &secrets).is_none());
+    }
+
+    #[test]
+    fn upstream_requests_get_the_answer_rmcps_path_gives() {
+        assert_eq!(refusal("ping"), r#""result":{}"#);
+        assert_eq!(refusal("roots/list"), r#""result":{"roots":[]}"#);
+        let v: Value = serde_json::from_str(&format!("{{{}}}", refusal("sampling/createMessage"))).unwrap();
+        assert_eq!(v["error"]["code"], -32600);
+        assert!(v["error"]["message"].as_str().unwrap().contains("`sampling` capability"));
+        let v: Value = serde_json::from_str(&format!("{{{}}}", refusal("tasks/get"))).unwrap();
+        assert_eq!(v["error"]["code"], -32601);
+    }
+}

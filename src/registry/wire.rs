@@ -1,0 +1,161 @@
+//! The upstream half of the proxy's wire path: how to post a JSON-RPC message straight to
+//! the upstream session an rmcp client opened (same URL, headers, session and protocol
+//! metadata as rmcp would send), so an allowed `tools/call` reaches the server without a
+//! second rmcp stack and without re-encoding its arguments. Built for streamable-HTTP
+//! upstreams only; the call path that uses it is [`super::fast`].
+
+use super::tap::SessionNote;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use rmcp::model::{ClientConfig, ProtocolVersion, Tool};
+use serde_json::{Map, Value};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// One upstream session, as the wire path posts to it.
+pub struct Wire {
+    url: Arc<str>,
+    http: reqwest::Client,
+    /// The record's headers (a bare `Authorization` token as `Bearer`), the media types and
+    /// the negotiated `MCP-Protocol-Version`.
+    headers: HeaderMap,
+    session: SessionNote,
+    /// The per-request `_meta` members of a protocol without `initialize` (SEP-2567);
+    /// none for a protocol with a handshake.
+    meta: Map<String, Value>,
+    /// Whether the protocol wants the standard request headers (SEP-2243).
+    standard_headers: bool,
+    /// Tools whose input schema asks for `Mcp-Param-*` headers: rmcp computes those, so
+    /// their calls stay on rmcp's path.
+    param_tools: Mutex<HashSet<String>>,
+    next: AtomicU64,
+}
+
+impl Wire {
+    /// The wire target of a connected streamable-HTTP upstream: `hdrs` are the record's
+    /// headers, `version` what the handshake (or discovery) settled, `me` what hal0's
+    /// client declared.
+    pub fn new(
+        url: &str,
+        http: reqwest::Client,
+        hdrs: &HashMap<String, String>,
+        session: SessionNote,
+        version: &ProtocolVersion,
+        me: &ClientConfig,
+    ) -> Option<Wire> {
+        let mut headers = HeaderMap::new();
+        for (k, v) in hdrs {
+            let value = if k.eq_ignore_ascii_case("authorization") {
+                format!("Bearer {}", v.strip_prefix("Bearer ").unwrap_or(v))
+            } else {
+                v.clone()
+            };
+            headers.insert(HeaderName::from_bytes(k.as_bytes()).ok()?, HeaderValue::from_str(&value).ok()?);
+        }
+        headers.insert(reqwest::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(reqwest::header::ACCEPT, HeaderValue::from_static("text/event-stream, application/json"));
+        headers.insert("mcp-protocol-version", HeaderValue::from_str(version.as_str()).ok()?);
+        let mut meta = Map::new();
+        if !version.has_initialize() {
+            meta.insert("io.modelcontextprotocol/protocolVersion".into(), serde_json::to_value(version).ok()?);
+            meta.insert("io.modelcontextprotocol/clientInfo".into(), serde_json::to_value(&me.client_info).ok()?);
+            meta.insert(
+                "io.modelcontextprotocol/clientCapabilities".into(),
+                serde_json::to_value(&me.capabilities).ok()?,
+            );
+        }
+        Some(Wire {
+            url: url.into(),
+            http,
+            headers,
+            session,
+            meta,
+            standard_headers: *version >= ProtocolVersion::STANDARD_HEADERS,
+            param_tools: Mutex::default(),
+            next: AtomicU64::new(0),
+        })
+    }
+
+    /// Remember which of the server's `tools` want parameter headers.
+    pub fn note_tools(&self, tools: &[Tool]) {
+        let set = tools
+            .iter()
+            .filter(|t| serde_json::to_string(&t.input_schema).is_ok_and(|s| s.contains("\"x-mcp-header\"")))
+            .map(|t| t.name.to_string())
+            .collect();
+        *self.param_tools.lock().unwrap_or_else(|p| p.into_inner()) = set;
+    }
+
+    /// Whether a call of `tool` can go over the wire path exactly as rmcp would send it.
+    pub fn carries(&self, tool: &str) -> bool {
+        if !self.standard_headers {
+            return true;
+        }
+        // `Mcp-Name` as a plain header value (rmcp would Base64-wrap anything else).
+        let plain = !tool.is_empty()
+            && tool.bytes().all(|b| (0x20..0x7f).contains(&b))
+            && !tool.starts_with([' ', '\t'])
+            && !tool.ends_with([' ', '\t'])
+            && !tool.starts_with("=?base64?");
+        plain && !self.param_tools.lock().unwrap_or_else(|p| p.into_inner()).contains(tool)
+    }
+
+    /// A fresh request id of hal0's own on this upstream (rmcp's client numbers its ids, so
+    /// a string never collides with them).
+    pub fn next_id(&self) -> String {
+        format!("hal0-{}", self.next.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// The `_meta` members the protocol wants on every request (empty when none).
+    pub fn meta(&self) -> &Map<String, Value> {
+        &self.meta
+    }
+
+    /// POST `body` (one JSON-RPC message: a request or notification of `method` about
+    /// `name`, or an answer) to the upstream session.
+    pub async fn post(
+        &self,
+        body: String,
+        method: Option<&str>,
+        name: Option<&str>,
+    ) -> reqwest::Result<reqwest::Response> {
+        let mut headers = self.headers.clone();
+        if let Some(s) = self.session.get()
+            && let Ok(v) = HeaderValue::from_str(&s)
+        {
+            headers.insert("mcp-session-id", v);
+        }
+        if self.standard_headers {
+            if let Some(v) = method.and_then(|m| HeaderValue::from_str(m).ok()) {
+                headers.insert("mcp-method", v);
+            }
+            if let Some(v) = name.and_then(|n| HeaderValue::from_str(n).ok()) {
+                headers.insert("mcp-name", v);
+            }
+        }
+        self.http.post(&*self.url).headers(headers).body(body).send().await
+    }
+
+    /// Tell the upstream, in the background, that hal0 gave up on its request `id`.
+    pub fn cancel(self: &Arc<Self>, id: String, reason: &'static str) {
+        let me = self.clone();
+        tokio::spawn(async move {
+            let body = serde_json::json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": id, "reason": reason},
+            });
+            let _ = me.post(body.to_string(), Some("notifications/cancelled"), None).await;
+        });
+    }
+
+    /// Answer, in the background, the upstream's request `id` (its JSON text) with `outcome`
+    /// (`"result":…` or `"error":…` members).
+    pub fn answer(self: &Arc<Self>, id: String, outcome: String) {
+        let me = self.clone();
+        tokio::spawn(async move {
+            let body = format!(r#"{{"jsonrpc":"2.0","id":{id},{outcome}}}"#);
+            let _ = me.post(body, None, None).await;
+        });
+    }
+}
