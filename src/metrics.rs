@@ -104,7 +104,19 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
     registry.register("approvals_pending", "Approvals waiting for a person", approvals.clone());
     let runs = Family::<Status, Gauge>::default();
     registry.register("runs", "Agent bridge runs in the ledger by status", runs.clone());
-    Metrics { registry, calls, call_seconds, proxy, forwarded, relay, store_seconds, websockets, sessions, approvals, runs }
+    Metrics {
+        registry,
+        calls,
+        call_seconds,
+        proxy,
+        forwarded,
+        relay,
+        store_seconds,
+        websockets,
+        sessions,
+        approvals,
+        runs,
+    }
 });
 
 /// An MCP server's label: `agents`, `memory`, `admin`, `relay`, `proxy/<id>` (the audit

@@ -8,6 +8,7 @@
 
 use super::caller;
 use crate::auth::Credential;
+use crate::registry::fast::Registration;
 use crate::registry::proxy::{Consumer, Link, Served, Who, error_result};
 use crate::server::AppState;
 use rmcp::model::{
@@ -18,7 +19,6 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use crate::registry::fast::Registration;
 use std::sync::{Arc, OnceLock};
 
 /// The installed server a proxy request is for, as the guard resolved it from the path.

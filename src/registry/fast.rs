@@ -34,6 +34,8 @@ use tokio_util::sync::CancellationToken;
 
 /// The largest upstream answer read whole (an `application/json` reply).
 const MAX_JSON: usize = 16 * 1024 * 1024;
+/// How long the rest of an answered call's body is read for (see [`Flight::drain`]).
+const DRAIN: Duration = Duration::from_millis(250);
 
 /// The consumer sessions the wire path may serve, by their `Mcp-Session-Id`.
 #[derive(Default)]
@@ -83,14 +85,7 @@ impl Table {
     ) -> Registration {
         let caps = peer.peer_info().map(|i| i.capabilities.clone()).unwrap_or_default();
         let asks_back = caps.sampling.is_some() || caps.elicitation.is_some() || caps.roots.is_some();
-        let s = Session {
-            record_id: record_id.to_string(),
-            who,
-            link,
-            peer,
-            asks_back,
-            inflight: Mutex::default(),
-        };
+        let s = Session { record_id: record_id.to_string(), who, link, peer, asks_back, inflight: Mutex::default() };
         lock(&self.0).insert(id.to_string(), Arc::new(s));
         Registration { table: Arc::downgrade(self), id: id.to_string() }
     }
@@ -242,7 +237,8 @@ impl Proxy {
             meta.insert("progressToken".into(), Value::String(up_id.clone()));
         }
         meta.extend(wire.meta().clone());
-        let mut body = format!(r#"{{"jsonrpc":"2.0","id":"{up_id}","method":"tools/call","params":{{"name":{}"#, name_raw.get());
+        let mut body =
+            format!(r#"{{"jsonrpc":"2.0","id":"{up_id}","method":"tools/call","params":{{"name":{}"#, name_raw.get());
         if let Some(a) = args_raw {
             body.push_str(r#","arguments":"#);
             body.push_str(a.get());
@@ -290,29 +286,31 @@ impl Proxy {
         let timeout = Duration::from_secs(end.timeout_secs);
         let deadline = tokio::time::Instant::now() + timeout;
         let sent = tokio::select! {
-            r = tokio::time::timeout_at(deadline, wire.post(body, Some("tools/call"), Some(&tool))) => r,
+            r = tokio::time::timeout_at(deadline, wire.call(body, &tool)) => r,
             _ = ct.cancelled() => {
                 end.cancelled();
                 return Some(Answer::Events(Box::pin(futures::stream::empty())));
             }
         };
         let r = &served.record;
-        let resp = match sent {
-            Ok(Ok(resp)) if resp.status().is_success() => resp,
-            Ok(Ok(resp)) if resp.status() != reqwest::StatusCode::NOT_FOUND => {
-                let e = upstream_error(r, &format!("answered HTTP {}", resp.status()));
+        let sent = match sent {
+            Ok(Ok(s)) if s.status.is_success() => s,
+            // Not processed: the upstream session expired (404) or lives elsewhere (a
+            // redirect, which reqwest follows within the origin).
+            Ok(Ok(s)) if s.status != reqwest::StatusCode::NOT_FOUND && !s.status.is_redirection() => {
+                let e = upstream_error(r, &format!("answered HTTP {}", s.status));
                 return Some(Answer::Events(one(end.fail(&e))));
             }
-            Ok(Err(e)) if !e.is_connect() => {
-                return Some(Answer::Events(one(end.fail(&upstream_error(r, &crate::outbound::chain(&e))))));
+            Ok(Err(super::conn::Failed::Broken(why))) => {
+                return Some(Answer::Events(one(end.fail(&upstream_error(r, &why)))));
             }
             Err(_) => {
                 let e = upstream_error(r, &format!("`{tool}` did not answer within {} s", timeout.as_secs()));
                 return Some(Answer::Events(one(end.fail(&e))));
             }
-            // The upstream session expired (404) or the request never left: rmcp's path
-            // reconnects and makes the call.
-            _ => {
+            // The request was not processed, or never left: rmcp's path reconnects and
+            // makes the call.
+            Ok(Ok(_)) | Ok(Err(super::conn::Failed::NotSent(_))) => {
                 let consumer = Consumer {
                     peer: session.peer.clone(),
                     token: token.and_then(|t| serde_json::from_value(t).ok()),
@@ -333,12 +331,18 @@ impl Proxy {
                 return Some(Answer::Events(one(ev)));
             }
         };
-        let json = resp
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("application/json"));
-        let flight = Flight { resp, json, buf: Vec::new(), parser: SseParser::new(), out: VecDeque::new(), ct, deadline, end };
+        let flight = Flight {
+            body: sent.body,
+            json: sent.json,
+            ended: false,
+            answered: false,
+            buf: Vec::new(),
+            parser: SseParser::new(),
+            out: VecDeque::new(),
+            ct,
+            deadline,
+            end,
+        };
         Some(Answer::Events(Box::pin(futures::stream::unfold(flight, |mut f| async move {
             f.next().await.map(|b| (b, f))
         }))))
@@ -431,7 +435,11 @@ impl Drop for Ending {
 
 /// A call's answer stream from the upstream, as the consumer gets it.
 struct Flight {
-    resp: reqwest::Response,
+    body: super::wire::Reply,
+    /// The body was read to its end.
+    ended: bool,
+    /// The upstream's result came.
+    answered: bool,
     /// The upstream answered `application/json` (one message, read whole).
     json: bool,
     buf: Vec<u8>,
@@ -450,6 +458,7 @@ impl Flight {
                 return Some(b);
             }
             if self.end.done {
+                self.drain().await;
                 return None;
             }
             let chunk = tokio::select! {
@@ -458,7 +467,7 @@ impl Flight {
                     self.end.cancelled();
                     continue;
                 }
-                c = tokio::time::timeout_at(self.deadline, self.resp.chunk()) => c,
+                c = tokio::time::timeout_at(self.deadline, self.body.chunk()) => c,
             };
             let served = self.end.served.clone();
             let r = &served.record;
@@ -471,7 +480,7 @@ impl Flight {
                     self.out.push_back(ev);
                 }
                 Ok(Err(e)) => {
-                    let e = upstream_error(r, &crate::outbound::chain(&e));
+                    let e = upstream_error(r, &e);
                     let ev = self.end.fail(&e);
                     self.out.push_back(ev);
                 }
@@ -497,6 +506,7 @@ impl Flight {
                     }
                 },
                 Ok(Ok(None)) => {
+                    self.ended = true;
                     if self.json {
                         let text = String::from_utf8_lossy(&std::mem::take(&mut self.buf)).into_owned();
                         self.message(&text);
@@ -509,6 +519,17 @@ impl Flight {
                 }
             }
         }
+    }
+
+    /// After the answer: read what is left of the upstream's body (an SSE stream ends right
+    /// after its answer), so the connection can serve the next call; not for long, and not
+    /// when the call was cancelled or failed (then the connection is closed instead).
+    async fn drain(&mut self) {
+        if self.ended || !self.answered {
+            return;
+        }
+        let _ = tokio::time::timeout(DRAIN, async { while let Ok(Some(_)) = self.body.chunk().await {} }).await;
+        self.ended = true;
     }
 
     /// One message of the upstream's answer stream.
@@ -560,6 +581,7 @@ impl Flight {
                         )])),
                     };
                     self.end.finish(code);
+                    self.answered = true;
                     self.out.push_back(ev);
                 } else {
                     let e = env

@@ -3,6 +3,7 @@
 //! calls to this module; nothing here prints.
 
 pub mod catalog;
+pub mod conn;
 pub mod consumers;
 pub mod expose;
 pub mod fast;

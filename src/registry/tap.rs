@@ -81,8 +81,7 @@ impl StreamableHttpClient for Tapped {
         self.session.set(&session_id);
         let out = self.http.post_message_with_response_limits(uri, message, session_id, auth, headers, limits).await;
         // The answer to `initialize` names the session before any message carries it.
-        if let Ok(StreamableHttpPostResponse::Json(_, Some(id)) | StreamableHttpPostResponse::Sse(_, Some(id))) = &out
-        {
+        if let Ok(StreamableHttpPostResponse::Json(_, Some(id)) | StreamableHttpPostResponse::Sse(_, Some(id))) = &out {
             self.session.set(&Some(Arc::from(id.as_str())));
         }
         out
@@ -118,6 +117,8 @@ impl StreamableHttpClient for Tapped {
         headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Events {
-        self.http.get_stream_with_max_sse_event_size(uri, session_id, last_event_id, auth, headers, max_sse_event_size).await
+        self.http
+            .get_stream_with_max_sse_event_size(uri, session_id, last_event_id, auth, headers, max_sse_event_size)
+            .await
     }
 }

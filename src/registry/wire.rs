@@ -5,6 +5,7 @@
 //! upstreams only; the call path that uses it is [`super::fast`].
 
 use super::tap::SessionNote;
+use axum::body::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::model::{ClientConfig, ProtocolVersion, Tool};
 use serde_json::{Map, Value};
@@ -29,6 +30,39 @@ pub struct Wire {
     /// their calls stay on rmcp's path.
     param_tools: Mutex<HashSet<String>>,
     next: AtomicU64,
+    /// Connections this task drives itself, for a plain-http upstream ([`super::conn`]).
+    direct: Option<Arc<super::conn::Pool>>,
+}
+
+/// An upstream's answer to a call: its status, whether it is one JSON message (else an SSE
+/// stream), and its body.
+pub struct Sent {
+    pub status: reqwest::StatusCode,
+    pub json: bool,
+    pub body: Reply,
+}
+
+/// The body of an answer, over whichever client carried the call.
+pub enum Reply {
+    Direct(super::conn::Live),
+    Reqwest(reqwest::Response),
+}
+
+impl Reply {
+    /// The next piece of the body; `None` at its end.
+    pub async fn chunk(&mut self) -> Result<Option<Bytes>, String> {
+        match self {
+            Reply::Direct(l) => l.chunk().await,
+            Reply::Reqwest(r) => r.chunk().await.map_err(|e| crate::outbound::chain(&e)),
+        }
+    }
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"))
 }
 
 impl Wire {
@@ -73,6 +107,7 @@ impl Wire {
             standard_headers: *version >= ProtocolVersion::STANDARD_HEADERS,
             param_tools: Mutex::default(),
             next: AtomicU64::new(0),
+            direct: super::conn::Pool::for_url(url).map(Arc::new),
         })
     }
 
@@ -119,6 +154,28 @@ impl Wire {
         method: Option<&str>,
         name: Option<&str>,
     ) -> reqwest::Result<reqwest::Response> {
+        let headers = self.headers_for(method, name);
+        self.http.post(&*self.url).headers(headers).body(body).send().await
+    }
+
+    /// Send `tools/call` `body` about `name`: over a connection of this task's own for a
+    /// plain-http upstream, else through reqwest.
+    pub async fn call(&self, body: String, name: &str) -> Result<Sent, super::conn::Failed> {
+        use super::conn::Failed;
+        let headers = self.headers_for(Some("tools/call"), Some(name));
+        if let Some(pool) = &self.direct {
+            let (parts, live) = pool.post(&headers, body).await?;
+            return Ok(Sent { status: parts.status, json: is_json(&parts.headers), body: Reply::Direct(live) });
+        }
+        match self.http.post(&*self.url).headers(headers).body(body).send().await {
+            Ok(r) => Ok(Sent { status: r.status(), json: is_json(r.headers()), body: Reply::Reqwest(r) }),
+            Err(e) if e.is_connect() => Err(Failed::NotSent(crate::outbound::chain(&e))),
+            Err(e) => Err(Failed::Broken(crate::outbound::chain(&e))),
+        }
+    }
+
+    /// The headers of a message of `method` about `name` on this upstream session.
+    fn headers_for(&self, method: Option<&str>, name: Option<&str>) -> HeaderMap {
         let mut headers = self.headers.clone();
         if let Some(s) = self.session.get()
             && let Ok(v) = HeaderValue::from_str(&s)
@@ -133,7 +190,7 @@ impl Wire {
                 headers.insert("mcp-name", v);
             }
         }
-        self.http.post(&*self.url).headers(headers).body(body).send().await
+        headers
     }
 
     /// Tell the upstream, in the background, that hal0 gave up on its request `id`.

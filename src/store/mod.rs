@@ -111,6 +111,18 @@ impl Store {
         out
     }
 
+    /// [`Store::with`] on a connection that gives up at once, with `store.busy`, when
+    /// another connection holds the write lock (no busy retries): for a caller that has
+    /// somewhere else to go rather than sleep.
+    pub fn with_no_wait<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
+        self.with(|c| {
+            c.busy_handler(None::<fn(i32) -> bool>)?;
+            let out = f(c);
+            c.busy_handler(Some(retry_busy))?;
+            out
+        })
+    }
+
     /// Run `f` with this store off the async runtime (for domain calls from handlers).
     pub async fn call<T: Send + 'static>(&self, f: impl FnOnce(&Store) -> Result<T> + Send + 'static) -> Result<T> {
         let me = self.clone();

@@ -116,8 +116,23 @@ out.read_sneaky = await attempt(async () =>
   sampler.readResource({ uri: "demo://resource/static/document/../document/instructions.md" }));
 await sampler.close();
 
-// A client without the sampling capability: the upstream's request is refused cleanly.
+// A client without the sampling capability: the upstream's request is refused cleanly. Its
+// calls (after the first request, which opens its upstream session) take hal0's wire path
+// on an http upstream: progress and cancellation again.
 const plain = await connect("hal0-proxy-plain", {});
+await plain.listTools();
+const plainProgress = [];
+out.plain_long = await attempt(async () =>
+  text(await plain.callTool({ name: "trigger-long-running-operation", arguments: { duration: 2, steps: 4 } },
+    undefined, { onprogress: (p) => plainProgress.push(p) })));
+out.plain_progress = plainProgress;
+const plainAbort = new AbortController();
+setTimeout(() => plainAbort.abort("the test gave up"), 1000);
+const plainStarted = Date.now();
+out.plain_cancelled = await attempt(async () =>
+  text(await plain.callTool({ name: "trigger-long-running-operation", arguments: { duration: 20, steps: 20 } },
+    undefined, { signal: plainAbort.signal })));
+out.plain_cancelled.elapsed_ms = Date.now() - plainStarted;
 out.plain_sampling = await attempt(async () => {
   const r = await plain.callTool({ name: "trigger-sampling-request", arguments: { prompt: "hello" } });
   return { is_error: r.isError ?? false, text: text(r) };

@@ -78,9 +78,21 @@ async fn typescript_sdk_speaks_the_whole_protocol_through_the_proxy() {
     assert!(o.stderr().contains("mcp.access_invalid"), "{}", o.stderr());
     let status = env.ok(&["mcp", "status", "everything"]);
     assert!(status.contains("demo://resource/static/*") && status.contains("completable-prompt"), "{status}");
+    let admin = env.json(&["auth", "rotate", "admin", "--yes", "--json"])["key"].as_str().unwrap().to_string();
     let server = env.serve();
     let v = run_script(&env, &server, "everything").await;
     check_everything(&env, "everything", &v);
+    // The plain client's three calls took the wire path (its progress and cancellation
+    // above), every call of the client that can be asked took rmcp's.
+    let m = crate::metrics::scrape(&server, &admin).await;
+    let carried = |path: &str| {
+        m.get(&format!("hal0_proxy_forwarded_total{{server=\"proxy/everything\",path=\"{path}\"}}")).copied()
+    };
+    assert_eq!(carried("wire"), Some(3.0), "{m:?}");
+    assert!(carried("rmcp").unwrap_or(0.0) >= 5.0, "{m:?}");
+    let rows = proxy_rows(&env, "everything");
+    let cancelled = rows.iter().filter(|r| r["result_code"] == "mcp.call_cancelled").count();
+    assert_eq!(cancelled, 2, "both cancelled calls are on record: {rows:#?}");
     // The upstream's log for this client's own session reached it.
     assert!(v["logs"].as_u64().unwrap() >= 1, "{v}");
     // Sampling went to the client that made the call, and its answer back to the server.
@@ -141,16 +153,19 @@ fn check_everything(env: &Env, id: &str, v: &Value) {
         "{v}"
     );
 
-    // 4 steps, 4 progress notifications under the client's own token, in order.
-    assert!(v["long"]["ok"].as_str().unwrap_or("").contains("completed"), "{v}");
-    let progress: Vec<f64> =
-        v["progress"].as_array().unwrap().iter().map(|p| p["progress"].as_f64().unwrap()).collect();
-    assert_eq!(progress, [1.0, 2.0, 3.0, 4.0], "{v}");
-    assert!(v["progress"].as_array().unwrap().iter().all(|p| p["total"] == 4), "{v}");
-
-    // The client gave up after 1 s of 20.
-    assert!(v["cancelled"]["error"].is_string(), "{v}");
-    assert!(v["cancelled"]["elapsed_ms"].as_u64().unwrap() < 10_000, "{v}");
+    // 4 steps, 4 progress notifications under the client's own token, in order; the
+    // client gave up after 1 s of 20. Both for the client that can be asked (rmcp's path)
+    // and the plain one (the wire path, on an http upstream).
+    for (long, progress, cancelled) in
+        [("long", "progress", "cancelled"), ("plain_long", "plain_progress", "plain_cancelled")]
+    {
+        assert!(v[long]["ok"].as_str().unwrap_or("").contains("completed"), "{v}");
+        let steps: Vec<f64> = v[progress].as_array().unwrap().iter().map(|p| p["progress"].as_f64().unwrap()).collect();
+        assert_eq!(steps, [1.0, 2.0, 3.0, 4.0], "{progress}: {v}");
+        assert!(v[progress].as_array().unwrap().iter().all(|p| p["total"] == 4), "{v}");
+        assert!(v[cancelled]["error"].is_string(), "{v}");
+        assert!(v[cancelled]["elapsed_ms"].as_u64().unwrap() < 10_000, "{v}");
+    }
 
     // A client without the capability: the server's request was refused, the call ended.
     let plain = &v["plain_sampling"]["ok"];

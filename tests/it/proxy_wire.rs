@@ -23,7 +23,8 @@ type Client = rmcp::service::RunningService<rmcp::RoleClient, ClientConfig>;
 
 /// An rmcp consumer of `/mcp/proxy/up/mcp` on a protocol with sessions, declaring `caps`.
 async fn session(server: &Server, key: &str, caps: ClientCapabilities) -> Client {
-    let cfg = StreamableHttpClientTransportConfig::with_uri(server.url("/mcp/proxy/up/mcp")).auth_header(key.to_string());
+    let cfg =
+        StreamableHttpClientTransportConfig::with_uri(server.url("/mcp/proxy/up/mcp")).auth_header(key.to_string());
     let info = ClientConfig::new(caps, Implementation::new("wire-test", "1"))
         .with_protocol_version(ProtocolVersion::V_2025_11_25);
     info.serve(StreamableHttpClientTransport::from_config(cfg)).await.expect("MCP handshake with the proxy")
@@ -165,6 +166,28 @@ async fn a_cancelled_or_timed_out_wire_call_is_cancelled_upstream() {
     let rows = proxy_rows(&env, "up");
     let codes: Vec<&str> = rows.iter().filter_map(|r| r["result_code"].as_str()).collect();
     assert!(codes.contains(&"mcp.call_cancelled") && codes.contains(&"mcp.upstream_failed"), "{rows:#?}");
+    c.cancel().await.ok();
+}
+
+/// An upstream that answers `application/json`: the wire path reads the one message and
+/// answers the consumer as from a stream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_json_answer_is_carried_too() {
+    let up = RmcpUpstream::start_json().await;
+    let env = Env::new();
+    env.ok(&["mcp", "install", &up.url(), "--id", "up"]);
+    env.ok(&["mcp", "allow", "up", "echo"]);
+    env.ok(&["mcp", "allow", "up", "add"]);
+    let key = key_for(&env, "up", "ci");
+    let admin = admin_key(&env);
+    let server = env.serve();
+    let c = session(&server, &key, ClientCapabilities::default()).await;
+    c.list_all_tools().await.unwrap();
+    let before = scrape(&server, &admin).await;
+    assert_eq!(call(&c, "echo", json!({"text": "as json"})).await.unwrap(), "as json");
+    assert_eq!(call(&c, "add", json!({"a": 40, "b": 2})).await.unwrap(), json!({"result": 42}));
+    let after = scrape(&server, &admin).await;
+    assert_eq!(carried(&before, &after, "wire"), 2.0);
     c.cancel().await.ok();
 }
 

@@ -228,22 +228,29 @@ pub struct RmcpUpstream {
 
 impl RmcpUpstream {
     pub async fn start() -> RmcpUpstream {
-        Self::serve(None).await
+        Self::serve(None, false).await
     }
 
     /// Answer 401 to any HTTP request whose `Authorization` is not `Bearer <token>`.
     pub async fn start_with_bearer(token: &str) -> RmcpUpstream {
-        Self::serve(Some(format!("Bearer {token}"))).await
+        Self::serve(Some(format!("Bearer {token}")), false).await
     }
 
-    async fn serve(expected_auth: Option<String>) -> RmcpUpstream {
+    /// Answer a call that sends nothing before its result as `application/json`, not SSE.
+    pub async fn start_json() -> RmcpUpstream {
+        Self::serve(None, true).await
+    }
+
+    async fn serve(expected_auth: Option<String>, json: bool) -> RmcpUpstream {
         let counts = Counts::default();
         let cancel = CancellationToken::new();
         let c = counts.clone();
         let svc = StreamableHttpService::new(
             move || Ok(Tools::new(c.clone())),
             LocalSessionManager::default().into(),
-            StreamableHttpServerConfig::default().with_cancellation_token(cancel.child_token()),
+            StreamableHttpServerConfig::default()
+                .with_cancellation_token(cancel.child_token())
+                .with_json_response(json),
         );
         let mut app = axum::Router::new().nest_service("/mcp", svc);
         if let Some(expected) = expected_auth {
