@@ -9,6 +9,7 @@ use crate::audit::{Prepared, insert};
 use crate::error::{Error, Result};
 use crate::store::Store;
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Mutex, OnceLock};
@@ -237,8 +238,8 @@ fn answer(job: Job, out: Option<Result<i64>>) {
 pub(crate) async fn submit(store: &Store, p: Prepared) -> Result<i64> {
     let w = writer_for(store)?;
     let p = match store_here(&w, store, p) {
-        Ok(id) => return Ok(id),
-        Err(p) => p,
+        ControlFlow::Break(id) => return Ok(id),
+        ControlFlow::Continue(p) => p,
     };
     let (reply, answer) = oneshot::channel();
     w.send(Job::Row(p, Some(reply)))?;
@@ -247,10 +248,10 @@ pub(crate) async fn submit(store: &Store, p: Prepared) -> Result<i64> {
 
 /// Commit `p` in this thread if the writer `w` is idle; `p` back when it is not (or the
 /// store is locked, or the commit failed).
-fn store_here(w: &Writer, store: &Store, p: Prepared) -> std::result::Result<i64, Prepared> {
-    let Ok(turn) = w.turn.try_lock() else { return Err(p) };
+fn store_here(w: &Writer, store: &Store, p: Prepared) -> ControlFlow<i64, Prepared> {
+    let Ok(turn) = w.turn.try_lock() else { return ControlFlow::Continue(p) };
     if w.pending.load(std::sync::atomic::Ordering::SeqCst) != 0 {
-        return Err(p);
+        return ControlFlow::Continue(p);
     }
     let batch = [Job::Row(p, None)];
     let out = store.with_no_wait(|c| commit(c, &batch));
@@ -259,13 +260,13 @@ fn store_here(w: &Writer, store: &Store, p: Prepared) -> std::result::Result<i64
         Ok(ids) => {
             forward(store, &batch, &ids);
             if let Some(id) = ids[0] {
-                return Ok(id);
+                return ControlFlow::Break(id);
             }
         }
         Err(e) => tracing::debug!("the audit entry goes to the writer: {}", e.message),
     }
     let [Job::Row(p, _)] = batch else { unreachable!("a one-row batch") };
-    Err(p)
+    ControlFlow::Continue(p)
 }
 
 /// Queue `p` for the writer of `store` and return at once: it is committed within
