@@ -14,6 +14,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::client::conn::http1::{Connection, SendRequest};
 use hyper_util::rt::TokioIo;
+use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use tokio::net::TcpStream;
@@ -50,8 +51,23 @@ pub enum Failed {
 }
 
 impl Pool {
-    /// The pool for `url` when this client can reach it: plain http, no proxy set.
-    pub fn for_url(url: &str) -> Option<Pool> {
+    /// The pool of `url`, shared by every upstream session on it (connections carry no MCP
+    /// session), when this client can reach it: plain http, no proxy set.
+    pub fn shared(url: &str) -> Option<Arc<Pool>> {
+        use std::sync::{LazyLock, Weak};
+        static POOLS: LazyLock<Mutex<HashMap<String, Weak<Pool>>>> = LazyLock::new(Default::default);
+        let mut m = POOLS.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(p) = m.get(url).and_then(Weak::upgrade) {
+            return Some(p);
+        }
+        let p = Arc::new(Pool::for_url(url)?);
+        m.retain(|_, w| w.strong_count() > 0);
+        m.insert(url.to_string(), Arc::downgrade(&p));
+        Some(p)
+    }
+
+    /// A pool of its own for `url` when this client can reach it.
+    fn for_url(url: &str) -> Option<Pool> {
         let proxied = ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"]
             .iter()
             .any(|k| std::env::var_os(k).is_some_and(|v| !v.is_empty()));
@@ -179,5 +195,106 @@ impl Live {
                 Some(Err(e)) => return Err(e.to_string()),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[test]
+    fn only_plain_http_urls_get_a_pool() {
+        let p = Pool::for_url("http://127.0.0.1:8123/mcp?x=1").unwrap();
+        assert_eq!(
+            (p.addr.as_str(), p.authority.as_str(), p.path.as_str()),
+            ("127.0.0.1:8123", "127.0.0.1:8123", "/mcp?x=1")
+        );
+        let p = Pool::for_url("http://[::1]/mcp").unwrap();
+        assert_eq!((p.addr.as_str(), p.authority.as_str()), ("[::1]:80", "[::1]"));
+        assert!(Pool::for_url("https://example.com/mcp").is_none());
+        assert!(Pool::for_url("http://user:pw@127.0.0.1/mcp").is_none());
+        assert!(Pool::for_url("not a url").is_none());
+    }
+
+    /// A tiny HTTP/1.1 server on loopback: answers every request `ok` (closing the
+    /// connection after each answer when `close`); counts the connections it accepted.
+    async fn server(close: bool) -> (String, Arc<AtomicUsize>) {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", l.local_addr().unwrap());
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let n = accepted.clone();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = l.accept().await {
+                n.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 4096];
+                    loop {
+                        let Ok(k) = s.read(&mut chunk).await else { return };
+                        if k == 0 {
+                            return;
+                        }
+                        buf.extend_from_slice(&chunk[..k]);
+                        let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else { continue };
+                        let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
+                        let len: usize = head
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:"))
+                            .map_or(0, |v| v.trim().parse().unwrap());
+                        if buf.len() < end + 4 + len {
+                            continue;
+                        }
+                        buf.drain(..end + 4 + len);
+                        let conn = if close { "connection: close\r\n" } else { "" };
+                        let answer = format!("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n{conn}\r\nok");
+                        if s.write_all(answer.as_bytes()).await.is_err() || close {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (url, accepted)
+    }
+
+    async fn read_all(live: &mut Live) -> Vec<u8> {
+        let mut out = Vec::new();
+        while let Some(b) = live.chunk().await.unwrap() {
+            out.extend_from_slice(&b);
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn a_read_answer_gives_its_connection_back_and_a_closed_one_is_not_reused() {
+        let (url, accepted) = server(false).await;
+        let pool = Arc::new(Pool::for_url(&url).unwrap());
+        for _ in 0..3 {
+            let (parts, mut live) = pool.post(&Default::default(), "{}".into()).await.ok().unwrap();
+            assert_eq!(parts.status, 200);
+            assert_eq!(read_all(&mut live).await, b"ok");
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 1, "one kept-alive connection served all three");
+
+        let (url, accepted) = server(true).await;
+        let pool = Arc::new(Pool::for_url(&url).unwrap());
+        for _ in 0..3 {
+            let (_, mut live) = pool.post(&Default::default(), "{}".into()).await.ok().unwrap();
+            assert_eq!(read_all(&mut live).await, b"ok");
+            // Let the server's close arrive before the next checkout looks.
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 3, "a closed connection is replaced, not reused");
+    }
+
+    #[tokio::test]
+    async fn nothing_listening_is_not_sent() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/mcp", l.local_addr().unwrap());
+        drop(l);
+        let pool = Arc::new(Pool::for_url(&url).unwrap());
+        assert!(matches!(pool.post(&Default::default(), "{}".into()).await, Err(Failed::NotSent(_))));
     }
 }

@@ -107,7 +107,7 @@ impl Wire {
             standard_headers: *version >= ProtocolVersion::STANDARD_HEADERS,
             param_tools: Mutex::default(),
             next: AtomicU64::new(0),
-            direct: super::conn::Pool::for_url(url).map(Arc::new),
+            direct: super::conn::Pool::shared(url),
         })
     }
 
@@ -195,8 +195,10 @@ impl Wire {
 
     /// Tell the upstream, in the background, that hal0 gave up on its request `id`.
     pub fn cancel(self: &Arc<Self>, id: String, reason: &'static str) {
+        // Called from drops too: outside a runtime (shutdown) there is nobody left to tell.
+        let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
         let me = self.clone();
-        tokio::spawn(async move {
+        rt.spawn(async move {
             let body = serde_json::json!({
                 "jsonrpc": "2.0",
                 "method": "notifications/cancelled",
@@ -209,8 +211,9 @@ impl Wire {
     /// Answer, in the background, the upstream's request `id` (its JSON text) with `outcome`
     /// (`"result":…` or `"error":…` members).
     pub fn answer(self: &Arc<Self>, id: String, outcome: String) {
+        let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
         let me = self.clone();
-        tokio::spawn(async move {
+        rt.spawn(async move {
             let body = format!(r#"{{"jsonrpc":"2.0","id":{id},{outcome}}}"#);
             let _ = me.post(body, None, None).await;
         });
