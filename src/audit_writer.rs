@@ -46,16 +46,21 @@ struct Writer {
     thread: std::thread::Thread,
     /// Held while a batch is stored; free when the writer is idle (see [`submit`]).
     turn: std::sync::Arc<Mutex<()>>,
-    /// Jobs sent and not yet stored (queued, or gathered by the writer).
+    /// Callers in [`submit`], waiting for their entry to be stored.
+    waiting: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// Entries (new rows) sent and not yet stored, queued or gathered by the writer. An
+    /// outcome or a relay write pending does not count: it adds no row, so an entry stored
+    /// before it keeps the log's order.
     pending: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Writer {
     fn send(&self, job: Job) -> Result<()> {
         let urgent = waited_on(&job);
-        self.pending.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let row = usize::from(matches!(job, Job::Row(..)));
+        self.pending.fetch_add(row, std::sync::atomic::Ordering::SeqCst);
         if self.tx.send(job).is_err() {
-            self.pending.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            self.pending.fetch_sub(row, std::sync::atomic::Ordering::SeqCst);
             return Err(Error::internal("the audit writer stopped"));
         }
         if urgent {
@@ -87,7 +92,7 @@ fn writer_for(store: &Store) -> Result<Writer> {
         .name("hal0-audit".into())
         .spawn(move || run(s, rx, &t, &p))
         .map_err(|e| Error::internal(format!("cannot start the audit writer: {e}")))?;
-    let w = Writer { tx, thread: handle.thread().clone(), turn, pending };
+    let w = Writer { tx, thread: handle.thread().clone(), turn, pending, waiting: Default::default() };
     m.insert(store.path().to_path_buf(), w.clone());
     Ok(w)
 }
@@ -154,11 +159,11 @@ fn run(store: Store, rx: Receiver<Job>, turn: &Mutex<()>, pending: &std::sync::a
             }
         }
         let _turn = turn.lock().unwrap_or_else(|p| p.into_inner());
-        let stored = batch.len();
+        let rows = batch.iter().filter(|j| matches!(j, Job::Row(..))).count();
         let ids = store.with(|c| commit(c, &batch));
         match ids {
             Ok(ids) => {
-                pending.fetch_sub(stored, std::sync::atomic::Ordering::SeqCst);
+                pending.fetch_sub(rows, std::sync::atomic::Ordering::SeqCst);
                 forward(&store, &batch, &ids);
                 for (job, id) in batch.into_iter().zip(ids) {
                     answer(job, id.map(Ok));
@@ -183,7 +188,7 @@ fn run(store: Store, rx: Receiver<Job>, turn: &Mutex<()>, pending: &std::sync::a
                         }
                         Job::Barrier(_) => None,
                     };
-                    pending.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                    pending.fetch_sub(usize::from(matches!(job, Job::Row(..))), std::sync::atomic::Ordering::SeqCst);
                     answer(job, out);
                 }
             }
@@ -237,13 +242,32 @@ fn answer(job: Job, out: Option<Result<i64>>) {
 /// writer's answer is the one that counts).
 pub(crate) async fn submit(store: &Store, p: Prepared) -> Result<i64> {
     let w = writer_for(store)?;
-    let p = match store_here(&w, store, p) {
+    let _waiting = Waiting::enter(&w.waiting);
+    // Alone: store it here. With others waiting too, the writer's one commit serves all.
+    let alone = w.waiting.load(std::sync::atomic::Ordering::SeqCst) == 1;
+    let p = match if alone { store_here(&w, store, p) } else { ControlFlow::Continue(p) } {
         ControlFlow::Break(id) => return Ok(id),
         ControlFlow::Continue(p) => p,
     };
     let (reply, answer) = oneshot::channel();
     w.send(Job::Row(p, Some(reply)))?;
     answer.await.map_err(|_| Error::internal("the audit writer dropped an entry"))?
+}
+
+/// One caller in [`submit`], counted while it waits.
+struct Waiting<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn enter(n: &'a std::sync::atomic::AtomicUsize) -> Waiting<'a> {
+        n.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Waiting(n)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// Commit `p` in this thread if the writer `w` is idle; `p` back when it is not (or the
@@ -392,7 +416,13 @@ mod tests {
     fn a_waited_entry_wakes_a_parked_writer() {
         use super::{Job, Writer, gather};
         let (tx, rx) = std::sync::mpsc::channel();
-        let w = Writer { tx, thread: std::thread::current(), turn: Default::default(), pending: Default::default() };
+        let w = Writer {
+            tx,
+            thread: std::thread::current(),
+            turn: Default::default(),
+            pending: Default::default(),
+            waiting: Default::default(),
+        };
         let o = crate::audit::Outcome { id: 1, verdict: Verdict::Ok, result_code: None, approval_id: None };
         // While this thread gathers (parked), another queues a barrier through the writer.
         let sender = std::thread::spawn(move || {

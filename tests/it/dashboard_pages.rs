@@ -214,6 +214,8 @@ async fn servers_clients_activity_and_health_pages_work() {
         .await,
         "a revoked client's key is refused"
     );
+    // The revoke re-renders both tables: click the new row's button, not the one it replaced.
+    assert!(browser.wait_for("#client-workstation.revoked", WAIT).await.is_some(), "the client shows revoked");
     browser.wait_for("#key-up-ci button.revoke", WAIT).await.unwrap().click().await;
     assert!(
         until(WAIT, || async { env.json(&["mcp", "keys", "list", "up", "--json"])["consumers"][0]["revoked"] == true })
