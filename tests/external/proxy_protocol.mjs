@@ -53,21 +53,24 @@ sampler.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.pus
 
 out.tools = (await sampler.listTools()).tools.map((t) => t.name).sort();
 
-// Progress: the upstream's notifications under this client's own token.
-const progress = [];
-out.long = await attempt(async () =>
-  text(await sampler.callTool({ name: "trigger-long-running-operation", arguments: { duration: 2, steps: 4 } },
-    undefined, { onprogress: (p) => progress.push(p) })));
-out.progress = progress;
+/// Progress (the upstream's notifications under the client's own token) and cancellation
+/// (the client gives up after 1 s of a 20 s operation), through `client`.
+async function progressAndCancel(client) {
+  const progress = [];
+  const long = await attempt(async () =>
+    text(await client.callTool({ name: "trigger-long-running-operation", arguments: { duration: 2, steps: 4 } },
+      undefined, { onprogress: (p) => progress.push(p) })));
+  const abort = new AbortController();
+  setTimeout(() => abort.abort("the test gave up"), 1000);
+  const started = Date.now();
+  const cancelled = await attempt(async () =>
+    text(await client.callTool({ name: "trigger-long-running-operation", arguments: { duration: 20, steps: 20 } },
+      undefined, { signal: abort.signal })));
+  cancelled.elapsed_ms = Date.now() - started;
+  return { long, progress, cancelled };
+}
 
-// Cancellation: the client gives up after 1 s of a 20 s operation.
-const abort = new AbortController();
-setTimeout(() => abort.abort("the test gave up"), 1000);
-const started = Date.now();
-out.cancelled = await attempt(async () =>
-  text(await sampler.callTool({ name: "trigger-long-running-operation", arguments: { duration: 20, steps: 20 } },
-    undefined, { signal: abort.signal })));
-out.cancelled.elapsed_ms = Date.now() - started;
+Object.assign(out, await progressAndCancel(sampler));
 
 // Sampling: the upstream asks this client's model.
 out.sampling = await attempt(async () =>
@@ -121,18 +124,8 @@ await sampler.close();
 // on an http upstream: progress and cancellation again.
 const plain = await connect("hal0-proxy-plain", {});
 await plain.listTools();
-const plainProgress = [];
-out.plain_long = await attempt(async () =>
-  text(await plain.callTool({ name: "trigger-long-running-operation", arguments: { duration: 2, steps: 4 } },
-    undefined, { onprogress: (p) => plainProgress.push(p) })));
-out.plain_progress = plainProgress;
-const plainAbort = new AbortController();
-setTimeout(() => plainAbort.abort("the test gave up"), 1000);
-const plainStarted = Date.now();
-out.plain_cancelled = await attempt(async () =>
-  text(await plain.callTool({ name: "trigger-long-running-operation", arguments: { duration: 20, steps: 20 } },
-    undefined, { signal: plainAbort.signal })));
-out.plain_cancelled.elapsed_ms = Date.now() - plainStarted;
+const seen = await progressAndCancel(plain);
+[out.plain_long, out.plain_progress, out.plain_cancelled] = [seen.long, seen.progress, seen.cancelled];
 out.plain_sampling = await attempt(async () => {
   const r = await plain.callTool({ name: "trigger-sampling-request", arguments: { prompt: "hello" } });
   return { is_error: r.isError ?? false, text: text(r) };

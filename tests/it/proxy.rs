@@ -23,7 +23,7 @@ async fn consumer(server: &Server, id: &str, key: &str) -> Client {
 }
 
 /// `Ok(result JSON)` or `Err(error text)` of a proxied call.
-async fn call(c: &Client, tool: &str, args: Value) -> Result<Value, String> {
+pub(crate) async fn call(c: &rmcp::Peer<rmcp::RoleClient>, tool: &str, args: Value) -> Result<Value, String> {
     let p = CallToolRequestParams::new(tool.to_string()).with_arguments(args.as_object().unwrap().clone());
     let r = c.call_tool(p).await.expect("transport");
     let text: String = r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
@@ -49,6 +49,18 @@ fn install_with_policy(env: &Env, url: &str, id: &str) {
     env.ok(&["mcp", "allow", id, "echo"]);
     env.ok(&["mcp", "gate", id, "delete_everything"]);
     env.ok(&["mcp", "block", id, "add"]);
+}
+
+/// Give record `id` the upstream credential `Authorization: Bearer <token>` (from api.env's
+/// `UP_TOKEN`), as an operator editing the files would.
+pub(crate) fn give_bearer(env: &Env, id: &str, token: &str) {
+    let api_env = env.config_dir().join("api.env");
+    let mut text = std::fs::read_to_string(&api_env).unwrap_or_default();
+    text.push_str(&format!("UP_TOKEN=Bearer {token}\n"));
+    std::fs::write(&api_env, text).unwrap();
+    let rec = env.config_dir().join(format!("mcp-servers/{id}.toml"));
+    let r = std::fs::read_to_string(&rec).unwrap();
+    std::fs::write(&rec, r.replace("[secrets]\n", "[secrets]\nAuthorization = \"UP_TOKEN\"\n")).unwrap();
 }
 
 pub(crate) fn proxy_rows(env: &Env, id: &str) -> Vec<Value> {
@@ -283,13 +295,7 @@ async fn the_records_own_credential_goes_upstream_and_never_back() {
     assert!(e.starts_with("mcp.upstream_failed:"), "{e}");
     assert!(!e.contains(&key), "{e}");
     // With it, the upstream sees the record's credential, never the consumer's key.
-    let api_env = env.config_dir().join("api.env");
-    let mut text = std::fs::read_to_string(&api_env).unwrap_or_default();
-    text.push_str(&format!("UP_TOKEN=Bearer {token}\n"));
-    std::fs::write(&api_env, text).unwrap();
-    let rec = env.config_dir().join("mcp-servers/up.toml");
-    let r = std::fs::read_to_string(&rec).unwrap();
-    std::fs::write(&rec, r.replace("[secrets]\n", "[secrets]\nAuthorization = \"UP_TOKEN\"\n")).unwrap();
+    give_bearer(&env, "up", token);
     let out = call(&c, "whoami", json!({})).await.unwrap().to_string();
     assert!(!out.contains(token), "the upstream credential is masked in what goes back: {out}");
     assert!(out.contains("REDACTED"), "{out}");

@@ -289,6 +289,27 @@ async fn an_upstream_giving_up_on_its_request_cancels_it_at_the_client() {
     c.cancel().await.ok();
 }
 
+/// Start the upstream's 60 s `wait` through `c`, cancel it once it runs, and see the
+/// upstream told.
+pub(crate) async fn cancel_a_wait(c: &rmcp::Peer<rmcp::RoleClient>, up: &RmcpUpstream) {
+    let p = CallToolRequestParams::new("wait").with_arguments(json!({"secs": 60}).as_object().unwrap().clone());
+    let h = c
+        .send_request_with_option(ClientRequest::CallToolRequest(Request::new(p)), PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    let (reached, told) = (up.count("wait") + 1, up.count("wait_cancelled") + 1);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while up.count("wait") < reached {
+        assert!(Instant::now() < deadline, "the call never reached the upstream");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    h.cancel(Some("enough".into())).await.unwrap();
+    while up.count("wait_cancelled") < told {
+        assert!(Instant::now() < deadline, "the upstream was not told of the cancellation: {:?}", up.counts());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// A consumer's cancellation reaches the upstream server; so does the end of a call that
 /// hal0 gives up on (its call timeout), which drops the forwarded call.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -299,21 +320,7 @@ async fn a_cancelled_call_is_cancelled_upstream() {
     let server = env.serve();
     let cfg = consumer(&env, &server, "ci");
     let c = ().serve(StreamableHttpClientTransport::from_config(cfg)).await.expect("MCP handshake with the proxy");
-    let p = CallToolRequestParams::new("wait").with_arguments(json!({"secs": 60}).as_object().unwrap().clone());
-    let h = c
-        .send_request_with_option(ClientRequest::CallToolRequest(Request::new(p)), PeerRequestOptions::no_options())
-        .await
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while up.count("wait") == 0 {
-        assert!(Instant::now() < deadline, "the call never reached the upstream");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    h.cancel(Some("enough".into())).await.unwrap();
-    while up.count("wait_cancelled") == 0 {
-        assert!(Instant::now() < deadline, "the upstream was not told of the cancellation: {:?}", up.counts());
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    cancel_a_wait(&c, &up).await;
     c.cancel().await.ok();
     drop(server);
 

@@ -5,14 +5,12 @@
 //! `hal0_proxy_forwarded_total` to know which path carried each call.
 
 use crate::metrics::scrape;
-use crate::proxy::{key_for, proxy_rows};
+use crate::proxy::{call, give_bearer, key_for, proxy_rows};
+use crate::proxy_protocol::cancel_a_wait;
 use crate::support::upstream::RmcpUpstream;
 use crate::support::*;
 use rmcp::ServiceExt;
-use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest, Implementation, ProtocolVersion, Request,
-};
-use rmcp::service::PeerRequestOptions;
+use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
@@ -30,17 +28,6 @@ async fn session(server: &Server, key: &str, caps: ClientCapabilities) -> Client
     info.serve(StreamableHttpClientTransport::from_config(cfg)).await.expect("MCP handshake with the proxy")
 }
 
-/// `Ok(structured content or text)` or `Err(error text)` of a call.
-async fn call(c: &Client, tool: &str, args: Value) -> Result<Value, String> {
-    let p = CallToolRequestParams::new(tool.to_string()).with_arguments(args.as_object().unwrap().clone());
-    let r = c.call_tool(p).await.expect("transport");
-    let text: String = r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
-    if r.is_error == Some(true) {
-        return Err(text);
-    }
-    Ok(r.structured_content.unwrap_or(Value::String(text)))
-}
-
 /// Calls of `up` carried by `path` between two scrapes.
 fn carried(before: &BTreeMap<String, f64>, after: &BTreeMap<String, f64>, path: &str) -> f64 {
     let key = format!("hal0_proxy_forwarded_total{{server=\"proxy/up\",path=\"{path}\"}}");
@@ -51,63 +38,84 @@ fn admin_key(env: &Env) -> String {
     env.json(&["auth", "rotate", "admin", "--yes", "--json"])["key"].as_str().unwrap().to_string()
 }
 
+/// `up` installed as `up` with `tools` allowed (and `setup` done) before hal0 serves; a
+/// consumer session declaring `caps` that has listed the tools (so its upstream session is
+/// open), and the metrics as they were then.
+struct Rig {
+    env: Env,
+    server: Server,
+    admin: String,
+    key: String,
+    c: Client,
+    before: BTreeMap<String, f64>,
+}
+
+async fn rig(up: &RmcpUpstream, tools: &[&str], caps: ClientCapabilities, setup: impl FnOnce(&Env)) -> Rig {
+    let env = Env::new();
+    env.ok(&["mcp", "install", &up.url(), "--id", "up"]);
+    for tool in tools {
+        env.ok(&["mcp", "allow", "up", tool]);
+    }
+    setup(&env);
+    let key = key_for(&env, "up", "ci");
+    let admin = admin_key(&env);
+    let server = env.serve();
+    let c = session(&server, &key, caps).await;
+    c.list_all_tools().await.unwrap();
+    let before = scrape(&server, &admin).await;
+    Rig { env, server, admin, key, c, before }
+}
+
+impl Rig {
+    /// Calls carried by `path` since the rig was set up.
+    async fn carried(&self, path: &str) -> f64 {
+        carried(&self.before, &scrape(&self.server, &self.admin).await, path)
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn allowed_calls_take_the_wire_path_and_answer_as_rmcps_path_does() {
     let token = "up-secret-token-8f3a2b";
     let up = RmcpUpstream::start_with_bearer(token).await;
-    let env = Env::new();
-    env.ok(&["mcp", "install", &up.url(), "--id", "up"]);
-    for tool in ["echo", "add", "whoami", "no_such_tool"] {
-        env.ok(&["mcp", "allow", "up", tool]);
-    }
-    env.ok(&["mcp", "block", "up", "delete_everything"]);
-    let api_env = env.config_dir().join("api.env");
-    let mut text = std::fs::read_to_string(&api_env).unwrap_or_default();
-    text.push_str(&format!("UP_TOKEN=Bearer {token}\n"));
-    std::fs::write(&api_env, text).unwrap();
-    let rec = env.config_dir().join("mcp-servers/up.toml");
-    let r = std::fs::read_to_string(&rec).unwrap();
-    std::fs::write(&rec, r.replace("[secrets]\n", "[secrets]\nAuthorization = \"UP_TOKEN\"\n")).unwrap();
-    let key = key_for(&env, "up", "ci");
-    let admin = admin_key(&env);
-    let server = env.serve();
+    let tools = ["echo", "add", "whoami", "no_such_tool"];
+    let r = rig(&up, &tools, ClientCapabilities::default(), |env| {
+        env.ok(&["mcp", "block", "up", "delete_everything"]);
+        give_bearer(env, "up", token);
+    })
+    .await;
+    let (env, c) = (&r.env, &r.c);
+    let mut listed: Vec<String> = c.list_all_tools().await.unwrap().into_iter().map(|t| t.name.into()).collect();
+    listed.sort();
+    assert_eq!(listed, ["add", "echo", "whoami"], "the policy lists a tool the server lacks; it is not shown");
 
-    let c = session(&server, &key, ClientCapabilities::default()).await;
-    // The session's first request opens its upstream session.
-    let mut tools: Vec<String> = c.list_all_tools().await.unwrap().into_iter().map(|t| t.name.into()).collect();
-    tools.sort();
-    assert_eq!(tools, ["add", "echo", "whoami"], "the policy lists a tool the server lacks; it is not shown");
-
-    let before = scrape(&server, &admin).await;
-    assert_eq!(call(&c, "echo", json!({"text": "hello"})).await.unwrap(), "hello");
-    assert_eq!(call(&c, "add", json!({"a": 2, "b": 3})).await.unwrap(), json!({"result": 5}));
+    assert_eq!(call(c, "echo", json!({"text": "hello"})).await.unwrap(), "hello");
+    assert_eq!(call(c, "add", json!({"a": 2, "b": 3})).await.unwrap(), json!({"result": 5}));
     // The record's credential went upstream and is masked in what comes back.
-    let who = call(&c, "whoami", json!({})).await.unwrap().to_string();
+    let who = call(c, "whoami", json!({})).await.unwrap().to_string();
     assert!(!who.contains(token) && who.contains("REDACTED"), "{who}");
-    assert!(!who.contains(&key), "{who}");
+    assert!(!who.contains(&r.key), "{who}");
     // The server's own error result comes back as it is.
-    let e = call(&c, "add", json!({"a": "two", "b": 3})).await.unwrap_err();
+    let e = call(c, "add", json!({"a": "two", "b": 3})).await.unwrap_err();
     assert!(e.contains("invalid type: string \"two\""), "{e}");
     // The server's JSON-RPC refusal of the call, as rmcp's path words it.
-    let e = call(&c, "no_such_tool", json!({})).await.unwrap_err();
+    let e = call(c, "no_such_tool", json!({})).await.unwrap_err();
     assert!(e.starts_with("mcp.upstream_failed:") && e.contains("`up`") && e.contains("-32602"), "{e}");
     // A blocked tool never reaches the server, on either path.
-    let e = call(&c, "delete_everything", json!({"confirm": true})).await.unwrap_err();
+    let e = call(c, "delete_everything", json!({"confirm": true})).await.unwrap_err();
     assert!(e.starts_with("mcp.tool_blocked:"), "{e}");
-    let after = scrape(&server, &admin).await;
-    assert_eq!(carried(&before, &after, "wire"), 5.0, "every allowed call went on the wire path");
-    assert_eq!(carried(&before, &after, "rmcp"), 0.0);
+    assert_eq!(r.carried("wire").await, 5.0, "every allowed call went on the wire path");
+    assert_eq!(r.carried("rmcp").await, 0.0);
     assert_eq!(up.count("delete_everything"), 0);
     assert_eq!(up.count("echo"), 1);
 
     // A policy edit applies to the very next call.
     env.ok(&["mcp", "block", "up", "echo"]);
-    let e = call(&c, "echo", json!({"text": "again"})).await.unwrap_err();
+    let e = call(c, "echo", json!({"text": "again"})).await.unwrap_err();
     assert!(e.starts_with("mcp.tool_blocked:"), "{e}");
     assert_eq!(up.count("echo"), 1);
 
     // The audit log: one row per call, its outcome filled in.
-    let rows = proxy_rows(&env, "up");
+    let rows = proxy_rows(env, "up");
     let has = |tool: &str, verdict: &str, code: Option<&str>| {
         rows.iter().any(|r| r["tool"] == tool && r["verdict"] == verdict && r["result_code"].as_str() == code)
     };
@@ -116,57 +124,34 @@ async fn allowed_calls_take_the_wire_path_and_answer_as_rmcps_path_does() {
     assert!(has("echo", "blocked", Some("mcp.tool_blocked")), "{rows:#?}");
     assert!(has("no_such_tool", "allow", Some("mcp.upstream_failed")), "{rows:#?}");
     assert!(!rows.iter().any(|r| r["verdict"] == "started"), "no row is left half-written: {rows:#?}");
-    c.cancel().await.ok();
+    r.c.cancel().await.ok();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_or_timed_out_wire_call_is_cancelled_upstream() {
     let up = RmcpUpstream::start().await;
-    let env = Env::new();
-    env.ok(&["mcp", "install", &up.url(), "--id", "up"]);
-    env.ok(&["mcp", "allow", "up", "wait"]);
-    env.ok(&["config", "set", "mcp.call_timeout_secs", "3"]);
-    let key = key_for(&env, "up", "ci");
-    let admin = admin_key(&env);
-    let server = env.serve();
-    let c = session(&server, &key, ClientCapabilities::default()).await;
-    c.list_all_tools().await.unwrap();
-    let before = scrape(&server, &admin).await;
-
+    let r = rig(&up, &["wait"], ClientCapabilities::default(), |env| {
+        env.ok(&["config", "set", "mcp.call_timeout_secs", "3"]);
+    })
+    .await;
     // The consumer cancels.
-    let p = CallToolRequestParams::new("wait").with_arguments(json!({"secs": 60}).as_object().unwrap().clone());
-    let h = c
-        .send_request_with_option(ClientRequest::CallToolRequest(Request::new(p)), PeerRequestOptions::no_options())
-        .await
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while up.count("wait") == 0 {
-        assert!(Instant::now() < deadline, "the call never reached the upstream");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    h.cancel(Some("enough".into())).await.unwrap();
-    while up.count("wait_cancelled") == 0 {
-        assert!(Instant::now() < deadline, "the upstream was not told of the cancellation: {:?}", up.counts());
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-
+    cancel_a_wait(&r.c, &up).await;
     // hal0's call timeout ends the call: the consumer gets an error result, the upstream is told.
     let p = CallToolRequestParams::new("wait").with_arguments(json!({"secs": 60}).as_object().unwrap().clone());
-    let r = c.call_tool(p).await.expect("an answer");
-    assert_eq!(r.is_error, Some(true), "{r:?}");
-    let text = format!("{:?}", r.content);
+    let res = r.c.call_tool(p).await.expect("an answer");
+    assert_eq!(res.is_error, Some(true), "{res:?}");
+    let text = format!("{:?}", res.content);
     assert!(text.contains("mcp.upstream_failed") && text.contains("did not answer within 3 s"), "{text}");
     let deadline = Instant::now() + Duration::from_secs(10);
     while up.count("wait_cancelled") < 2 {
         assert!(Instant::now() < deadline, "the upstream was not told the call ended: {:?}", up.counts());
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let after = scrape(&server, &admin).await;
-    assert_eq!(carried(&before, &after, "wire"), 2.0);
-    let rows = proxy_rows(&env, "up");
+    assert_eq!(r.carried("wire").await, 2.0);
+    let rows = proxy_rows(&r.env, "up");
     let codes: Vec<&str> = rows.iter().filter_map(|r| r["result_code"].as_str()).collect();
     assert!(codes.contains(&"mcp.call_cancelled") && codes.contains(&"mcp.upstream_failed"), "{rows:#?}");
-    c.cancel().await.ok();
+    r.c.cancel().await.ok();
 }
 
 /// An upstream that answers `application/json`: the wire path reads the one message and
@@ -174,43 +159,24 @@ async fn a_cancelled_or_timed_out_wire_call_is_cancelled_upstream() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_json_answer_is_carried_too() {
     let up = RmcpUpstream::start_json().await;
-    let env = Env::new();
-    env.ok(&["mcp", "install", &up.url(), "--id", "up"]);
-    env.ok(&["mcp", "allow", "up", "echo"]);
-    env.ok(&["mcp", "allow", "up", "add"]);
-    let key = key_for(&env, "up", "ci");
-    let admin = admin_key(&env);
-    let server = env.serve();
-    let c = session(&server, &key, ClientCapabilities::default()).await;
-    c.list_all_tools().await.unwrap();
-    let before = scrape(&server, &admin).await;
-    assert_eq!(call(&c, "echo", json!({"text": "as json"})).await.unwrap(), "as json");
-    assert_eq!(call(&c, "add", json!({"a": 40, "b": 2})).await.unwrap(), json!({"result": 42}));
-    let after = scrape(&server, &admin).await;
-    assert_eq!(carried(&before, &after, "wire"), 2.0);
-    c.cancel().await.ok();
+    let r = rig(&up, &["echo", "add"], ClientCapabilities::default(), |_| {}).await;
+    assert_eq!(call(&r.c, "echo", json!({"text": "as json"})).await.unwrap(), "as json");
+    assert_eq!(call(&r.c, "add", json!({"a": 40, "b": 2})).await.unwrap(), json!({"result": 42}));
+    assert_eq!(r.carried("wire").await, 2.0);
+    r.c.cancel().await.ok();
 }
 
-/// A consumer that declared sampling may be asked during a call: its calls stay on rmcp's
-/// path, which relays the upstream's requests.
+/// A consumer that declared roots (or sampling, or elicitation) may be asked during a call:
+/// its calls stay on rmcp's path, which relays the upstream's requests.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_consumer_that_can_be_asked_stays_on_rmcps_path() {
     let up = RmcpUpstream::start().await;
-    let env = Env::new();
-    env.ok(&["mcp", "install", &up.url(), "--id", "up"]);
-    env.ok(&["mcp", "allow", "up", "echo"]);
-    let key = key_for(&env, "up", "ci");
-    let admin = admin_key(&env);
-    let server = env.serve();
     let mut caps = ClientCapabilities::default();
     caps.roots = Some(Default::default());
-    let c = session(&server, &key, caps).await;
-    c.list_all_tools().await.unwrap();
-    let before = scrape(&server, &admin).await;
-    assert_eq!(call(&c, "echo", json!({"text": "hi"})).await.unwrap(), "hi");
-    let after = scrape(&server, &admin).await;
-    assert_eq!((carried(&before, &after, "wire"), carried(&before, &after, "rmcp")), (0.0, 1.0));
-    c.cancel().await.ok();
+    let r = rig(&up, &["echo"], caps, |_| {}).await;
+    assert_eq!(call(&r.c, "echo", json!({"text": "hi"})).await.unwrap(), "hi");
+    assert_eq!((r.carried("wire").await, r.carried("rmcp").await), (0.0, 1.0));
+    r.c.cancel().await.ok();
 }
 
 /// Raw JSON-RPC: the consumer's own ids (numbers and strings) and progress token come back
