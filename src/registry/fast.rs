@@ -2,14 +2,17 @@
 //! upstream session as bytes (hal0's id in place of the consumer's, the protocol's `_meta`
 //! added, the arguments as they came), and the upstream's answer stream comes back event
 //! by event (the id and progress token put back, secrets masked, `resultType` added).
-//! Nothing passes through rmcp's client or the consumer's rmcp session worker.
+//! Nothing passes through rmcp's client or the consumer's rmcp session worker. A request
+//! the upstream makes during the call (sampling, elicitation, roots) is put to the consumer
+//! on the same stream under an id of hal0's when the consumer declared what it needs (its
+//! answer, a POST, is routed back by that id), and answered by hal0 otherwise, as rmcp's
+//! path does; an upstream that withdraws it has the consumer told.
 //!
 //! The same policy holds as on rmcp's path ([`super::proxy`]): only an `allow`ed tool, the
 //! `started` audit row stored before the call leaves, its outcome after. Whatever the wire
 //! path does not cover is left to rmcp's path, unchanged: gated, blocked and unknown tools,
 //! stdio and legacy-SSE servers, a consumer session's first call (it opens the upstream
-//! session), consumers that declared sampling, elicitation or roots (the upstream may put
-//! requests to them mid-call), task-augmented calls, tools whose schema asks for parameter
+//! session), task-augmented calls, tools whose schema asks for parameter
 //! headers, and every call while OpenTelemetry export is on (the spans live on rmcp's path).
 //! A call whose upstream session expired (404) or whose connection failed before the
 //! request went out is carried on rmcp's path, which reconnects.
@@ -30,6 +33,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 /// The largest upstream answer read whole (an `application/json` reply).
@@ -47,11 +51,14 @@ pub struct Session {
     who: Who,
     link: Arc<Link>,
     peer: Peer<RoleServer>,
-    /// The consumer declared sampling, elicitation or roots: the upstream may put requests
-    /// to it during a call, which rmcp's path relays.
-    asks_back: bool,
+    /// What the consumer declared it can be asked: `sampling`, `elicitation`, `roots`.
+    can: [bool; 3],
     /// Calls on the wire path in flight, by the consumer's request id (its JSON text).
     inflight: Mutex<HashMap<String, CancellationToken>>,
+    /// Upstream requests put to the consumer, by the id hal0 gave them: where its answer
+    /// goes (`"result":…` or `"error":…`).
+    asks: Mutex<HashMap<String, oneshot::Sender<String>>>,
+    next_ask: std::sync::atomic::AtomicU64,
 }
 
 /// Holds a session in the table; dropped with the consumer session's handler.
@@ -84,8 +91,16 @@ impl Table {
         peer: Peer<RoleServer>,
     ) -> Registration {
         let caps = peer.peer_info().map(|i| i.capabilities.clone()).unwrap_or_default();
-        let asks_back = caps.sampling.is_some() || caps.elicitation.is_some() || caps.roots.is_some();
-        let s = Session { record_id: record_id.to_string(), who, link, peer, asks_back, inflight: Mutex::default() };
+        let s = Session {
+            record_id: record_id.to_string(),
+            who,
+            link,
+            peer,
+            can: [caps.sampling.is_some(), caps.elicitation.is_some(), caps.roots.is_some()],
+            inflight: Mutex::default(),
+            asks: Mutex::default(),
+            next_ask: Default::default(),
+        };
         lock(&self.0).insert(id.to_string(), Arc::new(s));
         Registration { table: Arc::downgrade(self), id: id.to_string() }
     }
@@ -182,14 +197,26 @@ impl Proxy {
             return None;
         }
         let msg: Envelope = serde_json::from_slice(body).ok()?;
-        match (msg.method.as_deref()?, msg.id) {
-            ("notifications/cancelled", None) => {
+        match (msg.method.as_deref(), msg.id) {
+            (Some("notifications/cancelled"), None) => {
                 let p: Map<String, Value> = serde_json::from_str(msg.params?.get()).ok()?;
                 let ct = lock(&session.inflight).get(&key_of(p.get("requestId")?)).cloned()?;
                 ct.cancel();
                 Some(Answer::Accepted)
             }
-            ("tools/call", Some(id)) if !session.asks_back => self.wire_call(served, session, id, msg.params?).await,
+            (Some("tools/call"), Some(id)) => self.wire_call(served, session, id, msg.params?).await,
+            // The consumer's answer to an upstream request the wire path put to it.
+            (None, Some(id)) => {
+                let ask: String = serde_json::from_str(id.get()).ok()?;
+                let outcome = match (msg.result, msg.error) {
+                    (Some(r), _) => format!(r#""result":{}"#, r.get()),
+                    (None, Some(e)) => format!(r#""error":{}"#, e.get()),
+                    (None, None) => return None,
+                };
+                let tx = lock(&session.asks).remove(&ask)?;
+                let _ = tx.send(outcome);
+                Some(Answer::Accepted)
+            }
             _ => None,
         }
     }
@@ -336,6 +363,7 @@ impl Proxy {
             json: sent.json,
             ended: false,
             answered: false,
+            asked: HashMap::new(),
             buf: Vec::new(),
             parser: SseParser::new(),
             out: VecDeque::new(),
@@ -440,6 +468,8 @@ struct Flight {
     ended: bool,
     /// The upstream's result came.
     answered: bool,
+    /// Upstream requests put to the consumer: the upstream's id (JSON text) → hal0's.
+    asked: HashMap<String, String>,
     /// The upstream answered `application/json` (one message, read whole).
     json: bool,
     buf: Vec<u8>,
@@ -458,6 +488,10 @@ impl Flight {
                 return Some(b);
             }
             if self.end.done {
+                if !self.asked.is_empty() {
+                    self.withdraw_asks();
+                    continue;
+                }
                 self.drain().await;
                 return None;
             }
@@ -532,6 +566,53 @@ impl Flight {
         self.ended = true;
     }
 
+    /// The upstream's request `method` (its id `id`) during the call: put to the consumer
+    /// on this stream when it declared what the request needs (under an id of hal0's; its
+    /// answer comes back as a POST, [`Proxy::wire`]), else answered by hal0 as rmcp's path
+    /// would.
+    fn asked(&mut self, method: &str, id: &RawValue, params: Option<&RawValue>, secrets: &[String]) {
+        let (wire, session) = (self.end.wire.clone(), self.end.session.clone());
+        let up_id = id.get().to_string();
+        let can = match method {
+            "sampling/createMessage" => session.can[0],
+            "elicitation/create" => session.can[1],
+            "roots/list" => session.can[2],
+            _ => false,
+        };
+        if !can {
+            wire.answer(up_id, refusal(method));
+            return;
+        }
+        let n = session.next_ask.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let ask = format!("hal0-ask-{n}");
+        let request = serde_json::json!({"jsonrpc": "2.0", "id": ask, "method": method, "params": params});
+        let request = request.to_string();
+        let Some(text) = masked(&request, secrets) else {
+            let e = serde_json::json!({"code": -32600, "message": "hal0's proxy: the request carried a credential; withheld"});
+            wire.answer(up_id, format!(r#""error":{e}"#));
+            return;
+        };
+        let (tx, rx) = oneshot::channel();
+        lock(&session.asks).insert(ask.clone(), tx);
+        if let Ok(key) = serde_json::from_str::<Value>(&up_id) {
+            self.asked.insert(key_of(&key), ask.clone());
+        }
+        self.out.push_back(event(&text));
+        let wait = Duration::from_secs(self.end.timeout_secs);
+        tokio::spawn(async move {
+            match tokio::time::timeout(wait, rx).await {
+                Ok(Ok(outcome)) => wire.answer(up_id, outcome),
+                // The upstream withdrew it: nothing to answer.
+                Ok(Err(_)) => {}
+                Err(_) => {
+                    lock(&session.asks).remove(&ask);
+                    let e = serde_json::json!({"code": -32001, "message": "hal0's proxy: the client did not answer in time"});
+                    wire.answer(up_id, format!(r#""error":{e}"#));
+                }
+            }
+        });
+    }
+
     /// One message of the upstream's answer stream.
     fn message(&mut self, data: &str) {
         if self.end.done {
@@ -540,9 +621,10 @@ impl Flight {
         let Ok(env) = serde_json::from_str::<Envelope>(data) else { return };
         let secrets = &self.end.served.secrets;
         match (env.method.as_deref(), env.id) {
-            // The upstream asks the consumer something: on this path the consumer declared
-            // none of what could be asked, so hal0 answers as rmcp's path would.
-            (Some(method), Some(id)) => self.end.wire.answer(id.get().to_string(), refusal(method)),
+            (Some(method), Some(id)) => {
+                let served = self.end.served.clone();
+                self.asked(method, id, env.params, &served.secrets)
+            }
             (Some("notifications/progress"), None) => {
                 let Some(token) = self.end.token.clone() else { return };
                 let Some(Ok(mut p)) = env.params.map(|p| serde_json::from_str::<Map<String, Value>>(p.get())) else {
@@ -557,8 +639,21 @@ impl Flight {
                     self.out.push_back(event(&text));
                 }
             }
-            // The upstream withdrew a request of its own: hal0 answered it already.
-            (Some("notifications/cancelled"), None) => {}
+            // The upstream withdrew a request of its own: if the consumer was asked, it is
+            // told (with the id it knows the request by).
+            (Some("notifications/cancelled"), None) => {
+                let Some(Ok(p)) = env.params.map(|p| serde_json::from_str::<Map<String, Value>>(p.get())) else {
+                    return;
+                };
+                let Some(ask) = p.get("requestId").and_then(|r| self.asked.remove(&key_of(r))) else { return };
+                lock(&self.end.session.asks).remove(&ask);
+                let reason = p.get("reason").cloned().unwrap_or(Value::Null);
+                let n = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                           "params": {"requestId": ask, "reason": reason}});
+                if let Some(text) = masked(&n.to_string(), secrets) {
+                    self.out.push_back(event(&text));
+                }
+            }
             (Some(_), None) => {
                 if let Some(text) = masked(data, secrets) {
                     self.out.push_back(event(&text));
@@ -582,6 +677,7 @@ impl Flight {
                     };
                     self.end.finish(code);
                     self.answered = true;
+                    self.withdraw_asks();
                     self.out.push_back(ev);
                 } else {
                     let e = env
@@ -591,16 +687,32 @@ impl Flight {
                         .unwrap_or_else(|| "an answer with neither a result nor an error".into());
                     let msg = mask_in(e, secrets).unwrap_or_default();
                     let ev = self.end.fail(&upstream_error(&self.end.served.record, &msg));
+                    self.withdraw_asks();
                     self.out.push_back(ev);
                 }
             }
             (None, None) => {}
         }
     }
+
+    /// The call ended while requests of the upstream were still put to the consumer: they
+    /// can no longer be answered, so the consumer is told they were withdrawn (rmcp's path
+    /// does the same).
+    fn withdraw_asks(&mut self) {
+        for (_, ask) in self.asked.drain() {
+            if lock(&self.end.session.asks).remove(&ask).is_none() {
+                continue;
+            }
+            let n = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                       "params": {"requestId": ask, "reason": "the call it belonged to ended"}});
+            self.out.push_back(event(&n.to_string()));
+        }
+    }
 }
 
 /// hal0's answer (`"result":…` or `"error":…`) to an upstream request of `method` made
-/// during a wire-path call, whose consumer declared no sampling, elicitation or roots.
+/// during a wire-path call and not put to the consumer (it did not declare what the
+/// request needs, or the request is not one a client answers).
 fn refusal(method: &str) -> String {
     let (code, message) = match method {
         "ping" => return r#""result":{}"#.to_string(),

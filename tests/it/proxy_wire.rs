@@ -15,6 +15,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 type Client = rmcp::service::RunningService<rmcp::RoleClient, ClientConfig>;
@@ -166,16 +167,79 @@ async fn a_json_answer_is_carried_too() {
     r.c.cancel().await.ok();
 }
 
-/// A consumer that declared roots (or sampling, or elicitation) may be asked during a call:
-/// its calls stay on rmcp's path, which relays the upstream's requests.
+/// A consumer that declared sampling is asked during a wire-path call, on the call's own
+/// stream: its answer reaches the upstream; when the upstream gives up on its request
+/// first, the consumer's handler is cancelled.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_consumer_that_can_be_asked_stays_on_rmcps_path() {
+#[allow(deprecated)] // sampling (SEP-2577)
+async fn the_upstream_asks_the_consumer_during_a_wire_call() {
+    use rmcp::model::{CreateMessageRequestParams, CreateMessageResult, SamplingMessage};
+    use rmcp::service::RequestContext;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Answers a sampling request at once, or (`patient`) waits to be told it was withdrawn.
+    #[derive(Clone, Default)]
+    struct Sampler {
+        patient: bool,
+        asked: Arc<AtomicUsize>,
+        cancelled: Arc<AtomicUsize>,
+    }
+    impl rmcp::ClientHandler for Sampler {
+        fn get_info(&self) -> ClientConfig {
+            let mut caps = ClientCapabilities::default();
+            caps.sampling = Some(Default::default());
+            ClientConfig::new(caps, Implementation::new("sampler", "1"))
+                .with_protocol_version(ProtocolVersion::V_2025_11_25)
+        }
+        async fn create_message(
+            &self,
+            _: CreateMessageRequestParams,
+            ctx: RequestContext<rmcp::RoleClient>,
+        ) -> Result<CreateMessageResult, rmcp::ErrorData> {
+            self.asked.fetch_add(1, Ordering::SeqCst);
+            if !self.patient {
+                let m = SamplingMessage::assistant_text("from the consumer's model");
+                return Ok(CreateMessageResult::new(m, "consumer-model".into()));
+            }
+            tokio::select! {
+                () = ctx.ct.cancelled() => { self.cancelled.fetch_add(1, Ordering::SeqCst); }
+                () = tokio::time::sleep(Duration::from_secs(30)) => {}
+            }
+            Err(rmcp::ErrorData::internal_error("no answer", None))
+        }
+    }
+
     let up = RmcpUpstream::start().await;
-    let mut caps = ClientCapabilities::default();
-    caps.roots = Some(Default::default());
-    let r = rig(&up, &["echo"], caps, |_| {}).await;
-    assert_eq!(call(&r.c, "echo", json!({"text": "hi"})).await.unwrap(), "hi");
-    assert_eq!((r.carried("wire").await, r.carried("rmcp").await), (0.0, 1.0));
+    let r = rig(&up, &["ask_then_give_up"], ClientCapabilities::default(), |_| {}).await;
+    let url = r.server.url("/mcp/proxy/up/mcp");
+    let ask = |secs: u64| {
+        let args = json!({"secs": secs, "linger_ms": 0});
+        CallToolRequestParams::new("ask_then_give_up").with_arguments(args.as_object().unwrap().clone())
+    };
+    for patient in [false, true] {
+        let key = key_for(&r.env, "up", if patient { "patient" } else { "prompt" });
+        let cfg = StreamableHttpClientTransportConfig::with_uri(url.as_str()).auth_header(key);
+        let handler = Sampler { patient, ..Default::default() };
+        let c = handler.clone().serve(StreamableHttpClientTransport::from_config(cfg)).await.expect("handshake");
+        c.list_all_tools().await.unwrap();
+        let res = c.call_tool(ask(if patient { 1 } else { 10 })).await.expect("an answer");
+        let text = format!("{:?}", res.content);
+        assert_eq!(handler.asked.load(Ordering::SeqCst), 1, "the request reached the consumer");
+        if patient {
+            assert!(text.contains("gave up"), "{text}");
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while handler.cancelled.load(Ordering::SeqCst) == 0 {
+                assert!(Instant::now() < deadline, "the consumer was not told the request was withdrawn");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        } else {
+            assert!(text.contains("answered: true"), "the consumer's answer reached the upstream: {text}");
+        }
+        c.cancel().await.ok();
+    }
+    assert_eq!((up.count("ask_answered"), up.count("ask_cancelled")), (1, 1), "{:?}", up.counts());
+    assert_eq!(r.carried("wire").await, 2.0);
+    assert_eq!(r.carried("rmcp").await, 0.0);
     r.c.cancel().await.ok();
 }
 
