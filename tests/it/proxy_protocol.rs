@@ -224,48 +224,16 @@ fn consumer(env: &Env, server: &Server, name: &str) -> StreamableHttpClientTrans
 /// the consumer told too: the request it was put is cancelled at the client, at once while
 /// the call goes on, and also when the server answers the call right after giving up.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[allow(deprecated)] // sampling (SEP-2577)
 async fn an_upstream_giving_up_on_its_request_cancels_it_at_the_client() {
-    use rmcp::model::{
-        ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, Implementation,
-    };
-    use rmcp::service::RequestContext;
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    /// A client that declares sampling and never answers: it counts the requests it got
-    /// and the ones it was told were cancelled.
-    #[derive(Clone, Default)]
-    struct Patient {
-        asked: Arc<AtomicUsize>,
-        cancelled: Arc<AtomicUsize>,
-    }
-    impl rmcp::ClientHandler for Patient {
-        fn get_info(&self) -> ClientConfig {
-            let mut caps = ClientCapabilities::default();
-            caps.sampling = Some(Default::default());
-            ClientConfig::new(caps, Implementation::new("patient", "1"))
-        }
-        async fn create_message(
-            &self,
-            _: CreateMessageRequestParams,
-            ctx: RequestContext<rmcp::RoleClient>,
-        ) -> Result<CreateMessageResult, rmcp::ErrorData> {
-            self.asked.fetch_add(1, Ordering::SeqCst);
-            tokio::select! {
-                () = ctx.ct.cancelled() => { self.cancelled.fetch_add(1, Ordering::SeqCst); }
-                () = tokio::time::sleep(Duration::from_secs(30)) => {}
-            }
-            Err(rmcp::ErrorData::internal_error("no answer", None))
-        }
-    }
+    use crate::support::mcp::Sampler;
+    use std::sync::atomic::Ordering;
 
     let up = RmcpUpstream::start().await;
     let env = Env::new();
     install_allowing(&env, &up, "ask_then_give_up");
     let server = env.serve();
     let cfg = consumer(&env, &server, "ci");
-    let client = Patient::default();
+    let client = Sampler { patient: true, ..Default::default() };
     let c = client.clone().serve(StreamableHttpClientTransport::from_config(cfg)).await.expect("MCP handshake");
     let ask = |linger_ms: u64| {
         let args = json!({"secs": 1, "linger_ms": linger_ms});

@@ -15,7 +15,6 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 type Client = rmcp::service::RunningService<rmcp::RoleClient, ClientConfig>;
@@ -171,43 +170,9 @@ async fn a_json_answer_is_carried_too() {
 /// stream: its answer reaches the upstream; when the upstream gives up on its request
 /// first, the consumer's handler is cancelled.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[allow(deprecated)] // sampling (SEP-2577)
 async fn the_upstream_asks_the_consumer_during_a_wire_call() {
-    use rmcp::model::{CreateMessageRequestParams, CreateMessageResult, SamplingMessage};
-    use rmcp::service::RequestContext;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    /// Answers a sampling request at once, or (`patient`) waits to be told it was withdrawn.
-    #[derive(Clone, Default)]
-    struct Sampler {
-        patient: bool,
-        asked: Arc<AtomicUsize>,
-        cancelled: Arc<AtomicUsize>,
-    }
-    impl rmcp::ClientHandler for Sampler {
-        fn get_info(&self) -> ClientConfig {
-            let mut caps = ClientCapabilities::default();
-            caps.sampling = Some(Default::default());
-            ClientConfig::new(caps, Implementation::new("sampler", "1"))
-                .with_protocol_version(ProtocolVersion::V_2025_11_25)
-        }
-        async fn create_message(
-            &self,
-            _: CreateMessageRequestParams,
-            ctx: RequestContext<rmcp::RoleClient>,
-        ) -> Result<CreateMessageResult, rmcp::ErrorData> {
-            self.asked.fetch_add(1, Ordering::SeqCst);
-            if !self.patient {
-                let m = SamplingMessage::assistant_text("from the consumer's model");
-                return Ok(CreateMessageResult::new(m, "consumer-model".into()));
-            }
-            tokio::select! {
-                () = ctx.ct.cancelled() => { self.cancelled.fetch_add(1, Ordering::SeqCst); }
-                () = tokio::time::sleep(Duration::from_secs(30)) => {}
-            }
-            Err(rmcp::ErrorData::internal_error("no answer", None))
-        }
-    }
+    use crate::support::mcp::Sampler;
+    use std::sync::atomic::Ordering;
 
     let up = RmcpUpstream::start().await;
     let r = rig(&up, &["ask_then_give_up"], ClientCapabilities::default(), |_| {}).await;

@@ -53,3 +53,40 @@ pub async fn call(c: &rmcp::Peer<rmcp::RoleClient>, tool: &str, args: Value) -> 
     }
     Ok(r.structured_content.unwrap_or(Value::Null))
 }
+
+/// A client that declares sampling: it answers a sampling request at once, or (`patient`)
+/// never, waiting to be told the request was withdrawn. It counts the requests it got and
+/// the ones it was told were cancelled.
+#[derive(Clone, Default)]
+pub struct Sampler {
+    pub patient: bool,
+    pub asked: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    pub cancelled: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+#[allow(deprecated)] // sampling (SEP-2577); hal0 still relays it for the servers that ask
+impl rmcp::ClientHandler for Sampler {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut caps = rmcp::model::ClientCapabilities::default();
+        caps.sampling = Some(Default::default());
+        rmcp::model::ClientConfig::new(caps, rmcp::model::Implementation::new("sampler", "1"))
+    }
+
+    async fn create_message(
+        &self,
+        _: rmcp::model::CreateMessageRequestParams,
+        ctx: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        use std::sync::atomic::Ordering;
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        if !self.patient {
+            let m = rmcp::model::SamplingMessage::assistant_text("from the consumer's model");
+            return Ok(rmcp::model::CreateMessageResult::new(m, "consumer-model".into()));
+        }
+        tokio::select! {
+            () = ctx.ct.cancelled() => { self.cancelled.fetch_add(1, Ordering::SeqCst); }
+            () = tokio::time::sleep(std::time::Duration::from_secs(30)) => {}
+        }
+        Err(rmcp::ErrorData::internal_error("no answer", None))
+    }
+}
