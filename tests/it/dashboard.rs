@@ -26,6 +26,19 @@ pub(crate) async fn browser(width: u32, height: u32) -> Option<Browser> {
     b
 }
 
+/// Whether the page comes to hold `text` within [`WAIT`] (a navigation can return before
+/// the new page is the one the driver reads).
+async fn shows(browser: &Browser, text: &str) -> bool {
+    let deadline = std::time::Instant::now() + WAIT;
+    while std::time::Instant::now() < deadline {
+        if browser.source().await.contains(text) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    false
+}
+
 pub(crate) fn link(env: &Env) -> String {
     env.json(&["ui", "login", "--json"])["url"].as_str().unwrap().to_string()
 }
@@ -44,7 +57,7 @@ async fn a_person_signs_in_with_a_link_and_decides_in_the_browser() {
 
     // Not signed in: the page says how.
     browser.goto(&server.url("/ui/")).await;
-    assert!(browser.source().await.contains("hal0 ui login"));
+    assert!(shows(&browser, "hal0 ui login").await, "{}", browser.source().await);
 
     // A link works once.
     let first = link(&env);
@@ -166,7 +179,7 @@ async fn a_person_signs_in_with_a_link_and_decides_in_the_browser() {
     let r = http.get(server.url("/api/agent/approvals")).header("cookie", &token).send().await.unwrap();
     assert_eq!(r.status(), 401);
     browser.goto(&server.url("/ui/")).await;
-    assert!(browser.source().await.contains("hal0 ui login"));
+    assert!(shows(&browser, "hal0 ui login").await, "{}", browser.source().await);
     // Logins, decisions and logouts are in the audit log under the session.
     let log = env.ok(&["activity", "export"]);
     for tool in ["ui_login", "ui_logout"] {
