@@ -54,12 +54,29 @@ impl ProxyMount {
 
 type Answer = axum::response::Response;
 
+/// Whether rmcp would take `h` at the HTTP level: a JSON body, an `Accept` naming JSON
+/// and SSE, a known `MCP-Protocol-Version` if any. Anything else is left to rmcp, which
+/// answers it with its own refusal (406, 415, 400), as on every mount.
+fn well_formed(h: &axum::http::HeaderMap) -> bool {
+    use axum::http::header::{ACCEPT, CONTENT_TYPE};
+    let essence = |v: &str| v.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let json = h.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| essence(v) == "application/json");
+    let accepts: Vec<String> =
+        h.get_all(ACCEPT).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(',')).map(essence).collect();
+    let accepted = ["application/json", "text/event-stream"].iter().all(|m| accepts.iter().any(|a| a == m));
+    let version = h.get("mcp-protocol-version").is_none_or(|v| {
+        v.to_str().is_ok_and(|v| rmcp::model::ProtocolVersion::KNOWN_VERSIONS.iter().any(|k| k.as_str() == v))
+    });
+    json && accepted && version
+}
+
 /// The wire path's answer to `req`, or `req` back for rmcp.
 async fn wire(state: &AppState, req: Request) -> Result<Answer, Request> {
     use crate::registry::fast::Answer as Wire;
     let sid = req.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_string);
     let target = req.extensions().get::<crate::mcp::proxy::ProxyTarget>().cloned();
-    let (Some(sid), Some(target), true) = (sid, target, req.method() == axum::http::Method::POST) else {
+    let post = req.method() == axum::http::Method::POST && well_formed(req.headers());
+    let (Some(sid), Some(target), true) = (sid, target, post) else {
         return Err(req);
     };
     let who = crate::mcp::proxy::who_of(req.extensions().get::<super::guard::Caller>());

@@ -2,6 +2,7 @@
 //! armed, against a running `hal0 serve`. The expected table is written out by hand from
 //! the spec's tier tables, not computed by hal0's own code.
 
+use crate::support::upstream::RmcpUpstream;
 use crate::support::*;
 
 const ROUTES: &[(&str, &str)] = &[
@@ -16,6 +17,8 @@ const ROUTES: &[(&str, &str)] = &[
     ("memory", "POST /mcp/memory/mcp"),
     ("admin", "POST /mcp/admin/mcp"),
     ("proxy", "POST /mcp/proxy/up/mcp"),
+    // An allowed `tools/call` in the consumer's open session: the proxy's wire path.
+    ("proxy_call", "POST /mcp/proxy/up/mcp +session"),
     ("relay", "POST /mcp/relay/mcp"),
     ("relay_ws", "GET /bridge/connect"),
     ("relay_agents", "GET /api/relay/agents"),
@@ -66,6 +69,7 @@ const OFF: &[(&str, &str)] = &[
     ("memory", "200 401 401 -   -   403 200 403 200 401 403 403 403 403"),
     ("admin", "200 401 401 -   -   403 403 200 200 401 403 403 403 403"),
     ("proxy", "401 401 401 -   -   403 403 403 403 401 200 403 403 403"),
+    ("proxy_call", "401 401 401 -   -   403 403 403 403 401 200 403 403 403"),
     ("relay", "401 401 401 -   -   403 403 403 403 401 403 403 200 403"),
     ("relay_ws", "401 401 401 -   -   403 403 403 403 401 403 403 101 403"),
     ("relay_agents", "200 401 401 -   -   403 403 403 403 401 403 403 403 200"),
@@ -93,6 +97,7 @@ const ARMED: &[(&str, &str)] = &[
     ("memory", "401 401 401 200 200 403 200 403 200 401 403 403 403 403"),
     ("admin", "401 401 401 403 200 403 403 200 200 401 403 403 403 403"),
     ("proxy", "401 401 401 403 200 403 403 403 403 401 200 403 403 403"),
+    ("proxy_call", "401 401 401 403 200 403 403 403 403 401 200 403 403 403"),
     ("relay", "401 401 401 403 403 403 403 403 403 401 403 403 200 403"),
     ("relay_ws", "401 401 401 403 403 403 403 403 403 401 403 403 101 403"),
     ("relay_agents", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
@@ -108,7 +113,7 @@ const ARMED: &[(&str, &str)] = &[
     ("metrics", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
 ];
 
-fn keys(env: &Env, armed: bool) -> Vec<(&'static str, Option<String>)> {
+fn keys(env: &Env, armed: bool, up: &str) -> Vec<(&'static str, Option<String>)> {
     let mut v: Vec<(&str, Option<String>)> = vec![
         ("none", None),
         ("bad", Some("not-a-key".into())),
@@ -127,8 +132,10 @@ fn keys(env: &Env, armed: bool) -> Vec<(&'static str, Option<String>)> {
     let revoked = env.bridge_key("br", &["memory", "admin"]);
     env.ok(&["bridge", "revoke", "br", "--yes"]);
     v.push(("revoked", Some(revoked)));
-    // Proxied servers need not answer: initialize at the proxy is hal0's own.
-    env.ok(&["mcp", "install", "http://127.0.0.1:9/mcp", "--id", "up"]);
+    // `up` answers (its calls go through); `other` need not: initialize at the proxy is
+    // hal0's own.
+    env.ok(&["mcp", "install", up, "--id", "up"]);
+    env.ok(&["mcp", "allow", "up", "echo"]);
     env.ok(&["mcp", "install", "http://127.0.0.1:9/mcp", "--id", "other"]);
     let mint = |id: &str| env.json(&["mcp", "keys", "add", id, "m", "--json"])["key"].as_str().unwrap().to_string();
     v.push(("consumer", Some(mint("up"))));
@@ -169,13 +176,58 @@ fn with_cred(r: reqwest::RequestBuilder, key: Option<&str>) -> reqwest::RequestB
     }
 }
 
+/// Everything a matrix run needs: hal0 serving with every credential minted, the upstream
+/// `up` behind its proxy, and the consumer's open proxy session (its tools listed, so its
+/// upstream session is open and an allowed call takes the wire path).
+struct Matrix {
+    _env: Env,
+    server: Server,
+    creds: Vec<(&'static str, Option<String>)>,
+    session: String,
+    _up: RmcpUpstream,
+}
+
+async fn matrix(armed: bool) -> Matrix {
+    let up = RmcpUpstream::start().await;
+    let env = Env::new();
+    let mut creds = keys(&env, armed, &up.url());
+    let server = env.serve();
+    creds.push(("person", Some(person(&env, &server).await)));
+    let consumer = creds.iter().find(|(n, _)| *n == "consumer").unwrap().1.clone().unwrap();
+    let (http, url) = (reqwest::Client::new(), server.url("/mcp/proxy/up/mcp"));
+    let r = mcp_post(&http, &url, Some(&consumer), &initialize_body()).send().await.unwrap();
+    let session = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    r.text().await.unwrap();
+    for body in [
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    ] {
+        let r = mcp_post(&http, &url, Some(&consumer), &body).header("mcp-session-id", &session);
+        r.send().await.unwrap().text().await.unwrap();
+    }
+    Matrix { _env: env, server, creds, session, _up: up }
+}
+
+/// The body of the `+session` route: an allowed call whose answer names this text.
+const CALL_TEXT: &str = "matrix-echo";
+
+fn call_body() -> serde_json::Value {
+    serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                       "params": {"name": "echo", "arguments": {"text": CALL_TEXT}}})
+}
+
 fn request(
     http: &reqwest::Client,
     server: &Server,
-    method: &str,
-    path: &str,
+    spec: (&str, &str),
     key: Option<&str>,
+    session: &str,
 ) -> reqwest::RequestBuilder {
+    let (method, path) = spec;
+    if let Some(path) = path.strip_suffix(" +session") {
+        let r = mcp_post(http, &server.url(path), None, &call_body()).header("mcp-session-id", session);
+        return with_cred(r, key);
+    }
     let r = match method {
         "GET" if path == "/bridge/connect" => http
             .get(server.url(path))
@@ -195,10 +247,8 @@ fn request(
 }
 
 async fn check(armed: bool, table: &[(&str, &str)]) {
-    let env = Env::new();
-    let mut creds = keys(&env, armed);
-    let server = env.serve();
-    creds.push(("person", Some(person(&env, &server).await)));
+    let m = matrix(armed).await;
+    let (server, creds) = (&m.server, &m.creds);
     let http = reqwest::Client::new();
     let mut failures = Vec::new();
     for (route, spec) in ROUTES {
@@ -210,7 +260,7 @@ async fn check(armed: bool, table: &[(&str, &str)]) {
                 continue;
             }
             let key = creds.iter().find(|(n, _)| n == name).unwrap().1.clone();
-            let resp = request(&http, &server, method, path, key.as_deref()).send().await.unwrap();
+            let resp = request(&http, server, (method, path), key.as_deref(), &m.session).send().await.unwrap();
             let status = resp.status().as_u16();
             // A switched protocol has no body to read (the socket is the bot's now).
             let body = if status == 101 { String::new() } else { resp.text().await.unwrap_or_default() };
@@ -249,6 +299,9 @@ async fn check(armed: bool, table: &[(&str, &str)]) {
                         failures.push(format!("{spec} with {name}: 403 body {body}"));
                     }
                 }
+                200 if path.ends_with("+session") && !body.contains(CALL_TEXT) => {
+                    failures.push(format!("{spec} with {name}: the call's answer, got {body}"));
+                }
                 _ => {}
             }
         }
@@ -271,10 +324,8 @@ async fn matrix_auth_armed() {
 /// key is looked at; a state-changing REST request with a non-JSON body is 415, and an MCP
 /// POST that is not JSON is refused too (by rmcp, once the key passed).
 async fn front_door(armed: bool, table: &[(&str, &str)]) {
-    let env = Env::new();
-    let mut creds = keys(&env, armed);
-    let server = env.serve();
-    creds.push(("person", Some(person(&env, &server).await)));
+    let m = matrix(armed).await;
+    let (server, creds) = (&m.server, &m.creds);
     let http = reqwest::Client::new();
     let foreign_host = format!("rebind.example:{}", server.port);
     let mut failures = Vec::new();
@@ -293,21 +344,30 @@ async fn front_door(armed: bool, table: &[(&str, &str)]) {
                     failures.push(format!("{spec} with {name}, {what}: got {got}, want {want}"));
                 }
             };
-            let r = request(&http, &server, method, path, key.as_deref()).header("host", &foreign_host);
+            let r = request(&http, server, (method, path), key.as_deref(), &m.session).header("host", &foreign_host);
             let resp = r.send().await.unwrap();
             seen("foreign Host", resp, if open { 200 } else { 421 });
-            let r = request(&http, &server, method, path, key.as_deref()).header("origin", "https://evil.example");
+            let r = request(&http, server, (method, path), key.as_deref(), &m.session)
+                .header("origin", "https://evil.example");
             let resp = r.send().await.unwrap();
             seen("foreign Origin", resp, if open { 200 } else { 403 });
             if method == "GET" {
                 continue;
             }
             // The same request with a text/plain body (what a page can send without a preflight).
-            let mut r = match method {
-                "PUT" => http.put(server.url(path)),
-                _ => http.post(server.url(path)).header("accept", "application/json, text/event-stream"),
+            let (url, session) = match path.strip_suffix(" +session") {
+                Some(p) => (server.url(p), Some(&m.session)),
+                None => (server.url(path), None),
             };
-            r = with_cred(r.header("content-type", "text/plain").body(initialize_body().to_string()), key.as_deref());
+            let mut r = match method {
+                "PUT" => http.put(url),
+                _ => http.post(url).header("accept", "application/json, text/event-stream"),
+            };
+            if let Some(s) = session {
+                r = r.header("mcp-session-id", s);
+            }
+            let body = if session.is_some() { call_body() } else { initialize_body() };
+            r = with_cred(r.header("content-type", "text/plain").body(body.to_string()), key.as_deref());
             let resp = r.send().await.unwrap();
             // REST refuses the media type before the key; an MCP mount checks the key first.
             let want =
