@@ -17,7 +17,8 @@
 //! A call whose upstream session expired (404) or whose connection failed before the
 //! request went out is carried on rmcp's path, which reconnects.
 
-use super::proxy::{Call, Consumer, Link, Proxy, Served, Who, error_result, mask_in};
+use super::proxy::{Call, Consumer, Link, Proxy, Served, Who, error_result, mask_in, outcome_code, upstream_error};
+use super::relay::lock;
 use super::wire::Wire;
 use crate::audit::Verdict as Logged;
 use crate::error::Error;
@@ -73,10 +74,6 @@ impl Drop for Registration {
             lock(&t.0).remove(&self.id);
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Table {
@@ -347,11 +344,7 @@ impl Proxy {
                 self.drop_client(served, &consumer, &up).await;
                 end.path = "rmcp";
                 let out = self.forward(served, &tool, c.args.clone(), &consumer).await;
-                let code = match &out {
-                    Ok(res) if res.is_error == Some(true) => Some("mcp.upstream_tool_error"),
-                    Ok(_) => None,
-                    Err(e) => Some(e.code),
-                };
+                let code = outcome_code(&out);
                 let res = out.unwrap_or_else(|e| error_result(&e));
                 let ev = end.response(&res);
                 end.finish(code);
@@ -379,13 +372,6 @@ impl Proxy {
 
 fn one(b: Bytes) -> BoxStream<'static, Bytes> {
     Box::pin(futures::stream::once(std::future::ready(b)))
-}
-
-fn upstream_error(r: &super::record::Record, what: &str) -> Error {
-    super::upstream::failed(
-        "mcp.upstream_failed",
-        format!("`{}` ({}): {}", r.id, r.url.as_deref().unwrap_or("-"), crate::redact::redact(what)),
-    )
 }
 
 /// How a wire-path call ends: its audit outcome and metrics, once. Dropped before it

@@ -392,11 +392,7 @@ impl Proxy {
                     Err(e) => return Ok(error_result(&e)),
                 };
                 let out = self.forward(served, tool, c.args.clone(), consumer).await;
-                let code = match &out {
-                    Ok(res) if res.is_error == Some(true) => Some("mcp.upstream_tool_error"),
-                    Ok(_) => None,
-                    Err(e) => Some(e.code),
-                };
+                let code = outcome_code(&out);
                 crate::metrics::proxy_verdict(&c.surface, Logged::Allow.as_str());
                 crate::metrics::proxy_forwarded(&c.surface, "rmcp");
                 let outcome = crate::audit::Outcome {
@@ -681,7 +677,17 @@ fn retryable(e: &rmcp::ServiceError) -> bool {
     }
 }
 
-fn upstream_error(r: &Record, what: &str) -> Error {
+/// The audit `result_code` of a forwarded call: none for a result, else why it failed.
+pub(super) fn outcome_code(out: &Result<CallToolResult>) -> Option<&'static str> {
+    match out {
+        Ok(res) if res.is_error == Some(true) => Some("mcp.upstream_tool_error"),
+        Ok(_) => None,
+        Err(e) => Some(e.code),
+    }
+}
+
+/// A failure of server `r` to answer (`what` is redacted), as `mcp.upstream_failed`.
+pub(super) fn upstream_error(r: &Record, what: &str) -> Error {
     upstream::failed(
         "mcp.upstream_failed",
         format!("`{}` ({}): {}", r.id, r.url.as_deref().unwrap_or("-"), crate::redact::redact(what)),

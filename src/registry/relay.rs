@@ -75,7 +75,8 @@ struct Routes {
 #[derive(Clone, Default)]
 pub struct Relay(Arc<Routes>);
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+/// `m` locked, also after a holder panicked (the maps it guards stay usable).
+pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
