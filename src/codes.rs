@@ -149,6 +149,8 @@ pub const ALL: &[&str] = &[
     "mcp.ssrf_refused",
     "mcp.subscribe_unsupported",
     "mcp.supervisor_unavailable",
+    "mcp.task_gated",
+    "mcp.task_unknown",
     "mcp.tls_ca_invalid",
     "mcp.tls_certificate_invalid",
     "mcp.too_many_sessions",

@@ -64,18 +64,7 @@ impl ProxyServer {
     }
 }
 
-/// A refusal or failure of a proxied request other than `tools/call`, as an MCP error whose
-/// data names the stable code.
-fn mcp_error(e: &crate::error::Error) -> ErrorData {
-    let message = format!("{}: {}", e.code, crate::redact::redact(&e.message));
-    let data = Some(serde_json::json!({"code": e.code}));
-    match e.kind {
-        crate::error::Kind::Forbidden | crate::error::Kind::Invalid | crate::error::Kind::NotFound => {
-            ErrorData::invalid_params(message, data)
-        }
-        _ => ErrorData::internal_error(message, data),
-    }
-}
+use crate::registry::proxy::error_data as mcp_error;
 
 fn target(ctx: &RequestContext<RoleServer>) -> Result<Arc<Served>, ErrorData> {
     ctx.extensions

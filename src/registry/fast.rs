@@ -42,9 +42,19 @@ const MAX_JSON: usize = 16 * 1024 * 1024;
 /// How long the rest of an answered call's body is read for (see [`Flight::drain`]).
 const DRAIN: Duration = Duration::from_millis(250);
 
+/// How long a request waits for its session to be registered: rmcp runs the handler's
+/// `on_initialized` after it answered the consumer's `notifications/initialized`, so the
+/// consumer's next request can arrive first.
+const REGISTRATION: Duration = Duration::from_secs(2);
+/// The most tasks a session keeps track of; the oldest is forgotten first.
+const MAX_TASKS: usize = 4096;
+
 /// The consumer sessions the wire path may serve, by their `Mcp-Session-Id`.
 #[derive(Default)]
-pub struct Table(Mutex<HashMap<String, Arc<Session>>>);
+pub struct Table {
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    registered: tokio::sync::Notify,
+}
 
 /// One consumer session of the proxy, as its rmcp handler registered it.
 pub struct Session {
@@ -56,6 +66,9 @@ pub struct Session {
     can: [bool; 3],
     /// Calls on the wire path in flight, by the consumer's request id (its JSON text).
     inflight: Mutex<HashMap<String, CancellationToken>>,
+    /// The tasks this session's calls created upstream, oldest first: the only ones it
+    /// may ask about.
+    tasks: Mutex<VecDeque<String>>,
     /// Upstream requests put to the consumer, by the id hal0 gave them: where its answer
     /// goes (`"result":…` or `"error":…`).
     asks: Mutex<HashMap<String, oneshot::Sender<String>>>,
@@ -71,7 +84,7 @@ pub struct Registration {
 impl Drop for Registration {
     fn drop(&mut self) {
         if let Some(t) = self.table.upgrade() {
-            lock(&t.0).remove(&self.id);
+            lock(&t.sessions).remove(&self.id);
         }
     }
 }
@@ -95,15 +108,53 @@ impl Table {
             peer,
             can: [caps.sampling.is_some(), caps.elicitation.is_some(), caps.roots.is_some()],
             inflight: Mutex::default(),
+            tasks: Mutex::default(),
             asks: Mutex::default(),
             next_ask: Default::default(),
         };
-        lock(&self.0).insert(id.to_string(), Arc::new(s));
+        lock(&self.sessions).insert(id.to_string(), Arc::new(s));
+        self.registered.notify_waiters();
         Registration { table: Arc::downgrade(self), id: id.to_string() }
     }
 
     fn get(&self, id: &str) -> Option<Arc<Session>> {
-        lock(&self.0).get(id).cloned()
+        lock(&self.sessions).get(id).cloned()
+    }
+
+    /// Session `id`, waiting (up to [`REGISTRATION`]) for its handler to register it.
+    async fn wait(&self, id: &str) -> Option<Arc<Session>> {
+        let deadline = tokio::time::Instant::now() + REGISTRATION;
+        loop {
+            let registered = self.registered.notified();
+            tokio::pin!(registered);
+            registered.as_mut().enable();
+            if let Some(s) = self.get(id) {
+                return Some(s);
+            }
+            tokio::time::timeout_at(deadline, registered).await.ok()?;
+        }
+    }
+}
+
+impl Session {
+    /// This session as rmcp's path knows a consumer: `token` its progress token, `ct` the
+    /// request's cancellation.
+    pub(super) fn consumer(&self, token: Option<rmcp::model::ProgressToken>, ct: CancellationToken) -> Consumer {
+        Consumer { peer: self.peer.clone(), token, ct, link: self.link.clone() }
+    }
+
+    /// Remember task `id`, created by one of this session's calls.
+    fn note_task(&self, id: String) {
+        let mut tasks = lock(&self.tasks);
+        if tasks.len() >= MAX_TASKS {
+            tasks.pop_front();
+        }
+        tasks.push_back(id);
+    }
+
+    /// Whether this session's calls created task `id`.
+    pub(super) fn made_task(&self, id: &str) -> bool {
+        lock(&self.tasks).iter().any(|t| t == id)
     }
 }
 
@@ -183,17 +234,19 @@ fn with_result_type(result: &str) -> Cow<'_, str> {
 
 impl Proxy {
     /// Serve a consumer's POST on the wire path when it can: an allowed `tools/call` (see
-    /// the module doc for what is left to rmcp), or the consumer's `notifications/cancelled`
-    /// for a call in flight on it. `None`: rmcp's session serves the request.
+    /// the module doc for what is left to rmcp), `tools/list`, the `tasks/*` requests of
+    /// tasks the session made ([`super::tasks`]), the consumer's `notifications/cancelled`
+    /// for a request in flight on it, or its answer to a request put to it. `None`: rmcp's
+    /// session serves the request.
     pub async fn wire(&self, served: &Arc<Served>, session_id: &str, identity: &str, body: &[u8]) -> Option<Answer> {
         if crate::telemetry::enabled() {
             return None;
         }
-        let session = self.fast.get(session_id)?;
+        let msg: Envelope = serde_json::from_slice(body).ok()?;
+        let session = self.fast.wait(session_id).await?;
         if session.record_id != served.record.id || session.who.identity != identity {
             return None;
         }
-        let msg: Envelope = serde_json::from_slice(body).ok()?;
         match (msg.method.as_deref(), msg.id) {
             (Some("notifications/cancelled"), None) => {
                 let p: Map<String, Value> = serde_json::from_str(msg.params?.get()).ok()?;
@@ -202,6 +255,10 @@ impl Proxy {
                 Some(Answer::Accepted)
             }
             (Some("tools/call"), Some(id)) => self.wire_call(served, session, id, msg.params?).await,
+            (Some("tools/list"), Some(id)) => self.wire_list(served, session, id, msg.params).await,
+            (Some(m @ ("tasks/get" | "tasks/result" | "tasks/cancel" | "tasks/list")), Some(id)) => {
+                self.wire_task(served, session, m, id, msg.params).await
+            }
             // The consumer's answer to an upstream request the wire path put to it.
             (None, Some(id)) => {
                 let ask: String = serde_json::from_str(id.get()).ok()?;
@@ -218,6 +275,27 @@ impl Proxy {
         }
     }
 
+    /// The upstream session of `session` for `served` that the wire path can post to, opened
+    /// now when the session has none yet (its first request); `None` for a server the wire
+    /// path does not reach (stdio, legacy SSE) or one that cannot be reached (rmcp's path
+    /// then answers with the reason).
+    pub(super) async fn wire_upstream(&self, served: &Served, session: &Session) -> Option<Arc<super::upstream::Upstream>> {
+        if served.record.transport != super::Transport::StreamableHttp {
+            return None;
+        }
+        {
+            let link = session.link.0.lock().await;
+            if let Some((fp, up)) = link.get(&served.record.id)
+                && *fp == served.fingerprint
+                && !up.client.is_closed()
+            {
+                return up.wire.is_some().then(|| up.clone());
+            }
+        }
+        let up = self.client(served, &session.consumer(None, CancellationToken::new())).await.ok()?;
+        up.wire.is_some().then_some(up)
+    }
+
     async fn wire_call(
         &self,
         served: &Arc<Served>,
@@ -226,19 +304,21 @@ impl Proxy {
         params: &RawValue,
     ) -> Option<Answer> {
         let p: HashMap<Cow<str>, &RawValue> = serde_json::from_str(params.get()).ok()?;
-        if p.keys().any(|k| !matches!(k.as_ref(), "name" | "arguments" | "_meta")) {
+        if p.keys().any(|k| !matches!(k.as_ref(), "name" | "arguments" | "_meta" | "task")) {
             return None;
         }
         let name_raw = p.get("name")?;
         let tool: String = serde_json::from_str(name_raw.get()).ok()?;
-        if served.record.tools.verdict(&tool) != super::policy::Verdict::Allow {
-            return None;
+        let task = p.get("task").filter(|t| t.get() != "null");
+        match served.record.tools.verdict(&tool) {
+            super::policy::Verdict::Allow => {}
+            super::policy::Verdict::Gated if task.is_some() => {
+                let e = super::tasks::gated(&served.record.id, &tool);
+                return Some(Answer::Events(one(rpc_error(id.get(), &super::proxy::error_data(&e)))));
+            }
+            _ => return None,
         }
-        let up = {
-            let link = session.link.0.lock().await;
-            let (fp, up) = link.get(&served.record.id)?;
-            (*fp == served.fingerprint && !up.client.is_closed()).then(|| up.clone())?
-        };
+        let up = self.wire_upstream(served, &session).await?;
         let wire = up.wire.clone()?;
         if !wire.carries(&tool) {
             return None;
@@ -252,20 +332,25 @@ impl Proxy {
             Some(m) => serde_json::from_str(m.get()).ok()?,
             None => Map::new(),
         };
-        let consumer_id: Value = serde_json::from_str(id.get()).ok()?;
 
         // From here the call is the wire path's.
-        let up_id = wire.next_id();
-        let token = meta.remove("progressToken");
-        if token.is_some() {
-            meta.insert("progressToken".into(), Value::String(up_id.clone()));
-        }
+        let purpose = if task.is_some() { Purpose::TaskCall } else { Purpose::Call };
+        let mut end = Ending::new(self, served, &wire, &session, purpose, &tool, id);
+        end.relay_token(&mut meta);
+        let token = end.token.clone();
         meta.extend(wire.meta().clone());
-        let mut body =
-            format!(r#"{{"jsonrpc":"2.0","id":"{up_id}","method":"tools/call","params":{{"name":{}"#, name_raw.get());
+        let mut body = format!(
+            r#"{{"jsonrpc":"2.0","id":"{}","method":"tools/call","params":{{"name":{}"#,
+            end.up_id,
+            name_raw.get()
+        );
         if let Some(a) = args_raw {
             body.push_str(r#","arguments":"#);
             body.push_str(a.get());
+        }
+        if let Some(t) = task {
+            body.push_str(r#","task":"#);
+            body.push_str(t.get());
         }
         if !meta.is_empty() {
             body.push_str(r#","_meta":"#);
@@ -281,105 +366,81 @@ impl Proxy {
             args,
             policy: format!("policy: {}", super::policy::Verdict::Allow.as_str()),
         };
-        let mut end = Ending {
-            store: self.store.clone(),
-            entry: 0,
-            surface: c.surface.clone(),
-            tool: tool.clone(),
-            started: Instant::now(),
-            served: served.clone(),
-            wire: wire.clone(),
-            session: session.clone(),
-            key: key_of(&consumer_id),
-            up_id: up_id.clone(),
-            consumer_id: id.get().to_string(),
-            token: token.clone(),
-            timeout_secs: self.config.mcp.call_timeout_secs,
-            path: "wire",
-            done: false,
-        };
         end.entry = match self.begin(&c).await {
             Ok(e) => e,
             Err(e) => {
+                // Nothing was stored, so there is no outcome to record.
                 end.done = true;
-                return Some(Answer::Events(one(end.response(&error_result(&e)))));
+                return Some(Answer::Events(one(end.error_answer(&e))));
             }
         };
-        let ct = CancellationToken::new();
-        lock(&session.inflight).insert(end.key.clone(), ct.clone());
-        let timeout = Duration::from_secs(end.timeout_secs);
-        let deadline = tokio::time::Instant::now() + timeout;
-        let sent = tokio::select! {
-            r = tokio::time::timeout_at(deadline, wire.call(body, &tool)) => r,
-            _ = ct.cancelled() => {
-                end.cancelled();
-                return Some(Answer::Events(Box::pin(futures::stream::empty())));
-            }
+        let (mut end, ct) = match end.carry(body, "tools/call", Some(&tool)).await {
+            Ok(answer) => return Some(answer),
+            Err(not_processed) => not_processed,
         };
-        let r = &served.record;
-        let sent = match sent {
-            Ok(Ok(s)) if s.status.is_success() => s,
-            // Not processed: the upstream session expired (404) or lives elsewhere (a
-            // redirect, which reqwest follows within the origin).
-            Ok(Ok(s)) if s.status != reqwest::StatusCode::NOT_FOUND && !s.status.is_redirection() => {
-                let e = upstream_error(r, &format!("answered HTTP {}", s.status));
-                return Some(Answer::Events(one(end.fail(&e))));
-            }
-            Ok(Err(super::conn::Failed::Broken(why))) => {
-                return Some(Answer::Events(one(end.fail(&upstream_error(r, &why)))));
-            }
-            Err(_) => {
-                let e = upstream_error(r, &format!("`{tool}` did not answer within {} s", timeout.as_secs()));
-                return Some(Answer::Events(one(end.fail(&e))));
-            }
-            // The request was not processed, or never left: rmcp's path reconnects and
-            // makes the call.
-            Ok(Ok(_)) | Ok(Err(super::conn::Failed::NotSent(_))) => {
-                let consumer = Consumer {
-                    peer: session.peer.clone(),
-                    token: token.and_then(|t| serde_json::from_value(t).ok()),
-                    ct,
-                    link: session.link.clone(),
-                };
-                self.drop_client(served, &consumer, &up).await;
-                end.path = "rmcp";
-                let out = self.forward(served, &tool, c.args.clone(), &consumer).await;
-                let code = outcome_code(&out);
-                let res = out.unwrap_or_else(|e| error_result(&e));
-                let ev = end.response(&res);
-                end.finish(code);
-                return Some(Answer::Events(one(ev)));
-            }
-        };
-        let flight = Flight {
-            body: sent.body,
-            json: sent.json,
-            ended: false,
-            answered: false,
-            asked: HashMap::new(),
-            buf: Vec::new(),
-            parser: SseParser::new(),
-            out: VecDeque::new(),
-            ct,
-            deadline,
-            end,
-        };
-        Some(Answer::Events(Box::pin(futures::stream::unfold(flight, |mut f| async move {
-            f.next().await.map(|b| (b, f))
-        }))))
+        if purpose == Purpose::TaskCall {
+            // rmcp's path would drop the `task`; the server's session (and any task it
+            // held) is gone, so the consumer starts over.
+            self.drop_client(served, &session.consumer(None, ct), &up).await;
+            let e = upstream_error(&served.record, "its session ended before the task was created; call again");
+            return Some(Answer::Events(one(end.fail(&e))));
+        }
+        // The request was not processed, or never left: rmcp's path reconnects and makes
+        // the call.
+        let consumer = session.consumer(token.and_then(|t| serde_json::from_value(t).ok()), ct);
+        self.drop_client(served, &consumer, &up).await;
+        end.path = "rmcp";
+        let out = self.forward(served, &tool, c.args.clone(), &consumer).await;
+        let code = outcome_code(&out);
+        let res = out.unwrap_or_else(|e| error_result(&e));
+        let ev = end.response(&res);
+        end.finish(code);
+        Some(Answer::Events(one(ev)))
     }
 }
 
-fn one(b: Bytes) -> BoxStream<'static, Bytes> {
+pub(super) fn one(b: Bytes) -> BoxStream<'static, Bytes> {
     Box::pin(futures::stream::once(std::future::ready(b)))
 }
 
-/// How a wire-path call ends: its audit outcome and metrics, once. Dropped before it
-/// ended (the consumer went away), it tells the upstream and records the cancellation.
-struct Ending {
+/// The consumer's JSON-RPC error answer to its request `id` (JSON text).
+pub(super) fn rpc_error(id: &str, e: &rmcp::ErrorData) -> Bytes {
+    event(&format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{}}}"#, serde_json::to_string(e).unwrap_or_default()))
+}
+
+/// What a wire-path request is: how its answer is shaped and whether it is audited.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Purpose {
+    /// `tools/call`: audited; the answer is a tool result, and so is a failure.
+    Call,
+    /// A task-augmented `tools/call`: audited; the answer names the task it created, which
+    /// the session may then ask about.
+    TaskCall,
+    /// `tools/list`: the answer shows what the policy offers.
+    Tools,
+    /// `tasks/get`, `tasks/cancel`: the answer as it is.
+    Task,
+    /// `tasks/result`: a tool result.
+    TaskResult,
+    /// `tasks/list`: the session's own tasks only.
+    TaskList,
+}
+
+impl Purpose {
+    fn audited(self) -> bool {
+        matches!(self, Purpose::Call | Purpose::TaskCall)
+    }
+}
+
+/// How a wire-path request ends: for a call, its audit outcome and metrics, once. Dropped
+/// before it ended (the consumer went away), it tells the upstream and records the
+/// cancellation.
+pub(super) struct Ending {
     store: crate::store::Store,
+    purpose: Purpose,
     entry: i64,
     surface: String,
+    /// The tool called, or the method.
     tool: String,
     started: Instant,
     served: Arc<Served>,
@@ -398,6 +459,110 @@ struct Ending {
 }
 
 impl Ending {
+    /// The ending of request `id` (the consumer's) of `purpose` about `what`, under a fresh
+    /// id of hal0's on `wire`.
+    pub(super) fn new(
+        proxy: &Proxy,
+        served: &Arc<Served>,
+        wire: &Arc<Wire>,
+        session: &Arc<Session>,
+        purpose: Purpose,
+        what: &str,
+        id: &RawValue,
+    ) -> Ending {
+        Ending {
+            store: proxy.store.clone(),
+            purpose,
+            entry: 0,
+            surface: format!("mcp:proxy/{}", served.record.id),
+            tool: what.to_string(),
+            started: Instant::now(),
+            served: served.clone(),
+            wire: wire.clone(),
+            session: session.clone(),
+            key: serde_json::from_str::<Value>(id.get()).map(|v| key_of(&v)).unwrap_or_default(),
+            up_id: wire.next_id(),
+            consumer_id: id.get().to_string(),
+            token: None,
+            timeout_secs: proxy.config.mcp.call_timeout_secs,
+            path: "wire",
+            done: false,
+        }
+    }
+
+    /// Put hal0's id in place of the consumer's progress token in request `meta` (the
+    /// answer's notifications get the consumer's back).
+    pub(super) fn relay_token(&mut self, meta: &mut Map<String, Value>) {
+        if let Some(t) = meta.remove("progressToken") {
+            meta.insert("progressToken".into(), Value::String(self.up_id.clone()));
+            self.token = Some(t);
+        }
+    }
+
+    /// hal0's id of the request upstream.
+    pub(super) fn up_id(&self) -> &str {
+        &self.up_id
+    }
+
+    /// Post `body` (the request, under [`Ending::up_id`]) and stream its answer to the
+    /// consumer. `Err` when the upstream did not process it (its session expired or lives
+    /// elsewhere, or the request never left): the ending and the request's cancellation
+    /// back, for the caller to carry another way.
+    pub(super) async fn carry(
+        mut self,
+        body: String,
+        method: &str,
+        name: Option<&str>,
+    ) -> Result<Answer, (Ending, CancellationToken)> {
+        let ct = CancellationToken::new();
+        lock(&self.session.inflight).insert(self.key.clone(), ct.clone());
+        let timeout = Duration::from_secs(self.timeout_secs);
+        let deadline = tokio::time::Instant::now() + timeout;
+        let wire = self.wire.clone();
+        let sent = tokio::select! {
+            r = tokio::time::timeout_at(deadline, wire.send(body, method, name)) => r,
+            _ = ct.cancelled() => {
+                self.cancelled();
+                return Ok(Answer::Events(Box::pin(futures::stream::empty())));
+            }
+        };
+        let served = self.served.clone();
+        let r = &served.record;
+        let sent = match sent {
+            Ok(Ok(s)) if s.status.is_success() => s,
+            // Not processed: the upstream session expired (404) or lives elsewhere (a
+            // redirect, which reqwest follows within the origin).
+            Ok(Ok(s)) if s.status != reqwest::StatusCode::NOT_FOUND && !s.status.is_redirection() => {
+                let e = upstream_error(r, &format!("answered HTTP {}", s.status));
+                return Ok(Answer::Events(one(self.fail(&e))));
+            }
+            Ok(Err(super::conn::Failed::Broken(why))) => {
+                return Ok(Answer::Events(one(self.fail(&upstream_error(r, &why)))));
+            }
+            Err(_) => {
+                let e = upstream_error(r, &format!("`{}` did not answer within {} s", self.tool, timeout.as_secs()));
+                return Ok(Answer::Events(one(self.fail(&e))));
+            }
+            Ok(Ok(_)) | Ok(Err(super::conn::Failed::NotSent(_))) => return Err((self, ct)),
+        };
+        let flight = Flight {
+            body: sent.body,
+            json: sent.json,
+            ended: false,
+            answered: false,
+            asked: HashMap::new(),
+            buf: Vec::new(),
+            parser: SseParser::new(),
+            out: VecDeque::new(),
+            ct,
+            deadline,
+            end: self,
+        };
+        Ok(Answer::Events(Box::pin(futures::stream::unfold(flight, |mut f| async move {
+            f.next().await.map(|b| (b, f))
+        }))))
+    }
+
     /// The consumer's answer carrying `res`.
     fn response(&self, res: &CallToolResult) -> Bytes {
         let res = serde_json::to_string(res).unwrap_or_else(|_| "{}".into());
@@ -405,12 +570,15 @@ impl Ending {
     }
 
     /// Record the outcome (`code`: none for a result, else why it failed).
-    fn finish(&mut self, code: Option<&str>) {
+    pub(super) fn finish(&mut self, code: Option<&str>) {
         if self.done {
             return;
         }
         self.done = true;
         lock(&self.session.inflight).remove(&self.key);
+        if !self.purpose.audited() {
+            return;
+        }
         crate::metrics::proxy_verdict(&self.surface, Logged::Allow.as_str());
         crate::metrics::proxy_forwarded(&self.surface, self.path);
         let outcome = if code.is_some() { "is_error" } else { "ok" };
@@ -425,11 +593,21 @@ impl Ending {
         crate::audit::finish(&self.store, o);
     }
 
-    /// `e` as the consumer's answer, recorded.
-    fn fail(&mut self, e: &Error) -> Bytes {
-        let ev = self.response(&error_result(e));
+    /// `e` as the consumer's answer (a tool result for a plain call, else a JSON-RPC
+    /// error), recorded.
+    pub(super) fn fail(&mut self, e: &Error) -> Bytes {
+        let ev = self.error_answer(e);
         self.finish(Some(e.code));
         ev
+    }
+
+    /// `e` as the consumer's answer: a tool result for a plain call, else a JSON-RPC error.
+    fn error_answer(&self, e: &Error) -> Bytes {
+        if self.purpose == Purpose::Call {
+            self.response(&error_result(e))
+        } else {
+            rpc_error(&self.consumer_id, &super::proxy::error_data(e))
+        }
     }
 
     /// The consumer cancelled (or went away): tell the upstream and record it.
@@ -650,18 +828,19 @@ impl Flight {
                     return;
                 }
                 if let Some(result) = env.result {
-                    let shallow: Shallow = serde_json::from_str(result.get()).unwrap_or_default();
-                    let code = (shallow.is_error == Some(true)).then_some("mcp.upstream_tool_error");
-                    let res = with_result_type(result.get());
-                    let ev = match masked(&res, secrets) {
-                        Some(res) => {
-                            event(&format!(r#"{{"jsonrpc":"2.0","id":{},"result":{res}}}"#, self.end.consumer_id))
-                        }
-                        None => self.end.response(&CallToolResult::error(vec![rmcp::model::ContentBlock::text(
-                            "mcp.result_withheld: the result carried a credential",
-                        )])),
-                    };
+                    let (ev, code) = self.answer(result.get());
                     self.end.finish(code);
+                    self.answered = true;
+                    self.withdraw_asks();
+                    self.out.push_back(ev);
+                } else if self.end.purpose != Purpose::Call {
+                    // Any other request gets the server's error as the server gave it.
+                    const NONE: &str = r#"{"code":-32603,"message":"the server answered with neither a result nor an error"}"#;
+                    const HIDDEN: &str = r#"{"code":-32603,"message":"hal0's proxy: the server's error carried a credential; withheld"}"#;
+                    let e = env.error.map_or(NONE, |e| e.get());
+                    let e = masked(e, secrets).unwrap_or(Cow::Borrowed(HIDDEN));
+                    let ev = event(&format!(r#"{{"jsonrpc":"2.0","id":{},"error":{e}}}"#, self.end.consumer_id));
+                    self.end.finish(Some("mcp.upstream_error"));
                     self.answered = true;
                     self.withdraw_asks();
                     self.out.push_back(ev);
@@ -678,6 +857,42 @@ impl Flight {
                 }
             }
             (None, None) => {}
+        }
+    }
+
+    /// The consumer's answer carrying the upstream's `result`, shaped for the request's
+    /// purpose and masked, and the code the call's outcome is recorded with.
+    fn answer(&mut self, result: &str) -> (Bytes, Option<&'static str>) {
+        let end = &self.end;
+        let shaped: Option<Cow<str>> = match end.purpose {
+            Purpose::Call | Purpose::TaskResult => Some(with_result_type(result)),
+            Purpose::TaskCall => {
+                if let Some(id) = super::tasks::created(result) {
+                    end.session.note_task(id);
+                }
+                Some(Cow::Borrowed(result))
+            }
+            Purpose::Tools => super::tasks::offered(&end.served.record, &end.wire, result).map(Cow::Owned),
+            Purpose::TaskList => super::tasks::own(&end.session, result).map(Cow::Owned),
+            Purpose::Task => Some(Cow::Borrowed(result)),
+        };
+        let code = match end.purpose {
+            Purpose::Call => {
+                let shallow: Shallow = serde_json::from_str(result).unwrap_or_default();
+                (shallow.is_error == Some(true)).then_some("mcp.upstream_tool_error")
+            }
+            _ => None,
+        };
+        match shaped.and_then(|s| masked(&s, &end.served.secrets).map(Cow::into_owned)) {
+            Some(res) => (event(&format!(r#"{{"jsonrpc":"2.0","id":{},"result":{res}}}"#, end.consumer_id)), code),
+            None => {
+                let e = Error::new(
+                    "mcp.result_withheld",
+                    crate::error::Kind::BadGateway,
+                    "the result carried a credential (or could not be read); hal0 withheld it",
+                );
+                (end.error_answer(&e), Some(e.code))
+            }
         }
     }
 

@@ -20,6 +20,7 @@ pub mod sse_client;
 pub mod ssrf;
 pub mod supervisor;
 pub mod tap;
+pub mod tasks;
 pub mod upstream;
 pub mod view;
 pub mod wire;

@@ -132,6 +132,36 @@ pub fn error_result(e: &Error) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(format!("{}: {}", e.code, crate::redact::redact(&e.message)))])
 }
 
+/// A refusal or failure of a proxied request other than `tools/call`, as an MCP error whose
+/// message starts with the stable code and whose data names it.
+pub fn error_data(e: &Error) -> rmcp::ErrorData {
+    let message = format!("{}: {}", e.code, crate::redact::redact(&e.message));
+    let data = Some(json!({"code": e.code}));
+    match e.kind {
+        Kind::Forbidden | Kind::Invalid | Kind::NotFound => rmcp::ErrorData::invalid_params(message, data),
+        _ => rmcp::ErrorData::internal_error(message, data),
+    }
+}
+
+/// Whether the consumer is shown `tool` (one entry of the server's `tools/list`, as JSON)
+/// under `record`'s policy: allowed ones as they are; gated ones with a note on the wait and
+/// without an output schema (a gated call may answer `pending_approval`, which the schema
+/// does not describe, and clients that validate would reject it); no other.
+pub(super) fn offer_tool(record: &Record, tool: &mut Map<String, Value>) -> bool {
+    let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
+    match record.tools.verdict(name) {
+        Verdict::Allow => true,
+        Verdict::Gated => {
+            let d = tool.get("description").and_then(Value::as_str).unwrap_or("").trim();
+            let d = if d.is_empty() { GATED_NOTE.to_string() } else { format!("{d} {GATED_NOTE}") };
+            tool.insert("description".into(), Value::String(d));
+            tool.remove("outputSchema");
+            true
+        }
+        _ => false,
+    }
+}
+
 /// Replace every resolved secret value of the record found in `result` with the mask.
 fn mask_secrets(result: CallToolResult, secrets: &[String]) -> CallToolResult {
     mask_in(result, secrets).unwrap_or_else(|| {
@@ -193,7 +223,7 @@ impl Proxy {
 
     /// The connection a consumer's request uses: a stdio server's one child (shared), an
     /// http server's upstream session of this consumer session (opened on first use).
-    async fn client(&self, s: &Served, who: &Consumer) -> Result<Arc<upstream::Upstream>> {
+    pub(super) async fn client(&self, s: &Served, who: &Consumer) -> Result<Arc<upstream::Upstream>> {
         if s.record.transport == Transport::Stdio {
             let up = self.pool.client(&s.record, &s.fingerprint, &self.paths).await?;
             up.relay().set_secrets(&s.secrets);
@@ -279,18 +309,9 @@ impl Proxy {
         let all = self.list_upstream(s, who).await?;
         Ok(all
             .into_iter()
-            .filter_map(|mut t| match s.record.tools.verdict(&t.name) {
-                Verdict::Allow => Some(t),
-                Verdict::Gated => {
-                    let d = t.description.as_deref().unwrap_or("").trim().to_string();
-                    t.description =
-                        Some(if d.is_empty() { GATED_NOTE.into() } else { format!("{d} {GATED_NOTE}").into() });
-                    // A gated call may answer `pending_approval`, which the server's output
-                    // schema does not describe; clients that validate would reject it.
-                    t.output_schema = None;
-                    Some(t)
-                }
-                _ => None,
+            .filter_map(|t| {
+                let Ok(Value::Object(mut m)) = serde_json::to_value(&t) else { return None };
+                offer_tool(&s.record, &mut m).then(|| serde_json::from_value(Value::Object(m)).ok()).flatten()
             })
             .collect())
     }

@@ -58,6 +58,11 @@ impl Reply {
     }
 }
 
+/// The names of those `tools` (name, input schema as JSON text) that want parameter headers.
+fn wanting_headers<'t>(tools: impl Iterator<Item = (&'t str, String)>) -> impl Iterator<Item = String> {
+    tools.filter(|(_, schema)| schema.contains("\"x-mcp-header\"")).map(|(n, _)| n.to_string())
+}
+
 fn is_json(headers: &HeaderMap) -> bool {
     headers
         .get(reqwest::header::CONTENT_TYPE)
@@ -113,12 +118,19 @@ impl Wire {
 
     /// Remember which of the server's `tools` want parameter headers.
     pub fn note_tools(&self, tools: &[Tool]) {
-        let set = tools
-            .iter()
-            .filter(|t| serde_json::to_string(&t.input_schema).is_ok_and(|s| s.contains("\"x-mcp-header\"")))
-            .map(|t| t.name.to_string())
-            .collect();
-        *self.param_tools.lock().unwrap_or_else(|p| p.into_inner()) = set;
+        let all = tools.iter().map(|t| (t.name.as_ref(), serde_json::to_string(&t.input_schema).unwrap_or_default()));
+        let mut set = self.param_tools.lock().unwrap_or_else(|p| p.into_inner());
+        *set = wanting_headers(all).collect();
+    }
+
+    /// Add those of one page of the server's `tools/list` answer, as JSON (a page is not
+    /// the whole list, so nothing is forgotten here).
+    pub fn note_listed(&self, tools: &[Value]) {
+        let page = tools.iter().map(|t| {
+            let name = t.get("name").and_then(Value::as_str).unwrap_or("");
+            (name, t.get("inputSchema").map(Value::to_string).unwrap_or_default())
+        });
+        self.param_tools.lock().unwrap_or_else(|p| p.into_inner()).extend(wanting_headers(page));
     }
 
     /// Whether a call of `tool` can go over the wire path exactly as rmcp would send it.
@@ -158,11 +170,11 @@ impl Wire {
         self.http.post(&*self.url).headers(headers).body(body).send().await
     }
 
-    /// Send `tools/call` `body` about `name`: over a connection of this task's own for a
-    /// plain-http upstream, else through reqwest.
-    pub async fn call(&self, body: String, name: &str) -> Result<Sent, super::conn::Failed> {
+    /// Send request `body` of `method` (about `name`): over a connection of this task's own
+    /// for a plain-http upstream, else through reqwest.
+    pub async fn send(&self, body: String, method: &str, name: Option<&str>) -> Result<Sent, super::conn::Failed> {
         use super::conn::Failed;
-        let headers = self.headers_for(Some("tools/call"), Some(name));
+        let headers = self.headers_for(Some(method), name);
         if let Some(pool) = &self.direct {
             let (parts, live) = pool.post(&headers, body).await?;
             return Ok(Sent { status: parts.status, json: is_json(&parts.headers), body: Reply::Direct(live) });

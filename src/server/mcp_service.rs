@@ -70,23 +70,37 @@ fn well_formed(h: &axum::http::HeaderMap) -> bool {
     json && accepted && version
 }
 
+/// What rmcp is to be given: the request, and whether its answer is the `initialize`
+/// result that gets the `tasks` capability ([`crate::registry::tasks`]).
+struct ForRmcp(Request, bool);
+
 /// The wire path's answer to `req`, or `req` back for rmcp.
-async fn wire(state: &AppState, req: Request) -> Result<Answer, Request> {
+async fn wire(state: &AppState, req: Request) -> Result<Answer, ForRmcp> {
     use crate::registry::fast::Answer as Wire;
     let sid = req.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_string);
     let target = req.extensions().get::<crate::mcp::proxy::ProxyTarget>().cloned();
     let post = req.method() == axum::http::Method::POST && well_formed(req.headers());
-    let (Some(sid), Some(target), true) = (sid, target, post) else {
-        return Err(req);
+    let (Some(sid), Some(target), true) = (sid, target.clone(), post) else {
+        let http = target.is_some_and(|t| t.0.record.transport == crate::registry::Transport::StreamableHttp);
+        if !(http && post) {
+            return Err(ForRmcp(req, false));
+        }
+        // A session's first request: is it the `initialize` whose answer declares tasks?
+        let (parts, body) = req.into_parts();
+        let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+            return Err(ForRmcp(Request::from_parts(parts, axum::body::Body::empty()), false));
+        };
+        let init = crate::registry::tasks::is_initialize(&bytes);
+        return Err(ForRmcp(Request::from_parts(parts, axum::body::Body::from(bytes)), init));
     };
     let who = crate::mcp::proxy::who_of(req.extensions().get::<super::guard::Caller>());
     let (parts, body) = req.into_parts();
     // The guard has read the body already: this is a copy out of memory.
     let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
-        return Err(Request::from_parts(parts, axum::body::Body::empty()));
+        return Err(ForRmcp(Request::from_parts(parts, axum::body::Body::empty()), false));
     };
     match state.proxy.wire(&target.0, &sid, &who.identity, &bytes).await {
-        None => Err(Request::from_parts(parts, axum::body::Body::from(bytes))),
+        None => Err(ForRmcp(Request::from_parts(parts, axum::body::Body::from(bytes)), false)),
         Some(Wire::Accepted) => {
             let mut r = axum::response::Response::new(axum::body::Body::empty());
             *r.status_mut() = axum::http::StatusCode::ACCEPTED;
@@ -118,7 +132,15 @@ impl tower_service::Service<Request> for ProxyMount {
         Box::pin(async move {
             match wire(&state, req).await {
                 Ok(answer) => Ok(answer),
-                Err(req) => Ok(svc.handle(req).await.map(axum::body::Body::new)),
+                Err(ForRmcp(req, false)) => Ok(svc.handle(req).await.map(axum::body::Body::new)),
+                Err(ForRmcp(req, true)) => {
+                    use futures::StreamExt;
+                    let answer = svc.handle(req).await.map(axum::body::Body::new);
+                    Ok(answer.map(|b| {
+                        let chunks = b.into_data_stream().map(|c| c.map(crate::registry::tasks::declare_tasks));
+                        axum::body::Body::from_stream(chunks)
+                    }))
+                }
             }
         })
     }

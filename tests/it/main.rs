@@ -34,6 +34,7 @@ mod package;
 mod progress;
 mod proxy;
 mod proxy_protocol;
+mod proxy_tasks;
 mod proxy_wire;
 mod registry;
 mod relay;
