@@ -9,11 +9,13 @@
 //! path does; an upstream that withdraws it has the consumer told.
 //!
 //! The same policy holds as on rmcp's path ([`super::proxy`]): only an `allow`ed tool, the
-//! `started` audit row stored before the call leaves, its outcome after. Whatever the wire
-//! path does not cover is left to rmcp's path, unchanged: gated, blocked and unknown tools,
-//! stdio and legacy-SSE servers, a consumer session's first call (it opens the upstream
-//! session), task-augmented calls, tools whose schema asks for parameter
-//! headers, and every call while OpenTelemetry export is on (the spans live on rmcp's path).
+//! `started` audit row stored before the call leaves, its outcome after. `tools/list`, task-
+//! augmented calls and the `tasks/*` requests ride the same machinery ([`super::tasks`]).
+//! A session's first request opens its upstream session through rmcp's client, as rmcp's
+//! path would. Whatever the wire path does not cover is left to rmcp's path, unchanged:
+//! gated, blocked and unknown tools, stdio and legacy-SSE servers, tools whose schema asks
+//! for parameter headers, and every call while OpenTelemetry export is on (the spans live on
+//! rmcp's path).
 //! A call whose upstream session expired (404) or whose connection failed before the
 //! request went out is carried on rmcp's path, which reconnects.
 
@@ -279,7 +281,11 @@ impl Proxy {
     /// now when the session has none yet (its first request); `None` for a server the wire
     /// path does not reach (stdio, legacy SSE) or one that cannot be reached (rmcp's path
     /// then answers with the reason).
-    pub(super) async fn wire_upstream(&self, served: &Served, session: &Session) -> Option<Arc<super::upstream::Upstream>> {
+    pub(super) async fn wire_upstream(
+        &self,
+        served: &Served,
+        session: &Session,
+    ) -> Option<Arc<super::upstream::Upstream>> {
         if served.record.transport != super::Transport::StreamableHttp {
             return None;
         }
@@ -558,9 +564,10 @@ impl Ending {
             deadline,
             end: self,
         };
-        Ok(Answer::Events(Box::pin(futures::stream::unfold(flight, |mut f| async move {
-            f.next().await.map(|b| (b, f))
-        }))))
+        Ok(Answer::Events(Box::pin(futures::stream::unfold(
+            flight,
+            |mut f| async move { f.next().await.map(|b| (b, f)) },
+        ))))
     }
 
     /// The consumer's answer carrying `res`.
@@ -835,7 +842,8 @@ impl Flight {
                     self.out.push_back(ev);
                 } else if self.end.purpose != Purpose::Call {
                     // Any other request gets the server's error as the server gave it.
-                    const NONE: &str = r#"{"code":-32603,"message":"the server answered with neither a result nor an error"}"#;
+                    const NONE: &str =
+                        r#"{"code":-32603,"message":"the server answered with neither a result nor an error"}"#;
                     const HIDDEN: &str = r#"{"code":-32603,"message":"hal0's proxy: the server's error carried a credential; withheld"}"#;
                     let e = env.error.map_or(NONE, |e| e.get());
                     let e = masked(e, secrets).unwrap_or(Cow::Borrowed(HIDDEN));

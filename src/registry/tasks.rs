@@ -113,13 +113,18 @@ pub fn declare_tasks(chunk: Bytes) -> Bytes {
     Bytes::from(format!("{}{TASKS}{comma}{rest}", &text[..at]))
 }
 
-/// A request of hal0's (`id`) of `method` with the consumer's `params` and the `_meta`
-/// members the upstream's protocol wants; `None` when the params are not an object.
-fn request(id: &str, method: &str, params: Option<&RawValue>, end: &mut Ending, meta: &Map<String, Value>) -> Option<String> {
-    let mut p: Map<String, Value> = match params {
-        Some(p) if p.get() != "null" => serde_json::from_str(p.get()).ok()?,
-        _ => Map::new(),
-    };
+/// A request's `params` as an object (none is an empty one); `None` when they are no object
+/// (rmcp's path then refuses the request).
+fn params_of(params: Option<&RawValue>) -> Option<Map<String, Value>> {
+    match params {
+        Some(p) if p.get() != "null" => serde_json::from_str(p.get()).ok(),
+        _ => Some(Map::new()),
+    }
+}
+
+/// `end`'s request of `method` with the consumer's params `p` (its progress token swapped
+/// for hal0's id) and the `_meta` members the upstream's protocol wants.
+fn request(end: &mut Ending, method: &str, mut p: Map<String, Value>, meta: &Map<String, Value>) -> String {
     let mut m = match p.remove("_meta") {
         Some(Value::Object(m)) => m,
         _ => Map::new(),
@@ -129,7 +134,7 @@ fn request(id: &str, method: &str, params: Option<&RawValue>, end: &mut Ending, 
     if !m.is_empty() {
         p.insert("_meta".into(), Value::Object(m));
     }
-    Some(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": p}).to_string())
+    json!({"jsonrpc": "2.0", "id": end.up_id(), "method": method, "params": p}).to_string()
 }
 
 impl Proxy {
@@ -141,10 +146,11 @@ impl Proxy {
         id: &RawValue,
         params: Option<&RawValue>,
     ) -> Option<Answer> {
+        let p = params_of(params)?;
         let up = self.wire_upstream(served, &session).await?;
         let wire = up.wire.clone()?;
         let mut end = Ending::new(self, served, &wire, &session, Purpose::Tools, "tools/list", id);
-        let body = request(&end.up_id().to_string(), "tools/list", params, &mut end, wire.meta())?;
+        let body = request(&mut end, "tools/list", p, wire.meta());
         match end.carry(body, "tools/list", None).await {
             Ok(answer) => Some(answer),
             // The upstream session expired: rmcp's path reconnects and lists.
@@ -167,13 +173,14 @@ impl Proxy {
         params: Option<&RawValue>,
     ) -> Option<Answer> {
         let refuse = |e: Error| Some(Answer::Events(super::fast::one(rpc_error(id.get(), &error_data(&e)))));
+        let p = params_of(params);
         if method != "tasks/list" {
-            let p: Option<Map<String, Value>> = params.and_then(|p| serde_json::from_str(p.get()).ok());
             let task = p.as_ref().and_then(|p| p.get("taskId")).and_then(Value::as_str);
             if !task.is_some_and(|t| session.made_task(t)) {
                 return refuse(unknown(task));
             }
         }
+        let p = p?;
         let up = self.wire_upstream(served, &session).await?;
         let wire = up.wire.clone()?;
         let purpose = match method {
@@ -182,7 +189,7 @@ impl Proxy {
             _ => Purpose::Task,
         };
         let mut end = Ending::new(self, served, &wire, &session, purpose, method, id);
-        let body = request(&end.up_id().to_string(), method, params, &mut end, wire.meta())?;
+        let body = request(&mut end, method, p, wire.meta());
         match end.carry(body, method, None).await {
             Ok(answer) => Some(answer),
             Err((mut end, ct)) => {

@@ -239,7 +239,9 @@ async fn ids_come_back_as_sent_and_bad_requests_get_rmcps_answer() {
     let r = post(None, init).await.unwrap();
     assert!(r.status().is_success());
     let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
-    r.text().await.unwrap();
+    // Tasks are declared only to a consumer that negotiated 2025-11-25.
+    let text = r.text().await.unwrap();
+    assert!(text.contains("\"capabilities\"") && !text.contains("\"tasks\""), "{text}");
     let r = post(Some(&sid), json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await.unwrap();
     assert_eq!(r.status(), 202);
     post(Some(&sid), json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).await.unwrap().text().await.unwrap();
@@ -274,4 +276,34 @@ async fn ids_come_back_as_sent_and_bad_requests_get_rmcps_answer() {
     let after = scrape(&server, &admin).await;
     assert_eq!(carried(&before, &after, "wire"), 3.0);
     assert_eq!(up.count("echo"), 3);
+
+    // Tasks this session did not create (none, here) are refused by hal0 with a stable
+    // code, whatever the id looks like; nothing reaches the server.
+    for params in [json!({"taskId": "made-up"}), json!({"taskId": 5}), json!({}), json!(null), json!(7)] {
+        for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+            let body = json!({"jsonrpc": "2.0", "id": 20, "method": method, "params": params});
+            let text = post(Some(&sid), body).await.unwrap().text().await.unwrap();
+            let v = answer(&text);
+            assert_eq!(
+                (v["id"].clone(), v["error"]["code"].clone()),
+                (json!(20), json!(-32602)),
+                "{method} {params}: {text}"
+            );
+            assert_eq!(v["error"]["data"]["code"], "mcp.task_unknown", "{method} {params}: {text}");
+        }
+    }
+    // A list goes to the server, which (knowing no tasks) refuses the method; the
+    // consumer gets its error as it gave it. A listing whose params are no object: rmcp's.
+    let body = json!({"jsonrpc": "2.0", "id": 21, "method": "tasks/list"});
+    let text = post(Some(&sid), body).await.unwrap().text().await.unwrap();
+    assert_eq!(answer(&text)["error"]["code"], -32601, "{text}");
+    let body = json!({"jsonrpc": "2.0", "id": 22, "method": "tools/list", "params": 5});
+    let text = post(Some(&sid), body).await.unwrap().text().await.unwrap();
+    assert!(answer(&text)["error"]["code"].is_i64(), "{text}");
+    // A task-augmented call of a tool the policy does not list: refused like any call of it.
+    let body = json!({"jsonrpc": "2.0", "id": 23, "method": "tools/call", "params": {
+        "name": "add", "arguments": {"a": 1, "b": 2}, "task": {"ttl": 1000}}});
+    let text = post(Some(&sid), body).await.unwrap().text().await.unwrap();
+    assert!(text.contains("mcp.unknown_tool"), "{text}");
+    assert_eq!(up.count("add"), 0);
 }
