@@ -245,7 +245,15 @@ impl Proxy {
             return None;
         }
         let msg: Envelope = serde_json::from_slice(body).ok()?;
-        let session = self.fast.wait(session_id).await?;
+        // What rmcp's path cannot serve as asked waits for the session's registration;
+        // anything else does not (a session that ended gets rmcp's 404 at once).
+        let patient = match msg.method.as_deref() {
+            Some("tools/list") => true,
+            Some("tools/call") => msg.params.is_some_and(|p| p.get().contains(r#""task""#)),
+            Some(m) => m.starts_with("tasks/"),
+            None => false,
+        };
+        let session = if patient { self.fast.wait(session_id).await? } else { self.fast.get(session_id)? };
         if session.record_id != served.record.id || session.who.identity != identity {
             return None;
         }
@@ -320,6 +328,15 @@ impl Proxy {
             super::policy::Verdict::Allow => {}
             super::policy::Verdict::Gated if task.is_some() => {
                 let e = super::tasks::gated(&served.record.id, &tool);
+                let args = p.get("arguments").and_then(|a| serde_json::from_str(a.get()).ok());
+                let c = Call {
+                    surface: format!("mcp:proxy/{}", served.record.id),
+                    tool: &tool,
+                    who: &session.who,
+                    args,
+                    policy: format!("policy: {}", super::policy::Verdict::Gated.as_str()),
+                };
+                self.audit(&c, Logged::Refused, Some(e.code), None).await;
                 return Some(Answer::Events(one(rpc_error(id.get(), &super::proxy::error_data(&e)))));
             }
             _ => return None,

@@ -129,4 +129,14 @@ async fn a_gated_tool_is_not_run_as_a_task() {
     assert!(e.contains("mcp.task_gated") && e.contains("hal0 mcp allow ev-gated"), "{v}");
     let inbox = env.json(&["agent", "approvals", "list", "--json"]);
     assert_eq!(inbox.as_array().map(Vec::len), Some(0), "{inbox}");
+    // The refusal is on record with the policy in force.
+    let rows = proxy_rows(&env, "ev-gated");
+    let refused: Vec<&Value> = rows.iter().filter(|r| r["tool"] == TOOL).collect();
+    assert_eq!(refused.len(), 1, "{rows:#?}");
+    assert_eq!(
+        (&refused[0]["verdict"], &refused[0]["result_code"]),
+        (&json!("refused"), &json!("mcp.task_gated")),
+        "{rows:#?}"
+    );
+    assert_eq!(refused[0]["arguments"]["topic"], "rust", "{rows:#?}");
 }
