@@ -7,8 +7,14 @@
 //!    calls interleaved one by one (which goes first alternates), and the added latency
 //!    (proxied minus direct);
 //! 2. `--clients` concurrent clients (each its own MCP session and connection): calls/s and
-//!    p50/p99, direct and proxied, in rounds ordered direct, proxied, proxied, direct so a
-//!    drift in machine load weighs on both alike.
+//!    p50/p99, direct, proxied and through the floor relay, in rounds ordered direct,
+//!    proxied, floor, floor, proxied, direct so a drift in machine load weighs on all alike;
+//!    and the CPU each server process spent per call of its rounds (a steadier figure than
+//!    calls/s on a shared machine).
+//!
+//! The floor relay (`support/floor.rs`, `--floor`) is the cheapest proxy there is: each
+//! request's bytes relayed to the upstream with no MCP, policy, key check or audit. What it
+//! reaches is the most any proxy can reach on the machine the run had.
 //!
 //! The upstream (`RmcpUpstream` of tests/it/support/upstream.rs) runs in its own process: this
 //! example re-executes itself with `--upstream`, so it has its own tokio runtime and threads,
@@ -23,6 +29,8 @@
 
 #[path = "support/child.rs"]
 mod child;
+#[path = "support/floor.rs"]
+mod floor;
 #[path = "support/mod.rs"]
 mod support;
 #[path = "../tests/it/support/upstream.rs"]
@@ -68,6 +76,28 @@ async fn open_warm(url: &str, key: &str, clients: usize, warm: u64) -> Vec<Sessi
     support::open_warm(url, key, clients, warm, ("echo", args_echo(), TEXT)).await
 }
 
+/// One path of the concurrent phase: its URL, the process in its middle, what its rounds saw.
+struct Path {
+    url: String,
+    pid: Option<u32>,
+    lat: Vec<f64>,
+    wall: f64,
+    cpu_ms: f64,
+}
+
+impl Path {
+    fn new(url: &str, pid: Option<u32>) -> Path {
+        Path { url: url.to_string(), pid, lat: Vec::new(), wall: 0.0, cpu_ms: 0.0 }
+    }
+
+    /// Calls/s, p50 and p99 (ms), and the middle process's CPU per call (µs).
+    fn sum(&mut self) -> (f64, f64, f64, Option<f64>) {
+        let n = self.lat.len() as f64;
+        let (p50, p99, _) = stats(&mut self.lat);
+        (n / self.wall, p50, p99, self.pid.map(|_| self.cpu_ms * 1000.0 / n))
+    }
+}
+
 /// p50, p99 and mean of `v` in ms.
 fn stats(v: &mut [f64]) -> (f64, f64, f64) {
     let mean = v.iter().sum::<f64>() / v.len() as f64;
@@ -77,6 +107,9 @@ fn stats(v: &mut [f64]) -> (f64, f64, f64) {
 fn main() {
     if std::env::args().nth(1).as_deref() == Some("--upstream") {
         return child::upstream_main();
+    }
+    if std::env::args().nth(1).as_deref() == Some("--floor") {
+        return floor::main(std::env::args().nth(2).expect("--floor UPSTREAM_URL"));
     }
     let a = child::bench_args("bench_proxy", 10_000, 32, &["--fastmcp"]);
     let fastmcp = a.flags.iter().any(|f| f == "--fastmcp");
@@ -116,7 +149,10 @@ async fn run(bin: String, calls: u64, clients: usize, fastmcp: bool) {
     let out: serde_json::Value = serde_json::from_str(&hal0(&["mcp", "keys", "add", "up", "bench", "--json"])).unwrap();
     let key = out["key"].as_str().unwrap().to_string();
     let (server, base) = support::serve(&bin, &cfg, &state, &[]);
+    let hal0_pid = server.id();
     let server = KillOnDrop(server);
+    let (floor, floor_url, floor_pid) = floor::spawn(&up.url);
+    let up_pid = up._child.as_ref().map(|c| c.0.id());
     let proxied_url = format!("{base}/mcp/proxy/up/mcp");
     // The upstream ignores the Authorization header; the direct path sends the same one.
     let direct_url = up.url.clone();
@@ -144,26 +180,34 @@ async fn run(bin: String, calls: u64, clients: usize, fastmcp: bool) {
     let (d50, d99, dmean) = stats(&mut seq_d);
     let (p50, p99, pmean) = stats(&mut seq_p);
 
-    // 2. Concurrent: rounds direct, proxied, proxied, direct; fresh warmed sessions per round.
+    // 2. Concurrent: rounds direct, proxied, floor, floor, proxied, direct; fresh warmed
+    // sessions per round. The CPU of the process in the middle (the upstream for direct
+    // rounds) is read around each round's calls.
     let per = (calls / clients as u64 / 2).max(1);
     let cwarm = (per / 10).clamp(2, 20);
-    let (mut lat_d, mut lat_p, mut wall_d, mut wall_p) = (Vec::new(), Vec::new(), 0.0, 0.0);
-    for proxied in [false, true, true, false] {
-        let url = if proxied { &proxied_url } else { &direct_url };
-        let sessions = open_warm(url, &key, clients, cwarm).await;
+    let mut paths = [
+        Path::new(&direct_url, up_pid),
+        Path::new(&proxied_url, Some(hal0_pid)),
+        Path::new(&floor_url, Some(floor_pid)),
+    ];
+    for which in [0, 1, 2, 2, 1, 0] {
+        let p = &mut paths[which];
+        let sessions = open_warm(&p.url, &key, clients, cwarm).await;
+        let cpu = p.pid.map(child::cpu_ms);
         let (lat, secs) = support::concurrent(sessions, per, "echo", args_echo(), TEXT).await;
-        if proxied {
-            lat_p.extend(lat);
-            wall_p += secs;
-        } else {
-            lat_d.extend(lat);
-            wall_d += secs;
+        if let (Some(pid), Some(before)) = (p.pid, cpu) {
+            p.cpu_ms += child::cpu_ms(pid) - before;
         }
+        p.lat.extend(lat);
+        p.wall += secs;
     }
-    let (cd50, cd99, _) = stats(&mut lat_d);
-    let (cp50, cp99, _) = stats(&mut lat_p);
-    let (rate_d, rate_p) = (lat_d.len() as f64 / wall_d, lat_p.len() as f64 / wall_p);
-    drop((server, up));
+    let [d, p, f] = paths.map(|mut p| p.sum());
+    let (rate_d, cd50, cd99, _) = d;
+    let (rate_p, cp50, cp99, cpu_hal0) = p;
+    let (rate_f, cf50, cf99, cpu_floor) = f;
+    let cpu_up = d.3;
+    let n = (calls / clients as u64 / 2).max(1) * clients as u64 * 2;
+    drop((server, floor, up));
     let load_end = loadavg();
 
     println!("hal0 MCP proxy overhead: tools/call echo on {upstream_name}, direct vs /mcp/proxy/up/mcp");
@@ -172,11 +216,21 @@ async fn run(bin: String, calls: u64, clients: usize, fastmcp: bool) {
     println!("  direct   p50 {d50:.3} ms  p99 {d99:.3} ms  mean {dmean:.3} ms");
     println!("  proxied  p50 {p50:.3} ms  p99 {p99:.3} ms  mean {pmean:.3} ms");
     println!("  added    p50 {:.3} ms  p99 {:.3} ms  mean {:.3} ms", p50 - d50, p99 - d99, pmean - dmean);
-    let n = lat_d.len();
-    println!("{clients} concurrent clients (own session each), {n} calls per path in rounds D,P,P,D");
+    println!("{clients} concurrent clients (own session each), {n} calls per path in rounds D,P,F,F,P,D");
     println!("  (each round on fresh sessions after {cwarm} warm-up calls per session):");
     println!("  direct   {rate_d:.0} calls/s  p50 {cd50:.3} ms  p99 {cd99:.3} ms");
-    println!("  proxied  {rate_p:.0} calls/s  p50 {cp50:.3} ms  p99 {cp99:.3} ms");
+    println!("  proxied  {rate_p:.0} calls/s  p50 {cp50:.3} ms  p99 {cp99:.3} ms  ({:.2} of direct)", rate_p / rate_d);
+    println!(
+        "  floor    {rate_f:.0} calls/s  p50 {cf50:.3} ms  p99 {cf99:.3} ms  ({:.2} of direct; bytes relayed, nothing else)",
+        rate_f / rate_d
+    );
+    let us = |x: Option<f64>| x.map_or("n/a".to_string(), |v| format!("{v:.0} µs"));
+    println!(
+        "  CPU per call of the process in the middle: upstream {}, hal0 {}, floor relay {}",
+        us(cpu_up),
+        us(cpu_hal0),
+        us(cpu_floor)
+    );
     let r3 = |x: f64| (x * 1000.0).round() / 1000.0;
     let line = json!({
         "bench": "proxy",
@@ -191,9 +245,10 @@ async fn run(bin: String, calls: u64, clients: usize, fastmcp: bool) {
             "added": {"p50_ms": r3(p50 - d50), "p99_ms": r3(p99 - d99), "mean_ms": r3(pmean - dmean)},
         },
         "concurrent": {
-            "calls_per_path": lat_d.len(),
-            "direct": {"calls_per_s": rate_d.round(), "p50_ms": r3(cd50), "p99_ms": r3(cd99)},
-            "proxied": {"calls_per_s": rate_p.round(), "p50_ms": r3(cp50), "p99_ms": r3(cp99)},
+            "calls_per_path": n,
+            "direct": {"calls_per_s": rate_d.round(), "p50_ms": r3(cd50), "p99_ms": r3(cd99), "upstream_cpu_us_per_call": cpu_up.map(f64::round)},
+            "proxied": {"calls_per_s": rate_p.round(), "p50_ms": r3(cp50), "p99_ms": r3(cp99), "hal0_cpu_us_per_call": cpu_hal0.map(f64::round)},
+            "floor": {"calls_per_s": rate_f.round(), "p50_ms": r3(cf50), "p99_ms": r3(cf99), "relay_cpu_us_per_call": cpu_floor.map(f64::round)},
         },
         "loadavg_start": load_start,
         "loadavg_end": load_end,

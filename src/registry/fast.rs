@@ -680,7 +680,7 @@ impl Flight {
                     self.withdraw_asks();
                     continue;
                 }
-                self.drain().await;
+                self.drain();
                 return None;
             }
             let chunk = tokio::select! {
@@ -745,13 +745,26 @@ impl Flight {
 
     /// After the answer: read what is left of the upstream's body (an SSE stream ends right
     /// after its answer), so the connection can serve the next call; not for long, and not
-    /// when the call was cancelled or failed (then the connection is closed instead).
-    async fn drain(&mut self) {
+    /// when the call was cancelled or failed (then the connection is closed instead). What
+    /// has arrived is read here; the rest by a task of its own, so the consumer's answer
+    /// ends now (its last event and the end of the stream leave together).
+    fn drain(&mut self) {
+        use futures::FutureExt;
         if self.ended || !self.answered {
             return;
         }
-        let _ = tokio::time::timeout(DRAIN, async { while let Ok(Some(_)) = self.body.chunk().await {} }).await;
         self.ended = true;
+        loop {
+            match self.body.chunk().now_or_never() {
+                Some(Ok(Some(_))) => {}
+                Some(_) => return,
+                None => break,
+            }
+        }
+        let mut body = std::mem::replace(&mut self.body, super::wire::Reply::Gone);
+        tokio::spawn(async move {
+            let _ = tokio::time::timeout(DRAIN, async { while let Ok(Some(_)) = body.chunk().await {} }).await;
+        });
     }
 
     /// The upstream's request `method` (its id `id`) during the call: put to the consumer

@@ -46,6 +46,8 @@ pub struct Sent {
 pub enum Reply {
     Direct(super::conn::Live),
     Reqwest(reqwest::Response),
+    /// Handed to whoever reads the rest (an empty body here).
+    Gone,
 }
 
 impl Reply {
@@ -54,6 +56,7 @@ impl Reply {
         match self {
             Reply::Direct(l) => l.chunk().await,
             Reply::Reqwest(r) => r.chunk().await.map_err(|e| crate::outbound::chain(&e)),
+            Reply::Gone => Ok(None),
         }
     }
 }
