@@ -4,35 +4,12 @@
 // prompts and completion through the policy.
 // usage: HAL0_TS_SDK=<sdk package dir> node proxy_protocol.mjs URL KEY
 // Prints one JSON object with what each step saw.
-import path from "node:path";
-import { pathToFileURL } from "node:url";
+import { attempt, connect as connectTo, load, text } from "./ts_client.mjs";
 
-const load = (p) => import(pathToFileURL(path.join(process.env.HAL0_TS_SDK, "dist/esm", p)).href);
-const { Client } = await load("client/index.js");
-const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
 const { CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema } = await load("types.js");
 
 const [url, key] = process.argv.slice(2);
-
-async function connect(name, capabilities) {
-  const transport = new StreamableHTTPClientTransport(new URL(url), {
-    requestInit: { headers: { Authorization: `Bearer ${key}` } },
-  });
-  const client = new Client({ name, version: "0" }, { capabilities });
-  await client.connect(transport);
-  return client;
-}
-
-/// Run `f`; its value, or the error's message and code.
-async function attempt(f) {
-  try {
-    return { ok: await f() };
-  } catch (e) {
-    return { error: String(e?.message ?? e), code: e?.code ?? null };
-  }
-}
-
-const text = (r) => (r?.content ?? []).map((c) => c.text ?? "").join("");
+const connect = (name, capabilities) => connectTo(url, key, name, capabilities);
 const out = {};
 
 const sampler = await connect("hal0-proxy-sampler", { sampling: {}, elicitation: {} });

@@ -7,36 +7,13 @@
 // usage: HAL0_TS_SDK=<sdk package dir> node proxy_tasks.mjs URL KEY [gated]
 // With `gated` (the tool is gated): only the listing and one task-augmented call.
 // Prints one JSON object with what each step saw.
-import path from "node:path";
-import { pathToFileURL } from "node:url";
+import { attempt, connect as connectTo, load, text } from "./ts_client.mjs";
 
-const load = (p) => import(pathToFileURL(path.join(process.env.HAL0_TS_SDK, "dist/esm", p)).href);
-const { Client } = await load("client/index.js");
-const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
 const { ElicitRequestSchema } = await load("types.js");
 
 const [url, key, mode] = process.argv.slice(2);
 const TOOL = "simulate-research-query";
-
-async function connect(name, capabilities) {
-  const transport = new StreamableHTTPClientTransport(new URL(url), {
-    requestInit: { headers: { Authorization: `Bearer ${key}` } },
-  });
-  const client = new Client({ name, version: "0" }, { capabilities });
-  await client.connect(transport);
-  return client;
-}
-
-/// Run `f`; its value, or the error's message and code.
-async function attempt(f) {
-  try {
-    return { ok: await f() };
-  } catch (e) {
-    return { error: String(e?.message ?? e), code: e?.code ?? null };
-  }
-}
-
-const text = (r) => (r?.content ?? []).map((c) => c.text ?? "").join("");
+const connect = (name, capabilities) => connectTo(url, key, name, capabilities);
 
 /// The messages of one `callToolStream` of the research tool, in order (at most `limit`).
 async function stream(client, args, limit = 1000) {

@@ -42,14 +42,23 @@ fn everything_policy(env: &Env, id: &str) {
 
 /// Run `tests/external/proxy_protocol.mjs` against `/mcp/proxy/<id>/mcp` of `server`.
 async fn run_script(env: &Env, server: &Server, id: &str) -> Value {
+    run_node(env, server, id, "proxy_protocol.mjs", &[]).await
+}
+
+/// Run TypeScript SDK script `tests/external/<script>` against `/mcp/proxy/<id>/mcp` of
+/// `server` with a fresh consumer key (and `extra` arguments): the JSON it prints.
+pub(crate) async fn run_node(env: &Env, server: &Server, id: &str, script: &str, extra: &[&str]) -> Value {
     let sdk = repo().join(".tools/node/node_modules/@modelcontextprotocol/sdk");
     assert!(sdk.exists(), "the TypeScript SDK comes with server-everything from tests/external/setup.sh");
     let key = key_for(env, id, "ts");
     let url = server.url(&format!("/mcp/proxy/{id}/mcp"));
+    let (script, extra): (PathBuf, Vec<String>) =
+        (repo().join("tests/external").join(script), extra.iter().map(|s| s.to_string()).collect());
     let out = tokio::task::spawn_blocking(move || {
         std::process::Command::new("node")
-            .arg(repo().join("tests/external/proxy_protocol.mjs"))
+            .arg(script)
             .args([&url, &key])
+            .args(&extra)
             .env("HAL0_TS_SDK", sdk)
             .output()
             .expect("node")

@@ -2,40 +2,16 @@
 //! (`tests/external/proxy_tasks.mjs`) as the consumer of server-everything's
 //! `simulate-research-query` (a tool that requires a task), over streamable HTTP.
 
-use crate::proxy::{key_for, proxy_rows};
+use crate::proxy::proxy_rows;
 use crate::support::upstream::Everything;
 use crate::support::*;
 use serde_json::{Value, json};
-use std::path::PathBuf;
-
 const TOOL: &str = "simulate-research-query";
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// Run `tests/external/proxy_tasks.mjs` (with `extra` arguments) against
 /// `/mcp/proxy/<id>/mcp` of `server`.
 async fn run_script(env: &Env, server: &Server, id: &str, extra: &[&str]) -> Value {
-    let sdk = repo().join(".tools/node/node_modules/@modelcontextprotocol/sdk");
-    assert!(sdk.exists(), "the TypeScript SDK comes with server-everything from tests/external/setup.sh");
-    let key = key_for(env, id, "ts-tasks");
-    let url = server.url(&format!("/mcp/proxy/{id}/mcp"));
-    let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
-    let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new("node")
-            .arg(repo().join("tests/external/proxy_tasks.mjs"))
-            .args([&url, &key])
-            .args(&extra)
-            .env("HAL0_TS_SDK", sdk)
-            .output()
-            .expect("node")
-    })
-    .await
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "node failed: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+    crate::proxy_protocol::run_node(env, server, id, "proxy_tasks.mjs", extra).await
 }
 
 /// The types of a stream's messages, in order, with repeated statuses folded.
