@@ -146,7 +146,9 @@ pub fn error_data(e: &Error) -> rmcp::ErrorData {
 /// Whether the consumer is shown `tool` (one entry of the server's `tools/list`, as JSON)
 /// under `record`'s policy: allowed ones as they are; gated ones with a note on the wait and
 /// without an output schema (a gated call may answer `pending_approval`, which the schema
-/// does not describe, and clients that validate would reject it); no other.
+/// does not describe, and clients that validate would reject it), and without an optional
+/// task support (a gated tool is not run as a task, so the consumer calls it plainly; one
+/// that requires a task keeps saying so, and its call is refused at once); no other.
 pub(super) fn offer_tool(record: &Record, tool: &mut Map<String, Value>) -> bool {
     let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
     match record.tools.verdict(name) {
@@ -156,6 +158,10 @@ pub(super) fn offer_tool(record: &Record, tool: &mut Map<String, Value>) -> bool
             let d = if d.is_empty() { GATED_NOTE.to_string() } else { format!("{d} {GATED_NOTE}") };
             tool.insert("description".into(), Value::String(d));
             tool.remove("outputSchema");
+            let support = tool.get("execution").and_then(|e| e.get("taskSupport")).and_then(Value::as_str);
+            if support == Some("optional") {
+                tool.remove("execution");
+            }
             true
         }
         _ => false,

@@ -229,6 +229,45 @@ mod tests {
     }
 
     #[test]
+    fn a_listing_shows_what_the_policy_offers_as_the_server_described_it() {
+        let mut r =
+            Record::new("ev", "Everything", "http://127.0.0.1:9/mcp", crate::registry::Transport::StreamableHttp);
+        r.tools.allow = vec!["research".into()];
+        r.tools.gated = vec!["maybe".into(), "must".into()];
+        let wire = Wire::new(
+            "http://127.0.0.1:9/mcp",
+            reqwest::Client::new(),
+            &Default::default(),
+            Default::default(),
+            &rmcp::model::ProtocolVersion::V_2025_06_18,
+            &Default::default(),
+        )
+        .unwrap();
+        let task = |support: &str| json!({"taskSupport": support});
+        let listed = json!({"nextCursor": "c2", "tools": [
+            {"name": "research", "inputSchema": {"type": "object"}, "execution": task("required"), "icons": [{"src": "x"}]},
+            {"name": "maybe", "description": "Maybe.", "inputSchema": {"type": "object"}, "execution": task("optional"),
+             "outputSchema": {"type": "object"}},
+            {"name": "must", "inputSchema": {"type": "object"}, "execution": task("required")},
+            {"name": "hidden", "inputSchema": {"type": "object"}},
+            "not a tool",
+        ]});
+        let out: Value = serde_json::from_str(&offered(&r, &wire, &listed.to_string()).unwrap()).unwrap();
+        assert_eq!(out["nextCursor"], "c2");
+        let tools = out["tools"].as_array().unwrap();
+        let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["research", "maybe", "must"]);
+        // Allowed: untouched, fields hal0 does not model included.
+        assert_eq!(tools[0], listed["tools"][0]);
+        // Gated: the note, no output schema, optional task support dropped, required kept.
+        assert!(tools[1]["description"].as_str().unwrap().starts_with("Maybe. (hal0:"), "{out}");
+        assert!(tools[1].get("outputSchema").is_none() && tools[1].get("execution").is_none(), "{out}");
+        assert_eq!(tools[2]["execution"]["taskSupport"], "required");
+        assert!(offered(&r, &wire, r#"{"tools": 5}"#).is_none());
+        assert!(offered(&r, &wire, "[]").is_none());
+    }
+
+    #[test]
     fn a_created_task_is_read_from_the_result() {
         assert_eq!(created(r#"{"task":{"taskId":"t-1","status":"working"}}"#).as_deref(), Some("t-1"));
         assert_eq!(created(r#"{"content":[]}"#), None);

@@ -82,7 +82,10 @@ async fn wire(state: &AppState, req: Request) -> Result<Answer, ForRmcp> {
     let post = req.method() == axum::http::Method::POST && well_formed(req.headers());
     let (Some(sid), Some(target), true) = (sid, target.clone(), post) else {
         let http = target.is_some_and(|t| t.0.record.transport == crate::registry::Transport::StreamableHttp);
-        if !(http && post) {
+        // A request of a protocol without sessions names its version; an `initialize` of
+        // 2025-11-25 names none, or that one.
+        let version = req.headers().get("mcp-protocol-version").and_then(|v| v.to_str().ok());
+        if !(http && post && version.is_none_or(|v| v == "2025-11-25")) {
             return Err(ForRmcp(req, false));
         }
         // A session's first request: is it the `initialize` whose answer declares tasks?
