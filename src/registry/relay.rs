@@ -416,12 +416,17 @@ impl Service<RoleClient> for Relay {
                 }
                 (self.owner_for(Some(&n.params.uri)), ServerNotification::ResourceUpdatedNotification(n))
             }
+            // A task's status (protocol 2025-11-25): the tasks of this upstream session are
+            // its consumer's (a stdio server's shared connection has no owner).
+            ServerNotification::CustomNotification(n) if n.method == "notifications/tasks/status" => {
+                (self.owner_for(None), ServerNotification::CustomNotification(n))
+            }
             n @ (ServerNotification::LoggingMessageNotification(_)
             | ServerNotification::ResourceListChangedNotification(_)
             | ServerNotification::ToolListChangedNotification(_)
             | ServerNotification::PromptListChangedNotification(_)) => (self.owner_for(None), n),
-            // Cancellation of the upstream's own requests, task status and custom
-            // notifications are not relayed.
+            // Cancellation of the upstream's own requests, SEP-2663 task status and other
+            // custom notifications are not relayed.
             _ => return Ok(()),
         };
         if let (Some(to), Some(n)) = (to, self.masked(n)) {

@@ -9,7 +9,7 @@
 // Prints one JSON object with what each step saw.
 import { attempt, connect as connectTo, load, text } from "./ts_client.mjs";
 
-const { ElicitRequestSchema } = await load("types.js");
+const { ElicitRequestSchema, TaskStatusNotificationSchema } = await load("types.js");
 
 const [url, key, mode] = process.argv.slice(2);
 const TOOL = "simulate-research-query";
@@ -38,6 +38,9 @@ client.setRequestHandler(ElicitRequestSchema, async (req) => {
   elicited.push(req.params.message);
   return { action: "accept", content: { interpretation: "historical" } };
 });
+const statuses = [];
+client.setNotificationHandler(TaskStatusNotificationSchema, (n) =>
+  statuses.push({ taskId: n.params.taskId, status: n.params.status }));
 out.server_tasks = client.getServerCapabilities()?.tasks ?? null;
 const tools = (await client.listTools()).tools;
 out.execution = Object.fromEntries(tools.map((t) => [t.name, t.execution?.taskSupport ?? null]));
@@ -66,6 +69,8 @@ const started = await stream(client, { topic: "go" }, 1);
 const doomed = started[0]?.taskId;
 out.cancel = await attempt(async () => (await client.experimental.tasks.cancelTask(doomed)).status);
 out.after_cancel = await attempt(async () => (await client.experimental.tasks.getTask(doomed)).status);
+
+out.statuses = statuses;
 
 // Another session (the same key): none of these tasks are its own.
 const other = await connect("hal0-tasks-other", {});

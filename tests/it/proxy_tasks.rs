@@ -62,6 +62,13 @@ async fn typescript_sdk_runs_tasks_through_the_proxy() {
     assert_eq!(last["type"], "result", "{v}");
     assert!(last["text"].as_str().unwrap().contains("python (historical)"), "{v}");
 
+    // The server's status notifications reached the session whose tasks they are.
+    let research_id = &research[0]["taskId"];
+    let told = |status: &str| {
+        v["statuses"].as_array().unwrap().iter().any(|s| &s["taskId"] == research_id && s["status"] == status)
+    };
+    assert!(told("working") && told("completed"), "{v}");
+
     // The session's own tasks are listed; an id it did not create is refused by hal0.
     let mine: Vec<&Value> = v["my_tasks"].as_array().unwrap().iter().collect();
     assert_eq!(mine.len(), 2, "{v}");
