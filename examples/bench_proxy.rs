@@ -3,9 +3,9 @@
 //! proxy, in the same run, by the same client code (`support::Session`, a raw MCP session over
 //! reqwest, one connection per session):
 //!
-//! 1. sequential latency p50/p99: one direct and one proxied session, warmed up, then the
-//!    calls interleaved one by one (which goes first alternates), and the added latency
-//!    (proxied minus direct);
+//! 1. sequential latency p50/p99: one direct, one proxied and one floor-relay session,
+//!    warmed up, then the calls interleaved one by one (which goes first rotates), and the
+//!    added latency (proxied minus direct, floor minus direct);
 //! 2. `--clients` concurrent clients (each its own MCP session and connection): calls/s and
 //!    p50/p99, direct, proxied and through the floor relay, in rounds ordered direct,
 //!    proxied, floor, floor, proxied, direct so a drift in machine load weighs on all alike;
@@ -157,28 +157,31 @@ async fn run(bin: String, calls: u64, clients: usize, fastmcp: bool) {
     // The upstream ignores the Authorization header; the direct path sends the same one.
     let direct_url = up.url.clone();
 
-    // 1. Sequential: one session per path, interleaved call by call.
+    // 1. Sequential: one session per path, interleaved call by call (the order of the three
+    // turns a step each call, so none always goes first).
     let warm = (calls / 10).clamp(20, 500);
-    let d = Session::open(&direct_url, &key).await;
-    let p = Session::open(&proxied_url, &key).await;
+    let sessions = [
+        Session::open(&direct_url, &key).await,
+        Session::open(&proxied_url, &key).await,
+        Session::open(&floor_url, &key).await,
+    ];
     for i in 0..warm {
-        echo(&d, i).await;
-        echo(&p, i).await;
-    }
-    let (mut seq_d, mut seq_p) = (Vec::with_capacity(calls as usize), Vec::with_capacity(calls as usize));
-    for i in 0..calls {
-        let id = warm + i;
-        if i % 2 == 0 {
-            seq_d.push(echo(&d, id).await);
-            seq_p.push(echo(&p, id).await);
-        } else {
-            seq_p.push(echo(&p, id).await);
-            seq_d.push(echo(&d, id).await);
+        for s in &sessions {
+            echo(s, i).await;
         }
     }
-    drop((d, p));
+    let mut seq: [Vec<f64>; 3] = std::array::from_fn(|_| Vec::with_capacity(calls as usize));
+    for i in 0..calls {
+        for k in 0..3 {
+            let which = (i as usize + k) % 3;
+            seq[which].push(echo(&sessions[which], warm + i).await);
+        }
+    }
+    drop(sessions);
+    let [mut seq_d, mut seq_p, mut seq_f] = seq;
     let (d50, d99, dmean) = stats(&mut seq_d);
     let (p50, p99, pmean) = stats(&mut seq_p);
+    let (f50, f99, fmean) = stats(&mut seq_f);
 
     // 2. Concurrent: rounds direct, proxied, floor, floor, proxied, direct; fresh warmed
     // sessions per round. The CPU of the process in the middle (the upstream for direct
@@ -216,6 +219,8 @@ async fn run(bin: String, calls: u64, clients: usize, fastmcp: bool) {
     println!("  direct   p50 {d50:.3} ms  p99 {d99:.3} ms  mean {dmean:.3} ms");
     println!("  proxied  p50 {p50:.3} ms  p99 {p99:.3} ms  mean {pmean:.3} ms");
     println!("  added    p50 {:.3} ms  p99 {:.3} ms  mean {:.3} ms", p50 - d50, p99 - d99, pmean - dmean);
+    println!("  floor    p50 {f50:.3} ms  p99 {f99:.3} ms  mean {fmean:.3} ms");
+    println!("  floor added p50 {:.3} ms  p99 {:.3} ms  mean {:.3} ms", f50 - d50, f99 - d99, fmean - dmean);
     println!("{clients} concurrent clients (own session each), {n} calls per path in rounds D,P,F,F,P,D");
     println!("  (each round on fresh sessions after {cwarm} warm-up calls per session):");
     println!("  direct   {rate_d:.0} calls/s  p50 {cd50:.3} ms  p99 {cd99:.3} ms");
@@ -243,6 +248,8 @@ async fn run(bin: String, calls: u64, clients: usize, fastmcp: bool) {
             "direct": {"p50_ms": r3(d50), "p99_ms": r3(d99), "mean_ms": r3(dmean)},
             "proxied": {"p50_ms": r3(p50), "p99_ms": r3(p99), "mean_ms": r3(pmean)},
             "added": {"p50_ms": r3(p50 - d50), "p99_ms": r3(p99 - d99), "mean_ms": r3(pmean - dmean)},
+            "floor": {"p50_ms": r3(f50), "p99_ms": r3(f99), "mean_ms": r3(fmean)},
+            "floor_added": {"p50_ms": r3(f50 - d50), "p99_ms": r3(f99 - d99), "mean_ms": r3(fmean - dmean)},
         },
         "concurrent": {
             "calls_per_path": n,
