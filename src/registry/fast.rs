@@ -297,16 +297,12 @@ impl Proxy {
         if served.record.transport != super::Transport::StreamableHttp {
             return None;
         }
-        {
-            let link = session.link.0.lock().await;
-            if let Some((fp, up)) = link.get(&served.record.id)
-                && *fp == served.fingerprint
-                && !up.client.is_closed()
-            {
-                return up.wire.is_some().then(|| up.clone());
-            }
-        }
-        let up = self.client(served, &session.consumer(None, CancellationToken::new())).await.ok()?;
+        // The common case without building a consumer for `client`, which checks the same.
+        let now = super::proxy::current(&*session.link.0.lock().await, served);
+        let up = match now {
+            Some(up) => up,
+            None => self.client(served, &session.consumer(None, CancellationToken::new())).await.ok()?,
+        };
         up.wire.is_some().then_some(up)
     }
 
@@ -324,26 +320,9 @@ impl Proxy {
         let name_raw = p.get("name")?;
         let tool: String = serde_json::from_str(name_raw.get()).ok()?;
         let task = p.get("task").filter(|t| t.get() != "null");
-        match served.record.tools.verdict(&tool) {
-            super::policy::Verdict::Allow => {}
-            super::policy::Verdict::Gated if task.is_some() => {
-                let e = super::tasks::gated(&served.record.id, &tool);
-                let args = p.get("arguments").and_then(|a| serde_json::from_str(a.get()).ok());
-                let c = Call {
-                    surface: format!("mcp:proxy/{}", served.record.id),
-                    tool: &tool,
-                    who: &session.who,
-                    args,
-                    policy: format!("policy: {}", super::policy::Verdict::Gated.as_str()),
-                };
-                self.audit(&c, Logged::Refused, Some(e.code), None).await;
-                return Some(Answer::Events(one(rpc_error(id.get(), &super::proxy::error_data(&e)))));
-            }
-            _ => return None,
-        }
-        let up = self.wire_upstream(served, &session).await?;
-        let wire = up.wire.clone()?;
-        if !wire.carries(&tool) {
+        let verdict = served.record.tools.verdict(&tool);
+        let gated_task = verdict == super::policy::Verdict::Gated && task.is_some();
+        if verdict != super::policy::Verdict::Allow && !gated_task {
             return None;
         }
         let args_raw = p.get("arguments").filter(|a| a.get() != "null");
@@ -351,6 +330,23 @@ impl Proxy {
             Some(a) => Some(serde_json::from_str(a.get()).ok()?),
             None => None,
         };
+        let c = Call {
+            surface: format!("mcp:proxy/{}", served.record.id),
+            tool: &tool,
+            who: &session.who,
+            args,
+            policy: format!("policy: {}", verdict.as_str()),
+        };
+        if gated_task {
+            let e = super::tasks::gated(&served.record.id, &tool);
+            self.audit(&c, Logged::Refused, Some(e.code), None).await;
+            return Some(refused(id, &e));
+        }
+        let up = self.wire_upstream(served, &session).await?;
+        let wire = up.wire.clone()?;
+        if !wire.carries(&tool) {
+            return None;
+        }
         let mut meta: Map<String, Value> = match p.get("_meta") {
             Some(m) => serde_json::from_str(m.get()).ok()?,
             None => Map::new(),
@@ -381,14 +377,6 @@ impl Proxy {
         }
         body.push_str("}}");
 
-        let who = session.who.clone();
-        let c = Call {
-            surface: format!("mcp:proxy/{}", served.record.id),
-            tool: &tool,
-            who: &who,
-            args,
-            policy: format!("policy: {}", super::policy::Verdict::Allow.as_str()),
-        };
         end.entry = match self.begin(&c).await {
             Ok(e) => e,
             Err(e) => {
@@ -424,6 +412,11 @@ impl Proxy {
 
 pub(super) fn one(b: Bytes) -> BoxStream<'static, Bytes> {
     Box::pin(futures::stream::once(std::future::ready(b)))
+}
+
+/// `e` as the whole answer to the consumer's request `id`, refused before anything was sent.
+pub(super) fn refused(id: &RawValue, e: &Error) -> Answer {
+    Answer::Events(one(rpc_error(id.get(), &super::proxy::error_data(e))))
 }
 
 /// The consumer's JSON-RPC error answer to its request `id` (JSON text).

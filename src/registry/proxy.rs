@@ -85,6 +85,16 @@ pub struct Consumer {
 #[derive(Default)]
 pub struct Link(pub(super) tokio::sync::Mutex<HashMap<String, (String, Arc<upstream::Upstream>)>>);
 
+/// The upstream session of `s` in a locked [`Link`], while it is current: opened for the
+/// record as it is now (same fingerprint) and not closed.
+pub(super) fn current(
+    link: &HashMap<String, (String, Arc<upstream::Upstream>)>,
+    s: &Served,
+) -> Option<Arc<upstream::Upstream>> {
+    let (fp, up) = link.get(&s.record.id)?;
+    (*fp == s.fingerprint && !up.client.is_closed()).then(|| up.clone())
+}
+
 /// Who is calling through the proxy.
 #[derive(Debug, Clone)]
 pub struct Who {
@@ -236,11 +246,8 @@ impl Proxy {
             return Ok(up);
         }
         let mut link = who.link.0.lock().await;
-        if let Some((fp, up)) = link.get(&s.record.id)
-            && *fp == s.fingerprint
-            && !up.client.is_closed()
-        {
-            return Ok(up.clone());
+        if let Some(up) = current(&link, s) {
+            return Ok(up);
         }
         // A server that just refused a connect is not tried again by every request.
         self.pool.recent_failure(&s.record.id, &s.fingerprint)?;

@@ -17,9 +17,10 @@
 //! task's life would have to be joined), stdio and legacy-SSE servers (rmcp's path drops
 //! `task`), and the SEP-2663 tasks of protocol 2026-07-28.
 
-use super::fast::{Answer, Ending, Purpose, Session, rpc_error};
-use super::proxy::{Proxy, Served, error_data, offer_tool, upstream_error};
+use super::fast::{Answer, Ending, Purpose, Session, refused};
+use super::proxy::{Proxy, Served, offer_tool, upstream_error};
 use super::record::Record;
+use super::upstream::Upstream;
 use super::wire::Wire;
 use crate::error::{Error, Kind};
 use axum::body::Bytes;
@@ -137,7 +138,28 @@ fn request(end: &mut Ending, method: &str, mut p: Map<String, Value>, meta: &Map
     json!({"jsonrpc": "2.0", "id": end.up_id(), "method": method, "params": p}).to_string()
 }
 
+/// A request of the consumer sent on the wire path, and the upstream session it went to.
+type Sent = (Result<Answer, (Ending, tokio_util::sync::CancellationToken)>, Arc<Upstream>);
+
 impl Proxy {
+    /// Send the consumer's request `id` of `method` with params `p` (for `purpose`) to the
+    /// session's upstream session; `None` when the wire path cannot reach the server.
+    async fn send(
+        &self,
+        served: &Arc<Served>,
+        session: &Arc<Session>,
+        purpose: Purpose,
+        method: &str,
+        id: &RawValue,
+        p: Map<String, Value>,
+    ) -> Option<Sent> {
+        let up = self.wire_upstream(served, session).await?;
+        let wire = up.wire.clone()?;
+        let mut end = Ending::new(self, served, &wire, session, purpose, method, id);
+        let body = request(&mut end, method, p, wire.meta());
+        Some((end.carry(body, method, None).await, up))
+    }
+
     /// `tools/list` on the wire path; `None` leaves it to rmcp's path.
     pub(super) async fn wire_list(
         &self,
@@ -147,11 +169,8 @@ impl Proxy {
         params: Option<&RawValue>,
     ) -> Option<Answer> {
         let p = params_of(params)?;
-        let up = self.wire_upstream(served, &session).await?;
-        let wire = up.wire.clone()?;
-        let mut end = Ending::new(self, served, &wire, &session, Purpose::Tools, "tools/list", id);
-        let body = request(&mut end, "tools/list", p, wire.meta());
-        match end.carry(body, "tools/list", None).await {
+        let (sent, up) = self.send(served, &session, Purpose::Tools, "tools/list", id, p).await?;
+        match sent {
             Ok(answer) => Some(answer),
             // The upstream session expired: rmcp's path reconnects and lists.
             Err((mut end, ct)) => {
@@ -172,25 +191,20 @@ impl Proxy {
         id: &RawValue,
         params: Option<&RawValue>,
     ) -> Option<Answer> {
-        let refuse = |e: Error| Some(Answer::Events(super::fast::one(rpc_error(id.get(), &error_data(&e)))));
         let p = params_of(params);
         if method != "tasks/list" {
             let task = p.as_ref().and_then(|p| p.get("taskId")).and_then(Value::as_str);
             if !task.is_some_and(|t| session.made_task(t)) {
-                return refuse(unknown(task));
+                return Some(refused(id, &unknown(task)));
             }
         }
-        let p = p?;
-        let up = self.wire_upstream(served, &session).await?;
-        let wire = up.wire.clone()?;
         let purpose = match method {
             "tasks/result" => Purpose::TaskResult,
             "tasks/list" => Purpose::TaskList,
             _ => Purpose::Task,
         };
-        let mut end = Ending::new(self, served, &wire, &session, purpose, method, id);
-        let body = request(&mut end, method, p, wire.meta());
-        match end.carry(body, method, None).await {
+        let (sent, up) = self.send(served, &session, purpose, method, id, p?).await?;
+        match sent {
             Ok(answer) => Some(answer),
             Err((mut end, ct)) => {
                 self.drop_client(served, &session.consumer(None, ct), &up).await;

@@ -29,14 +29,22 @@ fn shape(messages: &Value) -> Vec<String> {
     out
 }
 
+/// server-everything installed as `id` under `policy` (`(verb, tool)`: `hal0 mcp VERB id
+/// TOOL`), and hal0 serving it; `None` when tests/external/setup.sh has not run.
+fn serve_everything(id: &str, policy: &[(&str, &str)]) -> Option<(Everything, Env, Server)> {
+    let up = Everything::start()?;
+    let env = Env::new();
+    env.ok(&["mcp", "install", &up.url(), "--id", id]);
+    for (verb, tool) in policy {
+        env.ok(&["mcp", verb, id, tool]);
+    }
+    let server = env.serve();
+    Some((up, env, server))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typescript_sdk_runs_tasks_through_the_proxy() {
-    let Some(up) = Everything::start() else { return };
-    let env = Env::new();
-    env.ok(&["mcp", "install", &up.url(), "--id", "ev-tasks"]);
-    env.ok(&["mcp", "allow", "ev-tasks", TOOL]);
-    env.ok(&["mcp", "allow", "ev-tasks", "echo"]);
-    let server = env.serve();
+    let Some((_up, env, server)) = serve_everything("ev-tasks", &[("allow", TOOL), ("allow", "echo")]) else { return };
     let v = run_script(&env, &server, "ev-tasks", &[]).await;
 
     // The proxy declares tasks, and the tool keeps its `execution` through the listing,
@@ -98,11 +106,7 @@ async fn typescript_sdk_runs_tasks_through_the_proxy() {
 /// anything reaches the server or the approvals inbox.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gated_tool_is_not_run_as_a_task() {
-    let Some(up) = Everything::start() else { return };
-    let env = Env::new();
-    env.ok(&["mcp", "install", &up.url(), "--id", "ev-gated"]);
-    env.ok(&["mcp", "gate", "ev-gated", TOOL]);
-    let server = env.serve();
+    let Some((_up, env, server)) = serve_everything("ev-gated", &[("gate", TOOL)]) else { return };
     let v = run_script(&env, &server, "ev-gated", &["gated"]).await;
     assert_eq!(v["execution"], json!({TOOL: "required"}), "{v}");
     let gated = v["gated"].as_array().unwrap();
