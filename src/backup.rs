@@ -101,7 +101,8 @@ fn copy_store(db: &Path, to: &Path) -> Result<i64> {
     let unavailable = |e: rusqlite::Error| {
         Error::unavailable("store.unavailable", format!("cannot copy the store {}: {e}", db.display()))
     };
-    let src = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(unavailable)?;
+    let src = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NOFOLLOW)
+        .map_err(unavailable)?;
     src.busy_timeout(std::time::Duration::from_secs(5)).map_err(unavailable)?;
     {
         // Created 0600 before SQLite opens it.
@@ -169,7 +170,10 @@ pub fn create(paths: &Paths, out: &Path) -> Result<Made> {
         let mut files = Vec::new();
         for rel in config_files(&paths.config_dir)? {
             let p = paths.config_dir.join(&rel);
-            let bytes = fs::read(&p).map_err(|e| Error::io("fs.read_failed", "read", &p, e))?;
+            // Without following a link swapped in since the listing (root must not copy
+            // what it points to into an archive the daemon user can read).
+            let bytes = crate::paths::read_optional_bytes(&p)?
+                .ok_or_else(|| Error::io("fs.read_failed", "read", &p, std::io::ErrorKind::NotFound.into()))?;
             let path = format!("{ETC}{}", rel.display());
             files.push(Entry { path: path.clone(), size: bytes.len() as u64, sha256: digest(&bytes) });
             items.push(Item::Bytes(path, bytes));
@@ -521,7 +525,7 @@ pub fn apply(paths: &Paths, staged: Staged) -> Result<Applied> {
 fn swap_store(paths: &Paths, staged_db: &Path) -> Result<()> {
     let db = paths.db();
     if db.exists() {
-        let c = Connection::open(&db)
+        let c = Connection::open_with_flags(&db, crate::store::open_flags())
             .map_err(|e| Error::unavailable("store.unavailable", format!("cannot open {}: {e}", db.display())))?;
         let _ = c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
         drop(c);

@@ -83,6 +83,8 @@ pub const ALL: &[&str] = &[
     "config.tls_invalid",
     // fs
     "fs.read_failed",
+    "fs.symlink_refused",
+    "fs.unsafe_file",
     "fs.write_failed",
     // hermes
     "hermes.client_revoked",

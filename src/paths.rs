@@ -98,7 +98,9 @@ fn writable_or_creatable(p: &Path) -> bool {
         .unwrap_or(false)
 }
 
-/// Create `dir` (and parents) with mode 0700 when missing.
+/// Create `dir` (and parents) with mode 0700 when missing. Each directory created is
+/// adopted ([`adopt`]) and narrowed to 0700 through a descriptor opened without following a
+/// symlink, so one swapped in after the `mkdir` is refused instead of followed.
 pub fn ensure_dir(dir: &Path) -> Result<()> {
     if dir.is_dir() {
         return Ok(());
@@ -117,10 +119,24 @@ pub fn ensure_dir(dir: &Path) -> Result<()> {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && d.is_dir() => continue,
             Err(e) => return Err(Error::io("fs.write_failed", "create directory", d, e)),
         }
-        adopt(d).map_err(|e| Error::io("fs.write_failed", "set the owner of", d, e))?;
+        let fd = rustix::fs::open(
+            d,
+            rustix::fs::OFlags::RDONLY
+                | rustix::fs::OFlags::DIRECTORY
+                | rustix::fs::OFlags::NOFOLLOW
+                | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .map_err(|e| refusal_or(d, Error::io("fs.write_failed", "open directory", d, e.into())))?;
+        if let Some((uid, gid)) = d.parent().and_then(heir) {
+            let (u, g) = chown_ids(uid, gid);
+            rustix::fs::fchown(&fd, Some(u), Some(g))
+                .map_err(|e| Error::io("fs.write_failed", "set the owner of", d, e.into()))?;
+        }
+        rustix::fs::fchmod(&fd, rustix::fs::Mode::from_raw_mode(0o700))
+            .map_err(|e| Error::io("fs.write_failed", "set mode on", d, e.into()))?;
     }
-    fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
-        .map_err(|e| Error::io("fs.write_failed", "set mode on", dir, e))
+    Ok(())
 }
 
 /// The owner a file created in `dir` should have: `Some((uid, gid))` of `dir` when this
@@ -140,11 +156,13 @@ fn chown_ids(uid: u32, gid: u32) -> (rustix::fs::Uid, rustix::fs::Gid) {
 }
 
 /// Give `path` to the owner of its directory when root created it ([`heir`]); a no-op for
-/// any other user. Every file hal0 creates passes through here.
+/// any other user. Never follows a symlink: a link swapped in for the file (by the
+/// directory's owner, who may rename in it) is itself re-owned, not what it points to.
 pub fn adopt(path: &Path) -> std::io::Result<()> {
     let Some((uid, gid)) = path.parent().and_then(heir) else { return Ok(()) };
     let (u, g) = chown_ids(uid, gid);
-    rustix::fs::chown(path, Some(u), Some(g)).map_err(std::io::Error::from)
+    rustix::fs::chownat(rustix::fs::CWD, path, Some(u), Some(g), rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+        .map_err(std::io::Error::from)
 }
 
 /// [`adopt`] for an open file, before it is renamed into place (so it never appears with
@@ -155,18 +173,105 @@ pub fn adopt_fd(file: &fs::File, dir: &Path) -> std::io::Result<()> {
     rustix::fs::fchown(file, Some(u), Some(g)).map_err(std::io::Error::from)
 }
 
+/// The refusal of a symlink where hal0 keeps its own files (`fs.symlink_refused`): the
+/// directory's owner (the daemon user, or a child it runs) could plant one to make root
+/// read, hand over or overwrite the file it points to.
+pub fn symlink_refused(path: &Path) -> Error {
+    Error::new(
+        "fs.symlink_refused",
+        crate::error::Kind::Conflict,
+        format!(
+            "refusing {}: it is a symbolic link, and hal0 never creates symlinks there (it would \
+             read, write or hand over the file it points to); remove it and run the command again",
+            path.display()
+        ),
+    )
+}
+
+/// The refusal of an existing file that is not one hal0 could have made (`fs.unsafe_file`).
+fn unsafe_file(path: &Path, why: &str) -> Error {
+    Error::new(
+        "fs.unsafe_file",
+        crate::error::Kind::Conflict,
+        format!(
+            "refusing {}: {why}, and hal0 only keeps plain files of its own there; remove it and \
+             run the command again",
+            path.display()
+        ),
+    )
+}
+
+/// `other`, or [`symlink_refused`] when `path` is a symlink (an `O_NOFOLLOW` open of one
+/// fails with `ELOOP`, which says too little).
+fn refusal_or(path: &Path, other: Error) -> Error {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => symlink_refused(path),
+        _ => other,
+    }
+}
+
+/// Check an opened file of hal0's own: a regular file with one name, owned by root, this
+/// user or the owner of its directory. Anything else (a FIFO, a hard link to another file,
+/// a file someone else put there) is refused with `fs.unsafe_file` before it is touched.
+pub fn check_own(file: &fs::File, path: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let m = file.metadata().map_err(|e| Error::io("fs.read_failed", "stat", path, e))?;
+    if !m.file_type().is_file() {
+        return Err(unsafe_file(path, "it is not a regular file"));
+    }
+    if m.nlink() > 1 {
+        return Err(unsafe_file(
+            path,
+            &format!("it has {} hard links (it may be another file's second name)", m.nlink()),
+        ));
+    }
+    let dir_owner = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir_uid = fs::metadata(dir_owner).map(|d| d.uid()).ok();
+    let me = rustix::process::geteuid().as_raw();
+    if m.uid() != 0 && m.uid() != me && Some(m.uid()) != dir_uid {
+        return Err(unsafe_file(
+            path,
+            &format!("it belongs to uid {}, neither root nor the owner of its directory", m.uid()),
+        ));
+    }
+    Ok(())
+}
+
+/// Open a file of hal0's own with `opts` plus `O_NOFOLLOW | O_NONBLOCK` (a planted FIFO
+/// must not hang the open), then [`check_own`] it. A symlink is refused with
+/// `fs.symlink_refused`; `Ok(None)` when the file does not exist (and `opts` does not create).
+fn open_own(path: &Path, opts: &mut fs::OpenOptions, what: &str, code: &'static str) -> Result<Option<fs::File>> {
+    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::CLOEXEC;
+    let f = match opts.custom_flags(flags.bits() as i32).open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(refusal_or(path, Error::io(code, what, path, e))),
+    };
+    check_own(&f, path)?;
+    Ok(Some(f))
+}
+
+/// Open an existing file of hal0's own for reading, without following a symlink and
+/// [`check_own`]ed (a planted link or FIFO is refused); `Ok(None)` when it does not exist.
+/// For a file another program opens by name (SQLite's store and its `-wal`/`-shm`), to
+/// refuse it first and to re-own or narrow it through the checked descriptor after.
+pub fn open_own_read(path: &Path) -> Result<Option<fs::File>> {
+    open_own(path, fs::OpenOptions::new().read(true), "open", "fs.read_failed")
+}
+
 /// Open (creating, mode 0600, owned as `dir`) the lock file `dir/name`, unlocked. A lock
-/// file an older hal0 left readable by others is narrowed to 0600.
+/// file an older hal0 left readable by others is narrowed to 0600. A symlink or any other
+/// file hal0 could not have made there is refused ([`check_own`]) and never re-owned.
 pub fn open_lock(dir: &Path, name: &str) -> Result<std::fs::File> {
     ensure_dir(dir)?;
     let p = dir.join(name);
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        .open(&p)
-        .map_err(|e| Error::io("fs.write_failed", "open", &p, e))?;
+    let f = open_own(
+        &p,
+        fs::OpenOptions::new().create(true).truncate(false).write(true).mode(0o600),
+        "open",
+        "fs.write_failed",
+    )?
+    .ok_or_else(|| Error::io("fs.write_failed", "open", &p, std::io::ErrorKind::NotFound.into()))?;
     adopt_fd(&f, dir).map_err(|e| Error::io("fs.write_failed", "set the owner of", &p, e))?;
     if f.metadata().is_ok_and(|m| m.permissions().mode() & 0o077 != 0) {
         f.set_permissions(fs::Permissions::from_mode(0o600))
@@ -245,8 +350,34 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Read a file to a string; `Ok(None)` when it does not exist.
+/// Read a file of hal0's own (in the config or state dir) to a string; `Ok(None)` when it
+/// does not exist. Never follows a symlink: one is refused with `fs.symlink_refused`, and a
+/// file hal0 could not have made there with `fs.unsafe_file` ([`check_own`]), so root never
+/// copies what a planted link points to into a file the daemon user reads.
 pub fn read_optional(path: &Path) -> Result<Option<String>> {
+    use std::io::Read;
+    let Some(mut f) = open_own(path, fs::OpenOptions::new().read(true), "read", "fs.read_failed")? else {
+        return Ok(None);
+    };
+    let mut s = String::new();
+    f.read_to_string(&mut s).map_err(|e| Error::io("fs.read_failed", "read", path, e))?;
+    Ok(Some(s))
+}
+
+/// [`read_optional`] as bytes.
+pub fn read_optional_bytes(path: &Path) -> Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let Some(mut f) = open_own(path, fs::OpenOptions::new().read(true), "read", "fs.read_failed")? else {
+        return Ok(None);
+    };
+    let mut out = Vec::new();
+    f.read_to_end(&mut out).map_err(|e| Error::io("fs.read_failed", "read", path, e))?;
+    Ok(Some(out))
+}
+
+/// Read a file that is not hal0's own to a string, following a symlink (a Hermes profile's
+/// `config.yaml` may be one, by its owner's choice); `Ok(None)` when it does not exist.
+pub fn read_optional_following(path: &Path) -> Result<Option<String>> {
     match fs::read_to_string(path) {
         Ok(s) => Ok(Some(s)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -326,5 +457,128 @@ mod tests {
             .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".tmp"))
             .count();
         assert_eq!(temps, 0);
+    }
+    /// A link planted as `nobody` (`ln -s target link`), when root; as another user, planted
+    /// as that user (the refusal does not depend on who planted it).
+    fn plant(target: &Path, link: &Path) {
+        use std::os::unix::process::CommandExt;
+        let mut c = std::process::Command::new("ln");
+        c.arg("-s").arg(target).arg(link);
+        if is_root() {
+            c.uid(65534).gid(65534);
+        }
+        assert!(c.status().unwrap().success(), "cannot plant {}", link.display());
+    }
+
+    /// A dir owned by `nobody` (when root) holding hal0's files, and a root file beside it.
+    fn nobody_dir() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        fs::set_permissions(d.path(), fs::Permissions::from_mode(0o755)).unwrap();
+        let dir = d.path().join("etc");
+        fs::create_dir(&dir).unwrap();
+        if is_root() {
+            std::os::unix::fs::chown(&dir, Some(65534), Some(65534)).unwrap();
+        }
+        let target = d.path().join("root-file");
+        fs::write(&target, "# secret 7f3a9c\n").unwrap();
+        fs::set_permissions(&target, fs::Permissions::from_mode(0o640)).unwrap();
+        (d, dir, target)
+    }
+
+    fn snapshot(p: &Path) -> (u32, u32, u32, Vec<u8>) {
+        use std::os::unix::fs::MetadataExt;
+        let m = fs::metadata(p).unwrap();
+        (m.uid(), m.gid(), m.mode() & 0o7777, fs::read(p).unwrap())
+    }
+
+    /// A planted lock-file link is refused, not opened, chowned or narrowed through
+    /// (before: root fchowned the target to the directory's owner and made it 0600).
+    #[test]
+    fn symlinked_lock_is_refused_and_its_target_untouched() {
+        let (_d, dir, target) = nobody_dir();
+        plant(&target, &dir.join(".x.lock"));
+        let before = snapshot(&target);
+        let e = lock_file(&dir, ".x.lock").unwrap_err();
+        assert_eq!(e.code, "fs.symlink_refused", "{e}");
+        assert!(e.message.contains(".x.lock") && e.message.contains("remove it"), "{e}");
+        // A dangling link is not created through either.
+        let gone = dir.join("nowhere");
+        plant(&gone, &dir.join(".y.lock"));
+        assert_eq!(lock_file(&dir, ".y.lock").unwrap_err().code, "fs.symlink_refused");
+        assert!(!gone.exists());
+        // with_lock takes the same path for a data file's lock.
+        let e = with_lock(&dir.join("x"), || Ok(())).unwrap_err();
+        assert_eq!(e.code, "fs.symlink_refused");
+        assert_eq!(snapshot(&target), before);
+    }
+
+    /// A planted data-file link is refused by the read of a read-modify-write, so root never
+    /// copies what it points to into hal0's file; a Hermes file may still be followed.
+    #[test]
+    fn symlinked_data_file_is_not_read() {
+        let (_d, dir, target) = nobody_dir();
+        let link = dir.join("api.env");
+        plant(&target, &link);
+        let before = snapshot(&target);
+        assert_eq!(read_optional(&link).unwrap_err().code, "fs.symlink_refused");
+        assert_eq!(read_optional_bytes(&link).unwrap_err().code, "fs.symlink_refused");
+        assert_eq!(open_own_read(&link).unwrap_err().code, "fs.symlink_refused");
+        let e = crate::envfile::set_vars(&link, &[("A", "1")]).unwrap_err();
+        assert_eq!(e.code, "fs.symlink_refused");
+        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(snapshot(&target), before);
+        assert_eq!(read_optional_following(&link).unwrap().unwrap(), "# secret 7f3a9c\n");
+        assert_eq!(read_optional(&dir.join("missing")).unwrap(), None);
+    }
+
+    /// A FIFO (which would hang a plain open), a second name of another file, and a file of
+    /// a third user are refused with `fs.unsafe_file`, never re-owned or narrowed.
+    #[test]
+    fn unsafe_existing_files_are_refused() {
+        use std::os::unix::fs::MetadataExt;
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join(".fifo.lock");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        assert_eq!(lock_file(d.path(), ".fifo.lock").unwrap_err().code, "fs.unsafe_file");
+        assert_eq!(read_optional(&fifo).unwrap_err().code, "fs.unsafe_file");
+
+        let other = d.path().join("other");
+        fs::write(&other, "x").unwrap();
+        fs::set_permissions(&other, fs::Permissions::from_mode(0o644)).unwrap();
+        fs::hard_link(&other, d.path().join(".hard.lock")).unwrap();
+        let e = lock_file(d.path(), ".hard.lock").unwrap_err();
+        assert_eq!(e.code, "fs.unsafe_file");
+        assert!(e.message.contains("hard links"), "{e}");
+        assert_eq!(fs::metadata(&other).unwrap().mode() & 0o777, 0o644, "not narrowed");
+        assert_eq!(read_optional(&other).unwrap_err().code, "fs.unsafe_file");
+
+        if !is_root() {
+            eprintln!("not root: a file of a third user cannot be made");
+            return;
+        }
+        let third = d.path().join(".third.lock");
+        fs::write(&third, "").unwrap();
+        std::os::unix::fs::chown(&third, Some(4242), Some(4242)).unwrap();
+        let e = lock_file(d.path(), ".third.lock").unwrap_err();
+        assert_eq!(e.code, "fs.unsafe_file");
+        assert!(e.message.contains("uid 4242"), "{e}");
+        assert_eq!(fs::metadata(&third).unwrap().uid(), 4242);
+    }
+
+    /// `adopt` re-owns a link swapped in for a file, never what it points to.
+    #[test]
+    fn adopt_does_not_follow_a_symlink() {
+        use std::os::unix::fs::MetadataExt;
+        if !is_root() {
+            eprintln!("not root: chown cannot be exercised");
+            return;
+        }
+        let (_d, dir, target) = nobody_dir();
+        let link = dir.join("hal0.db-wal");
+        plant(&target, &link);
+        let before = snapshot(&target);
+        adopt(&link).unwrap();
+        assert_eq!(snapshot(&target), before);
+        assert_eq!(fs::symlink_metadata(&link).unwrap().uid(), 65534);
     }
 }

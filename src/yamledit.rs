@@ -242,7 +242,7 @@ fn edit_locked(target: &Path, f: impl FnOnce(&mut YamlDoc) -> Result<()>) -> Res
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let target = target.to_path_buf();
     let meta = std::fs::metadata(&target).ok();
-    let original = crate::paths::read_optional(&target)?.unwrap_or_default();
+    let original = crate::paths::read_optional_following(&target)?.unwrap_or_default();
     let in_file = |e: Error| -> Error {
         if e.code.starts_with("hermes.config_") {
             Error::new(e.code, e.kind, format!("{}: {}", target.display(), e.message))
@@ -260,11 +260,24 @@ fn edit_locked(target: &Path, f: impl FnOnce(&mut YamlDoc) -> Result<()>) -> Res
     check_untouched(&before, &after, &doc.touched).map_err(in_file)?;
     crate::paths::write_atomic(&target, doc.text.as_bytes())?;
     if let Some(m) = meta {
-        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(m.mode() & 0o7777))
+        // Through a descriptor opened without following a symlink: a link the directory's
+        // owner swapped in after the rename is refused, never chmodded or chowned through.
+        use std::os::unix::fs::OpenOptionsExt;
+        let written = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32)
+            .open(&target)
+            .map_err(|e| match std::fs::symlink_metadata(&target) {
+                Ok(l) if l.file_type().is_symlink() => crate::paths::symlink_refused(&target),
+                _ => Error::io("fs.write_failed", "open", &target, e),
+            })?;
+        crate::paths::check_own(&written, &target)?;
+        written
+            .set_permissions(std::fs::Permissions::from_mode(m.mode() & 0o7777))
             .map_err(|e| Error::io("fs.write_failed", "set mode on", &target, e))?;
-        let now = std::fs::metadata(&target).map_err(|e| Error::io("fs.write_failed", "stat", &target, e))?;
+        let now = written.metadata().map_err(|e| Error::io("fs.write_failed", "stat", &target, e))?;
         if (now.uid(), now.gid()) != (m.uid(), m.gid())
-            && let Err(e) = std::os::unix::fs::chown(&target, Some(m.uid()), Some(m.gid()))
+            && let Err(e) = std::os::unix::fs::fchown(&written, Some(m.uid()), Some(m.gid()))
         {
             tracing::warn!(path = %target.display(), error = %e, "could not restore the owner of an edited config.yaml");
         }

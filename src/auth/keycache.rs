@@ -29,15 +29,12 @@ fn stamp_path(store: &Store) -> PathBuf {
 /// two changes within one clock tick still differ). Called after the change committed.
 pub fn bump(store: &Store) {
     let path = stamp_path(store);
-    let tmp = path.with_extension(format!("stamp.{}", std::process::id()));
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
-    let r = std::fs::write(&tmp, format!("{nanos}\n"))
-        .and_then(|()| crate::paths::adopt(&tmp))
-        .and_then(|()| std::fs::rename(&tmp, &path));
-    if let Err(e) = r {
+    // A temp file of a random name, created exclusively (a guessable name could be a link
+    // the state dir's owner planted), adopted and renamed into place.
+    if let Err(e) = crate::paths::write_atomic(&path, format!("{nanos}\n").as_bytes()) {
         // Entries then live out their TTL; say so rather than fail the change itself.
-        let _ = std::fs::remove_file(&tmp);
-        tracing::warn!("cannot replace {}: {e}; cached keys may be used for up to {TTL:?}", path.display());
+        tracing::warn!("{e}; cached keys may be used for up to {TTL:?}");
     }
 }
 

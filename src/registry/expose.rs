@@ -303,14 +303,15 @@ fn converge_profile(ctx: &Ctx<'_>, t: &Target, manifest: &mut Manifest, saved: &
     let pair = |id: &str| format!("{}: {id}", t.agent);
 
     // The names in config.yaml now; without them nothing is added (a removal still revokes).
-    let names: Option<BTreeSet<String>> =
-        match read_optional(&cfg_path).and_then(|text| crate::yamledit::YamlDoc::parse(&text.unwrap_or_default())) {
-            Ok(doc) => Some(doc.entry_names(SECTION).into_iter().collect()),
-            Err(e) => {
-                s.errors.push(format!("{}: {}: {e}", t.agent, cfg_path.display()));
-                None
-            }
-        };
+    let names: Option<BTreeSet<String>> = match crate::paths::read_optional_following(&cfg_path)
+        .and_then(|text| crate::yamledit::YamlDoc::parse(&text.unwrap_or_default()))
+    {
+        Ok(doc) => Some(doc.entry_names(SECTION).into_iter().collect()),
+        Err(e) => {
+            s.errors.push(format!("{}: {}: {e}", t.agent, cfg_path.display()));
+            None
+        }
+    };
 
     // Withdraw what is owned here and no longer desired, except a record that exists but
     // does not load: that is not an uninstall, so its entry and key stay until it is fixed.
@@ -502,15 +503,16 @@ fn ensure_no_proxy_locked(env_path: &Path, wanted: &[String]) -> Result<bool> {
 /// around this call.)
 fn keep_owner(path: &Path, edit: impl FnOnce() -> Result<bool>) -> Result<bool> {
     use std::os::unix::fs::MetadataExt;
-    let owner = std::fs::metadata(path)
+    let owner = std::fs::symlink_metadata(path)
         .or_else(|_| std::fs::metadata(path.parent().unwrap_or(Path::new("/"))))
         .map(|m| (m.uid(), m.gid()))
         .ok();
     let changed = edit()?;
     if let (true, Some((uid, gid))) = (changed, owner)
-        && let Ok(now) = std::fs::metadata(path)
+        && let Ok(now) = std::fs::symlink_metadata(path)
         && (now.uid(), now.gid()) != (uid, gid)
-        && let Err(e) = std::os::unix::fs::chown(path, Some(uid), Some(gid))
+        // Never through a symlink swapped in after the rename (the profile's owner may).
+        && let Err(e) = std::os::unix::fs::lchown(path, Some(uid), Some(gid))
     {
         tracing::warn!(path = %path.display(), error = %e, "could not restore the owner of an edited .env");
     }

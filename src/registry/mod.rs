@@ -113,7 +113,7 @@ impl Registry {
         let mut out = Listing::default();
         for f in files {
             let file = f.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string();
-            match std::fs::read_to_string(&f) {
+            match read_optional(&f).map(Option::unwrap_or_default) {
                 Ok(text) => match Record::parse_located(&f, &text) {
                     Ok(r) if BUNDLED_IDS.contains(&r.id.as_str()) => out.broken.push(Broken {
                         file,

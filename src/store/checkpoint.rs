@@ -102,7 +102,7 @@ fn run(me: Weak<Checkpointer>, path: PathBuf) {
         drop(c);
         if conn.is_none() {
             // A connection finds the store in WAL mode only once it has read it.
-            conn = Connection::open(&path)
+            conn = Connection::open_with_flags(&path, super::open_flags())
                 .and_then(|c| c.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(())).map(|()| c))
                 .ok();
         }

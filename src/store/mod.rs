@@ -48,15 +48,24 @@ impl Store {
             ensure_dir(dir)?;
         }
         create_owned(path)?;
+        // The store and its side files are refused when one is a symlink or any file hal0
+        // could not have made (SQLite opens them by name and, as root, hands the -wal and
+        // journal to the store's owner).
+        for p in with_sides(path) {
+            crate::paths::open_own_read(&p)?;
+        }
         let checkpointer = Arc::new(checkpoint::Checkpointer::new(path));
         let conn = open_conn(path, 0, &checkpointer)?;
-        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+        if let Some(f) = crate::paths::open_own_read(path)? {
+            let _ = f.set_permissions(std::fs::Permissions::from_mode(0o600));
+        }
         // SQLite gives its -wal and -shm files the store's owner when root creates them;
-        // ones an older hal0 left root's are handed over here.
-        for side in ["-wal", "-shm"] {
-            let mut p = path.as_os_str().to_owned();
-            p.push(side);
-            let _ = crate::paths::adopt(Path::new(&p));
+        // ones an older hal0 left root's are handed over here (through the checked file).
+        let dir = path.parent().unwrap_or(Path::new("."));
+        for p in with_sides(path).into_iter().skip(1) {
+            if let Some(f) = crate::paths::open_own_read(&p)? {
+                let _ = crate::paths::adopt_fd(&f, dir);
+            }
         }
         // Migrate before converting to incremental vacuum: a migration that fails then
         // leaves an older store exactly as it was (the conversion rewrites the file).
@@ -135,6 +144,23 @@ impl Store {
     }
 }
 
+/// The store at `path` and SQLite's side files beside it (`-wal`, `-shm`, `-journal`).
+fn with_sides(path: &Path) -> Vec<PathBuf> {
+    let mut out = vec![path.to_path_buf()];
+    for side in ["-wal", "-shm", "-journal"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(side);
+        out.push(PathBuf::from(p));
+    }
+    out
+}
+
+/// The flags every connection to the store opens with: SQLite's defaults, and a symlink
+/// in place of the store refused (SQLite opens its side files without following one).
+pub fn open_flags() -> rusqlite::OpenFlags {
+    rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW
+}
+
 /// Create a missing store file empty (a valid empty database), mode 0600 and owned as its
 /// directory ([`crate::paths::adopt_fd`]), so SQLite's side files follow that owner too.
 fn create_owned(path: &Path) -> Result<()> {
@@ -159,7 +185,7 @@ fn cap(c: &Connection, bytes: u64) -> Result<()> {
 }
 
 fn open_conn(path: &Path, max_bytes: u64, checkpointer: &Arc<checkpoint::Checkpointer>) -> Result<Connection> {
-    let mut conn = Connection::open(path).map_err(|e| {
+    let mut conn = Connection::open_with_flags(path, open_flags()).map_err(|e| {
         Error::unavailable("store.unavailable", format!("cannot open the store {}: {e}", path.display()))
     })?;
     // A writer that finds the store locked retries every millisecond for up to 5 s.

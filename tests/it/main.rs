@@ -49,6 +49,7 @@ mod security;
 mod skills_teach;
 mod snapshots;
 mod sse_upstream;
+mod symlinks;
 mod supervisor;
 mod teach;
 mod telemetry;
