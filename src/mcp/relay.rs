@@ -65,8 +65,17 @@ fn internal(e: &crate::error::Error) -> CallToolResult {
 impl RelayServer {
     /// The bot calling: the name of its bridge key (the guard let only relay keys in).
     fn bot(ctx: &RequestContext<RoleServer>) -> Option<String> {
+        Self::asker(ctx).map(|a| a.client)
+    }
+
+    /// The bot calling and whether its key may also start runs (the `agents` scope), which
+    /// an ask to a local Hermes profile does.
+    fn asker(ctx: &RequestContext<RoleServer>) -> Option<crate::relay::Asker> {
         match super::caller(ctx).map(|c| &c.cred) {
-            Some(crate::auth::Credential::Bridge(c)) => Some(c.name.clone()),
+            Some(crate::auth::Credential::Bridge(c)) => Some(crate::relay::Asker {
+                client: c.name.clone(),
+                runs: c.scopes.contains(&crate::auth::bridge::Scope::Agents),
+            }),
             _ => None,
         }
     }
@@ -86,10 +95,10 @@ impl RelayServer {
     }
 
     #[tool(
-        description = "Ask another bot a question and wait for its answer (it is woken over its connection and answers with reply). Returns {ok, conversation_id, answer}; pass conversation_id back to continue the conversation. Failures: unknown_agent, agent_offline, unknown_conversation, timeout, agent_disconnected, invalid_argument, message_too_large."
+        description = "Ask another bot a question and wait for its answer (it is woken over its connection and answers with reply). Returns {ok, conversation_id, answer}; pass conversation_id back to continue the conversation. Failures: unknown_agent, agent_offline, unknown_conversation, timeout, agent_disconnected, invalid_argument, message_too_large (over 1 MiB), scope_required (asking a local Hermes profile needs the agents scope too)."
     )]
     async fn ask_agent(&self, Parameters(a): Parameters<AskArgs>, ctx: RequestContext<RoleServer>) -> CallToolResult {
-        let Some(from) = Self::bot(&ctx) else { return Self::no_bot() };
+        let Some(from) = Self::asker(&ctx) else { return Self::no_bot() };
         let progress = super::progress::of(&ctx, &self.state.config);
         let ask = self.state.relay.ask(&from, &a.to, &a.message, a.conversation_id.as_deref(), &progress);
         tokio::select! {

@@ -48,7 +48,8 @@ pub fn exists(bridge: &Bridge, to: &str) -> bool {
 }
 
 /// Ask profile `to` as bridge client `client`: start a run in the conversation's Hermes
-/// session and wait for its output while it makes progress.
+/// session and wait for its output while it makes progress. The answer, like every detail
+/// of a failure, passes the redactor: it leaves the box for another bot.
 pub async fn ask(
     bridge: &Bridge,
     client: &str,
@@ -86,7 +87,9 @@ pub async fn ask(
             ));
         }
         let secs = left.as_secs_f64().ceil() as u64;
-        let failed = |e: crate::error::Error| Refusal::new(Failure::AgentFailed, format!("{to}: {}", e.message));
+        let failed = |e: crate::error::Error| {
+            Refusal::new(Failure::AgentFailed, format!("{to}: {}", crate::redact::redact(&e.message)))
+        };
         bridge.wait(&asker, &run_id, Some(secs.max(1)), progress).await.map_err(failed)?;
         let (store, id) = (bridge.store().clone(), run_id.clone());
         let run = store.call(move |s| ledger::get(s, &id, None)).await.map_err(failed)?;
@@ -95,7 +98,7 @@ pub async fn ask(
         };
         if run.finished {
             return match run.status {
-                RunStatus::Completed => Ok(run.output),
+                RunStatus::Completed => Ok(crate::redact::redact(&run.output).into_owned()),
                 s => Err(Refusal::new(
                     Failure::AgentFailed,
                     format!(

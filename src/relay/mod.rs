@@ -33,6 +33,25 @@ use tokio::time::Instant;
 /// frame over 1 MiB, so such an ask is refused before anything is sent.
 pub const MAX_WAKE_BYTES: usize = 1 << 20;
 
+/// The largest `message` of an ask and `answer` of a reply: no wake could carry more, so a
+/// longer one is refused (`message_too_large`) before anything is stored or sent.
+pub const MAX_MESSAGE_BYTES: usize = MAX_WAKE_BYTES;
+
+/// How much of the message a refused ask keeps in the history: the head, then its size and
+/// SHA-256 (a refusal never stores what it refused whole).
+pub const REFUSED_MESSAGE_BYTES: usize = 4 * 1024;
+
+/// The most [`bounded`] adds after the head it keeps (the size and the digest).
+const CUT_NOTE_BYTES: usize = 160;
+
+/// Who asks: a bridge client's name and whether its key may start runs (the `agents`
+/// scope), which an ask to a local Hermes profile does.
+#[derive(Debug, Clone)]
+pub struct Asker {
+    pub client: String,
+    pub runs: bool,
+}
+
 crate::text_enum! {
     /// Why an ask or a reply did not go through (the `error` of a failed result).
     pub enum Failure {
@@ -50,7 +69,8 @@ crate::text_enum! {
         UnknownRequest = "unknown_request",
         /// An argument is empty or malformed (the result's `detail` says which).
         InvalidArgument = "invalid_argument",
-        /// The wake would exceed 1 MiB, the bots' frame limit.
+        /// The message (or answer) is over [`MAX_MESSAGE_BYTES`], or its wake would exceed
+        /// 1 MiB, the bots' frame limit.
         MessageTooLarge = "message_too_large",
         /// hal0 is stopping: the ask ended unanswered.
         RelayStopping = "relay_stopping",
@@ -61,6 +81,9 @@ crate::text_enum! {
         /// A local profile's run ended without an answer (failed, stopped, or asking a
         /// question); the `detail` names the run.
         AgentFailed = "agent_failed",
+        /// Asking a local Hermes profile starts a run: the asker's key needs the `agents`
+        /// scope as well as `relay`.
+        ScopeRequired = "scope_required",
     }
 }
 
@@ -472,6 +495,9 @@ impl Relay {
 
     /// `reply`: `from` answers the ask `request_id`, which must be addressed to it.
     pub fn reply(&self, from: &str, request_id: &str, answer: String) -> std::result::Result<(), Refusal> {
+        if answer.len() > MAX_MESSAGE_BYTES {
+            return Err(Refusal::new(Failure::MessageTooLarge, too_large("answer", answer.len())));
+        }
         let (p, remote) = {
             let mut st = self.lock();
             match st.pending.get(request_id) {
@@ -507,7 +533,7 @@ impl Relay {
     /// refusals included; nothing on the way waits for the store when `to` is connected.
     pub async fn ask(
         &self,
-        client: &str,
+        asker: &Asker,
         to: &str,
         message: &str,
         conversation_id: Option<&str>,
@@ -519,6 +545,7 @@ impl Relay {
         if message.is_empty() {
             return Ok(Err(Refusal::new(Failure::InvalidArgument, "`message` must not be empty")));
         }
+        let client = asker.client.as_str();
         if conversation_id.is_some_and(str::is_empty) {
             return Ok(Err(Refusal::new(
                 Failure::InvalidArgument,
@@ -534,13 +561,27 @@ impl Relay {
             conversation_id: conversation_id.unwrap_or_default().to_string(),
             from: from.clone(),
             to: to.to_string(),
-            message: message.to_string(),
+            // A message over the limit is never copied whole: the refusal keeps its head.
+            message: match message.len() > MAX_MESSAGE_BYTES {
+                true => bounded(message, REFUSED_MESSAGE_BYTES),
+                false => message.to_string(),
+            },
             status: "pending".into(),
             answer: None,
             error: None,
             started_at: now(),
             ended_at: None,
         };
+        if message.len() > MAX_MESSAGE_BYTES {
+            return self.refused(ex, Refusal::new(Failure::MessageTooLarge, too_large("message", message.len())));
+        }
+        if local::is_local(to) && !asker.runs {
+            let detail = format!(
+                "asking {to} starts a run of that Hermes profile: {client}'s key needs the agents scope as well as relay \
+                 (on the box: hal0 bridge scopes {client} relay agents)"
+            );
+            return self.refused(ex, Refusal::new(Failure::ScopeRequired, detail));
+        }
         let route = match self.admit(&from, to, conversation_id).await? {
             Ok(route) => route,
             Err(r) => return self.refused(ex, r),
@@ -595,8 +636,13 @@ impl Relay {
         Ok(outcome.map(|answer| Answered { ok: true, conversation_id: ex.conversation_id.clone(), answer }))
     }
 
-    /// Record an ask refused before anything was sent (one row, already ended) and answer it.
+    /// Record an ask refused before anything was sent (one row, already ended, its message
+    /// bounded to [`REFUSED_MESSAGE_BYTES`]) and answer it.
     fn refused(&self, mut ex: Exchange, r: Refusal) -> Result<std::result::Result<Answered, Refusal>> {
+        // Past the head and its note (`bounded` already cut an oversized message in `ask`).
+        if ex.message.len() > REFUSED_MESSAGE_BYTES + CUT_NOTE_BYTES {
+            ex.message = bounded(&ex.message, REFUSED_MESSAGE_BYTES);
+        }
         ex.status = r.error.as_str().to_string();
         ex.error = Some(ex.status.clone());
         ex.ended_at = Some(ex.started_at.clone());
@@ -832,6 +878,29 @@ fn holds_relay(c: &crate::auth::bridge::Client) -> bool {
 /// as its profile, answered by runs: it has no socket).
 pub fn is_listed_bot(c: &crate::auth::bridge::Client) -> bool {
     holds_relay(c) && !local::is_profile_client(&c.name)
+}
+
+/// What to say of a `what` (message, answer) of `len` bytes, over [`MAX_MESSAGE_BYTES`].
+fn too_large(what: &str, len: usize) -> String {
+    format!(
+        "the {what} is {len} bytes; the relay takes at most {MAX_MESSAGE_BYTES} (1 MiB): send a shorter one, or a \
+         reference to where the content is"
+    )
+}
+
+/// `text` cut to its first `max` bytes (on a character boundary), followed by its whole
+/// size and SHA-256, so a row stays small yet names what it stood for.
+pub fn bounded(text: &str, max: usize) -> String {
+    use sha2::Digest;
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let digest = hex::encode(sha2::Sha256::digest(text.as_bytes()));
+    format!("{}… [cut: {} bytes in all, sha256 {digest}]", &text[..end], text.len())
 }
 
 fn describe(f: &Failure, to: &str, window: Duration) -> String {

@@ -451,7 +451,8 @@ async fn local_profiles_answer_through_runs_and_ask_as_themselves() {
     std::fs::create_dir_all(env.config_dir()).unwrap();
     let toml = format!("[relay]\nask_timeout_secs = 2\n\n[hermes]\nhome = \"{}\"\n", home.path().display());
     std::fs::write(env.config_dir().join("hal0.toml"), toml).unwrap();
-    let (ka, kb) = (env.bridge_key("bot-a", &["relay"]), env.bridge_key("bot-b", &["relay"]));
+    // Asking a local profile starts runs: bot-a's key holds agents as well as relay.
+    let (ka, kb) = (env.bridge_key("bot-a", &["relay", "agents"]), env.bridge_key("bot-b", &["relay"]));
     let kh = env.bridge_key("hermes", &["relay"]); // the default profile's own client
     let server = env.serve();
     let a = relay(&server, &ka).await;
