@@ -18,6 +18,7 @@ mod conformance;
 mod dashboard;
 mod dashboard_pages;
 mod doctor;
+mod exhaustion;
 mod expose;
 mod external_clients;
 mod fake_hermes_selftest;
