@@ -230,6 +230,7 @@ pub const ALL: &[&str] = &[
     "ui.no_password",
     "ui.no_such_session",
     "ui.password_too_short",
+    "ui.session_ambiguous",
     "ui.session_required",
     "ui.too_many_attempts",
     "ui.wrong_password",

@@ -87,6 +87,17 @@ impl Decider<'_> {
     }
 }
 
+/// The audit surface of a decision by `by`.
+fn decision_surface(by: &str) -> &'static str {
+    if by.starts_with("ui:") {
+        "ui"
+    } else if by.starts_with("api:") {
+        "api"
+    } else {
+        "cli"
+    }
+}
+
 /// The verdict a decision ends with.
 fn outcome(d: &Decided, approve: bool) -> Verdict {
     match d.row.status {
@@ -98,11 +109,12 @@ fn outcome(d: &Decided, approve: bool) -> Verdict {
     }
 }
 
-/// The `started` audit entry of a decision on `row` by `by` (`api:…` from REST, else the
-/// shell).
+/// The `started` audit entry of a decision on `row` by `by`: surface `ui` for a person
+/// (a dashboard session, `ui:<session>`), `api` for a key's caller (`api:…`), else the
+/// shell (`cli`).
 fn entry<'a>(row: &'a Approval, by: &'a str) -> crate::audit::Entry<'a> {
     crate::audit::Entry {
-        surface: if by.starts_with("api:") { "api" } else { "cli" },
+        surface: decision_surface(by),
         tool: &row.tool,
         identity: by,
         arguments: &row.arguments,

@@ -115,7 +115,7 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
     // No key: a dashboard session's cookie may name a person.
     let cred = match cred {
         Credential::None => {
-            match person(&state, crate::ui::pages::cookie(req.headers(), crate::ui::session::COOKIE)).await {
+            match crate::ui::pages::person_of(&state, req.headers()).await {
                 Ok(Some(p)) => Credential::Person(p),
                 Ok(None) => Credential::None,
                 Err(e) => return e.into_response(),
@@ -278,15 +278,6 @@ fn proxy_target(
 fn is_mount_root(path: &str) -> bool {
     let p = path.trim_end_matches('/');
     matches!(p, "/mcp/agents" | "/mcp/memory" | "/mcp/admin")
-}
-
-/// The person whose live dashboard session the request's cookie names, if any.
-async fn person(
-    state: &Arc<AppState>,
-    cookie: Option<String>,
-) -> crate::error::Result<Option<crate::ui::session::Session>> {
-    let Some(token) = cookie else { return Ok(None) };
-    state.store.call(move |s| crate::ui::session::resolve(s, &token)).await
 }
 
 /// Check the credential against the current keys (re-read when `api.env` changed) and

@@ -155,7 +155,8 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
     app = app
         .route("/ui", axum::routing::get(crate::ui::pages::root))
         .route("/ui/login", axum::routing::get(crate::ui::pages::login).post(crate::ui::pages::password_login))
-        .route("/ui/logout", axum::routing::post(crate::ui::pages::logout));
+        .route("/ui/logout", axum::routing::post(crate::ui::pages::logout))
+        .route("/ui/assets/{name}", axum::routing::get(crate::ui::pages::asset));
     app = app.route("/metrics", axum::routing::get(scrape::metrics));
     for path in crate::ui::pages::paths() {
         app = app.route(path, axum::routing::get(crate::ui::pages::show));
@@ -164,6 +165,8 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
     let app: Router = app
         .fallback(rest::not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard::guard))
+        // Outside the guard: its refusals under /ui get the dashboard's headers too.
+        .layer(axum::middleware::from_fn(crate::ui::headers::layer))
         .layer(axum::middleware::from_fn(request_id::layer))
         .with_state(state.clone());
     app

@@ -1,10 +1,13 @@
 //! The dashboard's pages, served by `hal0 serve` under `/ui` with no build step and no
-//! external fonts, scripts or CDNs (the box may be offline): `GET /ui/login?token=…` turns
-//! a one-time link into a session cookie; `GET /ui/` is the approvals inbox (pending rows
-//! appear without a reload, each with what will run; approve, or deny with a reason;
-//! decided rows with who and when); `POST /ui/logout` ends the session. The page reads and
-//! decides through the same REST routes as every other front, with its session cookie and
-//! CSRF token.
+//! external fonts, scripts or CDNs (the box may be offline): `GET /ui/login?token=…`
+//! answers a page that spends the one-time link with its own same-origin request
+//! (`POST /ui/login {"token"}`), which sets the session cookie; `GET /ui/` is the approvals
+//! inbox (pending rows appear without a reload, each with what will run; approve, or deny
+//! with a reason; decided rows with who and when); `POST /ui/logout` ends the session. The
+//! page reads and decides through the same REST routes as every other front, with its
+//! session cookie and CSRF token. Scripts and the style sheet are files under
+//! `/ui/assets/` (no inline script or style), so the pages run under a strict
+//! Content-Security-Policy ([`super::headers`]).
 
 use super::password;
 use super::session::{self, COOKIE, Session};
@@ -15,28 +18,61 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use std::sync::Arc;
 
-/// The value of cookie `name` in a request's headers.
-pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+/// Every value of cookie `name` in a request's headers, in the order sent.
+fn cookies(headers: &HeaderMap, name: &str) -> Vec<String> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|kv| kv.trim().split_once('='))
-        .find(|(k, _)| *k == name)
+        .filter(|(k, _)| *k == name)
         .map(|(_, v)| v.to_string())
+        .collect()
+}
+
+/// The session cookie's name on this daemon: `__Host-` prefixed when hal0 serves https
+/// itself ([`session::HOST_COOKIE`]), else [`COOKIE`].
+pub fn cookie_name(config: &crate::config::Config) -> &'static str {
+    if config.network.tls_cert.is_some() { session::HOST_COOKIE } else { COOKIE }
+}
+
+/// The session token a request's cookie carries, if any. More than one session cookie is
+/// refused (`ui.session_ambiguous`): another page of this host (a sibling port, which
+/// cookies do not tell apart) set one of the same name, with a longer path, to be sent
+/// alongside ours, and hal0 acts in neither.
+pub fn session_token(config: &crate::config::Config, headers: &HeaderMap) -> crate::error::Result<Option<String>> {
+    let mut found = cookies(headers, cookie_name(config));
+    if found.len() > 1 {
+        return Err(crate::error::Error::unauthorized(
+            "ui.session_ambiguous",
+            "this request carries two hal0 session cookies (another page on this host set one): clear this \
+             site's cookies in the browser, then sign in again with `hal0 ui login`",
+        ));
+    }
+    Ok(found.pop())
+}
+
+/// The person whose live dashboard session the request's cookie names, if any (the guard
+/// asks this for a request without a key).
+pub async fn person_of(state: &Arc<AppState>, headers: &HeaderMap) -> crate::error::Result<Option<Session>> {
+    let Some(token) = session_token(&state.config, headers)? else { return Ok(None) };
+    state.store.call(move |s| session::resolve(s, &token)).await
 }
 
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
 }
 
-/// A page in the dashboard's frame.
-fn page(title: &str, body: &str) -> String {
+/// A page in the dashboard's frame: the style sheet, `head` (already escaped), then `body`
+/// and the `scripts` (files under `/ui/assets/`, in order).
+fn page(title: &str, head: &str, body: &str, scripts: &[&str]) -> String {
+    let scripts: String = scripts.iter().map(|s| format!("<script src=\"/ui/assets/{s}\"></script>")).collect();
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{title} · hal0</title><style>{CSS}</style></head><body>{body}</body></html>",
+         <title>{title} · hal0</title><link rel=\"stylesheet\" href=\"/ui/assets/style.css\">{head}</head>\
+         <body>{body}{scripts}</body></html>",
         title = escape(title)
     )
 }
@@ -57,7 +93,7 @@ fn refusal(status: StatusCode, code: &str, message: &str) -> Response {
         escape(message),
         escape(code)
     );
-    (status, Html(page("Not signed in", &body))).into_response()
+    (status, Html(page("Not signed in", "", &body, &[]))).into_response()
 }
 
 #[derive(serde::Deserialize)]
@@ -70,9 +106,13 @@ pub struct LoginQuery {
 fn signed_in(state: &AppState, token: &str, then: Response) -> Response {
     // `Secure` when hal0 serves https itself (behind a TLS proxy the cookie still travels
     // only to this origin: SameSite=Strict, HttpOnly).
+    // The cookie is Strict: every request that needs it comes from hal0's own pages (the
+    // link's page spends the link with a same-origin request), so no cross-site navigation
+    // or form ever carries the session.
     let secure = if state.config.network.tls_cert.is_some() { "; Secure" } else { "" };
     let cookie = format!(
-        "{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{secure}",
+        "{}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{secure}",
+        cookie_name(&state.config),
         session::SESSION_HOURS * 3600
     );
     let mut r = then;
@@ -86,60 +126,74 @@ fn user_agent(headers: &HeaderMap) -> String {
     headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or("").to_string()
 }
 
-/// `GET /ui/login?token=…`: a one-time link becomes a session (cookie), then the inbox.
-/// Without a token: the password form when a password is set, else how to get a link.
-pub async fn login(State(state): State<Arc<AppState>>, headers: HeaderMap, Query(q): Query<LoginQuery>) -> Response {
+/// `GET /ui/login?token=…`: a one-time link's page, which spends the link with its own
+/// same-origin request (so the cookie is set and then sent on same-site requests, even when
+/// the link was clicked on another site or opened by a mail scanner, which runs no script);
+/// an unknown, used or expired link is refused here. Without a token: the password form
+/// when a password is set, else how to get a link.
+pub async fn login(State(state): State<Arc<AppState>>, Query(q): Query<LoginQuery>) -> Response {
     if q.token.is_empty() {
         if password::is_set(&state.paths) {
-            return Html(page("Sign in", LOGIN_FORM)).into_response();
+            return Html(page("Sign in", "", LOGIN_FORM, &["login.js"])).into_response();
         }
         return sign_in_first();
     }
-    let ua = user_agent(&headers);
-    let opened = state.store.call(move |s| session::redeem(s, &q.token, &ua)).await;
-    match opened {
-        Ok((_, token)) => {
-            signed_in(&state, &token, (StatusCode::SEE_OTHER, [(header::LOCATION, "/ui/")]).into_response())
+    let checked = state.store.call(move |s| session::check_link(s, &q.token)).await;
+    match checked {
+        Ok(()) => {
+            let mut r = Html(page("Signing in", "", LINK_PAGE, &["link.js"])).into_response();
+            r.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-store"));
+            r
         }
         Err(e) => refusal(StatusCode::FORBIDDEN, e.code, &e.message),
     }
 }
 
+/// What the link's page shows while its script signs in (or why it could not).
+const LINK_PAGE: &str = "<main class=\"narrow\"><h1>hal0</h1><p id=\"wait\" role=\"status\">Signing in…</p>\
+     <p id=\"error\" class=\"err\" role=\"alert\" hidden></p><noscript><p class=\"err\">Signing in needs \
+     JavaScript on for this page.</p></noscript></main>";
+
+/// `POST /ui/login` (JSON: a cross-site form cannot send it): `{"token": …}` from a link's
+/// page, or `{"password": …}` from the password form.
 #[derive(serde::Deserialize)]
-pub struct PasswordLogin {
-    password: String,
+#[serde(deny_unknown_fields)]
+pub struct SignIn {
+    #[serde(default)]
+    password: Option<String>,
+    #[serde(default)]
+    token: Option<String>,
 }
 
 /// Wrong passwords of this daemon, for [`password::Throttle`].
 static FAILURES: std::sync::LazyLock<password::Throttle> = std::sync::LazyLock::new(Default::default);
 
-/// `POST /ui/login` `{"password": …}` (JSON: a cross-site form cannot send it): a session
-/// when the password is right; wrong guesses are throttled and audited.
+/// `POST /ui/login`: a session (its cookie) for a one-time link's token or the right
+/// password; sign-ins are audited, and password guesses throttled ([`password::attempt`]).
 pub async fn password_login(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
-    body: Result<axum::Json<PasswordLogin>, axum::extract::rejection::JsonRejection>,
+    body: Result<axum::Json<SignIn>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
-    let Ok(axum::Json(body)) = body else {
-        return crate::error::Error::invalid("ui.invalid_request", "send {\"password\": \"…\"} as application/json")
-            .into_response();
+    let invalid = || {
+        crate::error::Error::invalid(
+            "ui.invalid_request",
+            "send {\"token\": \"…\"} or {\"password\": \"…\"} as application/json",
+        )
+        .into_response()
     };
+    let Ok(axum::Json(body)) = body else { return invalid() };
     let ua = user_agent(&headers);
-    let paths = state.paths.clone();
-    let outcome = state
-        .store
-        .call(move |s| {
-            let refused = match FAILURES.check().and_then(|()| password::verify(&paths, &body.password)) {
-                Ok(true) => None,
-                Ok(false) => {
-                    FAILURES.failed();
-                    Some(crate::error::Error::unauthorized("ui.wrong_password", "that is not the dashboard's password"))
-                }
-                Err(e) => Some(e),
-            };
-            session::by_password(s, &ua, refused)
-        })
-        .await;
+    let outcome = match body {
+        SignIn { token: Some(token), password: None } => {
+            state.store.call(move |s| session::redeem(s, &token, &ua)).await
+        }
+        SignIn { password: Some(pw), token: None } => {
+            let refused = password::attempt(&FAILURES, &state.paths, pw).await.err();
+            state.store.call(move |s| session::by_password(s, &ua, refused)).await
+        }
+        _ => return invalid(),
+    };
     match outcome {
         Ok((_, token)) => signed_in(&state, &token, axum::Json(serde_json::json!({"signed_in": true})).into_response()),
         Err(e) => e.into_response(),
@@ -153,20 +207,17 @@ fn person(req: &Request) -> Option<Session> {
     }
 }
 
-/// Dashboard page `path` for the request's person (the header, its `{csrf}` and
-/// `{session}` filled in, the shared script first), never cached; for anyone else, how to
-/// sign in.
+/// Dashboard page `path` for the request's person (the header and `{session}` filled in,
+/// the CSRF token in `<meta name="csrf-token">`, the shared script before the page's own),
+/// never cached; for anyone else, how to sign in.
 fn for_person(req: &Request, path: &str) -> Response {
     let Some(p) = person(req) else { return sign_in_first() };
-    let Some((_, title, template)) = PAGES.iter().find(|(at, _, _)| *at == path) else {
+    let Some((_, title, template, script)) = PAGES.iter().find(|(at, ..)| *at == path) else {
         return refusal(StatusCode::NOT_FOUND, "not_found", "no such page");
     };
-    let body = template
-        .replace("{nav}", &header(path, &p.id))
-        .replace("{common}", COMMON_JS)
-        .replace("{csrf}", &escape(&p.csrf))
-        .replace("{session}", &escape(&p.id));
-    let mut r = Html(page(title, &body)).into_response();
+    let body = template.replace("{nav}", &header(path, &p.id)).replace("{session}", &escape(&p.id));
+    let head = format!("<meta name=\"csrf-token\" content=\"{}\">", escape(&p.csrf));
+    let mut r = Html(page(title, &head, &body, &["common.js", script])).into_response();
     r.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-store"));
     r
 }
@@ -180,7 +231,7 @@ pub async fn show(req: Request) -> Response {
 
 /// The paths of the dashboard's pages (the router mounts [`show`] at each).
 pub fn paths() -> impl Iterator<Item = &'static str> {
-    PAGES.iter().map(|(path, _, _)| *path)
+    PAGES.iter().map(|(path, ..)| *path)
 }
 
 /// `GET /ui`: to the inbox.
@@ -196,34 +247,60 @@ pub async fn logout(State(state): State<Arc<AppState>>, req: Request) -> Respons
             return e.into_response();
         }
     }
-    let gone = format!("{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
+    let secure = if state.config.network.tls_cert.is_some() { "; Secure" } else { "" };
+    let gone = format!("{}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0{secure}", cookie_name(&state.config));
     (StatusCode::NO_CONTENT, [(header::SET_COOKIE, gone)]).into_response()
 }
 
-const CSS: &str = include_str!("assets/style.css");
 const LOGIN_FORM: &str = include_str!("assets/login.html");
-/// What every page's script starts with: `$`, `el` (an element with attributes and
-/// children), `showError`, `api` (a same-origin JSON call that carries the CSRF token on a
-/// change and reloads to the sign-in page on a 401), a few table and form helpers, and
-/// the sign-out button.
-const COMMON_JS: &str = include_str!("assets/common.js");
 
-/// The dashboard's pages: path, menu label, title, template.
-const PAGES: &[(&str, &str, &str)] = &[
-    ("/ui/", "Approvals", include_str!("assets/inbox.html")),
-    ("/ui/runs", "Runs", include_str!("assets/runs.html")),
-    ("/ui/conversations", "Conversations", include_str!("assets/conversations.html")),
-    ("/ui/servers", "MCP servers", include_str!("assets/servers.html")),
-    ("/ui/clients", "Clients", include_str!("assets/clients.html")),
-    ("/ui/activity", "Activity", include_str!("assets/activity.html")),
-    ("/ui/health", "Health", include_str!("assets/health.html")),
+/// The files under `/ui/assets/`: name, media type, content. `common.js` is what every
+/// page's script starts with: `$`, `el` (an element with attributes and children),
+/// `showError`, `api` (a same-origin JSON call that carries the CSRF token on a change and
+/// reloads to the sign-in page on a 401), a few table and form helpers, and the sign-out
+/// button.
+const ASSETS: &[(&str, &str, &str)] = &[
+    ("style.css", "text/css; charset=utf-8", include_str!("assets/style.css")),
+    ("common.js", JS, include_str!("assets/common.js")),
+    ("login.js", JS, include_str!("assets/login.js")),
+    ("link.js", JS, include_str!("assets/link.js")),
+    ("inbox.js", JS, include_str!("assets/inbox.js")),
+    ("runs.js", JS, include_str!("assets/runs.js")),
+    ("conversations.js", JS, include_str!("assets/conversations.js")),
+    ("servers.js", JS, include_str!("assets/servers.js")),
+    ("clients.js", JS, include_str!("assets/clients.js")),
+    ("activity.js", JS, include_str!("assets/activity.js")),
+    ("health.js", JS, include_str!("assets/health.js")),
+];
+const JS: &str = "text/javascript; charset=utf-8";
+
+/// `GET /ui/assets/{name}`: a dashboard script or the style sheet (no secrets: served to
+/// anyone; revalidated on each use, so an upgrade's files are the ones run).
+pub async fn asset(axum::extract::Path(name): axum::extract::Path<String>) -> Response {
+    match ASSETS.iter().find(|(n, ..)| *n == name) {
+        Some((_, media, body)) => {
+            ([(header::CONTENT_TYPE, *media), (header::CACHE_CONTROL, "no-cache")], *body).into_response()
+        }
+        None => refusal(StatusCode::NOT_FOUND, "not_found", "no such file"),
+    }
+}
+
+/// The dashboard's pages: path, menu label, template, script (under `/ui/assets/`).
+const PAGES: &[(&str, &str, &str, &str)] = &[
+    ("/ui/", "Approvals", include_str!("assets/inbox.html"), "inbox.js"),
+    ("/ui/runs", "Runs", include_str!("assets/runs.html"), "runs.js"),
+    ("/ui/conversations", "Conversations", include_str!("assets/conversations.html"), "conversations.js"),
+    ("/ui/servers", "MCP servers", include_str!("assets/servers.html"), "servers.js"),
+    ("/ui/clients", "Clients", include_str!("assets/clients.html"), "clients.js"),
+    ("/ui/activity", "Activity", include_str!("assets/activity.html"), "activity.js"),
+    ("/ui/health", "Health", include_str!("assets/health.html"), "health.js"),
 ];
 
 /// The header every signed-in page has: the menu (`current` marked), the session, sign out.
 fn header(current: &str, session: &str) -> String {
     let links: Vec<String> = PAGES
         .iter()
-        .map(|(path, label, _)| {
+        .map(|(path, label, ..)| {
             let here = if *path == current { " aria-current=\"page\"" } else { "" };
             format!("<a href=\"{path}\"{here}>{label}</a>")
         })
@@ -244,8 +321,32 @@ mod tests {
     fn cookies_are_read_by_name() {
         let mut h = HeaderMap::new();
         h.append(header::COOKIE, "a=1; hal0_session=hal0us_x".parse().unwrap());
-        assert_eq!(cookie(&h, "hal0_session").as_deref(), Some("hal0us_x"));
-        assert_eq!(cookie(&h, "b"), None);
+        assert_eq!(cookies(&h, "hal0_session"), ["hal0us_x"]);
+        assert!(cookies(&h, "b").is_empty());
+        // A second session cookie (one set by another page of this host) is refused.
+        let cfg = crate::config::Config::default();
+        assert_eq!(session_token(&cfg, &h).unwrap().as_deref(), Some("hal0us_x"));
+        h.append(header::COOKIE, "hal0_session=hal0us_tossed".parse().unwrap());
+        assert_eq!(session_token(&cfg, &h).unwrap_err().code, "ui.session_ambiguous");
         assert_eq!(escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+    }
+
+    /// Every page's script is served, and no page or refusal has inline script or style
+    /// (the CSP would block it: `script-src 'self'`, `style-src 'self'`).
+    #[test]
+    fn pages_hold_no_inline_script_or_style() {
+        for (path, _, template, script) in PAGES {
+            assert!(ASSETS.iter().any(|(n, ..)| n == script), "{path}: {script} is not served");
+            let html = page("t", "", template, &["common.js", script]);
+            for inline in ["<script>", "<style", "style=", " onclick=", " onload=", "javascript:"] {
+                assert!(!html.contains(inline), "{path} has {inline}");
+            }
+        }
+        for html in [page("t", "", LOGIN_FORM, &["login.js"]), page("t", "", LINK_PAGE, &["link.js"])] {
+            assert!(!html.contains("<script>") && !html.contains("<style") && !html.contains("style="), "{html}");
+        }
+        for (name, ..) in ASSETS {
+            assert!(!name.contains('/'), "{name}");
+        }
     }
 }

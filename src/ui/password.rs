@@ -1,7 +1,8 @@
 //! The dashboard's password, for sign-ins without a shell: `hal0 ui passwd` stores it as an
 //! argon2id hash (PHC string) in `<config>/ui-password`, mode 0600; `--remove` turns
-//! password sign-in off. Wrong guesses are throttled per daemon: after [`MAX_FAILURES`] in
-//! [`WINDOW`], every password sign-in is refused until the window has passed.
+//! password sign-in off. Guesses are throttled per daemon: each attempt is counted before
+//! its password is hashed, and after [`MAX_FAILURES`] not proven right in [`WINDOW`] every
+//! password sign-in is refused until the window has passed; one hash runs at a time.
 
 use crate::error::{Error, Result};
 use crate::paths::Paths;
@@ -53,27 +54,40 @@ pub fn remove(paths: &Paths) -> Result<bool> {
     }
 }
 
+/// The refusal of a password sign-in when no password is set.
+fn no_password() -> Error {
+    Error::forbidden_code(
+        "ui.no_password",
+        "password sign-in is off on this box: run `hal0 ui login` there for a link, or `hal0 ui passwd` to set one",
+    )
+}
+
 /// Whether `password` is the dashboard's (argon2id, constant time); `ui.no_password` when
 /// none is set.
 pub fn verify(paths: &Paths, password: &str) -> Result<bool> {
-    let stored = crate::paths::read_optional(&file(paths))?.ok_or_else(|| {
-        Error::forbidden_code(
-            "ui.no_password",
-            "password sign-in is off on this box: run `hal0 ui login` there for a link, or `hal0 ui passwd` to set one",
-        )
-    })?;
+    let stored = crate::paths::read_optional(&file(paths))?.ok_or_else(no_password)?;
     let hash = PasswordHash::new(stored.trim())
         .map_err(|e| Error::internal(format!("{} is not a password hash: {e}", file(paths).display())))?;
     Ok(Argon2::default().verify_password(password.as_bytes(), &hash).is_ok())
 }
 
-/// The failed sign-ins of the last [`WINDOW`].
+/// The password sign-in attempts of the last [`WINDOW`] that were not proven right: each
+/// is counted (its slot reserved) *before* its password is hashed, so concurrent guesses
+/// beyond [`MAX_FAILURES`] are refused without hashing.
 #[derive(Default)]
 pub struct Throttle(Mutex<VecDeque<Instant>>);
 
+/// A reserved attempt: it counts as a failure unless [`Attempt::release`]d (a right
+/// password, or no hash made), also when the request is dropped while its hash runs.
+pub struct Attempt<'a> {
+    throttle: &'a Throttle,
+    at: Instant,
+}
+
 impl Throttle {
-    /// Refused when [`MAX_FAILURES`] failures fell within the window.
-    pub fn check(&self) -> Result<()> {
+    /// Reserve a slot for one attempt; refused (`ui.too_many_attempts`) when
+    /// [`MAX_FAILURES`] attempts already count within the window.
+    pub fn reserve(&self) -> Result<Attempt<'_>> {
         let mut q = self.0.lock().unwrap_or_else(|p| p.into_inner());
         while q.front().is_some_and(|t| t.elapsed() > WINDOW) {
             q.pop_front();
@@ -87,15 +101,59 @@ impl Throttle {
                     "{MAX_FAILURES} wrong passwords in {} minutes: password sign-in is paused for {} more minutes \
                      (`hal0 ui login` on the box still works)",
                     WINDOW.as_secs() / 60,
-                    wait.as_secs().div_ceil(60)
+                    wait.as_secs().div_ceil(60).max(1)
                 ),
             ));
         }
-        Ok(())
+        let at = Instant::now();
+        q.push_back(at);
+        Ok(Attempt { throttle: self, at })
     }
+}
 
-    pub fn failed(&self) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).push_back(Instant::now());
+impl Attempt<'_> {
+    /// The attempt does not count (the password was right, or nothing was hashed).
+    pub fn release(self) {
+        let mut q = self.throttle.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(i) = q.iter().position(|t| *t == self.at) {
+            q.remove(i);
+        }
+    }
+}
+
+/// Password hashes running at once: one (an argon2id hash holds 19 MiB while it runs).
+static HASHING: std::sync::LazyLock<std::sync::Arc<tokio::sync::Semaphore>> =
+    std::sync::LazyLock::new(|| std::sync::Arc::new(tokio::sync::Semaphore::new(1)));
+
+/// Check a sign-in password against the dashboard's: `Ok` when it is right. The attempt
+/// is counted in `throttle` before anything is hashed (`ui.too_many_attempts` past the
+/// limit), and hashed one at a time (off the async threads); a wrong one is
+/// `ui.wrong_password` and stays counted.
+pub async fn attempt(throttle: &Throttle, paths: &Paths, password: String) -> Result<()> {
+    let attempt = throttle.reserve()?;
+    if !is_set(paths) {
+        attempt.release();
+        return Err(no_password());
+    }
+    let permit = HASHING.clone().acquire_owned().await.map_err(|e| Error::internal(format!("hashing: {e}")))?;
+    let paths = paths.clone();
+    // The permit goes with the hash: a request dropped mid-hash still holds it until done.
+    let right = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        verify(&paths, &password)
+    })
+    .await
+    .map_err(|e| Error::internal(format!("the password check stopped: {e}")))?;
+    match right {
+        Ok(true) => {
+            attempt.release();
+            Ok(())
+        }
+        Ok(false) => Err(Error::unauthorized("ui.wrong_password", "that is not the dashboard's password")),
+        Err(e) => {
+            attempt.release();
+            Err(e)
+        }
     }
 }
 
@@ -117,12 +175,34 @@ mod tests {
         assert!(verify(&paths, "correct horse battery").unwrap());
         assert!(!verify(&paths, "correct horse battery!").unwrap());
         assert!(remove(&paths).unwrap() && !is_set(&paths));
+    }
 
+    /// Attempts are counted before any hash: past the limit the next is refused at once; a
+    /// dropped attempt (its request gone mid-hash) still counts; a released one does not.
+    #[test]
+    fn attempts_are_counted_before_they_are_hashed() {
         let t = Throttle::default();
-        for _ in 0..MAX_FAILURES {
-            t.check().unwrap();
-            t.failed();
-        }
-        assert_eq!(t.check().unwrap_err().code, "ui.too_many_attempts");
+        let right = t.reserve().unwrap();
+        let held: Vec<_> = (1..MAX_FAILURES).map(|_| t.reserve().unwrap()).collect();
+        assert_eq!(t.reserve().err().unwrap().code, "ui.too_many_attempts", "all slots are in flight");
+        right.release();
+        drop(held);
+        let last = t.reserve().unwrap();
+        drop(last);
+        assert_eq!(t.reserve().err().unwrap().code, "ui.too_many_attempts");
+    }
+
+    /// A wrong password stays counted, a right one does not; no password set is
+    /// `ui.no_password` and not counted.
+    #[tokio::test]
+    async fn an_attempt_is_counted_unless_the_password_was_right() {
+        let d = tempfile::tempdir().unwrap();
+        let paths = Paths::resolve(Some(d.path().join("etc")), Some(d.path().join("var")));
+        let t = Throttle::default();
+        assert_eq!(attempt(&t, &paths, "x".into()).await.unwrap_err().code, "ui.no_password");
+        set(&paths, "correct horse battery").unwrap();
+        attempt(&t, &paths, "correct horse battery".into()).await.unwrap();
+        assert_eq!(attempt(&t, &paths, "wrong".into()).await.unwrap_err().code, "ui.wrong_password");
+        assert_eq!(t.0.lock().unwrap().len(), 1);
     }
 }

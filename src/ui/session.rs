@@ -1,6 +1,7 @@
 //! Dashboard sessions. `hal0 ui login` (on the box) makes a one-time link valid for a few
-//! minutes; opening it makes a session: a random token in an HttpOnly, SameSite=Strict
-//! cookie, and a CSRF token every state-changing request must echo. Links and sessions are
+//! minutes; opening it answers a page whose own request spends the link and makes a
+//! session: a random token in an HttpOnly, SameSite=Strict cookie, and a CSRF token every
+//! state-changing request must echo. Links and sessions are
 //! stored as sha256 digests only; sessions expire, and can be listed and ended from the
 //! shell. Logins and logouts are audit entries under the session's id (`ui:<id>`).
 
@@ -12,8 +13,12 @@ use rusqlite::OptionalExtension;
 use serde::Serialize;
 use time::OffsetDateTime;
 
-/// The cookie that carries a session token.
+/// The cookie that carries a session token (over plain http).
 pub const COOKIE: &str = "hal0_session";
+/// The cookie's name when hal0 serves https itself: a browser takes a `__Host-` cookie only
+/// from a secure origin, for `Path=/`, without `Domain`, so no http page of this host and
+/// no other host (a subdomain) can set one in its place.
+pub const HOST_COOKIE: &str = "__Host-hal0_session";
 /// The header a state-changing request carries its session's CSRF token in.
 pub const CSRF_HEADER: &str = "x-csrf-token";
 const LINK_PREFIX: &str = "hal0ul_";
@@ -113,35 +118,55 @@ fn audited<T>(store: &Store, outcome: Result<(Session, T)>, user_agent: &str, vi
     outcome
 }
 
+const AGAIN: &str = "run `hal0 ui login` on the box for a new link";
+
+/// When unused link `link` expires; `ui.link_unknown` or `ui.link_used` otherwise.
+fn unused_link(c: &rusqlite::Connection, link: &str) -> Result<String> {
+    let row: Option<(String, Option<String>)> = c
+        .query_row("SELECT expires_at, used_at FROM ui_links WHERE token_sha256 = ?1", [sha256_hex(link)], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .optional()?;
+    let Some((expires, used)) = row else {
+        return Err(Error::forbidden_code("ui.link_unknown", format!("this login link is not known here: {AGAIN}")));
+    };
+    if used.is_some() {
+        return Err(Error::forbidden_code("ui.link_used", format!("this login link was used already: {AGAIN}")));
+    }
+    Ok(expires)
+}
+
+fn link_expired() -> Error {
+    Error::forbidden_code("ui.link_expired", format!("this login link expired: {AGAIN}"))
+}
+
+/// Whether `link` would open a session now (known, unused, not expired), without using it
+/// up: opening the link answers its page, and only the page's own same-origin request
+/// ([`redeem`]) spends it.
+pub fn check_link(store: &Store, link: &str) -> Result<()> {
+    let now = stamp(OffsetDateTime::now_utc());
+    let expires = store.with(|c| unused_link(c, link))?;
+    if expires.as_str() <= now.as_str() {
+        return Err(link_expired());
+    }
+    Ok(())
+}
+
 /// The session a link opens, with its cookie token. The link is used up, whatever the
 /// outcome after that; an unknown, used or expired link is refused with what to do.
 pub fn redeem(store: &Store, link: &str, user_agent: &str) -> Result<(Session, String)> {
     let now = OffsetDateTime::now_utc();
     let now_s = stamp(now);
-    let again = "run `hal0 ui login` on the box for a new link";
     let session = store.with(|c| {
         let tx = c.transaction()?;
-        let row: Option<(String, Option<String>)> = tx
-            .query_row("SELECT expires_at, used_at FROM ui_links WHERE token_sha256 = ?1", [sha256_hex(link)], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
-            .optional()?;
-        let Some((expires, used)) = row else {
-            return Err(Error::forbidden_code(
-                "ui.link_unknown",
-                format!("this login link is not known here: {again}"),
-            ));
-        };
-        if used.is_some() {
-            return Err(Error::forbidden_code("ui.link_used", format!("this login link was used already: {again}")));
-        }
+        let expires = unused_link(&tx, link)?;
         tx.execute(
             "UPDATE ui_links SET used_at = ?1 WHERE token_sha256 = ?2",
             rusqlite::params![now_s, sha256_hex(link)],
         )?;
         if expires.as_str() <= now_s.as_str() {
             tx.commit()?;
-            return Err(Error::forbidden_code("ui.link_expired", format!("this login link expired: {again}")));
+            return Err(link_expired());
         }
         let opened = open(&tx, user_agent, now)?;
         tx.commit()?;
@@ -256,13 +281,18 @@ mod tests {
     fn a_link_opens_one_session_once_and_only_until_it_expires() {
         let (_d, s) = store();
         let link = new_link(&s, 5, "cli:root").unwrap();
+        // Checking a link does not use it up.
+        check_link(&s, &link).unwrap();
+        check_link(&s, &link).unwrap();
         let (session, token) = redeem(&s, &link, "test").unwrap();
+        assert_eq!(check_link(&s, &link).unwrap_err().code, "ui.link_used");
         assert_eq!(resolve(&s, &token).unwrap().unwrap().id, session.id);
         assert_eq!(redeem(&s, &link, "test").unwrap_err().code, "ui.link_used");
         assert_eq!(redeem(&s, "hal0ul_nope", "test").unwrap_err().code, "ui.link_unknown");
         let old = new_link(&s, 5, "cli:root").unwrap();
         s.with(|c| Ok(c.execute("UPDATE ui_links SET expires_at = '2020-01-01T00:00:00Z' WHERE used_at IS NULL", [])?))
             .unwrap();
+        assert_eq!(check_link(&s, &old).unwrap_err().code, "ui.link_expired");
         assert_eq!(redeem(&s, &old, "test").unwrap_err().code, "ui.link_expired");
         // Only digests are stored.
         let stored: String = s

@@ -153,14 +153,7 @@ const PERSON: &str = "cookie:";
 /// A dashboard session on `server`: a `hal0 ui login` link opened, the page read for its
 /// CSRF token. As a matrix credential ([`PERSON`]).
 async fn person(env: &Env, server: &Server) -> String {
-    let link = env.json(&["ui", "login", "--json"])["url"].as_str().unwrap().to_string();
-    let path = link.split_once("/ui/").unwrap().1;
-    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    let r = http.get(server.url(&format!("/ui/{path}"))).send().await.unwrap();
-    assert_eq!(r.status(), 303, "{link}");
-    let cookie = r.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_string();
-    let page = http.get(server.url("/ui/")).header("cookie", &cookie).send().await.unwrap().text().await.unwrap();
-    let csrf = page.split("const CSRF = \"").nth(1).unwrap().split('"').next().unwrap().to_string();
+    let (cookie, csrf) = crate::dashboard::sign_in(server, &crate::dashboard::link(env)).await;
     format!("{PERSON}{cookie} {csrf}")
 }
 

@@ -6,7 +6,7 @@
 //! consumer key, each shown once with its `claude mcp add` line, and revokes them; the
 //! Activity page filters the audit log; the Health page shows doctor's rows.
 
-use crate::dashboard::{WAIT, browser, link, on};
+use crate::dashboard::{WAIT, browser, signed_in};
 use crate::support::fake_hermes::{FakeHermes, FakeHermesOptions, SECRET_TEXT};
 use crate::support::mcp::{call, connect};
 use crate::support::upstream::RmcpUpstream;
@@ -41,7 +41,7 @@ async fn a_runs_output_streams_into_the_page_and_stop_reaches_hermes() {
     let run = call(&c, "agent_run", json!({"agent": "hermes", "input": "SLOW refactor the parser"})).await.unwrap();
     let id = run["run_id"].as_str().unwrap_or_else(|| panic!("{run}")).to_string();
 
-    browser.goto(&on(&server, &link(&env))).await;
+    signed_in(&browser, &env, &server).await;
     browser.goto(&server.url("/ui/runs")).await;
     let row = browser.wait_for(&format!("#run-{id}"), WAIT).await.expect("the run is in the ledger");
     assert!(row.text().await.contains("laptop → hermes"), "{}", row.text().await);
@@ -154,7 +154,7 @@ async fn servers_clients_activity_and_health_pages_work() {
     env.ok(&["mcp", "install", &up.url(), "--id", "up"]);
     env.ok(&["mcp", "allow", "up", "echo"]);
     let server = env.serve();
-    browser.goto(&on(&server, &link(&env))).await;
+    signed_in(&browser, &env, &server).await;
     // `confirm()` answers yes, as the person would.
     let yes = "window.confirm = () => true; return 1";
 

@@ -1,5 +1,6 @@
 "use strict";
-const CSRF = "{csrf}";
+/// The session's CSRF token, from the page's <meta name="csrf-token">.
+const CSRF = document.querySelector('meta[name="csrf-token"]').content;
 const $ = (s) => document.querySelector(s);
 function el(tag, attrs, ...kids) {
   const e = document.createElement(tag);

@@ -101,6 +101,12 @@ impl Browser {
         }
     }
 
+    /// Read and act in the page's frame number `index` from now on (`None`: the page
+    /// itself again).
+    pub async fn frame(&self, index: Option<u32>) {
+        self.call(reqwest::Method::POST, "/frame", Some(json!({"id": index}))).await;
+    }
+
     /// Resize the window to `width` × `height` CSS pixels.
     pub async fn resize(&self, width: u32, height: u32) {
         self.call(reqwest::Method::POST, "/window/rect", Some(json!({"width": width, "height": height}))).await;

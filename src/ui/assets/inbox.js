@@ -1,0 +1,46 @@
+"use strict";
+function card(a) {
+  const reason = el("input", { type: "text", placeholder: "Reason (for a denial)", "aria-label": "Reason for " + a.id, name: "reason" });
+  const approve = el("button", { type: "button", class: "approve", "data-id": a.id }, "Approve");
+  const deny = el("button", { type: "button", class: "deny", "data-id": a.id }, "Deny");
+  const out = el("p", { class: "meta result", role: "status" });
+  const decide = async (verb) => {
+    approve.disabled = deny.disabled = true;
+    try {
+      const body = verb === "deny" && reason.value ? { reason: reason.value } : {};
+      const v = await api("POST", "/api/agent/approvals/" + encodeURIComponent(a.id) + "/" + verb, body);
+      out.textContent = verb === "approve" ? "Approved: " + v.status : "Denied.";
+      setTimeout(refresh, 300);
+    } catch (e) { out.textContent = String(e.message || e); approve.disabled = deny.disabled = false; }
+  };
+  approve.onclick = () => decide("approve");
+  deny.onclick = () => decide("deny");
+  return el("li", { class: "card", id: "ap-" + a.id, "data-id": a.id },
+    el("h3", {}, a.tool + " "),
+    el("p", { class: "meta" }, a.kind + " from " + a.client + " · " + a.created_at + " · " + a.id),
+    el("p", {}, a.preview || ""),
+    el("pre", { class: "args" }, JSON.stringify(a.arguments, null, 2)),
+    el("div", { class: "act" }, reason, approve, deny), out);
+}
+function decidedRow(a) {
+  return el("li", { class: "card", id: "done-" + a.id },
+    el("h3", {}, a.tool + " "),
+    el("p", { class: "meta" }, el("span", { class: "status-" + a.status }, a.status), " by " + (a.decided_by || "?") + " at " + (a.decided_at || "?") + (a.reason ? " · " + a.reason : "")));
+}
+async function refresh() {
+  try {
+    const pending = (await api("GET", "/api/agent/approvals?status=pending")).approvals;
+    const list = $("#pending");
+    const want = new Set(pending.map((a) => a.id));
+    for (const li of [...list.children]) if (!want.has(li.dataset.id)) li.remove();
+    const have = new Set([...list.children].map((li) => li.dataset.id));
+    // Newest first; rows already shown keep what was typed into them.
+    for (const a of [...pending].reverse()) if (!have.has(a.id)) list.prepend(card(a));
+    $("#none").hidden = pending.length > 0;
+    const all = (await api("GET", "/api/agent/approvals")).approvals.filter((a) => a.status !== "pending").slice(0, 20);
+    $("#decided").replaceChildren(...all.map(decidedRow));
+    showError("");
+  } catch (e) { showError("Cannot reach hal0: " + (e.message || e)); }
+}
+refresh();
+setInterval(refresh, 2000);
