@@ -209,13 +209,10 @@ fn event(json: &str) -> Bytes {
     Bytes::from(out)
 }
 
-/// `text` with every secret masked; `None` when that broke it as JSON.
+/// `text` with every secret masked by the proxy's one rule ([`super::mask::mask_json`]);
+/// `None` when it had to be read and is not JSON.
 fn masked<'t>(text: &'t str, secrets: &[String]) -> Option<Cow<'t, str>> {
-    if secrets.is_empty() || !secrets.iter().any(|s| text.contains(s.as_str())) {
-        return Some(Cow::Borrowed(text));
-    }
-    let v: Value = serde_json::from_str(text).ok()?;
-    mask_in(v, secrets).map(|v| Cow::Owned(v.to_string()))
+    super::mask::mask_json(text, secrets)
 }
 
 /// A tool result object with `resultType` first when the server sent none (consumers on

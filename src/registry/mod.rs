@@ -8,6 +8,7 @@ pub mod consumers;
 pub mod expose;
 pub mod fast;
 pub mod manage;
+pub mod mask;
 pub mod passthrough;
 pub mod policy;
 pub mod probe;

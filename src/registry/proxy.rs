@@ -185,24 +185,19 @@ fn mask_secrets(result: CallToolResult, secrets: &[String]) -> CallToolResult {
     })
 }
 
-/// `value` with every one of `secrets` masked; `None` when the masked text no longer reads
-/// back as a `T` (the caller withholds the answer).
+/// `value` with every one of `secrets` (the needles of [`super::mask::needles`]) masked by
+/// the proxy's one rule ([`super::mask`]: in what the consumer decodes, across content
+/// blocks); `None` when the masked value no longer reads back as a `T` (the caller
+/// withholds the answer).
 pub(super) fn mask_in<T: serde::Serialize + serde::de::DeserializeOwned>(value: T, secrets: &[String]) -> Option<T> {
     if secrets.is_empty() {
         return Some(value);
     }
     let Ok(text) = serde_json::to_string(&value) else { return Some(value) };
-    if !secrets.iter().any(|s| text.contains(s.as_str())) {
-        return Some(value);
+    match super::mask::mask_json(&text, secrets)? {
+        std::borrow::Cow::Borrowed(_) => Some(value),
+        std::borrow::Cow::Owned(masked) => serde_json::from_str(&masked).ok(),
     }
-    let mut masked = text;
-    for s in secrets {
-        // The JSON form of the value (quotes and escapes aside) is what appears in `text`.
-        let enc = serde_json::to_string(s).unwrap_or_default();
-        let enc = enc.trim_matches('"');
-        masked = masked.replace(enc, crate::redact::MASK);
-    }
-    serde_json::from_str(&masked).ok()
 }
 
 fn refused(code: &'static str, msg: String) -> Error {

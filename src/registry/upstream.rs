@@ -33,10 +33,12 @@ pub fn headers(record: &Record, api_env: &Path) -> Result<(HashMap<String, Strin
     Ok((out, missing))
 }
 
-/// The values among `hdrs` that came from the record's `[secrets]` (masked wherever they
-/// would go back out; very short values are left alone, they would mask ordinary text).
+/// What to mask of the values among `hdrs` that came from the record's `[secrets]`
+/// (wherever they would go back out): each value and its parts worth masking alone, like
+/// the token of `Bearer <token>` ([`super::mask::needles`]; very short ones are left alone,
+/// they would mask ordinary text).
 pub fn secrets_in(record: &Record, hdrs: &HashMap<String, String>) -> Vec<String> {
-    record.secrets.keys().filter_map(|h| hdrs.get(h)).filter(|v| v.len() >= 4).cloned().collect()
+    super::mask::needles(record.secrets.keys().filter_map(|h| hdrs.get(h)).map(String::as_str))
 }
 
 /// A failure talking to the upstream server (502).
