@@ -202,10 +202,12 @@ fn unsafe_file(path: &Path, why: &str) -> Error {
 }
 
 /// `other`, or [`symlink_refused`] when `path` is a symlink (an `O_NOFOLLOW` open of one
-/// fails with `ELOOP`, which says too little).
+/// fails with `ELOOP`, which says too little), or `fs.unsafe_file` for a FIFO, socket or device.
 fn refusal_or(path: &Path, other: Error) -> Error {
     match fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => symlink_refused(path),
+        // A FIFO without a reader fails a non-blocking write open with ENXIO.
+        Ok(m) if !m.file_type().is_file() && !m.file_type().is_dir() => unsafe_file(path, "it is not a regular file"),
         _ => other,
     }
 }
