@@ -48,7 +48,7 @@ pub fn needles<'a>(values: impl IntoIterator<Item = &'a str>) -> Vec<String> {
         push(v, MIN_LEN);
         let t = v.trim();
         push(t, MIN_LEN);
-        if let Some((scheme, rest)) = t.split_once(|c: char| c.is_ascii_whitespace())
+        if let Some((scheme, rest)) = v.trim_start().split_once(|c: char| c.is_ascii_whitespace())
             && (1..=16).contains(&scheme.len())
             && scheme.bytes().all(|b| b.is_ascii_alphabetic())
         {
