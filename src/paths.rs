@@ -170,7 +170,8 @@ pub fn adopt(path: &Path) -> std::io::Result<()> {
 pub fn adopt_fd(file: &fs::File, dir: &Path) -> std::io::Result<()> {
     let Some((uid, gid)) = heir(dir) else { return Ok(()) };
     let (u, g) = chown_ids(uid, gid);
-    rustix::fs::fchown(file, Some(u), Some(g)).map_err(std::io::Error::from)
+    // Through the descriptor itself (`AT_EMPTY_PATH`), which also takes an `O_PATH` one.
+    rustix::fs::chownat(file, "", Some(u), Some(g), rustix::fs::AtFlags::EMPTY_PATH).map_err(std::io::Error::from)
 }
 
 /// The refusal of a symlink where hal0 keeps its own files (`fs.symlink_refused`): the
@@ -253,12 +254,34 @@ fn open_own(path: &Path, opts: &mut fs::OpenOptions, what: &str, code: &'static 
     Ok(Some(f))
 }
 
-/// Open an existing file of hal0's own for reading, without following a symlink and
-/// [`check_own`]ed (a planted link or FIFO is refused); `Ok(None)` when it does not exist.
-/// For a file another program opens by name (SQLite's store and its `-wal`/`-shm`), to
-/// refuse it first and to re-own or narrow it through the checked descriptor after.
-pub fn open_own_read(path: &Path) -> Result<Option<fs::File>> {
-    open_own(path, fs::OpenOptions::new().read(true), "open", "fs.read_failed")
+/// Check a file another program holds open by name (SQLite's store and its `-wal`,
+/// `-shm`, `-journal`) as [`check_own`] does, through an `O_PATH | O_NOFOLLOW` descriptor.
+/// Only such a descriptor may be opened and closed beside SQLite's: closing any other
+/// descriptor of the file drops every POSIX lock this process holds on it, and two
+/// connections then write at once (a malformed store). A symlink is refused with
+/// `fs.symlink_refused`; `Ok(None)` when the file does not exist. The descriptor serves
+/// [`adopt_fd`] and [`narrow_path_fd`], not reads.
+pub fn inspect_own(path: &Path) -> Result<Option<fs::File>> {
+    let flags = rustix::fs::OFlags::PATH | rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::CLOEXEC;
+    let f = match fs::OpenOptions::new().read(true).custom_flags(flags.bits() as i32).open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(refusal_or(path, Error::io("fs.read_failed", "open", path, e))),
+    };
+    let m = f.metadata().map_err(|e| Error::io("fs.read_failed", "stat", path, e))?;
+    if m.file_type().is_symlink() {
+        return Err(symlink_refused(path));
+    }
+    check_own(&f, path)?;
+    Ok(Some(f))
+}
+
+/// Narrow the file behind an [`inspect_own`] descriptor to mode 0600 (`fchmod` takes no
+/// `O_PATH` descriptor; its `/proc/self/fd` name reaches the same file, never a link).
+pub fn narrow_path_fd(file: &fs::File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let name = format!("/proc/self/fd/{}", file.as_raw_fd());
+    rustix::fs::chmod(name.as_str(), rustix::fs::Mode::from_raw_mode(0o600)).map_err(std::io::Error::from)
 }
 
 /// Open (creating, mode 0600, owned as `dir`) the lock file `dir/name`, unlocked. A lock
@@ -524,7 +547,7 @@ mod tests {
         let before = snapshot(&target);
         assert_eq!(read_optional(&link).unwrap_err().code, "fs.symlink_refused");
         assert_eq!(read_optional_bytes(&link).unwrap_err().code, "fs.symlink_refused");
-        assert_eq!(open_own_read(&link).unwrap_err().code, "fs.symlink_refused");
+        assert_eq!(inspect_own(&link).unwrap_err().code, "fs.symlink_refused");
         let e = crate::envfile::set_vars(&link, &[("A", "1")]).unwrap_err();
         assert_eq!(e.code, "fs.symlink_refused");
         assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
@@ -543,6 +566,7 @@ mod tests {
         assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
         assert_eq!(lock_file(d.path(), ".fifo.lock").unwrap_err().code, "fs.unsafe_file");
         assert_eq!(read_optional(&fifo).unwrap_err().code, "fs.unsafe_file");
+        assert_eq!(inspect_own(&fifo).unwrap_err().code, "fs.unsafe_file");
 
         let other = d.path().join("other");
         fs::write(&other, "x").unwrap();
@@ -553,6 +577,7 @@ mod tests {
         assert!(e.message.contains("hard links"), "{e}");
         assert_eq!(fs::metadata(&other).unwrap().mode() & 0o777, 0o644, "not narrowed");
         assert_eq!(read_optional(&other).unwrap_err().code, "fs.unsafe_file");
+        assert_eq!(inspect_own(&other).unwrap_err().code, "fs.unsafe_file");
 
         if !is_root() {
             eprintln!("not root: a file of a third user cannot be made");

@@ -51,22 +51,13 @@ impl Store {
         // The store and its side files are refused when one is a symlink or any file hal0
         // could not have made (SQLite opens them by name and, as root, hands the -wal and
         // journal to the store's owner).
-        for p in with_sides(path) {
-            crate::paths::open_own_read(&p)?;
-        }
+        // Checked through O_PATH descriptors only: this process may already hold the store
+        // open (and locked) on another connection, and closing any other descriptor of it
+        // would drop those locks.
+        check_files(path)?;
         let checkpointer = Arc::new(checkpoint::Checkpointer::new(path));
         let conn = open_conn(path, 0, &checkpointer)?;
-        if let Some(f) = crate::paths::open_own_read(path)? {
-            let _ = f.set_permissions(std::fs::Permissions::from_mode(0o600));
-        }
-        // SQLite gives its -wal and -shm files the store's owner when root creates them;
-        // ones an older hal0 left root's are handed over here (through the checked file).
-        let dir = path.parent().unwrap_or(Path::new("."));
-        for p in with_sides(path).into_iter().skip(1) {
-            if let Some(f) = crate::paths::open_own_read(&p)? {
-                let _ = crate::paths::adopt_fd(&f, dir);
-            }
-        }
+        settle_files(path)?;
         // Migrate before converting to incremental vacuum: a migration that fails then
         // leaves an older store exactly as it was (the conversion rewrites the file).
         migrations::migrate(&conn)?;
@@ -142,6 +133,34 @@ impl Store {
         crate::metrics::store_call(started.elapsed());
         out
     }
+}
+
+/// Refuse the store when it or a side file is a symlink or any file hal0 could not have
+/// made. Through `O_PATH` descriptors only ([`crate::paths::inspect_own`]): this process may
+/// already hold the store open and locked on another connection.
+fn check_files(path: &Path) -> Result<()> {
+    for p in with_sides(path) {
+        crate::paths::inspect_own(&p)?;
+    }
+    Ok(())
+}
+
+/// Narrow the store to 0600 and hand its side files to the store's owner: SQLite gives
+/// them that owner when root creates them, and ones an older hal0 left root's are handed
+/// over here (through the checked descriptor, never a link).
+fn settle_files(path: &Path) -> Result<()> {
+    if let Some(f) = crate::paths::inspect_own(path)? {
+        if f.metadata().is_ok_and(|m| m.permissions().mode() & 0o777 != 0o600) {
+            let _ = crate::paths::narrow_path_fd(&f);
+        }
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    for p in with_sides(path).into_iter().skip(1) {
+        if let Some(f) = crate::paths::inspect_own(&p)? {
+            let _ = crate::paths::adopt_fd(&f, dir);
+        }
+    }
+    Ok(())
 }
 
 /// The store at `path` and SQLite's side files beside it (`-wal`, `-shm`, `-journal`).
@@ -246,6 +265,32 @@ pub(crate) fn scratch() -> (tempfile::TempDir, Store) {
 mod tests {
     use super::*;
     use std::os::unix::fs::MetadataExt;
+
+    /// Opening the store again in a process that already holds it (the daemon opens it more
+    /// than once: checked files, narrowed, side files re-owned) keeps the POSIX locks its connections hold: another process still finds
+    /// the store locked. Checking the files through ordinary descriptors dropped them, and
+    /// two writers then corrupted the store ("database disk image is malformed").
+    #[test]
+    fn opening_the_store_again_keeps_this_process_locks() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("h.db");
+        let _first = Store::open(&p).unwrap();
+        let holder = Connection::open(&p).unwrap();
+        holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+        // What a second open does to the files before and after its connection.
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        check_files(&p).unwrap();
+        settle_files(&p).unwrap();
+        assert_eq!(std::fs::metadata(&p).unwrap().mode() & 0o777, 0o600);
+        let out = std::process::Command::new("python3")
+            .args(["-c", "import sqlite3,sys\ntry:\n sqlite3.connect(sys.argv[1], timeout=0).execute('BEGIN IMMEDIATE'); print('took it')\nexcept sqlite3.OperationalError as e: print(e)"])
+            .arg(&p)
+            .output()
+            .expect("python3 runs");
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(said.contains("locked"), "another process could write while this one held the lock: {said}");
+        holder.execute_batch("ROLLBACK").unwrap();
+    }
 
     /// A store root opens in a state dir someone else owns (the daemon's, on a packaged
     /// install) belongs to that owner with its WAL and shared-memory files, so the daemon
