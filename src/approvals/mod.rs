@@ -180,6 +180,19 @@ pub struct NewApproval<'a> {
     pub run_id: Option<&'a str>,
 }
 
+/// The largest arguments a gated call (admin or MCP) may queue, as stored JSON: a person
+/// reads them before deciding, and every inbox poll carries them.
+pub const MAX_GATED_ARGUMENTS_BYTES: usize = 64 * 1024;
+
+/// The most gated calls (admin or MCP) one client may have waiting for a person, as
+/// skill changes are capped per client (`bridge::skills::MAX_PENDING`).
+pub const MAX_PENDING_PER_CLIENT: i64 = 32;
+
+/// Whether rows of `kind` are gated tool calls (capped in size and per client).
+fn is_gated_call(kind: &ApprovalKind) -> bool {
+    matches!(kind, ApprovalKind::AdminCall | ApprovalKind::McpCall)
+}
+
 const COLS: &str =
     "id, kind, client, tool, arguments, preview, created_at, status, decided_at, decided_by, reason, result, run_id";
 
@@ -209,13 +222,48 @@ fn new_id() -> Result<String> {
     Ok(format!("ap_{}", hex::encode(b)))
 }
 
+/// Queue a row. A gated call whose arguments are over [`MAX_GATED_ARGUMENTS_BYTES`] is
+/// refused (`approvals.arguments_too_large`), and so is one from a client that already has
+/// [`MAX_PENDING_PER_CLIENT`] gated calls waiting (`approvals.too_many_pending`).
 pub fn create(store: &Store, n: NewApproval<'_>) -> Result<Approval> {
     let id = new_id()?;
+    let arguments = n.arguments.to_string();
+    let gated = is_gated_call(&n.kind);
+    if gated && arguments.len() > MAX_GATED_ARGUMENTS_BYTES {
+        return Err(Error::new(
+            "approvals.arguments_too_large",
+            crate::error::Kind::TooLarge,
+            format!(
+                "the arguments of `{}` are {} bytes as JSON; a gated call may queue at most {MAX_GATED_ARGUMENTS_BYTES} \
+                 (64 KiB) for a person to read: pass a reference (a path, a URL) instead of the content",
+                n.tool,
+                arguments.len()
+            ),
+        ));
+    }
     store.with(|c| {
+        if gated {
+            let held: i64 = c.query_row(
+                "SELECT COUNT(*) FROM approvals WHERE status = 'pending' AND client = ?1 AND kind IN ('admin_call', 'mcp_call')",
+                [n.client],
+                |r| r.get(0),
+            )?;
+            if held >= MAX_PENDING_PER_CLIENT {
+                return Err(Error::new(
+                    "approvals.too_many_pending",
+                    crate::error::Kind::TooMany,
+                    format!(
+                        "{} already has {MAX_PENDING_PER_CLIENT} gated calls waiting for a person; wait until they are \
+                         decided (hal0 agent approvals list) before queueing more",
+                        n.client
+                    ),
+                ));
+            }
+        }
         c.execute(
             "INSERT INTO approvals (id, kind, client, tool, arguments, preview, created_at, status, run_id)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8)",
-            params![id, n.kind, n.client, n.tool, n.arguments.to_string(), n.preview, now(), n.run_id],
+            params![id, n.kind, n.client, n.tool, arguments, n.preview, now(), n.run_id],
         )?;
         Ok(())
     })?;
@@ -244,6 +292,67 @@ pub fn list(store: &Store, status: Option<&str>) -> Result<Vec<Approval>> {
         ))?;
         let rows = st.query_map([status], row)?.collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(rows)
+    })
+}
+
+/// The most rows one page of the inbox holds.
+pub const PAGE_MAX: i64 = 200;
+
+/// Stored arguments longer than this (rows queued before the cap) are not read by a page:
+/// the card says how long they are instead.
+const PAGE_ARGUMENTS_READ: i64 = MAX_GATED_ARGUMENTS_BYTES as i64 * 4;
+
+/// One page of rows, newest first: at most `limit` (1..=[`PAGE_MAX`]) in `status` when
+/// given, older than the cursor `before` (from a previous page's `next_cursor`). Returns the
+/// rows with their stored arguments' length, and the cursor of the next page when there
+/// may be one. Arguments over [`PAGE_ARGUMENTS_READ`] are not read (`Value::Null`).
+pub fn page(
+    store: &Store,
+    status: Option<&str>,
+    limit: i64,
+    before: Option<&str>,
+) -> Result<(Vec<(Approval, usize)>, Option<String>)> {
+    let status = status.map(Status::parse).transpose()?;
+    if !(1..=PAGE_MAX).contains(&limit) {
+        return Err(Error::invalid(
+            "approvals.invalid_request",
+            format!("limit {limit} must be from 1 to {PAGE_MAX}; follow next_cursor for more"),
+        ));
+    }
+    let cursor = before.map(parse_cursor).transpose()?;
+    let (at, rowid) = cursor.unzip();
+    store.with(|c| {
+        let mut st = c.prepare_cached(&format!(
+            "SELECT {}, length(arguments), rowid FROM approvals
+             WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR created_at < ?2 OR (created_at = ?2 AND rowid < ?3))
+             ORDER BY created_at DESC, rowid DESC LIMIT ?4",
+            COLS.replace(
+                "arguments,",
+                &format!("CASE WHEN length(arguments) <= {PAGE_ARGUMENTS_READ} THEN arguments ELSE 'null' END,")
+            )
+        ))?;
+        let rows = st
+            .query_map(params![status, at, rowid, limit + 1], |r| {
+                Ok((row(r)?, r.get::<_, i64>(13)? as usize, r.get::<_, i64>(14)?))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let more = rows.len() as i64 > limit;
+        let rows: Vec<_> = rows.into_iter().take(limit as usize).collect();
+        let next = match (more, rows.last()) {
+            (true, Some((a, _, rowid))) => Some(format!("{}~{rowid}", a.created_at)),
+            _ => None,
+        };
+        Ok((rows.into_iter().map(|(a, n, _)| (a, n)).collect(), next))
+    })
+}
+
+/// A page cursor: `<created_at>~<rowid>`.
+fn parse_cursor(c: &str) -> Result<(String, i64)> {
+    c.rsplit_once('~').and_then(|(at, id)| Some((at.to_string(), id.parse().ok()?))).ok_or_else(|| {
+        Error::invalid(
+            "approvals.invalid_cursor",
+            format!("`{c}` is not a cursor of the inbox: pass next_cursor from the previous page, or none"),
+        )
     })
 }
 
@@ -336,6 +445,44 @@ mod tests {
         assert!(!c.arguments.to_string().contains(&token) && !c.preview.contains(&token));
         let c = card(&token, "x");
         assert!(!c.arguments.to_string().contains(&token) && !c.preview.contains(&token));
+    }
+
+    #[test]
+    fn gated_calls_are_capped_in_size_and_per_client_and_the_inbox_pages() {
+        let d = tempfile::tempdir().unwrap();
+        let s = Store::open(&d.path().join("h.db")).unwrap();
+        let gated = |client: &'static str, bytes: usize| NewApproval {
+            kind: ApprovalKind::McpCall,
+            client,
+            tool: "write_file",
+            arguments: serde_json::json!({"content": "x".repeat(bytes)}),
+            preview: "write_file".into(),
+            run_id: None,
+        };
+        let e = create(&s, gated("bot", 3 << 20)).unwrap_err();
+        assert_eq!(e.code, "approvals.arguments_too_large");
+        assert!(e.message.contains("65536"), "{}", e.message);
+        assert_eq!(count_pending(&s).unwrap(), 0, "nothing stored");
+        for _ in 0..MAX_PENDING_PER_CLIENT {
+            create(&s, gated("bot", 1000)).unwrap();
+        }
+        assert_eq!(create(&s, gated("bot", 10)).unwrap_err().code, "approvals.too_many_pending");
+        create(&s, gated("other", 10)).unwrap();
+        // Pages of 10 walk every row once, newest first.
+        let (mut seen, mut before) = (Vec::new(), None::<String>);
+        loop {
+            let (rows, next) = page(&s, Some("pending"), 10, before.as_deref()).unwrap();
+            assert!(rows.len() <= 10);
+            seen.extend(rows.into_iter().map(|(a, _)| a.id));
+            match next {
+                Some(c) => before = Some(c),
+                None => break,
+            }
+        }
+        let all: Vec<String> = list(&s, Some("pending")).unwrap().into_iter().map(|a| a.id).collect();
+        assert_eq!(seen, all);
+        assert_eq!(page(&s, None, 0, None).unwrap_err().code, "approvals.invalid_request");
+        assert_eq!(page(&s, None, 10, Some("nope")).unwrap_err().code, "approvals.invalid_cursor");
     }
 
     #[test]

@@ -63,7 +63,7 @@ pub fn run(ctx: &Ctx, cmd: RelayCmd) -> Result<()> {
             println!("{}", table(&["BOT", "STATE", "CONNECTED", "LAST SEEN"], rows));
         }
         RelayCmd::Exchanges { agent, since, limit, json } => {
-            let args = ExchangesArgs { agent, since, limit: Some(limit) };
+            let args = ExchangesArgs { agent, since, limit: Some(limit), ..Default::default() };
             let list = rt.block_on(relay::exchanges(&ops, args))?;
             if json {
                 print_json(&serde_json::to_value(&list).unwrap_or_default());

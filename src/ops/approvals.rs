@@ -12,19 +12,69 @@ pub struct ListArgs {
     /// Only rows in this status: pending, approved, denied, withdrawn, executed or failed.
     #[serde(default)]
     pub status: Option<String>,
+    /// At most this many rows, newest first (default 50, at most 200).
+    #[serde(default, deserialize_with = "super::de::opt_int")]
+    pub limit: Option<i64>,
+    /// The next page: `next_cursor` from the previous answer.
+    #[serde(default)]
+    pub before: Option<String>,
+}
+
+/// Rows shown in a page by default.
+pub const PAGE_DEFAULT: i64 = 50;
+
+/// The most of a card's arguments (as JSON text) and preview a page carries; the whole
+/// card is `approval_get`'s.
+pub const CARD_TEXT_BYTES: usize = 4 * 1024;
+
+/// A row as a page of the inbox shows it: redacted, its arguments whole when short, else
+/// their head (a string) with `arguments_cut`; always their size and SHA-256 (of the
+/// arguments as hal0 writes them in JSON), which `approval_get` and
+/// `hal0 agent approvals show` match.
+#[derive(Debug, Serialize)]
+pub struct Card {
+    #[serde(flatten)]
+    pub row: Approval,
+    pub arguments_bytes: usize,
+    /// `None` for a row queued before the cap whose arguments a page does not read.
+    pub arguments_sha256: Option<String>,
+    pub arguments_cut: bool,
+}
+
+impl Card {
+    fn of(row: Approval, stored_len: usize) -> Card {
+        use sha2::Digest;
+        let read = !row.arguments.is_null() || stored_len <= 4;
+        let digest = read.then(|| hex::encode(sha2::Sha256::digest(row.arguments.to_string().as_bytes())));
+        let mut row = row.redacted();
+        let text = row.arguments.to_string();
+        let cut = !read || text.len() > CARD_TEXT_BYTES;
+        if cut {
+            row.arguments = Value::String(crate::relay::bounded(&text, CARD_TEXT_BYTES));
+        }
+        if row.preview.len() > CARD_TEXT_BYTES {
+            row.preview = crate::relay::bounded(&row.preview, CARD_TEXT_BYTES);
+        }
+        Card { row, arguments_bytes: stored_len, arguments_sha256: digest, arguments_cut: cut }
+    }
 }
 
 #[derive(Debug, Serialize)]
 pub struct Rows {
     pub count: usize,
-    pub approvals: Vec<Approval>,
+    pub approvals: Vec<Card>,
+    /// Pass as `before` for the next (older) page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
-/// `approval_list`: the inbox, every card redacted.
+/// `approval_list`: one page of the inbox, newest first, every card redacted and bounded.
 pub async fn list(ctx: &Ctx, a: ListArgs) -> Result<Rows> {
-    let rows = ctx.store.call(move |s| approvals::list(s, a.status.as_deref())).await?;
-    let rows: Vec<Approval> = rows.into_iter().map(Approval::redacted).collect();
-    Ok(Rows { count: rows.len(), approvals: rows })
+    let limit = a.limit.unwrap_or(PAGE_DEFAULT);
+    let (rows, next_cursor) =
+        ctx.store.call(move |s| approvals::page(s, a.status.as_deref(), limit, a.before.as_deref())).await?;
+    let rows: Vec<Card> = rows.into_iter().map(|(r, n)| Card::of(r, n)).collect();
+    Ok(Rows { count: rows.len(), approvals: rows, next_cursor })
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -98,4 +148,36 @@ pub async fn approve(ctx: &Ctx, a: IdArgs) -> Result<Value> {
 /// Deny row `id` as the caller, with an optional reason.
 pub async fn deny(ctx: &Ctx, a: DenyArgs) -> Result<Value> {
     decide(ctx, &a.id, false, a.reason.as_deref()).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_card_carries_a_bounded_head_and_the_digest_of_long_arguments() {
+        let args = json!({"content": "y".repeat(60_000)});
+        let row = Approval {
+            id: "ap_1".into(),
+            kind: approvals::ApprovalKind::McpCall,
+            client: "bot".into(),
+            tool: "write_file".into(),
+            arguments: args.clone(),
+            preview: "p".repeat(60_000),
+            created_at: "t".into(),
+            status: approvals::Status::Pending,
+            decided_at: None,
+            decided_by: None,
+            reason: None,
+            result: None,
+            run_id: None,
+        };
+        let text = args.to_string();
+        let card = serde_json::to_value(Card::of(row, text.len())).unwrap();
+        assert!(card.to_string().len() < 3 * CARD_TEXT_BYTES, "{}", card.to_string().len());
+        assert_eq!(card["arguments_cut"], true);
+        assert_eq!(card["arguments_bytes"], text.len());
+        use sha2::Digest;
+        assert_eq!(card["arguments_sha256"], hex::encode(sha2::Sha256::digest(text.as_bytes())));
+    }
 }

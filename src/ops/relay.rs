@@ -61,11 +61,30 @@ pub struct ExchangesArgs {
     /// At most this many (default 100, at most 10000).
     #[serde(default, deserialize_with = "super::de::opt_int")]
     pub limit: Option<i64>,
+    /// Only this exchange (its `request_id`).
+    #[serde(default)]
+    pub request_id: Option<String>,
+    /// Cut each message and answer to this many bytes (at least 64), marking what was cut
+    /// with the whole length; whole when absent. A page of history asks for heads and reads
+    /// one exchange whole when it is opened.
+    #[serde(default, deserialize_with = "super::de::opt_int")]
+    pub text_max: Option<i64>,
 }
 
 /// `relay_exchanges`: the history, newest first (in the daemon, including the exchanges
 /// still queued for the store).
 pub async fn exchanges(ctx: &Ctx, a: ExchangesArgs) -> Result<Vec<Exchange>> {
     let since = a.since.as_deref().map(crate::audit::parse_since).transpose()?;
-    ctx.relay.exchanges(Filter { agent: a.agent, since, limit: a.limit.unwrap_or(100) }).await
+    let text_max = match a.text_max {
+        None => None,
+        Some(n) if n >= 64 => Some(n as usize),
+        Some(n) => {
+            return Err(crate::error::Error::invalid(
+                "relay.invalid_filter",
+                format!("text_max {n} is too small: ask for at least 64 bytes of each message, or leave it out"),
+            ));
+        }
+    };
+    let f = Filter { agent: a.agent, since, limit: a.limit.unwrap_or(100), request_id: a.request_id, text_max };
+    ctx.relay.exchanges(f).await
 }

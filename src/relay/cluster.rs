@@ -467,25 +467,29 @@ impl Cluster {
                      FROM hal0_relay_exchanges
                      WHERE ($1::text IS NULL OR from_agent = $1 OR to_agent = $1)
                        AND ($2::text IS NULL OR started_at >= $2::text::timestamptz)
+                     AND ($4::text IS NULL OR request_id = $4)
                      ORDER BY started_at DESC, seq DESC LIMIT $3"
                 ),
-                &[&f.agent, &f.since, &f.limit],
+                &[&f.agent, &f.since, &f.limit, &f.request_id],
             )
             .await
             .map_err(|e| self.db(e))?;
         Ok(rows
             .iter()
-            .map(|r| Exchange {
-                request_id: r.get(0),
-                conversation_id: r.get(1),
-                from: r.get(2),
-                to: r.get(3),
-                message: r.get(4),
-                status: r.get(5),
-                answer: r.get(6),
-                error: r.get(7),
-                started_at: r.get(8),
-                ended_at: r.get(9),
+            .map(|r| {
+                Exchange {
+                    request_id: r.get(0),
+                    conversation_id: r.get(1),
+                    from: r.get(2),
+                    to: r.get(3),
+                    message: r.get(4),
+                    status: r.get(5),
+                    answer: r.get(6),
+                    error: r.get(7),
+                    started_at: r.get(8),
+                    ended_at: r.get(9),
+                }
+                .cut(f.text_max)
             })
             .collect())
     }

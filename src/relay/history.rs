@@ -127,6 +127,40 @@ pub struct Filter {
     /// Started at or after (RFC 3339 UTC).
     pub since: Option<String>,
     pub limit: i64,
+    /// Only this exchange.
+    pub request_id: Option<String>,
+    /// Cut each message and answer to this many bytes ([`cut_text`]); whole when `None`.
+    pub text_max: Option<usize>,
+}
+
+/// Cut `text` to `max` bytes (on a char boundary) followed by a marker with its whole
+/// length, when it is longer: a listing of many exchanges carries heads, and one exchange
+/// (`request_id`) is read whole.
+pub fn cut_text(text: &mut String, max: usize, whole: usize) {
+    if whole <= max {
+        return;
+    }
+    let mut end = max.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    text.push_str(&format!("… [cut: {whole} bytes in all]"));
+}
+
+impl Exchange {
+    /// [`cut_text`] on the message and answer, when `max` is given.
+    pub fn cut(mut self, max: Option<usize>) -> Exchange {
+        if let Some(max) = max {
+            let n = self.message.len();
+            cut_text(&mut self.message, max, n);
+            if let Some(a) = &mut self.answer {
+                let n = a.len();
+                cut_text(a, max, n);
+            }
+        }
+        self
+    }
 }
 
 /// Refuse a listing limit outside 1..=10000.
@@ -141,24 +175,40 @@ pub fn check_limit(limit: i64) -> Result<()> {
 pub fn list(store: &Store, f: &Filter) -> Result<Vec<Exchange>> {
     check_limit(f.limit)?;
     store.with(|c| {
+        // Heads are cut in SQL (a page of long asks never reads them whole); `substr` counts
+        // characters, so the head is cut again to bytes with the stored byte length.
+        let max = f.text_max.map(|m| m as i64);
         let mut st = c.prepare_cached(
-            "SELECT request_id, conversation_id, from_agent, to_agent, message, status, answer, error, started_at, ended_at
+            "SELECT request_id, conversation_id, from_agent, to_agent,
+                    CASE WHEN ?5 IS NULL THEN message ELSE substr(message, 1, ?5 + 1) END, length(CAST(message AS BLOB)),
+                    status,
+                    CASE WHEN ?5 IS NULL THEN answer ELSE substr(answer, 1, ?5 + 1) END, length(CAST(answer AS BLOB)),
+                    error, started_at, ended_at
              FROM relay_exchanges
              WHERE (?1 IS NULL OR from_agent = ?1 OR to_agent = ?1) AND (?2 IS NULL OR started_at >= ?2)
+               AND (?4 IS NULL OR request_id = ?4)
              ORDER BY started_at DESC, rowid DESC LIMIT ?3",
         )?;
-        let rows = st.query_map(params![f.agent, f.since, f.limit], |r| {
+        let rows = st.query_map(params![f.agent, f.since, f.limit, f.request_id, max], |r| {
+            let (mut message, message_len): (String, i64) = (r.get(4)?, r.get(5)?);
+            let (mut answer, answer_len): (Option<String>, Option<i64>) = (r.get(7)?, r.get(8)?);
+            if let Some(m) = f.text_max {
+                cut_text(&mut message, m, message_len as usize);
+                if let Some(a) = &mut answer {
+                    cut_text(a, m, answer_len.unwrap_or(0) as usize);
+                }
+            }
             Ok(Exchange {
                 request_id: r.get(0)?,
                 conversation_id: r.get(1)?,
                 from: r.get(2)?,
                 to: r.get(3)?,
-                message: r.get(4)?,
-                status: r.get(5)?,
-                answer: r.get(6)?,
-                error: r.get(7)?,
-                started_at: r.get(8)?,
-                ended_at: r.get(9)?,
+                message,
+                status: r.get(6)?,
+                answer,
+                error: r.get(9)?,
+                started_at: r.get(10)?,
+                ended_at: r.get(11)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
@@ -200,4 +250,44 @@ pub fn present(store: &Store) -> Result<Vec<(String, String)>> {
         let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A listing with `text_max` carries heads cut to bytes (multi-byte text too) marked with
+    /// the whole length; `request_id` reads one exchange whole.
+    #[test]
+    fn a_listing_carries_heads_and_one_exchange_is_read_whole() {
+        let d = tempfile::tempdir().unwrap();
+        let s = Store::open(&d.path().join("h.db")).unwrap();
+        let message = "é".repeat(5000);
+        let e = Exchange {
+            request_id: "r1".into(),
+            conversation_id: "c1".into(),
+            from: "a".into(),
+            to: "b".into(),
+            message: message.clone(),
+            status: "ok".into(),
+            answer: Some("short".into()),
+            error: None,
+            started_at: "2026-12-06T00:00:00Z".into(),
+            ended_at: None,
+        };
+        s.with(|c| Write::Start(Box::new(e), Some(("a".into(), "b".into()))).apply(c)).unwrap();
+        let f = |request_id: Option<&str>, text_max| Filter {
+            limit: 10,
+            request_id: request_id.map(str::to_string),
+            text_max,
+            ..Default::default()
+        };
+        let heads = list(&s, &f(None, Some(101))).unwrap();
+        let m = &heads[0].message;
+        assert!(m.starts_with(&"é".repeat(50)) && m.ends_with("… [cut: 10000 bytes in all]"), "{m}");
+        assert!(m.len() < 200, "{}", m.len());
+        assert_eq!(heads[0].answer.as_deref(), Some("short"));
+        assert_eq!(list(&s, &f(Some("r1"), None)).unwrap()[0].message, message);
+        assert!(list(&s, &f(Some("r9"), None)).unwrap().is_empty());
+    }
 }

@@ -131,9 +131,54 @@ pub enum Outbound {
     Text(String),
 }
 
+/// The most bytes of wakes one bot connection may have waiting to be sent. A bot that
+/// stops reading its socket would otherwise hold every ask sent to it in memory; past this
+/// the connection is dropped (`kick`) and its asks fail `agent_disconnected`.
+pub const MAX_QUEUED_BYTES: usize = 4 << 20;
+
+/// The relay's side of a connection's send queue: bounded in bytes ([`MAX_QUEUED_BYTES`]).
+struct Wire {
+    tx: mpsc::UnboundedSender<Outbound>,
+    queued: Arc<std::sync::atomic::AtomicUsize>,
+    kick: tokio_util::sync::CancellationToken,
+}
+
+impl Wire {
+    /// Queue `text`; false (and the connection kicked) when it would pass the bound, or
+    /// when the socket task is gone.
+    fn send(&self, text: String) -> bool {
+        let n = text.len();
+        let before = self.queued.fetch_add(n, Ordering::AcqRel);
+        if before + n > MAX_QUEUED_BYTES {
+            self.queued.fetch_sub(n, Ordering::AcqRel);
+            self.kick.cancel();
+            return false;
+        }
+        self.tx.send(Outbound::Text(text)).is_ok()
+    }
+}
+
+/// The socket task's side of a connection's send queue.
+pub struct Outgoing {
+    rx: mpsc::UnboundedReceiver<Outbound>,
+    queued: Arc<std::sync::atomic::AtomicUsize>,
+    /// Cancelled when the bot fell behind by more than [`MAX_QUEUED_BYTES`].
+    pub kick: tokio_util::sync::CancellationToken,
+}
+
+impl Outgoing {
+    /// The next frame to send; `None` when the relay dropped the connection.
+    pub async fn recv(&mut self) -> Option<Outbound> {
+        let out = self.rx.recv().await?;
+        let Outbound::Text(t) = &out;
+        self.queued.fetch_sub(t.len(), Ordering::AcqRel);
+        Some(out)
+    }
+}
+
 struct Conn {
     generation: u64,
-    tx: mpsc::UnboundedSender<Outbound>,
+    tx: Wire,
     /// A newer connection of the bot opened on another relay: that one gets the wakes.
     superseded: bool,
     opened: Instant,
@@ -397,12 +442,15 @@ impl Relay {
 
     /// A bot's WebSocket opened: it gets the wakes from now on. Returns the connection's
     /// generation (to pass to [`Relay::disconnected`]) and what to send on it.
-    pub async fn connected(&self, name: &str) -> Result<(u64, mpsc::UnboundedReceiver<Outbound>)> {
+    pub async fn connected(&self, name: &str) -> Result<(u64, Outgoing)> {
         let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::unbounded_channel();
+        let (queued, kick) =
+            (Arc::new(std::sync::atomic::AtomicUsize::new(0)), tokio_util::sync::CancellationToken::new());
+        let rx = Outgoing { rx, queued: queued.clone(), kick: kick.clone() };
         self.lock().bots.entry(name.to_string()).or_default().push(Conn {
             generation,
-            tx,
+            tx: Wire { tx, queued, kick },
             superseded: false,
             opened: Instant::now(),
         });
@@ -764,7 +812,7 @@ impl Relay {
         } else {
             let mut st = self.lock();
             match st.live(to) {
-                Some(conn) if conn.tx.send(Outbound::Text(wake)).is_ok() => {
+                Some(conn) if conn.tx.send(wake) => {
                     let generation = conn.generation;
                     st.pending.insert(
                         request_id.to_string(),

@@ -4,7 +4,7 @@
 //! bot connected here.
 
 use super::cluster;
-use super::{Failure, Outbound, Pending, Relay};
+use super::{Failure, Pending, Relay};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -144,7 +144,7 @@ impl Relay {
                     let now = Instant::now();
                     st.remote.retain(|_, r| r.deadline > now);
                     match st.live(&to) {
-                        Some(conn) if conn.tx.send(Outbound::Text(frame)).is_ok() => {
+                        Some(conn) if conn.tx.send(frame) => {
                             let generation = conn.generation;
                             st.remote.insert(
                                 m.request_id.clone(),

@@ -3,7 +3,9 @@
 //! `{"type":"heartbeat","request_id"}` (text or binary); anything else is ignored. The
 //! relay pings every `[relay].ping_secs` and drops a socket that has not answered the
 //! previous ping (a half-open connection); the socket closes at once when its key is revoked
-//! or rotated, and when hal0 stops.
+//! or rotated, and when hal0 stops, even while a send is stuck on a bot that stopped reading.
+//! A bot that takes no frame for 10 s, or whose unsent wakes pass
+//! [`crate::relay::MAX_QUEUED_BYTES`], is dropped (its asks fail `agent_disconnected`).
 
 use super::AppState;
 use super::guard::Caller;
@@ -70,12 +72,22 @@ async fn run(
     let mut unanswered = false;
     let revoked = super::revoke::until_revoked(state.clone(), auth, cred.0, cred.1);
     tokio::pin!(revoked);
+    let kick = outbound.kick.clone();
     let why = loop {
         tokio::select! {
             out = outbound.recv() => match out {
                 Some(Outbound::Text(t)) => {
-                    if let Err(e) = sink.send(Message::Text(t.into())).await {
-                        break format!("send failed: {e}");
+                    // A bot that stops reading stalls this send: it must not hold revocation,
+                    // shutdown or the queue's bound (the frame is dropped with the socket).
+                    tokio::select! {
+                        sent = tokio::time::timeout(SEND_STALL, sink.send(Message::Text(t.into()))) => match sent {
+                            Ok(Ok(())) => {}
+                            Ok(Err(e)) => break format!("send failed: {e}"),
+                            Err(_) => break format!("the bot took no frame for {} s", SEND_STALL.as_secs()),
+                        },
+                        _ = &mut revoked => break "key revoked (the bot was not reading)".into(),
+                        _ = cancel.cancelled() => break "hal0 is stopping (the bot was not reading)".into(),
+                        _ = kick.cancelled() => break kicked(),
                     }
                 }
                 None => {
@@ -100,6 +112,10 @@ async fn run(
                     break format!("ping failed: {e}");
                 }
             }
+            _ = kick.cancelled() => {
+                let _ = tokio::time::timeout(Duration::from_secs(1), sink.send(close(CLOSE_BEHIND, "too far behind: read your socket"))).await;
+                break kicked();
+            }
             _ = &mut revoked => {
                 let _ = sink.send(close(CLOSE_REVOKED, "the key was revoked or rotated")).await;
                 break "key revoked".into();
@@ -112,6 +128,16 @@ async fn run(
     };
     relay.disconnected(&name, generation).await;
     tracing::info!(bot = name, generation, "relay: bot disconnected ({why})");
+}
+
+/// How long one frame may wait for a bot to take it before the socket is dropped.
+const SEND_STALL: Duration = Duration::from_secs(10);
+
+/// Close code sent to a bot whose unsent wakes passed the relay's bound.
+const CLOSE_BEHIND: u16 = 4002;
+
+fn kicked() -> String {
+    format!("its unsent wakes passed {} MiB", crate::relay::MAX_QUEUED_BYTES >> 20)
 }
 
 fn close(code: u16, reason: &'static str) -> Message {

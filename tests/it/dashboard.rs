@@ -257,7 +257,8 @@ async fn conversations_keep_search_filter_and_expanded_rows_across_refreshes() {
     env.bridge_key("gamma", &["relay"]);
     let server = env.serve();
     let _online = crate::relay::open_socket(&server, &alpha).await.unwrap();
-    let long = format!("deploy the build to gamma-host {}", "and check every service. ".repeat(10));
+    // Longer than the heads the list carries (1024 bytes): opened, it is read whole.
+    let long = format!("deploy the build to gamma-host {}", "and check every service. ".repeat(100));
     exchange(&env, "r1", ("alpha", "beta"), "ok", (&long, Some("Deployed; all green.")), 60);
     exchange(&env, "r2", ("beta", "gamma"), "timeout", ("summarise the logs", None), 40);
     exchange(&env, "r3", ("gamma", "alpha"), "ok", ("what is the deploy window?", Some("Tuesdays 10:00")), 20);
@@ -286,6 +287,15 @@ async fn conversations_keep_search_filter_and_expanded_rows_across_refreshes() {
     assert_eq!(shown().await, json!(["r3", "r1"]), "deploy, with alpha");
     let answer = browser.wait_for("#ex-r1 .answer", WAIT).await.unwrap().text().await;
     assert_eq!(answer, "Deployed; all green.");
+    let mut msg = String::new();
+    for _ in 0..50 {
+        msg = browser.wait_for("#ex-r1 .msg", WAIT).await.unwrap().text().await;
+        if !msg.contains("[cut:") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(msg.trim(), long.trim(), "opened, the whole message is read");
     browser.shots("ui-conversations", (1280, 900)).await;
 
     // New exchanges arrive; the next refresh shows the matching one and keeps the rest.

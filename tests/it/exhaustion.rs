@@ -91,3 +91,87 @@ async fn oversized_and_refused_asks_are_stored_bounded() {
     let (e, v) = ask.await.unwrap();
     assert!(!e && v["answer"] == "short", "{v}");
 }
+
+/// A bot that stops reading its socket cannot make the relay hold every ask sent to it:
+/// past the relay's bound of unsent wakes (4 MiB) its connection is dropped, every ask to it
+/// ends (`agent_disconnected`, or `agent_offline` for the ask that found it gone) long before
+/// the asks' window, and it shows offline. Before the bound, the wakes piled up in memory and
+/// the stuck send held the socket task, so nothing ended until the window.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bot_that_stops_reading_is_dropped_past_the_send_bound() {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let env = Env::new();
+    env.ok(&["config", "set", "relay.ask_timeout_secs", "600"]);
+    let (ka, kb) = (env.bridge_key("bot-a", &["relay"]), env.bridge_key("bot-b", &["relay"]));
+    let server = env.serve();
+    let a = relay(&server, &ka).await;
+    // Connected, then never read: the kernel's buffers fill, then hal0's queue.
+    let mut req = format!("ws://127.0.0.1:{}/bridge/connect", server.port).into_client_request().unwrap();
+    req.headers_mut().insert("authorization", format!("Bearer {kb}").parse().unwrap());
+    let (silent, _) = tokio_tungstenite::connect_async(req).await.unwrap();
+    let message = "m".repeat(900 * 1024);
+    let asks = (0..32).map(|_| call(&a, "ask_agent", json!({"to": "bot-b", "message": message})));
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(120), futures::future::join_all(asks))
+        .await
+        .expect("every ask to a bot that stopped reading ended well before the asks' window");
+    let codes: Vec<String> = ended
+        .iter()
+        .map(|(e, v)| {
+            assert!(*e, "{v}");
+            v["error"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert!(codes.iter().all(|c| c == "agent_disconnected" || c == "agent_offline"), "{codes:?}");
+    assert!(codes.iter().any(|c| c == "agent_disconnected"), "asks queued to the dropped socket: {codes:?}");
+    let (_, v) = call(&a, "list_agents", json!({})).await;
+    assert_eq!(crate::relay::online(&v, "bot-b"), Some(false), "{v}");
+    drop(silent);
+}
+
+/// The approvals inbox stays small however a caller fills it: a gated call's arguments are
+/// capped (64 KiB, refused before anything is stored), one key holds at most 32 pending
+/// gated calls, and `approval_list` answers a page (with `next_cursor`) whose cards carry a
+/// bounded head of long arguments with their size and digest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_inbox_caps_gated_calls_and_answers_in_pages() {
+    use crate::support::mcp::{call as mcp_call, connect_with};
+    let env = Env::new();
+    let key = env.bridge_key("filler", &["admin"]);
+    let server = env.serve();
+    let admin = connect_with(&server, "admin", &key, false).await;
+    let huge = json!({"args": {"key": "telemetry.service_name", "value": "v".repeat(3 << 20)}});
+    let e = mcp_call(&admin, "config_write", huge).await.unwrap_err();
+    assert!(e.contains("approvals.arguments_too_large") && e.contains("65536"), "{e}");
+    let mut queued = 0;
+    let refused = loop {
+        let args =
+            json!({"args": {"key": "telemetry.service_name", "value": format!("svc-{queued}-{}", "w".repeat(20_000))}});
+        match mcp_call(&admin, "config_write", args).await {
+            Ok(v) => {
+                assert!(v["approval_id"].is_string(), "{v}");
+                queued += 1;
+                assert!(queued <= 32, "more than 32 pending gated calls for one key");
+            }
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(queued, 32);
+    assert!(refused.contains("approvals.too_many_pending"), "{refused}");
+    let page = mcp_call(&admin, "approval_list", json!({"args": {"status": "pending", "limit": 10}})).await.unwrap();
+    let cards = page["approvals"].as_array().unwrap();
+    assert_eq!(cards.len(), 10, "{page}");
+    assert!(page["next_cursor"].is_string(), "{page}");
+    let card = &cards[0];
+    assert_eq!(card["arguments_cut"], true, "{card}");
+    assert!(card["arguments_bytes"].as_u64().unwrap() > 20_000 && card["arguments_sha256"].is_string(), "{card}");
+    assert!(card.to_string().len() < 16 * 1024, "a card of {} bytes", card.to_string().len());
+    let next = mcp_call(
+        &admin,
+        "approval_list",
+        json!({"args": {"status": "pending", "limit": 10, "before": page["next_cursor"]}}),
+    )
+    .await
+    .unwrap();
+    let ids = |p: &Value| p["approvals"].as_array().unwrap().iter().map(|c| c["id"].clone()).collect::<Vec<_>>();
+    assert!(ids(&next).iter().all(|id| !ids(&page).contains(id)), "the next page is older rows");
+}

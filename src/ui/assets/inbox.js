@@ -29,7 +29,7 @@ function decidedRow(a) {
 }
 async function refresh() {
   try {
-    const pending = (await api("GET", "/api/agent/approvals?status=pending")).approvals;
+    const pending = (await api("GET", "/api/agent/approvals?status=pending&limit=200")).approvals;
     const list = $("#pending");
     const want = new Set(pending.map((a) => a.id));
     for (const li of [...list.children]) if (!want.has(li.dataset.id)) li.remove();
@@ -37,7 +37,7 @@ async function refresh() {
     // Newest first; rows already shown keep what was typed into them.
     for (const a of [...pending].reverse()) if (!have.has(a.id)) list.prepend(card(a));
     $("#none").hidden = pending.length > 0;
-    const all = (await api("GET", "/api/agent/approvals")).approvals.filter((a) => a.status !== "pending").slice(0, 20);
+    const all = (await api("GET", "/api/agent/approvals?limit=60")).approvals.filter((a) => a.status !== "pending").slice(0, 20);
     $("#decided").replaceChildren(...all.map(decidedRow));
     showError("");
   } catch (e) { showError("Cannot reach hal0: " + (e.message || e)); }
