@@ -5270,7 +5270,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__serve)
-            opts="-h --bind --config-dir --state-dir --help"
+            opts="-h --bind --allow-unauthenticated --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -52,6 +52,7 @@ complete -c hal0 -n "__fish_hal0_needs_command" -f -a "help" -d 'Print this mess
 complete -c hal0 -n "__fish_hal0_using_subcommand serve" -l bind -d 'Listen here instead of [network].bind (e.g. 127.0.0.1:0 for a free port)' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand serve" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand serve" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand serve" -l allow-unauthenticated -d 'Listen on a non-loopback address even while auth is off (no box key): anyone on the network then reads memory, settings and the audit log; changes are still taken from this box only. Without it, such a bind is refused until `hal0 auth rotate admin`'
 complete -c hal0 -n "__fish_hal0_using_subcommand serve" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and not __fish_seen_subcommand_from add list scopes rotate revoke help" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and not __fish_seen_subcommand_from add list scopes rotate revoke help" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F

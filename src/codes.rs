@@ -7,8 +7,10 @@ pub const ALL: &[&str] = &[
     // activity
     "activity.invalid_filter",
     // approvals
+    "approvals.arguments_too_large",
     "approvals.execution_failed",
     "approvals.invalid_arguments",
+    "approvals.invalid_cursor",
     "approvals.invalid_request",
     "approvals.invalid_status",
     "approvals.none_pending",
@@ -16,6 +18,7 @@ pub const ALL: &[&str] = &[
     "approvals.not_found",
     "approvals.not_pending",
     "approvals.person_required",
+    "approvals.too_many_pending",
     "approvals.unsupported_kind",
     "approvals.wrong_kind",
     // audit
@@ -28,6 +31,8 @@ pub const ALL: &[&str] = &[
     "auth.key_required",
     "auth.keys_unreadable",
     "auth.no_oauth",
+    "auth.off_remote",
+    "auth.off_remote_write",
     // backup
     "backup.daemon_running",
     "backup.invalid",
@@ -80,6 +85,7 @@ pub const ALL: &[&str] = &[
     "config.invalid",
     "config.invalid_key",
     "config.invalid_request",
+    "config.shell_only",
     "config.tls_invalid",
     // fs
     "fs.read_failed",
@@ -148,6 +154,7 @@ pub const ALL: &[&str] = &[
     "mcp.resource_unlisted",
     "mcp.result_withheld",
     "mcp.server_disabled",
+    "mcp.session_unknown",
     "mcp.ssrf_refused",
     "mcp.subscribe_unsupported",
     "mcp.supervisor_unavailable",
@@ -194,11 +201,13 @@ pub const ALL: &[&str] = &[
     "remote.not_found",
     "remote.unreachable",
     "request.body_timeout",
+    "request.busy",
     "request.body_unreadable",
     "request.https_required",
     "request.invalid",
     "request.invalid_path",
     "request.too_large",
+    "request.too_many_connections",
     "request.unsupported_media_type",
     // runs
     // run (hal0 run against a remote box)
@@ -213,6 +222,7 @@ pub const ALL: &[&str] = &[
     "secrets.invalid_value",
     "secrets.reserved",
     // serve
+    "serve.auth_off_on_network",
     "serve.bind_failed",
     // store
     "store.migration_failed",

@@ -116,6 +116,8 @@ impl Default for Langfuse {
 pub struct Limits {
     /// Open TCP connections; past it, new ones wait in the kernel's backlog.
     pub max_connections: usize,
+    /// Open TCP connections of one peer address; past it, its new ones are refused (503).
+    pub max_connections_per_peer: usize,
     /// Seconds a client has to send a request's headers before the connection is closed.
     pub header_timeout_secs: u64,
     /// Seconds a client has to send a request's body once its headers arrived.
@@ -132,6 +134,7 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_connections: 512,
+            max_connections_per_peer: 64,
             header_timeout_secs: 10,
             body_timeout_secs: 30,
             max_sessions: 1000,
@@ -143,9 +146,10 @@ impl Default for Limits {
 
 impl Limits {
     /// Each bound with its allowed range: (key, value, min, max).
-    fn bounds(&self) -> [(&'static str, u64, u64, u64); 6] {
+    fn bounds(&self) -> [(&'static str, u64, u64, u64); 7] {
         [
             ("max_connections", self.max_connections as u64, 8, 65_536),
+            ("max_connections_per_peer", self.max_connections_per_peer as u64, 1, 65_536),
             ("header_timeout_secs", self.header_timeout_secs, 1, 300),
             ("body_timeout_secs", self.body_timeout_secs, 1, 3600),
             ("max_sessions", self.max_sessions as u64, 1, 100_000),
@@ -196,11 +200,21 @@ pub struct Network {
     pub tls_cert: Option<PathBuf>,
     /// PEM private key for `tls_cert`.
     pub tls_key: Option<PathBuf>,
+    /// Listen on a non-loopback `bind` even while auth is off (no box key): anyone on the
+    /// network then reads what the admin tier reads (writes still come from this box only).
+    /// Off: `hal0 serve` refuses such a bind until `hal0 auth rotate admin` arms auth.
+    pub allow_unauthenticated: bool,
 }
 
 impl Default for Network {
     fn default() -> Self {
-        Network { bind: "127.0.0.1:8080".into(), public_url: None, tls_cert: None, tls_key: None }
+        Network {
+            bind: "127.0.0.1:8080".into(),
+            public_url: None,
+            tls_cert: None,
+            tls_key: None,
+            allow_unauthenticated: false,
+        }
     }
 }
 
@@ -435,6 +449,7 @@ pub fn schema() -> serde_json::Value {
         "network.public_url": {"type": ["string", "null"], "default": null, "description": "the URL remote clients use; printed in claude mcp add lines"},
         "network.tls_cert": {"type": ["string", "null"], "default": null, "description": "PEM certificate chain: hal0 serve speaks https (with network.tls_key); re-read when the file changes"},
         "network.tls_key": {"type": ["string", "null"], "default": null, "description": "PEM private key of network.tls_cert"},
+        "network.allow_unauthenticated": {"type": "boolean", "default": false, "description": "listen on a non-loopback network.bind while auth is off (anyone on the network reads; writes only from this box); off: hal0 serve refuses until hal0 auth rotate admin"},
         "bridge.enabled": {"type": "boolean", "default": d.bridge.enabled, "description": "serve hal0-agents at /mcp/agents/mcp"},
         "bridge.max_concurrent_runs_per_client": {"type": "integer", "minimum": 1, "default": d.bridge.max_concurrent_runs_per_client, "description": "unfinished runs one client may have"},
         "memory.enabled": {"type": "boolean", "default": d.memory.enabled, "description": "serve hal0-memory at /mcp/memory/mcp"},
@@ -455,6 +470,7 @@ pub fn schema() -> serde_json::Value {
         "relay.langfuse.base_url": {"type": "string", "default": d.relay.langfuse.base_url, "description": "Langfuse's http(s) address, cloud or self-hosted (no user, password, query or fragment)"},
         "relay.langfuse.flush_ms": {"type": "integer", "minimum": 50, "maximum": 60000, "default": d.relay.langfuse.flush_ms, "description": "milliseconds an ended exchange waits at most before its batch is sent to Langfuse"},
         "limits.max_connections": {"type": "integer", "minimum": 8, "maximum": 65536, "default": d.limits.max_connections, "description": "open TCP connections at most; new ones wait past it"},
+        "limits.max_connections_per_peer": {"type": "integer", "minimum": 1, "maximum": 65536, "default": d.limits.max_connections_per_peer, "description": "open TCP connections of one peer address; its next one is refused (503 request.too_many_connections)"},
         "limits.header_timeout_secs": {"type": "integer", "minimum": 1, "maximum": 300, "default": d.limits.header_timeout_secs, "description": "seconds a client has to send a request's headers"},
         "limits.body_timeout_secs": {"type": "integer", "minimum": 1, "maximum": 3600, "default": d.limits.body_timeout_secs, "description": "seconds a client has to send a request's body"},
         "limits.max_sessions": {"type": "integer", "minimum": 1, "maximum": 100000, "default": d.limits.max_sessions, "description": "open MCP sessions across every mount"},
@@ -467,6 +483,40 @@ pub fn schema() -> serde_json::Value {
         m.extend(retention::schema(&d));
     }
     keys
+}
+
+/// Settings that name a program hal0 runs, a file or directory it reads or writes, a place
+/// it sends what it knows, or who may reach it: only the box's shell (the file itself, or
+/// `hal0 config set`) writes them; `config_write` (REST, hal0-admin, the dashboard, an
+/// approved card) refuses them whatever the key. Each with why.
+pub const SHELL_ONLY: &[(&str, &str)] = &[
+    ("hermes.restart_command", "hal0 runs it with sh -c"),
+    ("hermes.home", "hal0 writes Hermes's MCP server entries (programs Hermes starts) there"),
+    ("skills.shipped_dir", "hal0 loads skills from it"),
+    ("skills.dropin_dir", "hal0 writes approved skills there"),
+    ("mcp.catalog_url", "the catalog names the programs hal0 installs"),
+    ("network.bind", "it decides who can reach hal0"),
+    ("network.allow_unauthenticated", "it decides who can reach hal0"),
+    ("network.tls_cert", "hal0 reads that file"),
+    ("network.tls_key", "hal0 reads that file"),
+    ("relay.database_url", "the relay's whole history goes there"),
+    ("relay.langfuse.base_url", "ended exchanges are sent there"),
+    ("telemetry.otlp_endpoint", "every MCP call is sent there as a span"),
+];
+
+/// Refuse `dotted` when only the box's shell may write it ([`SHELL_ONLY`]).
+pub fn check_remote_write(dotted: &str) -> Result<()> {
+    let key: String = dotted.split('.').map(str::trim).collect::<Vec<_>>().join(".");
+    match SHELL_ONLY.iter().find(|(k, _)| k.eq_ignore_ascii_case(&key)) {
+        None => Ok(()),
+        Some((k, why)) => Err(Error::forbidden_code(
+            "config.shell_only",
+            format!(
+                "`{k}` is set at the box's shell only ({why}), never over the API: on the box, run \
+                 sudo hal0 config set {k} VALUE (or edit hal0.toml)"
+            ),
+        )),
+    }
 }
 
 /// Why `u` cannot be `network.public_url`, printed into lines people paste into a shell: it
@@ -532,6 +582,14 @@ fn config_error(path: &Path, line: Option<usize>, key: Option<&str>, msg: &str) 
         (Some(l), None) => format!(" line {l}"),
         (None, Some(k)) => format!(" key `{k}`"),
         (None, None) => String::new(),
+    };
+    // A value echoed back is cut: a caller that sent megabytes gets its key named, not them.
+    const ECHO: usize = 600;
+    let msg = if msg.len() > ECHO {
+        let end = (0..=ECHO).rev().find(|&i| msg.is_char_boundary(i)).unwrap_or(0);
+        format!("{}… ({} bytes)", &msg[..end], msg.len())
+    } else {
+        msg.to_string()
     };
     Error::invalid(
         "config.invalid",

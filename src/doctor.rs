@@ -111,7 +111,7 @@ pub async fn run(paths: &Paths) -> Report {
     let db = StoreFacts::read(&paths.db());
     let store_row = check_store(&db);
     let space_row = check_store_space(&paths.db(), &cfg);
-    let auth_row = check_auth(paths);
+    let auth_row = check_auth(paths, &cfg);
     let profiles = Profiles::from_config(&cfg);
     let list = profiles.list();
     let here = Here::of(&cfg);
@@ -436,7 +436,8 @@ fn check_store(db: &StoreFacts) -> Row {
     }
 }
 
-fn check_auth(paths: &Paths) -> Row {
+/// Whether auth is armed, and what an anonymous caller can do ([`crate::auth::exposure`]).
+fn check_auth(paths: &Paths, cfg: &crate::config::Config) -> Row {
     match BoxKeys::load(&paths.api_env()) {
         Err(e) => row("auth", Status::Fail, e.message),
         Ok(k) if k.armed() => {
@@ -447,11 +448,11 @@ fn check_auth(paths: &Paths) -> Row {
             };
             row("auth", Status::Ok, format!("armed ({which})"))
         }
-        Ok(_) => row(
-            "auth",
-            Status::Warn,
-            "off: no box key; anyone on the network reaches memory and admin (arm it: hal0 auth rotate admin)",
-        ),
+        Ok(_) => {
+            let (bind, allow) = (cfg.bind_addr(), cfg.network.allow_unauthenticated);
+            let status = if crate::auth::exposure::is_local(bind.ip()) { Status::Warn } else { Status::Fail };
+            row("auth", status, crate::auth::exposure::account(false, bind, allow))
+        }
     }
 }
 

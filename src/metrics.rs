@@ -130,8 +130,10 @@ pub const MAX_TOOL_LABELS: usize = 1024;
 
 /// The tool label of a call: the caller names the tool, so a name that is not plain
 /// (`A-Z a-z 0-9 _ - . /`, at most 64) is `_invalid` (prometheus-client writes label values
-/// unescaped), and past [`MAX_TOOL_LABELS`] distinct pairs a new one is `_other`.
-fn tool_label(server: &str, tool: &str) -> String {
+/// unescaped), a name shaped like a secret is `_redacted`, a name not seen to reach a tool
+/// before (`reached`: the call ended `ok` or `is_error`, which only a tool the server has
+/// can do) is `_unknown`, and past [`MAX_TOOL_LABELS`] distinct pairs a new one is `_other`.
+fn tool_label(server: &str, tool: &str, reached: bool) -> String {
     type Seen = std::collections::HashMap<String, std::collections::HashSet<String>>;
     static SEEN: LazyLock<std::sync::RwLock<(Seen, usize)>> = LazyLock::new(Default::default);
     let plain = !tool.is_empty()
@@ -139,6 +141,9 @@ fn tool_label(server: &str, tool: &str) -> String {
         && tool.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'));
     if !plain {
         return "_invalid".into();
+    }
+    if crate::redact::is_secret_shaped(tool) || crate::redact::redact(tool) != tool {
+        return "_redacted".into();
     }
     // A pair seen before (nearly every call) is a shared read without allocating.
     let known = |seen: &Seen| seen.get(server).is_some_and(|tools| tools.contains(tool));
@@ -149,6 +154,9 @@ fn tool_label(server: &str, tool: &str) -> String {
     let (seen, pairs) = &mut *guard;
     if known(seen) {
         return tool.to_string();
+    }
+    if !reached {
+        return "_unknown".into();
     }
     if *pairs >= MAX_TOOL_LABELS {
         return "_other".into();
@@ -162,7 +170,7 @@ fn tool_label(server: &str, tool: &str) -> String {
 pub fn tool_call(surface: &str, tool: &str, outcome: &'static str, took: Duration) {
     let m = &*METRICS;
     let server = server_of(surface);
-    let tool = tool_label(&server, tool);
+    let tool = tool_label(&server, tool, outcome != "protocol_error");
     m.calls.get_or_create(&CallLabels { server: server.clone(), tool: tool.clone(), outcome }).inc();
     m.call_seconds.get_or_create(&ServerTool { server, tool }).observe(took.as_secs_f64());
 }
@@ -243,14 +251,23 @@ mod tests {
 
     #[test]
     fn caller_named_tools_cannot_inject_or_explode_labels() {
-        assert_eq!(tool_label("t1", "echo"), "echo");
+        assert_eq!(tool_label("t1", "echo", true), "echo");
         for bad in ["x\"} 1\nfake_metric 9", "a b", "", &"x".repeat(65)] {
-            assert_eq!(tool_label("t1", bad), "_invalid", "{bad:?}");
+            assert_eq!(tool_label("t1", bad, true), "_invalid", "{bad:?}");
         }
+        // Names a caller makes up never reach a tool: one label for all of them.
+        for i in 0..50 {
+            assert_eq!(tool_label("t3", &format!("made_up_{i}"), false), "_unknown");
+        }
+        assert_eq!(tool_label("t1", "echo", false), "echo", "a tool seen before keeps its name when a call fails");
+        // A key sent as a tool name is never a label.
+        let key = format!("hal0bk_{}xyz", "a1B2c3D4e5".repeat(4));
+        assert_eq!(tool_label("t3", &key, true), "_redacted");
+        assert_eq!(tool_label("t3", "ghp_0123456789abcdefABCDEF0123456789abcd", false), "_redacted");
         for i in 0..MAX_TOOL_LABELS + 10 {
-            tool_label("t2", &format!("tool{i}"));
+            tool_label("t2", &format!("tool{i}"), true);
         }
-        assert_eq!(tool_label("t2", "one_more"), "_other");
-        assert_eq!(tool_label("t1", "echo"), "echo", "a pair already seen keeps its name");
+        assert_eq!(tool_label("t2", "one_more", true), "_other");
+        assert_eq!(tool_label("t1", "echo", true), "echo", "a pair already seen keeps its name");
     }
 }

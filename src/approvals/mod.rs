@@ -302,16 +302,14 @@ pub const PAGE_MAX: i64 = 200;
 /// the card says how long they are instead.
 const PAGE_ARGUMENTS_READ: i64 = MAX_GATED_ARGUMENTS_BYTES as i64 * 4;
 
+/// A page of the inbox: each row with its stored arguments' length, and the next cursor.
+pub type Page = (Vec<(Approval, usize)>, Option<String>);
+
 /// One page of rows, newest first: at most `limit` (1..=[`PAGE_MAX`]) in `status` when
 /// given, older than the cursor `before` (from a previous page's `next_cursor`). Returns the
 /// rows with their stored arguments' length, and the cursor of the next page when there
 /// may be one. Arguments over [`PAGE_ARGUMENTS_READ`] are not read (`Value::Null`).
-pub fn page(
-    store: &Store,
-    status: Option<&str>,
-    limit: i64,
-    before: Option<&str>,
-) -> Result<(Vec<(Approval, usize)>, Option<String>)> {
+pub fn page(store: &Store, status: Option<&str>, limit: i64, before: Option<&str>) -> Result<Page> {
     let status = status.map(Status::parse).transpose()?;
     if !(1..=PAGE_MAX).contains(&limit) {
         return Err(Error::invalid(
@@ -375,10 +373,15 @@ pub fn pending_for_run(store: &Store, run_id: &str) -> Result<Option<Approval>> 
 pub fn claim(store: &Store, id: &str, approve: bool, by: &str, reason: Option<&str>) -> Result<Approval> {
     let to = if approve { Status::Approved } else { Status::Denied };
     let changed = store.with(|c| {
-        Ok(c.execute(
+        let n = c.execute(
             "UPDATE approvals SET status = ?1, decided_at = ?2, decided_by = ?3, reason = ?4 WHERE id = ?5 AND status = 'pending'",
             params![to, now(), by, reason, id],
-        )?)
+        )?;
+        // A denied call never runs: its arguments are kept only as the redactor shows them.
+        if n == 1 && !approve {
+            scrub(c, id)?;
+        }
+        Ok(n)
     })?;
     let row = get(store, id)?;
     if changed == 0 {
@@ -397,17 +400,37 @@ pub fn finish(store: &Store, id: &str, status: Status, result: &Value) -> Result
             "UPDATE approvals SET status = ?1, result = ?2 WHERE id = ?3",
             params![status, result.to_string(), id],
         )?;
-        Ok(())
+        scrub(c, id)
     })
+}
+
+/// Replace a row's stored arguments by their redacted form once the call they describe can
+/// no longer run (denied, withdrawn, executed, failed): the secrets a call carried are kept
+/// only while a person may still approve it, not for the inbox's retention (nor in backups).
+fn scrub(c: &rusqlite::Connection, id: &str) -> Result<()> {
+    let stored: Option<String> =
+        c.query_row("SELECT arguments FROM approvals WHERE id = ?1", [id], |r| r.get(0)).optional()?;
+    let Some(stored) = stored else { return Ok(()) };
+    let Ok(mut v) = serde_json::from_str::<Value>(&stored) else { return Ok(()) };
+    crate::redact::redact_json(&mut v);
+    let scrubbed = v.to_string();
+    if scrubbed != stored {
+        c.execute("UPDATE approvals SET arguments = ?1 WHERE id = ?2", params![scrubbed, id])?;
+    }
+    Ok(())
 }
 
 /// Withdraw a pending row that no longer applies.
 pub fn withdraw(store: &Store, id: &str, why: &str) -> Result<bool> {
     let n = store.with(|c| {
-        Ok(c.execute(
+        let n = c.execute(
             "UPDATE approvals SET status = 'withdrawn', decided_at = ?1, reason = ?2 WHERE id = ?3 AND status = 'pending'",
             params![now(), why, id],
-        )?)
+        )?;
+        if n == 1 {
+            scrub(c, id)?;
+        }
+        Ok(n)
     })?;
     Ok(n == 1)
 }
@@ -483,6 +506,44 @@ mod tests {
         assert_eq!(seen, all);
         assert_eq!(page(&s, None, 0, None).unwrap_err().code, "approvals.invalid_request");
         assert_eq!(page(&s, None, 10, Some("nope")).unwrap_err().code, "approvals.invalid_cursor");
+    }
+
+    /// A gated call's secrets stay in the store only while the call may still run: denied,
+    /// withdrawn and finished rows keep their arguments as the redactor shows them. An
+    /// approved row keeps them whole until it has run.
+    #[test]
+    fn secrets_leave_the_inbox_once_a_call_can_no_longer_run() {
+        let d = tempfile::tempdir().unwrap();
+        let s = Store::open(&d.path().join("h.db")).unwrap();
+        let token = format!("ghp_{}", "Q7w8E9r0T1".repeat(4));
+        let queue = || {
+            create(
+                &s,
+                NewApproval {
+                    kind: ApprovalKind::McpCall,
+                    client: "bot",
+                    tool: "push",
+                    arguments: serde_json::json!({"remote": "origin", "auth": format!("token {token}")}),
+                    preview: "push".into(),
+                    run_id: None,
+                },
+            )
+            .unwrap()
+            .id
+        };
+        let stored = |id: &str| -> String {
+            s.with(|c| Ok(c.query_row("SELECT arguments FROM approvals WHERE id = ?1", [id], |r| r.get(0))?)).unwrap()
+        };
+        let (denied, withdrawn, run) = (queue(), queue(), queue());
+        claim(&s, &denied, false, "root", None).unwrap();
+        assert!(withdraw(&s, &withdrawn, "gone").unwrap());
+        claim(&s, &run, true, "root", None).unwrap();
+        assert!(stored(&run).contains(&token), "an approved call runs with its arguments whole");
+        finish(&s, &run, Status::Executed, &serde_json::json!({"ok": true})).unwrap();
+        for id in [&denied, &withdrawn, &run] {
+            let a = stored(id);
+            assert!(!a.contains(&token) && a.contains("origin") && a.contains(crate::redact::MASK), "{a}");
+        }
     }
 
     #[test]

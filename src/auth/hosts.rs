@@ -14,6 +14,10 @@ pub struct HostPolicy {
     any_port: BTreeSet<String>,
     /// Extra origins (`HAL0_MCP_ALLOWED_ORIGINS`), normalised `scheme://host[:port]`.
     origins: BTreeSet<String>,
+    /// `host:port` of every place hal0 itself is served from (its port on each box name,
+    /// the public URL's, an allowed host's): a page's Origin must be one of them. A page on
+    /// another port of the box (80, 443, anything) is another origin.
+    served_at: BTreeSet<String>,
 }
 
 /// Facts about this box the default list is built from.
@@ -73,6 +77,16 @@ impl HostPolicy {
                 hosts.insert(format!("{p}:{pp}"));
             }
         }
+        let mut served_at: BTreeSet<String> = bare.iter().map(|h| format!("{h}:{}", names.port)).collect();
+        if let Some(p) = &names.public_host {
+            let p = norm_host(p);
+            served_at.insert(format!("{p}:{}", names.port));
+            match names.public_port {
+                Some(pp) => served_at.extend([format!("{p}:{pp}")]),
+                // The public URL names no port: a reverse proxy on the scheme's own.
+                None => served_at.extend([format!("{p}:80"), format!("{p}:443")]),
+            }
+        }
         let mut any_port = BTreeSet::new();
         let mut disabled = false;
         for e in extra_hosts.unwrap_or("").split(',').map(str::trim).filter(|e| !e.is_empty()) {
@@ -81,7 +95,15 @@ impl HostPolicy {
             } else if let Some(h) = e.strip_suffix(":*") {
                 any_port.insert(norm_host(h));
             } else {
-                hosts.insert(norm_authority(e));
+                let a = norm_authority(e);
+                match split_authority(&a) {
+                    (_, Some(_)) => served_at.insert(a.clone()),
+                    (h, None) => {
+                        served_at.insert(format!("{h}:80"));
+                        served_at.insert(format!("{h}:443"))
+                    }
+                };
+                hosts.insert(a);
             }
         }
         let origins = extra_origins
@@ -91,7 +113,7 @@ impl HostPolicy {
             .filter(|e| !e.is_empty())
             .map(|o| o.trim_end_matches('/').to_ascii_lowercase())
             .collect();
-        HostPolicy { hosts: (!disabled).then_some(hosts), any_port, origins }
+        HostPolicy { hosts: (!disabled).then_some(hosts), any_port, origins, served_at }
     }
 
     /// Is this `Host` header value (authority) allowed? A missing Host is refused.
@@ -106,7 +128,9 @@ impl HostPolicy {
         self.any_port.contains(h)
     }
 
-    /// Is this `Origin` allowed? A missing Origin passes (non-browser clients).
+    /// Is this `Origin` allowed? A missing Origin passes (non-browser clients); otherwise
+    /// it must be a page hal0 itself serves (scheme, name and port: [`Self::served_at`]),
+    /// or one allowed by `HAL0_MCP_ALLOWED_ORIGINS` or a `host:*` entry.
     pub fn origin_allowed(&self, origin: Option<&str>) -> bool {
         let Some(o) = origin else { return true };
         if self.hosts.is_none() {
@@ -117,22 +141,27 @@ impl HostPolicy {
             return true;
         }
         let Some((scheme, authority)) = o.split_once("://") else { return false };
-        if scheme != "http" && scheme != "https" {
-            return false;
-        }
-        self.host_allowed(Some(authority))
+        let default = match scheme {
+            "http" => 80,
+            "https" => 443,
+            _ => return false,
+        };
+        let a = norm_authority(authority);
+        let (h, port) = split_authority(&a);
+        let Ok(port) = port.map_or(Ok(default), str::parse::<u16>) else { return false };
+        self.any_port.contains(h) || self.served_at.contains(&format!("{h}:{port}"))
     }
 
     /// The origin list handed to rmcp's own Origin check (same decisions, its syntax).
     pub fn rmcp_origins(&self) -> Option<Vec<String>> {
-        let hosts = self.hosts.as_ref()?;
+        self.hosts.as_ref()?;
         let mut out: Vec<String> = self.origins.iter().cloned().collect();
-        for a in hosts {
+        for a in &self.served_at {
             let (h, port) = split_authority(a);
-            for (scheme, default) in [("http", 80u16), ("https", 443u16)] {
-                match port {
-                    Some(p) => out.push(format!("{scheme}://{h}:{p}")),
-                    None => out.push(format!("{scheme}://{h}:{default}")),
+            for (scheme, default) in [("http", "80"), ("https", "443")] {
+                out.push(format!("{scheme}://{a}"));
+                if port == Some(default) {
+                    out.push(format!("{scheme}://{h}"));
                 }
             }
         }
@@ -225,7 +254,23 @@ mod tests {
         let p = HostPolicy::new(&names(), None, Some("https://app.example.org"));
         assert!(p.origin_allowed(None));
         assert!(p.origin_allowed(Some("http://127.0.0.1:8080")));
-        assert!(p.origin_allowed(Some("http://localhost")));
+        assert!(p.origin_allowed(Some("https://box.local:8080")));
+        assert!(p.origin_allowed(Some("https://hal0.example.com")), "the public URL's origin");
+        // Another port of the box is another origin (a page served on 80 or 443 there).
+        for other in ["http://localhost", "https://127.0.0.1", "http://192.168.1.20:80", "http://box:3000"] {
+            assert!(!p.origin_allowed(Some(other)), "{other}");
+        }
+        let rmcp = p.rmcp_origins().unwrap();
+        assert!(rmcp.contains(&"http://127.0.0.1:8080".to_string()), "{rmcp:?}");
+        assert!(!rmcp.iter().any(|o| o == "http://localhost" || o == "http://localhost:80"), "{rmcp:?}");
+        // A hal0 that listens on 80 itself is served at the bare name.
+        let on80 = HostPolicy::new(&BoxNames { port: 80, ..names() }, None, None);
+        assert!(on80.origin_allowed(Some("http://localhost")));
+        assert!(!on80.origin_allowed(Some("http://localhost:8080")));
+        // An allowed host without a port is a reverse proxy on the scheme's own port.
+        let proxied = HostPolicy::new(&names(), Some("proxy.lan"), None);
+        assert!(proxied.origin_allowed(Some("https://proxy.lan")));
+        assert!(!proxied.origin_allowed(Some("https://proxy.lan:9")));
         assert!(p.origin_allowed(Some("https://app.example.org")));
         assert!(!p.origin_allowed(Some("https://evil.example")));
         assert!(!p.origin_allowed(Some("null")));

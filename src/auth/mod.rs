@@ -4,6 +4,7 @@
 
 pub mod boxkeys;
 pub mod bridge;
+pub mod exposure;
 pub mod hosts;
 pub mod keycache;
 pub mod principal;

@@ -30,6 +30,9 @@ pub const WAIT_DEFAULT_S: u64 = 120;
 /// (the TypeScript SDK's default timeout), so the wait answers `timed_out` before that and
 /// the caller simply calls again.
 pub const WAIT_DEFAULT_QUIET_S: u64 = 50;
+
+/// How long a wait for new output ([`Bridge::wait_until`]) gathers it before answering.
+pub const FOLLOW_BATCH: Duration = Duration::from_secs(2);
 pub const WAIT_MAX_S: u64 = 600;
 pub const KEY_MAX: usize = 256;
 pub const EVENTS_DEFAULT: i64 = 100;
@@ -440,6 +443,29 @@ impl Bridge {
         timeout_s: Option<u64>,
         progress: &Progress,
     ) -> Result<Value> {
+        self.wait_until(asker, run_id, timeout_s, None, progress).await
+    }
+
+    /// [`Bridge::wait`] that also ends when the run's output has grown past byte
+    /// `output_after`, once [`FOLLOW_BATCH`] has passed since the call began (so a follower
+    /// gets output in batches, one call per batch, rather than polling); the answer's output
+    /// window then starts at `output_after`.
+    pub async fn wait_until(
+        &self,
+        asker: &Asker,
+        run_id: &str,
+        timeout_s: Option<u64>,
+        output_after: Option<i64>,
+        progress: &Progress,
+    ) -> Result<Value> {
+        if output_after.is_some_and(|o| o < 0) {
+            return Err(Error::new(
+                "bridge.invalid_offset",
+                Kind::Unprocessable,
+                "offset must be 0 or more; use next_offset or output_total from the previous view",
+            ));
+        }
+        let began = Instant::now();
         let t = timeout_s.unwrap_or(if progress.wanted() { WAIT_DEFAULT_S } else { WAIT_DEFAULT_QUIET_S });
         if t > WAIT_MAX_S {
             return Err(Error::new(
@@ -463,18 +489,26 @@ impl Bridge {
                     break false;
                 }
                 let now = Instant::now();
+                let grew = output_after.is_some_and(|o| run.output.len() as i64 > o);
+                if grew && now.duration_since(began) >= FOLLOW_BATCH {
+                    break false;
+                }
                 if now >= deadline {
                     break true;
                 }
                 // Also poll: a change made by another process (the CLI) does not notify us.
-                let step = (deadline - now).min(Duration::from_millis(500));
+                let mut step = (deadline - now).min(Duration::from_millis(500));
+                if grew {
+                    // Output is waiting: come back when its batch is due.
+                    step = step.min((began + FOLLOW_BATCH).saturating_duration_since(now));
+                }
                 let _ = tokio::time::timeout(step, rx.changed()).await;
                 run = self.load(asker, run_id).await?;
             };
             Ok::<_, Error>((run, timed_out))
         };
         let (run, timed_out) = progress.during(bound, &format!("waiting for run {run_id}"), until_done).await?;
-        let mut v = view::run_view(&run, 0)?;
+        let mut v = view::run_view(&run, output_after.unwrap_or(0))?;
         let id = run.run_id.clone();
         let tail = self.db(move |s| ledger::tail(s, &id, TAIL)).await?;
         let store = self.inner.store.clone();

@@ -70,6 +70,10 @@ pub fn run(cmd: RemoteCmd) -> Result<()> {
             let url = remote::check_url(&url)?;
             let key = read_key(key_stdin)?;
             crate::remote::keys::check_key(&key)?;
+            let cleartext = remote::cleartext_warning(&url);
+            if let Some(w) = &cleartext {
+                eprintln!("warning: {w}");
+            }
             // Ask the box first: a key it refuses is not stored.
             let me = if no_check {
                 None
@@ -80,7 +84,7 @@ pub fn run(cmd: RemoteCmd) -> Result<()> {
             };
             let (r, note) = remote::add(&name, &url, &key, ca_file)?;
             if json {
-                print_json(&json!({"name": name, "remote": r, "client": me, "note": note}));
+                print_json(&json!({"name": name, "remote": r, "client": me, "note": note, "warning": cleartext}));
                 return Ok(());
             }
             match &me {

@@ -179,10 +179,14 @@ enum Ended {
 }
 
 /// Follow `run_id` until it ends, asks, `limit` passes or Ctrl-C: with `print`, its output
-/// as it arrives (window by window, as the box redacts it).
+/// as it arrives (window by window, as the box redacts it). Every step waits at the box
+/// (`agent_run_wait`, with `offset` when printing: it answers once new output has gathered),
+/// so a follow costs one call per batch of output, not one every half second; only the rest
+/// of a batch larger than one window is read at once with `agent_run_status`.
 async fn follow(c: &Client, run_id: &str, limit: Option<Duration>, print: bool) -> Result<Ended> {
     let deadline = limit.map(|l| Instant::now() + l);
     let mut offset = 0i64;
+    let mut more = false;
     let mut spin = Spinner::new();
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
@@ -192,18 +196,17 @@ async fn follow(c: &Client, run_id: &str, limit: Option<Duration>, print: bool) 
             return Ok(Ended::TimedOut);
         }
         let step = async {
-            if print {
-                let v = c.call("agent_run_status", &StatusArgs { run_id: run_id.into(), offset: Some(offset) }).await?;
-                Ok::<_, Error>((v, true))
-            } else {
-                // agent_run_wait answers when the run ends or asks, or after its timeout.
-                let left = deadline.map_or(50, |d| d.saturating_duration_since(Instant::now()).as_secs().clamp(1, 50));
-                let v =
-                    c.call("agent_run_wait", &WaitArgs { run_id: run_id.into(), timeout_s: Some(left as i64) }).await?;
-                Ok((v, false))
+            if more {
+                return c.call("agent_run_status", &StatusArgs { run_id: run_id.into(), offset: Some(offset) }).await;
             }
+            // agent_run_wait answers when the run ends or asks, new output has gathered
+            // (printing), or after its timeout.
+            let left = deadline.map_or(50, |d| d.saturating_duration_since(Instant::now()).as_secs().clamp(1, 50));
+            let args =
+                WaitArgs { run_id: run_id.into(), timeout_s: Some(left as i64), offset: print.then_some(offset) };
+            c.call("agent_run_wait", &args).await
         };
-        let (v, polled) = tokio::select! {
+        let v = tokio::select! {
             _ = &mut ctrl_c => { spin.clear(); return Ok(Ended::Interrupted); }
             r = step => r?,
         };
@@ -216,15 +219,15 @@ async fn follow(c: &Client, run_id: &str, limit: Option<Duration>, print: bool) 
                 let _ = std::io::stdout().flush();
             }
             offset = v["next_offset"].as_i64().or(v["output_total"].as_i64()).unwrap_or(offset).max(offset);
-            let caught_up = v["next_offset"].is_null();
-            if status.is_terminal() && caught_up {
+            more = !v["next_offset"].is_null();
+            if status.is_terminal() && !more {
                 spin.clear();
                 if !text.is_empty() && !text.ends_with('\n') {
                     println!();
                 }
                 return Ok(Ended::Run(v));
             }
-            if !caught_up {
+            if more {
                 continue;
             }
         } else if status.is_terminal() {
@@ -236,12 +239,6 @@ async fn follow(c: &Client, run_id: &str, limit: Option<Duration>, print: bool) 
             return Ok(Ended::Asks(v));
         }
         spin.tick(status.as_str());
-        if polled {
-            tokio::select! {
-                _ = &mut ctrl_c => { spin.clear(); return Ok(Ended::Interrupted); }
-                _ = tokio::time::sleep(Duration::from_millis(500)) => {}
-            }
-        }
     }
 }
 

@@ -9,10 +9,16 @@ pub struct ServeArgs {
     /// Listen here instead of [network].bind (e.g. 127.0.0.1:0 for a free port).
     #[arg(long, value_name = "HOST:PORT")]
     pub bind: Option<SocketAddr>,
+    /// Listen on a non-loopback address even while auth is off (no box key): anyone on the
+    /// network then reads memory, settings and the audit log; changes are still taken from
+    /// this box only. Without it, such a bind is refused until `hal0 auth rotate admin`.
+    #[arg(long)]
+    pub allow_unauthenticated: bool,
 }
 
 pub fn run(ctx: &Ctx, a: ServeArgs) -> Result<()> {
-    let config = ctx.config()?;
+    let mut config = ctx.config()?;
+    config.network.allow_unauthenticated |= a.allow_unauthenticated;
     // Held while the daemon runs: a restore refuses to swap files under it.
     let _serving = crate::backup::daemon_guard(&ctx.paths)?;
     crate::logfmt::init();

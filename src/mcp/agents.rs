@@ -106,6 +106,11 @@ pub struct WaitArgs {
     /// common clients; call again while timed_out is true.
     #[serde(default)]
     pub timeout_s: Option<i64>,
+    /// Follow the output: also answer once the output has grown past this byte offset
+    /// (output_total or next_offset of the previous view), gathering it for 2 s; the output
+    /// window then starts here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<i64>,
 }
 
 #[derive(Debug, Deserialize, serde::Serialize, schemars::JsonSchema)]
@@ -373,7 +378,7 @@ impl AgentsServer {
         let r = async {
             let asker = Self::asker(&ctx)?;
             let t = seconds(a.timeout_s, "bridge.invalid_timeout", "timeout_s")?;
-            self.bridge()?.wait(&asker, &a.run_id, t, &self.progress(&ctx)).await
+            self.bridge()?.wait_until(&asker, &a.run_id, t, a.offset, &self.progress(&ctx)).await
         };
         done(r.await)
     }

@@ -56,6 +56,20 @@ pub struct OpDef {
     pub schema: SchemaFn,
 }
 
+impl OpDef {
+    /// The name the audit log gives a call of this route: its tool's, or for a route that is
+    /// no tool, one made the same way from its path's fixed words (`/api/agent/approvals/{id}/
+    /// approve` is `approvals_approve`), never a route template.
+    pub fn name(&self) -> std::borrow::Cow<'static, str> {
+        if let Some(t) = self.tool {
+            return t.into();
+        }
+        let words: Vec<&str> =
+            self.path.split('/').filter(|w| !w.is_empty() && *w != "api" && !w.starts_with('{')).collect();
+        words[words.len().saturating_sub(2)..].join("_").into()
+    }
+}
+
 impl std::fmt::Debug for OpDef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} {} ({:?})", self.method, self.path, self.tool)
@@ -262,16 +276,19 @@ pub static ROUTES: &[OpDef] = &[
         NoArgs,
         "request.invalid"
     ),
-    route!(
-        "PUT",
-        "/api/settings",
-        "config_write",
-        Gated,
-        "Set one hal0.toml key, keeping comments (PUT /api/settings). Takes effect at the next start.",
-        settings::put,
-        settings::PutArgs,
-        "config.invalid_request"
-    ),
+    OpDef {
+        check: settings::check_put,
+        ..route!(
+            "PUT",
+            "/api/settings",
+            "config_write",
+            Gated,
+            "Set one hal0.toml key, keeping comments (PUT /api/settings). Takes effect at the next start.",
+            settings::put,
+            settings::PutArgs,
+            "config.invalid_request"
+        )
+    },
     route!(
         "PUT",
         "/api/secrets/{name}",
@@ -672,6 +689,18 @@ mod tests {
             }
         }
         assert_eq!(seen, tools, "every tool sits in exactly one tier set");
+    }
+
+    #[test]
+    fn every_route_has_an_audit_name_that_is_no_template() {
+        let mut names = BTreeSet::new();
+        for r in ROUTES {
+            let n = r.name();
+            assert!(!n.is_empty() && n.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'), "{r:?}: {n}");
+            assert!(names.insert(n.to_string()) || r.run.is_none(), "{r:?}: {n} twice");
+        }
+        let approve = ROUTES.iter().find(|r| r.path == "/api/agent/approvals/{id}/approve").unwrap();
+        assert_eq!(approve.name(), "approvals_approve");
     }
 
     #[test]

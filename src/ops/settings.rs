@@ -81,8 +81,19 @@ pub struct PutArgs {
     pub value: Option<Value>,
 }
 
-/// `config_write`: set or remove one key.
+/// `config_write`'s check before a gated call is queued: the arguments parse and the key is
+/// one the API may write (a card for a shell-only key could never be carried out).
+pub fn check_put(args: &serde_json::Map<String, Value>) -> Result<()> {
+    let a: PutArgs = super::parse_args(args.clone(), "config.invalid_request")?;
+    crate::config::check_remote_write(&a.key)
+}
+
+/// `config_write`: set or remove one key. Over the network (REST, MCP, the dashboard, an
+/// approved card) a shell-only key is refused ([`crate::config::SHELL_ONLY`]).
 pub async fn put(ctx: &Ctx, a: PutArgs) -> Result<Value> {
+    if !ctx.from_shell {
+        crate::config::check_remote_write(&a.key)?;
+    }
     let paths = ctx.paths.clone();
     super::blocking(move || {
         let cfg = match a.value {

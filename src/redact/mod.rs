@@ -256,12 +256,38 @@ pub fn redact_json(v: &mut serde_json::Value) {
         }
         Value::Array(items) => items.iter_mut().for_each(redact_json),
         Value::Object(map) => {
+            // A named pair (`{"key": "telemetry.otlp_headers", "value": …}`, a setting or an
+            // environment variable): the pair's name decides whether its value is a secret.
+            let pair = ["key", "name"]
+                .iter()
+                .find_map(|n| map.get(*n).and_then(Value::as_str).filter(|_| map.contains_key("value")))
+                .map(is_secret_name);
             for (k, item) in map.iter_mut() {
-                if is_secret_name(k) { mask_json(item) } else { redact_json(item) }
+                let secret = match (k.as_str(), pair) {
+                    ("value", Some(named)) => named,
+                    ("key" | "name", Some(_)) => false,
+                    ("key", None) => !item.as_str().is_some_and(is_dotted_name),
+                    _ => is_secret_name(k),
+                };
+                if secret { mask_json(item) } else { redact_json(item) }
             }
         }
         Value::Bool(_) | Value::Null | Value::Number(_) => {}
     }
+}
+
+/// A dotted setting name (`hermes.restart_command`, `network.public_url`): lower-case words
+/// of letters, digits and `_` joined by dots. Held under a JSON `"key"` it names a setting
+/// and is no secret (a credential is not lower-case words with dots).
+fn is_dotted_name(s: &str) -> bool {
+    let parts: Vec<&str> = s.split('.').collect();
+    parts.len() >= 2
+        && s.len() <= 128
+        && parts.iter().all(|p| {
+            !p.is_empty()
+                && p.len() <= 40
+                && p.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        })
 }
 
 /// Mask every leaf string and number of `v` (the value of a secret-named key).

@@ -34,6 +34,26 @@ const BENIGN_AFTER_PASS: [&str; 4] = ["rate", "count", "ratio", "fail"];
 /// Words after `token` that make it a count, not a credential (`token_count`).
 const BENIGN_AFTER_TOKEN: [&str; 11] =
     ["count", "counts", "limit", "limits", "usage", "type", "budget", "len", "length", "details", "estimate"];
+/// Words before `key` that make it an identifier, not a credential (`pattern_key` on a
+/// Hermes approval, `sort_key`, `public_key`).
+/// (`primary_key` stays secret: services name their API keys primary and secondary.)
+const BENIGN_BEFORE_KEY: [&str; 15] = [
+    "pattern",
+    "sort",
+    "partition",
+    "foreign",
+    "cache",
+    "lookup",
+    "group",
+    "dedup",
+    "routing",
+    "composite",
+    "unique",
+    "public",
+    "object",
+    "shard",
+    "idempotency",
+];
 /// Words before `token` that make it a count (`max_token`).
 const BENIGN_BEFORE_TOKEN: [&str; 4] = ["max", "min", "num", "total"];
 
@@ -42,7 +62,7 @@ const BENIGN_BEFORE_TOKEN: [&str; 4] = ["max", "min", "num", "total"];
 /// `name` is split into lower-case words at `_`, `-`, `.`, other non-alphanumerics and
 /// camelCase humps (`accessToken` → `access_token`). Names ending in `_env`, `_file`, `_path`
 /// or `_dir` are not secret (they name where a secret is). Otherwise a name is secret when it
-/// is `key`, ends in `_key`, contains `apikey`/`accesskey`/`privatekey`/`encryptionkey`
+/// is `key`, ends in `_key` (not `pattern_key`, `sort_key`, `public_key`, …), contains `apikey`/`accesskey`/`privatekey`/`encryptionkey`
 /// (separators ignored), or has a word containing `secret`, `salt` (not `basalt`), `pass`
 /// (not `passed`, `passage`, `bypass`, … nor `pass_rate`) or `token` (not `tokens`,
 /// `tokenizer`, `tokenize…`, `token_count`, `token_type`, `max_token`, …).
@@ -52,8 +72,13 @@ pub fn is_secret_name(name: &str) -> bool {
     if norm.is_empty() || ["_env", "_file", "_path", "_dir", "_per_key"].iter().any(|s| norm.ends_with(s)) {
         return false;
     }
-    if norm == "key" || norm.ends_with("_key") {
+    if norm == "key" {
         return true;
+    }
+    if let Some(before) = norm.strip_suffix("_key") {
+        // `pattern_key`, `sort_key`, `public_key`: a key that identifies, not one that opens.
+        let word = before.rsplit('_').next().unwrap_or(before);
+        return !BENIGN_BEFORE_KEY.contains(&word);
     }
     let words: Vec<&str> = norm.split('_').collect();
     let compact = words.concat();

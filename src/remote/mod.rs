@@ -135,6 +135,26 @@ pub fn check_url(url: &str) -> Result<String> {
     Ok(u.as_str().trim_end_matches('/').to_string())
 }
 
+/// What to tell the operator about `url` (checked by [`check_url`]) before a key is sent
+/// there: plain http to anything but this machine carries the bridge key in clear.
+pub fn cleartext_warning(url: &str) -> Option<String> {
+    let u = url::Url::parse(url).ok()?;
+    if u.scheme() != "http" {
+        return None;
+    }
+    let local = match u.host()? {
+        url::Host::Domain(d) => d.eq_ignore_ascii_case("localhost"),
+        url::Host::Ipv4(ip) => ip.is_loopback(),
+        url::Host::Ipv6(ip) => crate::auth::exposure::is_local(ip.into()),
+    };
+    (!local).then(|| {
+        format!(
+            "{url} is plain http: the bridge key crosses the network in clear on every call; give the box a \
+             certificate (on the box: hal0 config set network.tls_cert/network.tls_key) and use https://"
+        )
+    })
+}
+
 /// Add or replace remote `name` at `url` with `key`. The key goes to the keyring, or to the
 /// credentials file when there is no keyring service (the answer's note says so). The first
 /// remote becomes the default.
@@ -248,6 +268,19 @@ mod tests {
         }
         assert_eq!(check_url("https://box.lan:8080/").unwrap(), "https://box.lan:8080");
         assert_eq!(check_url("http://127.0.0.1:9").unwrap(), "http://127.0.0.1:9");
+        for (url, warned) in [
+            ("http://box.lan:8080", true),
+            ("http://192.168.1.20:8080", true),
+            ("http://[fe80::1]:8080", true),
+            ("https://box.lan:8080", false),
+            ("http://127.0.0.1:9", false),
+            ("http://localhost:8080", false),
+            ("http://[::1]:8080", false),
+        ] {
+            let w = cleartext_warning(url);
+            assert_eq!(w.is_some(), warned, "{url}");
+            assert!(w.is_none_or(|w| w.contains("plain http") && w.contains("https://")), "{url}");
+        }
         for bad in ["box.lan", "ftp://box", "https://box/mcp/agents/mcp", "https://u:p@box", "https://box/?q=1"] {
             assert_eq!(check_url(bad).unwrap_err().code, "remote.invalid_url", "{bad}");
         }

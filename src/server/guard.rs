@@ -114,13 +114,11 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
     };
     // No key: a dashboard session's cookie may name a person.
     let cred = match cred {
-        Credential::None => {
-            match crate::ui::pages::person_of(&state, req.headers()).await {
-                Ok(Some(p)) => Credential::Person(p),
-                Ok(None) => Credential::None,
-                Err(e) => return e.into_response(),
-            }
-        }
+        Credential::None => match crate::ui::pages::person_of(&state, req.headers()).await {
+            Ok(Some(p)) => Credential::Person(p),
+            Ok(None) => Credential::None,
+            Err(e) => return e.into_response(),
+        },
         other => other,
     };
     if let Credential::Person(p) = &cred
@@ -137,6 +135,17 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
             "a dashboard request that changes something carries its page's CSRF token (X-CSRF-Token); reload the page",
         )
         .into_response();
+    }
+    // Auth off: anonymous callers are the box itself, or (reads only) whoever the operator
+    // let in with allow_unauthenticated.
+    if class != RouteClass::Open {
+        let peer = req.extensions().get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
+        let allow = state.config.network.allow_unauthenticated;
+        let write = !req.method().is_safe();
+        if let Some(e) = crate::auth::exposure::refusal(peer, armed, allow, &cred, class, write) {
+            tracing::info!(path, peer = ?peer, "refused: {}", e.message);
+            return e.into_response();
+        }
     }
     let decision = decide(class, &cred, armed);
     if class == RouteClass::Decide && decision != Decision::Allow {
@@ -218,8 +227,16 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
         },
         _ => None,
     };
-    if let Some(id) = &session_id {
-        state.sessions.touch(id);
+    if let Some(id) = &session_id
+        && !state.sessions.touch(id, &cred.label())
+    {
+        tracing::info!(path, cred = cred.label(), "refused: a session another credential opened");
+        return Error::not_found(
+            "mcp.session_unknown",
+            "no MCP session with this id was opened with this credential: start one (initialize without \
+             Mcp-Session-Id)",
+        )
+        .into_response();
     }
     let ends_session = req.method() == axum::http::Method::DELETE;
     let identity = cred.identity(agent.as_deref());

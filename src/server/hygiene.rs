@@ -14,8 +14,10 @@ use std::time::Duration;
 /// The one route any Host and any Origin may reach (liveness probes, load balancers).
 pub const OPEN_PATH: &str = "/api/health";
 
-/// The largest request body hal0 reads (REST bodies and MCP messages alike).
-pub const MAX_BODY: usize = 16 * 1024 * 1024;
+/// The largest request body hal0 reads (REST bodies and MCP messages alike). The router's
+/// body limit (axum's, 2 MiB by default) and rmcp's (4 MiB by default) are set to this same
+/// figure, so the one that answers is hal0's `413 request.too_large`.
+pub const MAX_BODY: usize = 4 * 1024 * 1024;
 
 /// Why a request was turned away before reaching its handler.
 pub enum Refusal {

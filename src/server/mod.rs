@@ -16,6 +16,9 @@ pub mod scrape;
 pub mod sessions;
 pub mod tls;
 
+#[cfg(test)]
+mod exposure_tests;
+
 use crate::auth::hosts::{BoxNames, HostPolicy};
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -112,8 +115,10 @@ pub fn build_state(paths: Paths, config: Config, port: u16, cancel: &Cancellatio
 fn mcp_config(state: &AppState, cancel: &CancellationToken) -> StreamableHttpServerConfig {
     // Host checking is done by our own guard (bare 421, LAN names); rmcp's Origin check
     // is configured with the same list as a second line of defence.
-    let cfg =
-        StreamableHttpServerConfig::default().with_cancellation_token(cancel.child_token()).disable_allowed_hosts();
+    let cfg = StreamableHttpServerConfig::default()
+        .with_cancellation_token(cancel.child_token())
+        .disable_allowed_hosts()
+        .with_max_request_body_bytes(hygiene::MAX_BODY);
     match state.hosts.rmcp_origins() {
         Some(o) => cfg.with_allowed_origins(o),
         None => cfg.disable_allowed_origins(),
@@ -164,6 +169,7 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
 
     let app: Router = app
         .fallback(rest::not_found)
+        .layer(axum::extract::DefaultBodyLimit::max(hygiene::MAX_BODY))
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard::guard))
         // Outside the guard: its refusals under /ui get the dashboard's headers too.
         .layer(axum::middleware::from_fn(crate::ui::headers::layer))
@@ -190,6 +196,10 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     let cancel = CancellationToken::new();
     // A bad certificate pair stops the start before anything listens.
     let tls = tls::from_config(&config.network)?;
+    // With auth off, the API answers anonymous callers as the admin tier: never the network
+    // unless the operator said so.
+    let armed = crate::auth::boxkeys::BoxKeys::load(&paths.api_env())?.armed();
+    crate::auth::exposure::check_bind(bind, armed, config.network.allow_unauthenticated)?;
     let listener = tokio::net::TcpListener::bind(bind).await.map_err(|e| {
         let hint = if e.kind() == std::io::ErrorKind::PermissionDenied && bind.port() < 1024 {
             format!(
@@ -228,6 +238,13 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
         auth_armed = state.keys.get().map(|k| k.armed()).unwrap_or(true),
         "hal0 serve listening"
     );
+    let armed = state.keys.get().map(|k| k.armed()).unwrap_or(true);
+    if !armed {
+        tracing::warn!(
+            "auth is off: {}",
+            crate::auth::exposure::account(false, local, state.config.network.allow_unauthenticated)
+        );
+    }
     // Machine-readable line for scripts and tests that bind port 0.
     let scheme = if tls.is_some() { "https" } else { "http" };
     eprintln!("hal0: listening on {scheme}://{local}");
@@ -237,6 +254,7 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     }
     let limits = listen::Limits {
         max_connections: state.config.limits.max_connections,
+        max_per_peer: state.config.limits.max_connections_per_peer,
         header_timeout: Duration::from_secs(state.config.limits.header_timeout_secs),
         tls,
     };

@@ -109,9 +109,10 @@ pub fn op_handler(def: &'static OpDef) -> axum::routing::MethodRouter<Arc<AppSta
         let audit = if def.method == "GET" {
             None
         } else {
+            let name = def.name();
             let entry = crate::audit::Entry {
                 surface: "api",
-                tool: def.tool.unwrap_or(def.path),
+                tool: &name,
                 identity: &identity,
                 arguments: &Value::Object(args.clone()),
                 verdict: crate::audit::Verdict::Ok,

@@ -130,10 +130,17 @@ impl Sessions {
         Ok(Admission { sessions: self.clone(), owner: owner.to_string() })
     }
 
-    /// A request used session `id`.
-    pub fn touch(&self, id: &str) {
-        if let Some(o) = self.lock().open.get_mut(id) {
-            o.last_used = Instant::now();
+    /// A request of `owner` used session `id`. `false` when the session was opened by
+    /// another credential: a session id is no bearer token, so it opens nothing for a key
+    /// that did not open it (the caller answers as for an unknown session).
+    pub fn touch(&self, id: &str, owner: &str) -> bool {
+        match self.lock().open.get_mut(id) {
+            Some(o) if o.owner != owner => false,
+            Some(o) => {
+                o.last_used = Instant::now();
+                true
+            }
+            None => true,
         }
     }
 
@@ -232,9 +239,20 @@ mod tests {
         let s = Arc::new(Sessions { idle: Duration::from_millis(30), ..Sessions::new(&limits) });
         s.admit("a").unwrap().opened("a1");
         assert!(s.admit("a").is_err());
-        s.touch("a1");
+        assert!(s.touch("a1", "a"));
         tokio::time::sleep(Duration::from_millis(60)).await;
         s.admit("a").unwrap().opened("a2");
         assert_eq!(s.count(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_session_answers_only_the_credential_that_opened_it() {
+        let s = table(10, 10);
+        s.admit("bridge:alice").unwrap().opened("sid-1");
+        assert!(s.touch("sid-1", "bridge:alice"));
+        assert!(!s.touch("sid-1", "bridge:mallory"), "another key holding the id");
+        assert!(!s.touch("sid-1", "none"), "an anonymous caller holding the id");
+        // An id hal0 does not know is rmcp's to answer (404).
+        assert!(s.touch("sid-unknown", "bridge:mallory"));
     }
 }

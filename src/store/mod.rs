@@ -149,10 +149,10 @@ fn check_files(path: &Path) -> Result<()> {
 /// them that owner when root creates them, and ones an older hal0 left root's are handed
 /// over here (through the checked descriptor, never a link).
 fn settle_files(path: &Path) -> Result<()> {
-    if let Some(f) = crate::paths::inspect_own(path)? {
-        if f.metadata().is_ok_and(|m| m.permissions().mode() & 0o777 != 0o600) {
-            let _ = crate::paths::narrow_path_fd(&f);
-        }
+    if let Some(f) = crate::paths::inspect_own(path)?
+        && f.metadata().is_ok_and(|m| m.permissions().mode() & 0o777 != 0o600)
+    {
+        let _ = crate::paths::narrow_path_fd(&f);
     }
     let dir = path.parent().unwrap_or(Path::new("."));
     for p in with_sides(path).into_iter().skip(1) {

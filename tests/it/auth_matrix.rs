@@ -97,7 +97,9 @@ const ARMED: &[(&str, &str)] = &[
     ("memory", "401 401 401 200 200 403 200 403 200 401 403 403 403 403"),
     ("admin", "401 401 401 403 200 403 403 200 200 401 403 403 403 403"),
     ("proxy", "401 401 401 403 200 403 403 403 403 401 200 403 403 403"),
-    ("proxy_call", "401 401 401 403 200 403 403 403 403 401 200 403 403 403"),
+    // The consumer's session is its own: the admin key passes the gate but not the session
+    // tie (mcp.session_unknown), as anyone else's would.
+    ("proxy_call", "401 401 401 403 404 403 403 403 403 401 200 403 403 403"),
     ("relay", "401 401 401 403 403 403 403 403 403 401 403 403 200 403"),
     ("relay_ws", "401 401 401 403 403 403 403 403 403 401 403 403 101 403"),
     ("relay_agents", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
@@ -291,6 +293,9 @@ async fn check(armed: bool, table: &[(&str, &str)]) {
                     if v["error"]["code"] != "auth.forbidden" {
                         failures.push(format!("{spec} with {name}: 403 body {body}"));
                     }
+                }
+                404 if path.ends_with("+session") && !body.contains("\"mcp.session_unknown\"") => {
+                    failures.push(format!("{spec} with {name}: another's session is unknown, got {body}"));
                 }
                 200 if path.ends_with("+session") && !body.contains(CALL_TEXT) => {
                     failures.push(format!("{spec} with {name}: the call's answer, got {body}"));

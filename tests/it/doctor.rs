@@ -372,10 +372,16 @@ fn fresh_install_warns_about_auth_and_creates_nothing() {
     let o = Out(env.cmd(&["doctor", "--json"]).env_remove("HAL0_HERMES_HOME").env("HOME", &home).output().unwrap());
     let v: Value = serde_json::from_str(&o.stdout()).unwrap();
     let (status, detail) = Setup::row(&v, "auth");
-    assert_eq!(
-        (status.as_str(), detail.as_str()),
-        ("warn", "off: no box key; anyone on the network reaches memory and admin (arm it: hal0 auth rotate admin)")
-    );
+    assert_eq!(status, "warn");
+    assert!(detail.starts_with("off: anyone on this box can mint keys (admin scope too)"), "{detail}");
+    assert!(detail.contains("only this box reaches 127.0.0.1:") && detail.ends_with("sudo hal0 auth rotate admin"));
+    // Told to listen on the network, doctor says the daemon will not start so.
+    env.ok(&["config", "set", "network.bind", "0.0.0.0:8080"]);
+    let lan = Out(env.cmd(&["doctor", "--json"]).env_remove("HAL0_HERMES_HOME").env("HOME", &home).output().unwrap());
+    let (status, detail) = Setup::row(&serde_json::from_str(&lan.stdout()).unwrap(), "auth");
+    assert_eq!((status.as_str(), lan.code()), ("fail", 2));
+    assert!(detail.contains("refuses to listen on 0.0.0.0:8080 until auth is armed"), "{detail}");
+    env.ok(&["config", "set", "network.bind", &format!("127.0.0.1:{}", free_port())]);
     let (status, detail) = Setup::row(&v, "store");
     assert_eq!(status, "ok");
     assert!(detail.starts_with("not created yet"), "{detail}");

@@ -175,3 +175,79 @@ async fn the_inbox_caps_gated_calls_and_answers_in_pages() {
     let ids = |p: &Value| p["approvals"].as_array().unwrap().iter().map(|c| c["id"].clone()).collect::<Vec<_>>();
     assert!(ids(&next).iter().all(|id| !ids(&page).contains(id)), "the next page is older rows");
 }
+
+/// One request on a fresh connection, read to its end (the answers here close).
+async fn raw_get(port: u16, path: &str, auth: Option<&str>) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let auth = auth.map(|k| format!("authorization: Bearer {k}\r\n")).unwrap_or_default();
+    let req = format!("GET {path} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\n{auth}connection: close\r\n\r\n");
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(20), s.read_to_end(&mut out)).await;
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Idle connections from one address cannot hold the daemon: past its share
+/// (`limits.max_connections_per_peer`) that address's next connection is answered
+/// `503 request.too_many_connections`, and once a share is given back it is served again.
+/// Near the cap, a request without a credential is turned away (`503 request.busy`) while
+/// one with a key is served, so anonymous callers cannot take the last slots.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_cannot_hold_the_daemon() {
+    let env = Env::new();
+    env.ok(&["config", "set", "limits.header_timeout_secs", "120"]);
+    env.ok(&["config", "set", "limits.max_connections_per_peer", "4"]);
+    let server = env.serve();
+    let port = server.port;
+    let mut idle = Vec::new();
+    for _ in 0..4 {
+        idle.push(tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap());
+    }
+    // The accept loop counts each held connection before the next is refused.
+    let mut refused = String::new();
+    for _ in 0..50 {
+        refused = raw_get(port, "/api/health", None).await;
+        if refused.contains("request.too_many_connections") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(refused.starts_with("HTTP/1.1 503") && refused.contains("max_connections_per_peer"), "{refused}");
+    idle.pop();
+    let mut served = String::new();
+    for _ in 0..50 {
+        served = raw_get(port, "/api/health", None).await;
+        if served.starts_with("HTTP/1.1 200") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(served.starts_with("HTTP/1.1 200"), "a share given back is served again: {served}");
+    drop(idle);
+    drop(server);
+
+    // Room for keys: 8 slots, 1 kept; 7 held idle, then the 8th slot.
+    let env = Env::new();
+    env.ok(&["config", "set", "limits.header_timeout_secs", "120"]);
+    env.ok(&["config", "set", "limits.max_connections", "8"]);
+    let admin = env.json(&["auth", "rotate", "admin", "--yes", "--json"])["key"].as_str().unwrap().to_string();
+    let server = env.serve();
+    let port = server.port;
+    let mut idle = Vec::new();
+    for _ in 0..7 {
+        idle.push(tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap());
+    }
+    let mut busy = String::new();
+    for _ in 0..50 {
+        busy = raw_get(port, "/api/health", None).await;
+        if busy.contains("request.busy") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(busy.starts_with("HTTP/1.1 503"), "{busy}");
+    let keyed = raw_get(port, "/api/status", Some(&admin)).await;
+    assert!(keyed.starts_with("HTTP/1.1 200"), "a caller with a key is served in the kept room: {keyed}");
+    drop(idle);
+}

@@ -307,3 +307,18 @@ async fn ids_come_back_as_sent_and_bad_requests_get_rmcps_answer() {
     assert!(text.contains("mcp.unknown_tool"), "{text}");
     assert_eq!(up.count("add"), 0);
 }
+
+/// A record credential holding `"`, `\` and `&` (the JSON carries them escaped, and the
+/// `whoami` text escapes them twice), and the bare token of its `Bearer <token>` value: none
+/// reaches the consumer on the wire path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mask_a_credential_with_quotes_and_its_bare_token() {
+    let token = r#"up-"q\uo&te-8f3a2b"#;
+    let up = RmcpUpstream::start_with_bearer(token).await;
+    let r = rig(&up, &["echo", "whoami"], ClientCapabilities::default(), |env| give_bearer(env, "up", token)).await;
+    let who = call(&r.c, "whoami", json!({})).await.unwrap().to_string();
+    assert!(!who.contains("8f3a2b") && who.contains("REDACTED"), "{who}");
+    let echoed = call(&r.c, "echo", json!({"text": format!("the token: {token}")})).await.unwrap().to_string();
+    assert!(!echoed.contains("8f3a2b") && echoed.contains("REDACTED"), "{echoed}");
+    assert_eq!(r.carried("wire").await, 2.0);
+}

@@ -139,9 +139,20 @@ async fn runs_from_a_workstation_end_with_the_documented_exit_codes() {
     assert_eq!((v["status"].as_str(), v["output"].as_str()), (Some("completed"), Some("FAKE ANSWER: json please")));
     assert_eq!(v["client"], "laptop");
     // --follow without a terminal: plain output, the same text.
+    let follow_calls = || {
+        let n = |tool: &str| {
+            env.json(&["activity", "list", "--json", "--tool", tool, "--limit", "10000"]).as_array().unwrap().len()
+        };
+        n("agent_run_status") + n("agent_run_wait")
+    };
+    let before = follow_calls();
     let o = ws.run(&["run", "SLOW follow me", "--follow"]);
     assert_eq!(o.code(), 0, "{}", o.stderr());
     assert!(o.stdout().contains("part 01/60") && o.stdout().contains("part 60/60"), "{}", o.stdout());
+    // Following waits at the box, one call per 2 s batch of output: a 6 s run (60 deltas,
+    // 100 ms apart) is a handful of audited calls, not one every half second (issue 32).
+    let calls = follow_calls() - before;
+    assert!((1..=6).contains(&calls), "{calls} audited calls to follow a 6 s run");
     // The box's redaction holds on every path.
     let secret = SECRET_TEXT.rsplit(' ').next().unwrap();
     for args in [vec!["run", "SECRET", "--wait"], vec!["run", "SECRET", "--follow"]] {

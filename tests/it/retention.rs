@@ -226,8 +226,8 @@ async fn a_full_store_refuses_changes_with_no_change_unrecorded_and_reads_go_on(
     // once the store cannot grow must be refused (its audit entry needs new pages; a small
     // entry may still fit in a page's spare room, and then the decision rightly goes on),
     // leaving the row pending and hal0.toml untouched.
-    let long = format!("echo {}", "x".repeat(6000));
-    let args = json!({"args": {"key": "hermes.restart_command", "value": long}});
+    let long = format!("svc-{}", "x".repeat(6000));
+    let args = json!({"args": {"key": "telemetry.service_name", "value": long}});
     let queued = call(&admin, "config_write", args).await.unwrap();
     let approval = queued["approval_id"].as_str().expect("queued").to_string();
     let mut refused = None;
@@ -253,7 +253,7 @@ async fn a_full_store_refuses_changes_with_no_change_unrecorded_and_reads_go_on(
     let row = env.json(&["agent", "approvals", "show", &approval, "--json"]);
     assert_eq!(row["status"], "pending", "{row}");
     let toml = std::fs::read_to_string(env.config_dir().join("hal0.toml")).unwrap();
-    assert!(!toml.contains("restart_command"), "the refused decision wrote nothing: {toml}");
+    assert!(!toml.contains("service_name"), "the refused decision wrote nothing: {toml}");
     // Every note stored has its ok row; the refused call left no note behind.
     let c = db(&env);
     let (notes, rows) = ok_adds(&c);

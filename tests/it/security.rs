@@ -158,8 +158,8 @@ async fn queue_secret_calls(server: &Server, key: &str) -> Vec<String> {
         ("mcp_server_config_write", json!({"server_id": "files", "env": {"REGION": "eu-plain-value-7731"}})),
         (
             "config_write",
-            json!({"key": "hermes.restart_command",
-                   "value": "systemctl restart hermes --password=Sup3rS3cretPass ghp_0123456789abcdefABCDEF0123456789abcd"}),
+            json!({"key": "telemetry.service_name",
+                   "value": "hal0 --password=Sup3rS3cretPass ghp_0123456789abcdefABCDEF0123456789abcd"}),
         ),
     ] {
         let v = support::mcp::call(&c, tool, json!({"args": args})).await.unwrap();
@@ -266,6 +266,8 @@ async fn clients_that_trickle_their_request_are_cut_off() {
     let env = Env::new();
     env.ok(&["config", "set", "limits.header_timeout_secs", "2"]);
     env.ok(&["config", "set", "limits.body_timeout_secs", "2"]);
+    // Every socket here comes from 127.0.0.1: one peer's share must not refuse them first.
+    env.ok(&["config", "set", "limits.max_connections_per_peer", "1000"]);
     let server = env.serve();
     let slow: Vec<TcpStream> = (0..300).map(|_| slow_client(server.port)).collect();
     let http = reqwest::Client::new();
