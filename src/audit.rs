@@ -591,9 +591,9 @@ pub fn mcp_clients(store: &Store) -> Result<Vec<McpClient>> {
             connected_to: Vec::new(),
         });
         let server = surface.strip_prefix("mcp:").unwrap_or(&surface);
-        e.connected_to.push(match server {
-            "agents" | "memory" | "admin" => format!("hal0-{server}"),
-            s => s.strip_prefix("proxy/").unwrap_or(s).to_string(),
+        e.connected_to.push(match crate::connect::Mount::named(server) {
+            Some(m) => m.server.to_string(),
+            None => server.strip_prefix("proxy/").unwrap_or(server).to_string(),
         });
         e.calls += calls;
         e.since = e.since.clone().min(first);

@@ -1,7 +1,9 @@
 //! Every URL hal0 advertises, decided here: the base URL of this box for remote clients
 //! (`[network].public_url`, else a LAN address and the bound port), the proxy URL of an
 //! installed server (for remote consumers, and for the Hermes on this box, which reaches
-//! it on loopback), and one `claude mcp add` line per server a key opens.
+//! it on loopback), and one `claude mcp add` line per server a key opens. Also the one list
+//! of hal0's own MCP servers and their mounts ([`MOUNTS`]): the router, the guard, these
+//! lines, `version_info`, the registry's reserved ids and the audit read all take it.
 
 use crate::auth::bridge::Scope;
 use crate::config::Config;
@@ -86,19 +88,82 @@ fn is_link_local_v6(ip: &IpAddr) -> bool {
     matches!(ip, IpAddr::V6(v6) if (v6.segments()[0] & 0xffc0) == 0xfe80)
 }
 
-/// The servers a key with `scopes` opens on this box, as `(server name, mount)`.
-pub fn servers_for(cfg: &Config, scopes: &BTreeSet<Scope>) -> Vec<(&'static str, &'static str)> {
-    let mut out = Vec::new();
-    for s in scopes {
-        match s {
-            Scope::Agents if cfg.bridge.enabled => out.push(("hal0-agents", "agents")),
-            Scope::Memory if cfg.memory.enabled => out.push(("hal0-memory", "memory")),
-            Scope::Admin => out.push(("hal0-admin", "admin")),
-            Scope::Relay if cfg.relay.enabled => out.push(("hal0-relay", "relay")),
-            _ => {}
+/// One of hal0's own MCP servers: served at `/mcp/<name>/mcp`, opened by `scope`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mount {
+    /// The mount's name in paths and audit surfaces (`agents`).
+    pub name: &'static str,
+    /// The server's name (`hal0-agents`): its MCP `serverInfo`, its reserved registry id.
+    pub server: &'static str,
+    /// The bridge-key scope that opens it.
+    pub scope: Scope,
+    /// What it serves, for people.
+    pub description: &'static str,
+}
+
+/// hal0's own MCP servers, in scope order.
+pub const MOUNTS: [Mount; 4] = [
+    Mount {
+        name: "agents",
+        server: "hal0-agents",
+        scope: Scope::Agents,
+        description: "the agent bridge (bridge keys)",
+    },
+    Mount { name: "memory", server: "hal0-memory", scope: Scope::Memory, description: "long-term memory tools" },
+    Mount { name: "admin", server: "hal0-admin", scope: Scope::Admin, description: "operate hal0 (admin key)" },
+    Mount {
+        name: "relay",
+        server: "hal0-relay",
+        scope: Scope::Relay,
+        description: "the agent relay (bots ask each other)",
+    },
+];
+
+impl Mount {
+    /// The mount named `name` (`agents`).
+    pub fn named(name: &str) -> Option<&'static Mount> {
+        MOUNTS.iter().find(|m| m.name == name)
+    }
+
+    /// The mount serving `server` (`hal0-agents`).
+    pub fn serving(server: &str) -> Option<&'static Mount> {
+        MOUNTS.iter().find(|m| m.server == server)
+    }
+
+    /// `/mcp/<name>`: answers 405 (the endpoint is below it).
+    pub fn root(&self) -> String {
+        format!("/mcp/{}", self.name)
+    }
+
+    /// `/mcp/<name>/mcp`: the streamable HTTP endpoint.
+    pub fn path(&self) -> String {
+        format!("/mcp/{}/mcp", self.name)
+    }
+
+    /// Its audit surface (`mcp:agents`).
+    pub fn surface(&self) -> String {
+        format!("mcp:{}", self.name)
+    }
+
+    /// Whether `cfg` mounts it (hal0-admin always is).
+    pub fn enabled(&self, cfg: &Config) -> bool {
+        match self.scope {
+            Scope::Agents => cfg.bridge.enabled,
+            Scope::Memory => cfg.memory.enabled,
+            Scope::Relay => cfg.relay.enabled,
+            Scope::Admin => true,
         }
     }
-    out
+}
+
+/// The servers `cfg` mounts.
+pub fn mounted(cfg: &Config) -> impl Iterator<Item = &'static Mount> + '_ {
+    MOUNTS.iter().filter(|m| m.enabled(cfg))
+}
+
+/// The servers a key with `scopes` opens on this box, as `(server name, mount)`.
+pub fn servers_for(cfg: &Config, scopes: &BTreeSet<Scope>) -> Vec<(&'static str, &'static str)> {
+    mounted(cfg).filter(|m| scopes.contains(&m.scope)).map(|m| (m.server, m.name)).collect()
 }
 
 /// What a hermes-bridge bot needs to join this relay with `key`: the two lines of its `.env`

@@ -2,7 +2,7 @@
 
 use super::{Ctx, print_json, table};
 use crate::audit::{self, Filter};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use serde_json::json;
 
 #[derive(Debug, clap::Subcommand)]
@@ -18,9 +18,12 @@ pub enum ActivityCmd {
         /// Only this tool.
         #[arg(long)]
         tool: Option<String>,
-        /// At most this many (default 50).
-        #[arg(long, default_value_t = 50)]
-        limit: i64,
+        /// Only rows before this: RFC 3339 or a duration back from now.
+        #[arg(long, value_name = "WHEN")]
+        until: Option<String>,
+        /// At most this many (default 100, at most 10000).
+        #[arg(long)]
+        limit: Option<i64>,
         #[arg(long)]
         json: bool,
     },
@@ -63,12 +66,13 @@ fn one_line(v: &serde_json::Value, max: usize) -> String {
 
 pub fn run(ctx: &Ctx, cmd: ActivityCmd) -> Result<()> {
     match cmd {
-        ActivityCmd::List { since, client, tool, limit, json } => {
-            if !(1..=10_000).contains(&limit) {
-                return Err(Error::invalid("cli.invalid_limit", "--limit must be 1 to 10000"));
-            }
-            let f = filter((since, None), client, tool, limit)?;
-            let rows = audit::list(&ctx.store()?, &f)?;
+        ActivityCmd::List { since, until, client, tool, limit, json } => {
+            let args = crate::ops::activity::ListArgs {
+                filter: crate::ops::activity::ExportArgs { since, until, client, tool },
+                limit,
+            };
+            let ops = ctx.ops()?;
+            let rows = super::runtime()?.block_on(crate::ops::activity::list(&ops, args))?;
             if json {
                 print_json(&json!(rows));
                 return Ok(());

@@ -1,9 +1,9 @@
 //! `hal0 bridge add|list|scopes|rotate|revoke`: per-client bridge keys.
 
-use super::{Ctx, confirm, print_json, table};
+use super::{Ctx, confirm, print_json, runtime, table};
 use crate::auth::bridge::{self, Client, parse_scopes};
-use crate::connect::{base_url, claude_lines};
 use crate::error::Result;
+use crate::ops::bridge::Keyed;
 use crate::term::{safe, shell_quote};
 use serde_json::json;
 
@@ -60,38 +60,40 @@ fn scopes_str(c: &Client) -> String {
     c.scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ")
 }
 
-fn print_key(ctx: &Ctx, c: &Client, key: &str, json_out: bool, verb: &str) -> Result<()> {
-    let cfg = ctx.config()?;
-    let (base, warn) = base_url(&cfg);
-    let lines = claude_lines(&base, &cfg, &c.scopes, key);
-    if let Some(w) = warn {
-        eprintln!("warning: {}", safe(&w));
+/// Print a new or rotated key as the op answered it ([`Keyed`]).
+fn print_key(k: &Keyed, json_out: bool, verb: &str) -> Result<()> {
+    if let Some(w) = &k.warning {
+        eprintln!("warning: {}", safe(w));
     }
-    let bot = (c.scopes.contains(&crate::auth::bridge::Scope::Relay) && cfg.relay.enabled)
-        .then(|| crate::connect::relay_bot_setup(&base, key));
     if json_out {
-        let mut out = json!({"name": c.name, "key": key, "scopes": c.scopes, "claude_mcp_add": lines});
-        if let Some((env, yaml)) = &bot {
-            out["relay_bot"] = json!({"env": env, "config_yaml": yaml});
+        let mut out = json!(k);
+        if let Some(o) = out.as_object_mut() {
+            // The CLI's JSON kept its shape: the warning went to stderr, the lines always there.
+            o.remove("warning");
+            o.remove("base_url");
+            o.insert("claude_mcp_add".into(), json!(k.claude_mcp_add));
         }
         print_json(&out);
         return Ok(());
     }
-    println!("{verb} bridge client `{}` (scopes: {}).", c.name, scopes_str(c));
+    let (key, lines, base) = (&k.key, &k.claude_mcp_add, &k.base_url);
+    let bot = k.relay_bot.as_ref().map(|b| (&b.env, &b.config_yaml));
+    let scopes = k.scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ");
+    println!("{verb} bridge client `{}` (scopes: {scopes}).", k.name);
     println!(
         "Key, shown once (hal0 keeps only its sha256; a lost key is replaced with `hal0 bridge rotate {}`):",
-        c.name
+        k.name
     );
     println!();
     println!("  {key}");
     println!();
     println!("On the remote machine, paste:");
     println!();
-    for l in &lines {
+    for l in lines {
         println!("{}", safe(l));
     }
     println!();
-    if let Some((env, yaml)) = &bot {
+    if let Some((env, yaml)) = bot {
         println!("For a hermes-bridge bot (the relay's Hermes plugin), in the bot's .env:");
         println!();
         for l in env {
@@ -114,12 +116,11 @@ fn print_key(ctx: &Ctx, c: &Client, key: &str, json_out: bool, verb: &str) -> Re
 pub fn run(ctx: &Ctx, cmd: BridgeCmd) -> Result<()> {
     match cmd {
         BridgeCmd::Add { name, note, scopes, json } => {
-            let set = crate::ops::bridge::requested_scopes(&scopes)?;
-            bridge::validate_name(&name)?;
-            let cfg = ctx.config()?; // a malformed hal0.toml fails before anything is written
-            let (c, key) = bridge::add(&ctx.store()?, &name, &note, set)?;
-            drop(cfg);
-            print_key(ctx, &c, &key, json, "Added")
+            // A malformed hal0.toml fails (in ctx.ops) before anything is written.
+            let ops = ctx.ops()?;
+            let k = runtime()?
+                .block_on(crate::ops::bridge::add(&ops, crate::ops::bridge::AddArgs { name, note, scopes }))?;
+            print_key(&k, json, "Added")
         }
         BridgeCmd::List { json } => {
             let list = bridge::list(&ctx.store()?)?;
@@ -162,8 +163,9 @@ pub fn run(ctx: &Ctx, cmd: BridgeCmd) -> Result<()> {
             bridge::get(&store, &name)?;
             ctx.config()?;
             confirm(yes, &format!("Rotate the key of `{name}`? Its current key stops working at once"))?;
-            let (c, key) = bridge::rotate(&store, &name)?;
-            print_key(ctx, &c, &key, json, "Rotated the key of")
+            let ops = ctx.ops()?;
+            let k = runtime()?.block_on(crate::ops::bridge::rotate(&ops, crate::ops::bridge::NameArgs { name }))?;
+            print_key(&k, json, "Rotated the key of")
         }
         BridgeCmd::Revoke { name, yes, json } => {
             let store = ctx.store()?;

@@ -279,7 +279,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
             let states: Vec<&str> = registry::states(&listing.records);
             let mut rows: Vec<Vec<String>> = registry::bundled()
                 .iter()
-                .map(|b| vec![b.id.into(), "bundled".into(), b.mount.into(), "running".into(), "-".into()])
+                .map(|b| vec![b.id.into(), "bundled".into(), b.mount.clone(), "running".into(), "-".into()])
                 .collect();
             for (r, s) in listing.records.iter().zip(&states) {
                 let policy = format!("{}/{}/{}", r.tools.allow.len(), r.tools.gated.len(), r.tools.blocked.len());

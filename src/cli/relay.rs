@@ -20,9 +20,9 @@ pub enum RelayCmd {
         /// Only exchanges started at or after this: RFC 3339 or a duration back from now (30m, 1h, 7d).
         #[arg(long, value_name = "WHEN")]
         since: Option<String>,
-        /// At most this many (1 to 10000).
-        #[arg(long, default_value_t = 50)]
-        limit: i64,
+        /// At most this many (default 100, at most 10000).
+        #[arg(long)]
+        limit: Option<i64>,
         #[arg(long)]
         json: bool,
     },
@@ -63,7 +63,7 @@ pub fn run(ctx: &Ctx, cmd: RelayCmd) -> Result<()> {
             println!("{}", table(&["BOT", "STATE", "CONNECTED", "LAST SEEN"], rows));
         }
         RelayCmd::Exchanges { agent, since, limit, json } => {
-            let args = ExchangesArgs { agent, since, limit: Some(limit), ..Default::default() };
+            let args = ExchangesArgs { agent, since, limit, ..Default::default() };
             let list = rt.block_on(relay::exchanges(&ops, args))?;
             if json {
                 print_json(&serde_json::to_value(&list).unwrap_or_default());

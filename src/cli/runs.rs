@@ -16,9 +16,9 @@ pub enum RunsCmd {
         /// Only runs with this status.
         #[arg(long)]
         status: Option<String>,
-        /// At most this many (default 50).
-        #[arg(long, default_value_t = 50)]
-        limit: i64,
+        /// At most this many (default 50, at most 1000).
+        #[arg(long)]
+        limit: Option<i64>,
         #[arg(long)]
         json: bool,
     },
@@ -60,12 +60,11 @@ fn load(ctx: &Ctx, run_id: &str) -> Result<ledger::Run> {
 pub fn run(ctx: &Ctx, cmd: RunsCmd) -> Result<()> {
     match cmd {
         RunsCmd::List { client, status, limit, json } => {
-            if !(1..=10_000).contains(&limit) {
-                return Err(Error::invalid("cli.invalid_limit", "--limit must be 1 to 10000"));
-            }
-            let runs = ledger::list(&ctx.store()?, client.as_deref(), status.as_deref(), limit)?;
+            let ops = ctx.ops()?;
+            let args = crate::ops::runs::ListArgs { client, status, limit };
+            let runs = runtime()?.block_on(crate::ops::runs::list(&ops, args))?;
             if json {
-                print_json(&json!(runs.iter().map(crate::bridge::view::list_view).collect::<Vec<_>>()));
+                print_json(&json!(runs));
                 return Ok(());
             }
             if runs.is_empty() {
@@ -74,15 +73,15 @@ pub fn run(ctx: &Ctx, cmd: RunsCmd) -> Result<()> {
             }
             let rows = runs
                 .iter()
-                .map(|r| {
-                    let v = crate::bridge::view::list_view(r);
-                    let preview: String = v["output_preview"].as_str().unwrap_or("").chars().take(60).collect();
+                .map(|v| {
+                    let field = |k: &str| v[k].as_str().unwrap_or("").to_string();
+                    let preview: String = field("output_preview").chars().take(60).collect();
                     vec![
-                        r.run_id.clone(),
-                        r.client.clone(),
-                        r.agent.clone(),
-                        r.status.to_string(),
-                        r.created_at.clone(),
+                        field("run_id"),
+                        field("client"),
+                        field("agent"),
+                        field("status"),
+                        field("created_at"),
                         preview.replace('\n', " "),
                     ]
                 })

@@ -26,15 +26,29 @@ pub struct ExportArgs {
 pub struct ListArgs {
     #[serde(flatten)]
     pub filter: ExportArgs,
-    /// At most this many (default 100).
+    /// At most this many (default 100, at most 10000).
     #[serde(default, deserialize_with = "super::de::opt_int")]
     pub limit: Option<i64>,
 }
 
-/// `activity_list`: newest first.
+/// Rows `activity_list` shows by default, and at most.
+pub const LIST_DEFAULT: i64 = 100;
+pub const LIST_MAX: i64 = 10_000;
+
+/// `activity_list`: newest first, at most [`LIST_MAX`] (`activity_export` has them all).
 pub async fn list(ctx: &Ctx, a: ListArgs) -> Result<Vec<audit::Row>> {
     let ExportArgs { since, until, client, tool } = a.filter;
-    let f = Filter { since, until, client, tool, limit: a.limit.unwrap_or(100) };
+    let limit = a.limit.unwrap_or(LIST_DEFAULT);
+    if !(1..=LIST_MAX).contains(&limit) {
+        return Err(crate::error::Error::invalid(
+            "activity.invalid_filter",
+            format!("limit {limit} must be from 1 to {LIST_MAX}; every row is activity_export's"),
+        ));
+    }
+    for s in since.iter().chain(until.iter()) {
+        audit::parse_since(s)?;
+    }
+    let f = Filter { since, until, client, tool, limit };
     audit::flush(&ctx.store).await;
     ctx.store.call(move |s| audit::list(s, &f)).await
 }

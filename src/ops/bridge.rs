@@ -24,7 +24,9 @@ pub struct AddArgs {
     pub scopes: Vec<String>,
 }
 
-/// A new or rotated key, shown once, with the lines to paste on the remote machine.
+/// A new or rotated key, shown once, with what to paste on the remote machine: one
+/// `claude mcp add` line per server the key opens and, for a relay bot, its `.env` lines and
+/// `mcp_servers` entry. The same from every front.
 #[derive(Debug, Serialize)]
 pub struct Keyed {
     pub name: String,
@@ -32,6 +34,35 @@ pub struct Keyed {
     pub scopes: BTreeSet<Scope>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub claude_mcp_add: Vec<String>,
+    /// For a client holding `relay` while the relay is on: a hermes-bridge bot's setup.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relay_bot: Option<RelayBot>,
+    /// The base URL the lines name, and why it may not work as printed.
+    pub base_url: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+}
+
+/// What a hermes-bridge bot needs to join this relay.
+#[derive(Debug, Serialize)]
+pub struct RelayBot {
+    /// The lines of its `.env`.
+    pub env: Vec<String>,
+    /// Its `mcp_servers` entry (YAML).
+    pub config_yaml: String,
+}
+
+impl Keyed {
+    /// The key of `client` with everything to paste, for `cfg`.
+    pub fn of(cfg: &crate::config::Config, client: Client, key: String) -> Keyed {
+        let (base, warning) = crate::connect::base_url(cfg);
+        let claude_mcp_add = crate::connect::claude_lines(&base, cfg, &client.scopes, &key);
+        let relay_bot = (client.scopes.contains(&Scope::Relay) && cfg.relay.enabled).then(|| {
+            let (env, config_yaml) = crate::connect::relay_bot_setup(&base, &key);
+            RelayBot { env, config_yaml }
+        });
+        Keyed { name: client.name, key, scopes: client.scopes, claude_mcp_add, relay_bot, base_url: base, warning }
+    }
 }
 
 /// The scopes of a new client: the ones asked for, or `agents` and `memory`.
@@ -47,9 +78,7 @@ pub async fn add(ctx: &Ctx, a: AddArgs) -> Result<Keyed> {
     ctx.store
         .call(move |s| {
             let (c, key) = bridge::add(s, &a.name, &a.note, scopes)?;
-            let (base, _) = crate::connect::base_url(&cfg);
-            let lines = crate::connect::claude_lines(&base, &cfg, &c.scopes, &key);
-            Ok(Keyed { name: c.name, key, scopes: c.scopes, claude_mcp_add: lines })
+            Ok(Keyed::of(&cfg, c, key))
         })
         .await
 }
@@ -74,12 +103,13 @@ pub struct NameArgs {
     pub name: String,
 }
 
-/// `bridge_client_rotate`: a new key; the old one stops at once.
+/// `bridge_client_rotate`: a new key (the old one stops at once), with what to paste.
 pub async fn rotate(ctx: &Ctx, a: NameArgs) -> Result<Keyed> {
+    let cfg = ctx.config.clone();
     ctx.store
         .call(move |s| {
             let (c, key) = bridge::rotate(s, &a.name)?;
-            Ok(Keyed { name: c.name, key, scopes: c.scopes, claude_mcp_add: Vec::new() })
+            Ok(Keyed::of(&cfg, c, key))
         })
         .await
 }

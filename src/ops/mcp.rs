@@ -103,13 +103,8 @@ pub struct LogsArgs {
 }
 
 /// The audit surface of a bundled server.
-fn bundled_surface(id: &str) -> Option<&'static str> {
-    match id {
-        "hal0-admin" => Some("mcp:admin"),
-        "hal0-memory" => Some("mcp:memory"),
-        "hal0-agents" => Some("mcp:agents"),
-        _ => None,
-    }
+fn bundled_surface(id: &str) -> Option<String> {
+    crate::connect::Mount::serving(id).map(|m| m.surface())
 }
 
 /// `mcp_server_logs`: the server's audit events, newest first.
@@ -122,7 +117,7 @@ pub async fn logs(ctx: &Ctx, a: LogsArgs) -> Result<Value> {
             return Err(Error::invalid("mcp.invalid_limit", format!("limit `{limit}` must be a number from 1 to 500")));
         }
         let surface = match bundled_surface(&a.id) {
-            Some(s) => s.to_string(),
+            Some(s) => s,
             None => {
                 Registry::new(&paths).get(&a.id)?;
                 format!("mcp:proxy/{}", a.id)

@@ -29,15 +29,7 @@ pub struct VersionInfo {
 
 /// The MCP servers this configuration mounts.
 pub fn mounted_servers(cfg: &crate::config::Config) -> Vec<&'static str> {
-    let mut v = Vec::new();
-    if cfg.bridge.enabled {
-        v.push("hal0-agents");
-    }
-    if cfg.memory.enabled {
-        v.push("hal0-memory");
-    }
-    v.push("hal0-admin");
-    v
+    crate::connect::mounted(cfg).map(|m| m.server).collect()
 }
 
 /// `version_info`: name, version, uptime, whether auth is armed, the mounted servers.

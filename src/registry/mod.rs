@@ -37,17 +37,16 @@ use std::time::Duration;
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Bundled {
     pub id: &'static str,
-    pub mount: &'static str,
+    pub mount: String,
     pub description: &'static str,
 }
 
 /// hal0's bundled servers and their mount paths.
 pub fn bundled() -> Vec<Bundled> {
-    vec![
-        Bundled { id: "hal0-admin", mount: "/mcp/admin/mcp", description: "operate hal0 (admin key)" },
-        Bundled { id: "hal0-memory", mount: "/mcp/memory/mcp", description: "long-term memory tools" },
-        Bundled { id: "hal0-agents", mount: "/mcp/agents/mcp", description: "the agent bridge (bridge keys)" },
-    ]
+    crate::connect::MOUNTS
+        .iter()
+        .map(|m| Bundled { id: m.server, mount: m.path(), description: m.description })
+        .collect()
 }
 
 /// A record file that does not load, with the reason (file and line, never values).

@@ -133,7 +133,13 @@ impl Record {
     }
 }
 
-pub const BUNDLED_IDS: [&str; 3] = ["hal0-admin", "hal0-memory", "hal0-agents"];
+/// The ids of hal0's own servers ([`crate::connect::MOUNTS`]): no record may take one.
+pub const BUNDLED_IDS: [&str; 4] = [
+    crate::connect::MOUNTS[0].server,
+    crate::connect::MOUNTS[1].server,
+    crate::connect::MOUNTS[2].server,
+    crate::connect::MOUNTS[3].server,
+];
 
 /// Id rules: 1–64 of `a-z`, `0-9`, `-`, `_`.
 pub fn validate_id(id: &str) -> Result<()> {

@@ -80,9 +80,9 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
         return e.into_response();
     }
     let disabled = match class {
-        RouteClass::Agents => !state.config.bridge.enabled,
-        RouteClass::Memory => !state.config.memory.enabled,
-        RouteClass::Relay => !state.config.relay.enabled,
+        RouteClass::Agents => !crate::connect::Mount::named("agents").is_some_and(|m| m.enabled(&state.config)),
+        RouteClass::Memory => !crate::connect::Mount::named("memory").is_some_and(|m| m.enabled(&state.config)),
+        RouteClass::Relay => !crate::connect::Mount::named("relay").is_some_and(|m| m.enabled(&state.config)),
         _ => false,
     };
     if disabled {
@@ -294,7 +294,7 @@ fn proxy_target(
 /// `/mcp/<mount>` or `/mcp/<mount>/`: answered 405 before any credential check.
 fn is_mount_root(path: &str) -> bool {
     let p = path.trim_end_matches('/');
-    matches!(p, "/mcp/agents" | "/mcp/memory" | "/mcp/admin")
+    crate::connect::MOUNTS.iter().any(|m| p == m.root())
 }
 
 /// Check the credential against the current keys (re-read when `api.env` changed) and

@@ -19,6 +19,7 @@ pub mod tls;
 #[cfg(test)]
 mod exposure_tests;
 
+use crate::auth::bridge::Scope;
 use crate::auth::hosts::{BoxNames, HostPolicy};
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -143,17 +144,16 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
         app = app.route(path, mr);
     }
 
-    if state.config.bridge.enabled {
-        app = mount(app, "agents", McpService::new(&state, cancel, crate::mcp::agents::AgentsServer::new));
+    // hal0's own servers: each of `connect::MOUNTS` the configuration enables.
+    for m in crate::connect::mounted(&state.config) {
+        app = match m.scope {
+            Scope::Agents => mount(app, m, McpService::new(&state, cancel, crate::mcp::agents::AgentsServer::new)),
+            Scope::Memory => mount(app, m, McpService::new(&state, cancel, crate::mcp::memory::MemoryServer::new)),
+            Scope::Admin => mount(app, m, McpService::new(&state, cancel, crate::mcp::admin::AdminServer::new)),
+            Scope::Relay => mount(app, m, McpService::new(&state, cancel, crate::mcp::relay::RelayServer::new))
+                .route("/bridge/connect", axum::routing::get(relay_ws::connect)),
+        };
     }
-    if state.config.memory.enabled {
-        app = mount(app, "memory", McpService::new(&state, cancel, crate::mcp::memory::MemoryServer::new));
-    }
-    if state.config.relay.enabled {
-        app = mount(app, "relay", McpService::new(&state, cancel, crate::mcp::relay::RelayServer::new));
-        app = app.route("/bridge/connect", axum::routing::get(relay_ws::connect));
-    }
-    app = mount(app, "admin", McpService::new(&state, cancel, crate::mcp::admin::AdminServer::new));
     app = app.nest_service("/mcp/proxy/{id}/mcp", mcp_service::ProxyMount::new(&state, cancel));
 
     // The dashboard's pages (outside the route table: they are not operations).
@@ -179,13 +179,13 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
 }
 
 /// Mount an MCP service at `/mcp/<name>/mcp`; the mount root answers 405.
-fn mount<S>(app: Router<Arc<AppState>>, name: &str, svc: S) -> Router<Arc<AppState>>
+fn mount<S>(app: Router<Arc<AppState>>, m: &crate::connect::Mount, svc: S) -> Router<Arc<AppState>>
 where
     S: tower_service::Service<axum::extract::Request, Error = std::convert::Infallible> + Clone + Send + Sync + 'static,
     S::Response: axum::response::IntoResponse,
     S::Future: Send + 'static,
 {
-    let root = format!("/mcp/{name}");
+    let root = m.root();
     app.route(&root, any(rest::mount_root))
         .route(&format!("{root}/"), any(rest::mount_root))
         .nest_service(&format!("{root}/mcp"), svc)
@@ -241,7 +241,7 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     let armed = state.keys.get().map(|k| k.armed()).unwrap_or(true);
     if !armed {
         tracing::warn!(
-            "auth is off: {}",
+            "auth is {}",
             crate::auth::exposure::account(false, local, state.config.network.allow_unauthenticated)
         );
     }

@@ -419,9 +419,13 @@ async fn mount_roots_answer_405_and_disabled_bridge_is_404() {
     let key = env.bridge_key("ws", &["memory", "admin"]);
     let server = env.serve();
     let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    for root in ["/mcp/agents", "/mcp/memory/", "/mcp/admin"] {
+    // Every mount of the one list (`connect::MOUNTS`), with this key or none: the relay's
+    // bare root answered 401 without a relay key (it was missing from the guard's list).
+    for root in ["/mcp/agents", "/mcp/memory/", "/mcp/admin", "/mcp/relay", "/mcp/relay/"] {
         let r = http.get(server.url(root)).header("authorization", format!("Bearer {key}")).send().await.unwrap();
         assert_eq!(r.status().as_u16(), 405, "{root}");
+        let r = http.get(server.url(root)).send().await.unwrap();
+        assert_eq!(r.status().as_u16(), 405, "{root} without a key");
     }
     drop(server);
     env.ok(&["config", "set", "bridge.enabled", "false"]);

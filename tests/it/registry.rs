@@ -61,7 +61,7 @@ fn install_bad_inputs() {
     for bad in ["Upper", "has space", "dot.ted", &"x".repeat(65), ""] {
         fails(&env, &["mcp", "install", "uvx:x", "--id", bad], 2, "mcp.invalid_id");
     }
-    for id in ["hal0-admin", "hal0-memory", "hal0-agents"] {
+    for id in ["hal0-admin", "hal0-memory", "hal0-agents", "hal0-relay"] {
         let e = fails(&env, &["mcp", "install", "uvx:x", "--id", id], 1, "mcp.bundled");
         assert!(e.contains("bundled"), "{e}");
     }
@@ -81,7 +81,7 @@ fn install_bad_inputs() {
         assert!(e.contains("--id NAME"), "{e}");
     }
     // Nothing was written by the refused calls.
-    assert_eq!(env.json(&["mcp", "list", "--json"])["count"], 3);
+    assert_eq!(env.json(&["mcp", "list", "--json"])["count"], 4, "hal0's own four servers, nothing installed");
     env.ok(&["mcp", "install", "uvx:dup"]);
     let before = std::fs::read_to_string(record_path(&env, "dup")).unwrap();
     fails(&env, &["mcp", "install", "npm:dup"], 1, "mcp.already_installed");
@@ -236,7 +236,7 @@ fn uninstall_confirms_and_refuses_bundled_and_unknown() {
     assert!(out.contains("Uninstalled `gone`"), "{out}");
     assert!(!record_path(&env, "gone").exists());
     fails(&env, &["mcp", "uninstall", "gone", "--yes"], 1, "mcp.not_found");
-    for id in ["hal0-admin", "hal0-memory", "hal0-agents"] {
+    for id in ["hal0-admin", "hal0-memory", "hal0-agents", "hal0-relay"] {
         fails(&env, &["mcp", "uninstall", id, "--yes", "--force"], 1, "mcp.bundled");
     }
     fails(&env, &["mcp", "remove", "../etc", "--yes"], 2, "mcp.invalid_id");

@@ -168,9 +168,9 @@ async fn an_ask_wakes_the_bot_and_returns_its_reply_in_a_conversation_of_the_pai
     assert_eq!(rows[2]["from"], "bot-a");
     assert_eq!(rows[2]["to"], "bot-b");
     let bots = env.json(&["relay", "agents", "--json"]);
-    let online: Vec<(&str, bool)> =
+    let presence: Vec<(&str, bool)> =
         bots.as_array().unwrap().iter().map(|b| (b["name"].as_str().unwrap(), b["online"] == true)).collect();
-    assert_eq!(online, [("bot-a", false), ("bot-b", true), ("bot-c", false)]);
+    assert_eq!(presence, [("bot-a", false), ("bot-b", true), ("bot-c", false)]);
     let text = env.ok(&["relay", "exchanges", "--agent", "bot-c"]);
     assert!(text.contains("bot-c → bot-b") && text.contains("unknown_conversation"), "{text}");
 
@@ -180,6 +180,13 @@ async fn an_ask_wakes_the_bot_and_returns_its_reply_in_a_conversation_of_the_pai
     let server = env.serve();
     let (a, b) = (relay(&server, &ka).await, relay(&server, &kb).await);
     let mut sb = open_socket(&server, &kb).await.unwrap();
+    // The socket is registered once its upgrade ran, a moment after the handshake answered.
+    let online_again = eventually(std::time::Duration::from_secs(10), async || {
+        let (_, v) = call(&a, "list_agents", json!({})).await;
+        online(&v, "bot-b") == Some(true)
+    })
+    .await;
+    assert!(online_again, "bot-b's new socket was registered");
     let ask = tokio::spawn({
         let conv = conv.clone();
         async move {

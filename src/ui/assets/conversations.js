@@ -3,7 +3,7 @@ const expanded = new Set();
 // Whole exchanges read when opened (the list carries heads of each message and answer).
 const whole = new Map();
 let exchanges = [];
-async function open(id) {
+async function readWhole(id) {
   try {
     const [x] = await api("GET", "/api/relay/exchanges?request_id=" + encodeURIComponent(id));
     if (x) whole.set(id, x);
@@ -29,7 +29,7 @@ function render() {
     const more = el("button", { type: "button", class: "more", "aria-expanded": String(open) }, open ? "Show less" : "Show more");
     more.onclick = () => {
       if (expanded.has(x.request_id)) { expanded.delete(x.request_id); whole.delete(x.request_id); render(); }
-      else { expanded.add(x.request_id); open(x.request_id); }
+      else { expanded.add(x.request_id); readWhole(x.request_id); }
     };
     const reply = open ? el("pre", { class: "answer" }, x.status === "pending" ? "Waiting for the answer…" : (x.answer || x.error || "")) : "";
     return el("li", { class: "card", id: "ex-" + x.request_id, "data-id": x.request_id },
@@ -53,7 +53,7 @@ async function refresh() {
     // An opened exchange that changed (answered, failed) is read whole again.
     for (const x of ex) {
       const w = whole.get(x.request_id);
-      if (expanded.has(x.request_id) && w && w.status !== x.status) open(x.request_id);
+      if (expanded.has(x.request_id) && w && w.status !== x.status) readWhole(x.request_id);
     }
     render();
     showError("");
