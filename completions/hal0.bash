@@ -1016,7 +1016,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__activity__subcmd__list)
-            opts="-h --since --client --tool --limit --json --config-dir --state-dir --help"
+            opts="-h --since --client --tool --until --limit --json --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1031,6 +1031,10 @@ _hal0() {
                     return 0
                     ;;
                 --tool)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --until)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -121,7 +121,7 @@ complete -c hal0 -n "__fish_hal0_using_subcommand runs; and not __fish_seen_subc
 complete -c hal0 -n "__fish_hal0_using_subcommand runs; and not __fish_seen_subcommand_from list show events stop help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -l client -d 'Only this client\'s runs (`@admin` for runs started with the admin key)' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -l status -d 'Only runs with this status' -r
-complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -l limit -d 'At most this many (default 50)' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -l limit -d 'At most this many (default 50, at most 1000)' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -l json
@@ -198,7 +198,8 @@ complete -c hal0 -n "__fish_hal0_using_subcommand activity; and not __fish_seen_
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l since -d 'Only rows at or after this: RFC 3339 (2025-01-31T09:00:00Z) or a duration back from now (30m, 1h, 7d)' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l client -d 'Only this caller: an identity (bridge:ci, admin, cli:alice) or a bridge client\'s name (ci)' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l tool -d 'Only this tool' -r
-complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l limit -d 'At most this many (default 50)' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l until -d 'Only rows before this: RFC 3339 or a duration back from now' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l limit -d 'At most this many (default 100, at most 10000)' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l json
@@ -380,7 +381,7 @@ complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcomm
 complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from agents" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -l agent -d 'Only exchanges this bot asked or was asked' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -l since -d 'Only exchanges started at or after this: RFC 3339 or a duration back from now (30m, 1h, 7d)' -r
-complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -l limit -d 'At most this many (1 to 10000)' -r
+complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -l limit -d 'At most this many (default 100, at most 10000)' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -l json

@@ -346,7 +346,7 @@ mod tests {
         assert_eq!(reg.uninstall("hal0-memory", true).unwrap_err().status(), 409);
         reg.uninstall("y", false).unwrap();
         assert_eq!(reg.uninstall("y", false).unwrap_err().code, "mcp.not_found");
-        assert_eq!(bundled().len(), 3);
+        assert_eq!(bundled().len(), crate::connect::MOUNTS.len());
     }
 
     #[test]

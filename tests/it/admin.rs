@@ -109,7 +109,7 @@ async fn tools_come_from_the_route_table() {
     assert!(command.contains("REDACTED") && !command.contains("ghp_ZYX"), "{v}");
     assert!(v["running"]["network"]["public_url"].is_null(), "{v}");
     let (e, v) = call(&c, "mcp_server_list", json!({})).await;
-    assert!(!e && v["count"] == 3, "the three bundled servers: {v}");
+    assert!(!e && v["count"] == 4, "the four bundled servers: {v}");
     let (e, v) = call(&c, "mcp_server_get", json!({"server_id": "nope"})).await;
     assert!(e && v["error"]["code"] == "mcp.not_found", "{v}");
     let (e, v) = call(&c, "approval_get", json!({"id": "ap_nope"})).await;

@@ -107,8 +107,9 @@ fn list_shows_bundled_installed_state_and_broken_files() {
     let env = Env::new();
     let l = env.json(&["mcp", "list", "--json"]);
     let ids: Vec<_> = l["servers"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap().to_string()).collect();
-    assert_eq!(ids, ["hal0-admin", "hal0-memory", "hal0-agents"]);
-    assert_eq!(l["servers"][2]["mount"], "/mcp/agents/mcp");
+    assert_eq!(ids, ["hal0-agents", "hal0-memory", "hal0-admin", "hal0-relay"]);
+    assert_eq!(l["servers"][0]["mount"], "/mcp/agents/mcp");
+    assert_eq!(l["servers"][3]["mount"], "/mcp/relay/mcp");
     assert_eq!(l["servers"][0]["bundled"], true);
 
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -124,7 +125,7 @@ fn list_shows_bundled_installed_state_and_broken_files() {
     std::fs::write(record_path(&env, "broken"), "id = \"broken\"\n# note\nenabled = \"yes\"\n").unwrap();
 
     let l = env.json(&["mcp", "list", "--json"]);
-    assert_eq!(l["count"], 6);
+    assert_eq!(l["count"], 7, "four bundled and three installed");
     let state = |id: &str| {
         l["servers"].as_array().unwrap().iter().find(|s| s["id"] == id).unwrap()["state"].as_str().unwrap().to_string()
     };
@@ -352,7 +353,7 @@ async fn cli_and_rest_list_the_same_view() {
     assert_eq!(gh["tool_policy"]["allow"], json!(["search"]), "{gh}");
     assert!(gh["tools"].is_u64(), "tools is the declared count: {gh}");
     assert_eq!(gh["bundled"], false);
-    assert_eq!(rest["count"], 4, "three bundled and one installed: {rest}");
+    assert_eq!(rest["count"], 5, "four bundled and one installed: {rest}");
 }
 
 /// `hal0 mcp secret set ID HEADER`: the value from stdin into api.env, the record's

@@ -34,7 +34,7 @@ async fn each_mount_reports_its_name_and_tools() {
                 .unwrap();
             let v = r.structured_content.expect("structured result");
             assert_eq!(v["name"], "hal0");
-            assert_eq!(v["mcp_servers"], serde_json::json!(["hal0-agents", "hal0-memory", "hal0-admin"]));
+            assert_eq!(v["mcp_servers"], serde_json::json!(["hal0-agents", "hal0-memory", "hal0-admin", "hal0-relay"]));
             let r = client.call_tool(rmcp::model::CallToolRequestParams::new("bridge_client_list")).await.unwrap();
             let v = r.structured_content.unwrap();
             assert_eq!(v["count"], 1);
