@@ -3,7 +3,6 @@
 use super::{Ctx, confirm, print_json, runtime, table};
 use crate::auth::bridge::{self, Client, parse_scopes};
 use crate::error::Result;
-use crate::ops::bridge::Keyed;
 use crate::term::{safe, shell_quote};
 use serde_json::json;
 
@@ -60,49 +59,57 @@ fn scopes_str(c: &Client) -> String {
     c.scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ")
 }
 
-/// Print a new or rotated key as the op answered it ([`Keyed`]).
-fn print_key(k: &Keyed, json_out: bool, verb: &str) -> Result<()> {
-    if let Some(w) = &k.warning {
+/// Run a key-minting op at the shell (audited on surface `cli`, as REST audits it on `api`):
+/// its answer is a [`crate::ops::bridge::Keyed`] as JSON.
+fn shell_op(ctx: &Ctx, tool: &str, args: serde_json::Value) -> Result<serde_json::Value> {
+    let ops = ctx.ops()?;
+    runtime()?.block_on(crate::ops::call::at_shell(ops, tool, args))
+}
+
+/// Print a new or rotated key as the op answered it (a `Keyed`).
+fn print_key(k: &serde_json::Value, json_out: bool, verb: &str) -> Result<()> {
+    let text = |f: &str| k[f].as_str().unwrap_or_default().to_string();
+    let list = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array().map(|a| a.iter().filter_map(|l| l.as_str().map(str::to_string)).collect()).unwrap_or_default()
+    };
+    if let Some(w) = k["warning"].as_str() {
         eprintln!("warning: {}", safe(w));
     }
+    let lines = list(&k["claude_mcp_add"]);
     if json_out {
-        let mut out = json!(k);
+        let mut out = k.clone();
         if let Some(o) = out.as_object_mut() {
             // The CLI's JSON kept its shape: the warning went to stderr, the lines always there.
             o.remove("warning");
             o.remove("base_url");
-            o.insert("claude_mcp_add".into(), json!(k.claude_mcp_add));
+            o.insert("claude_mcp_add".into(), json!(lines));
         }
         print_json(&out);
         return Ok(());
     }
-    let (key, lines, base) = (&k.key, &k.claude_mcp_add, &k.base_url);
-    let bot = k.relay_bot.as_ref().map(|b| (&b.env, &b.config_yaml));
-    let scopes = k.scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ");
-    println!("{verb} bridge client `{}` (scopes: {scopes}).", k.name);
-    println!(
-        "Key, shown once (hal0 keeps only its sha256; a lost key is replaced with `hal0 bridge rotate {}`):",
-        k.name
-    );
+    let (name, key, base) = (text("name"), text("key"), text("base_url"));
+    let scopes = list(&k["scopes"]).join(" ");
+    println!("{verb} bridge client `{name}` (scopes: {scopes}).");
+    println!("Key, shown once (hal0 keeps only its sha256; a lost key is replaced with `hal0 bridge rotate {name}`):");
     println!();
     println!("  {key}");
     println!();
     println!("On the remote machine, paste:");
     println!();
-    for l in lines {
+    for l in &lines {
         println!("{}", safe(l));
     }
     println!();
-    if let Some((env, yaml)) = bot {
+    if let Some(bot) = k.get("relay_bot").filter(|b| b.is_object()) {
         println!("For a hermes-bridge bot (the relay's Hermes plugin), in the bot's .env:");
         println!();
-        for l in env {
-            println!("  {}", safe(l));
+        for l in list(&bot["env"]) {
+            println!("  {}", safe(&l));
         }
         println!();
         println!("and in its config.yaml (so the model can ask_agent and reply):");
         println!();
-        for l in yaml.lines() {
+        for l in bot["config_yaml"].as_str().unwrap_or_default().lines() {
             println!("  {}", safe(l));
         }
         println!();
@@ -117,9 +124,7 @@ pub fn run(ctx: &Ctx, cmd: BridgeCmd) -> Result<()> {
     match cmd {
         BridgeCmd::Add { name, note, scopes, json } => {
             // A malformed hal0.toml fails (in ctx.ops) before anything is written.
-            let ops = ctx.ops()?;
-            let k = runtime()?
-                .block_on(crate::ops::bridge::add(&ops, crate::ops::bridge::AddArgs { name, note, scopes }))?;
+            let k = shell_op(ctx, "bridge_client_add", json!({"name": name, "note": note, "scopes": scopes}))?;
             print_key(&k, json, "Added")
         }
         BridgeCmd::List { json } => {
@@ -163,8 +168,7 @@ pub fn run(ctx: &Ctx, cmd: BridgeCmd) -> Result<()> {
             bridge::get(&store, &name)?;
             ctx.config()?;
             confirm(yes, &format!("Rotate the key of `{name}`? Its current key stops working at once"))?;
-            let ops = ctx.ops()?;
-            let k = runtime()?.block_on(crate::ops::bridge::rotate(&ops, crate::ops::bridge::NameArgs { name }))?;
+            let k = shell_op(ctx, "bridge_client_rotate", json!({"name": name}))?;
             print_key(&k, json, "Rotated the key of")
         }
         BridgeCmd::Revoke { name, yes, json } => {

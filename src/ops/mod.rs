@@ -9,6 +9,7 @@
 pub mod activity;
 pub mod approvals;
 pub mod bridge;
+pub mod call;
 pub mod ctx;
 pub mod de;
 pub mod doctor;

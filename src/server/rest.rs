@@ -81,7 +81,7 @@ fn arguments(
 
 /// The handler of operation `def`: the caller's identity becomes `api:<identity>`.
 pub fn op_handler(def: &'static OpDef) -> axum::routing::MethodRouter<Arc<AppState>> {
-    let run = def.run.expect("op_handler is only used for routes with an operation");
+    assert!(def.run.is_some(), "op_handler is only used for routes with an operation");
     let handler = move |State(state): State<Arc<AppState>>,
                         caller: Option<Extension<Caller>>,
                         path: Result<Path<HashMap<String, String>>, axum::extract::rejection::PathRejection>,
@@ -104,46 +104,9 @@ pub fn op_handler(def: &'static OpDef) -> axum::routing::MethodRouter<Arc<AppSta
             Some(Extension(c)) => format!("api:{}", c.identity),
             None => "api:anonymous".into(),
         };
-        // A change is audited (`api`, the tool's name) before it runs and refused when its
-        // entry cannot be stored; reads are not (the MCP tools audit theirs).
-        let audit = if def.method == "GET" {
-            None
-        } else {
-            let name = def.name();
-            let entry = crate::audit::Entry {
-                surface: "api",
-                tool: &name,
-                identity: &identity,
-                arguments: &Value::Object(args.clone()),
-                verdict: crate::audit::Verdict::Ok,
-                result_code: None,
-                approval_id: None,
-                detail: None,
-            };
-            match crate::audit::begin(&state.store, &entry).await {
-                Ok(id) => Some(id),
-                Err(e) => return e.into_response(),
-            }
-        };
+        // A change is audited (`api`, the tool's name) as from every front (`ops::call`).
         let ctx = Ctx::remote(state.ops.clone(), identity);
-        let out = match audit {
-            None => run(ctx, args).await,
-            Some(id) => {
-                // The change and its outcome complete together even when the client goes
-                // away mid-call (the handler's future is dropped then; this task is not).
-                let store = state.store.clone();
-                let change = tokio::spawn(async move {
-                    let out = run(ctx, args).await;
-                    let (verdict, result_code) = match &out {
-                        Ok(_) => (crate::audit::Verdict::Ok, None),
-                        Err(e) => (crate::audit::Verdict::Error, Some(e.code.to_string())),
-                    };
-                    crate::audit::finish(&store, crate::audit::Outcome { id, verdict, result_code, approval_id: None });
-                    out
-                });
-                change.await.unwrap_or_else(|e| Err(Error::internal(format!("the operation's task failed: {e}"))))
-            }
-        };
+        let out = crate::ops::call::run(def, "api", ctx, args).await;
         match out {
             Ok(v) => {
                 let status = StatusCode::from_u16(def.status).unwrap_or(StatusCode::OK);

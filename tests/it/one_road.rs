@@ -63,6 +63,30 @@ async fn the_cli_and_rest_answer_with_the_same_op() {
         assert_eq!(code_of(&body), code, "{path}: {body}");
     }
 
+    // Both fronts audit the change the same way: one row each, the op's name, the surface
+    // the change came from, ended ok; no key in the arguments.
+    let rows = env.json(&["activity", "list", "--tool", "bridge_client_add", "--json"]);
+    let mut seen: Vec<(String, String)> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            assert_eq!(r["verdict"], "ok", "{r}");
+            let key = cli["key"].as_str().unwrap();
+            assert!(!r.to_string().contains(key), "{r}");
+            (
+                r["surface"].as_str().unwrap().to_string(),
+                r["arguments"]["name"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    seen.sort();
+    assert_eq!(
+        seen,
+        [("api".to_string(), "bot-rest".to_string()), ("cli".to_string(), "bot-cli".to_string())],
+        "{rows}"
+    );
+
     let v = env.json(&["op", "version_info"]);
     let servers = v["mcp_servers"].as_array().unwrap_or_else(|| panic!("{v}"));
     assert!(servers.iter().any(|s| s == "hal0-relay"), "{v}");

@@ -156,6 +156,8 @@ fn symlinked_store_files_are_refused_by_bridge_add() {
         }
         std::fs::set_permissions(&t.target, std::fs::Permissions::from_mode(0o640)).unwrap();
         let link = t.env.state_dir().join(name);
+        // The dir's owner may replace a side file a run left behind.
+        let _ = std::fs::remove_file(&link);
         plant(&t.target, &link);
         let before = snapshot(&t.target);
         let out = t.env.run(&["bridge", "add", "w1"]);
