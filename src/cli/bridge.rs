@@ -59,8 +59,8 @@ fn scopes_str(c: &Client) -> String {
     c.scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ")
 }
 
-/// Run a key-minting op at the shell (audited on surface `cli`, as REST audits it on `api`):
-/// its answer is a [`crate::ops::bridge::Keyed`] as JSON.
+/// Run a bridge op at the shell (audited on surface `cli`, as REST audits it on `api`); a
+/// key-minting one answers a [`crate::ops::bridge::Keyed`] as JSON.
 fn shell_op(ctx: &Ctx, tool: &str, args: serde_json::Value) -> Result<serde_json::Value> {
     let ops = ctx.ops()?;
     runtime()?.block_on(crate::ops::call::at_shell(ops, tool, args))
@@ -154,12 +154,13 @@ pub fn run(ctx: &Ctx, cmd: BridgeCmd) -> Result<()> {
             Ok(())
         }
         BridgeCmd::Scopes { name, scopes, json } => {
-            let set = parse_scopes(&scopes)?;
-            let c = bridge::set_scopes(&ctx.store()?, &name, set)?;
+            parse_scopes(&scopes)?; // a bad scope is a usage error before anything opens
+            let c = shell_op(ctx, "bridge_client_scopes", json!({"name": name, "scopes": scopes}))?;
             if json {
-                print_json(&json!(c));
+                print_json(&c);
             } else {
-                println!("Client `{}` now holds: {}.", c.name, scopes_str(&c));
+                let held: Vec<&str> = c["scopes"].as_array().into_iter().flatten().filter_map(|s| s.as_str()).collect();
+                println!("Client `{}` now holds: {}.", c["name"].as_str().unwrap_or_default(), held.join(" "));
             }
             Ok(())
         }
@@ -175,11 +176,15 @@ pub fn run(ctx: &Ctx, cmd: BridgeCmd) -> Result<()> {
             let store = ctx.store()?;
             bridge::get(&store, &name)?;
             confirm(yes, &format!("Revoke `{name}`? Its key stops working at once and the name stays reserved"))?;
-            let c = bridge::revoke(&store, &name)?;
+            drop(store);
+            let c = shell_op(ctx, "bridge_client_revoke", json!({"name": name}))?;
             if json {
-                print_json(&json!(c));
+                print_json(&c);
             } else {
-                println!("Revoked `{}`; its key no longer works. The name stays reserved.", c.name);
+                println!(
+                    "Revoked `{}`; its key no longer works. The name stays reserved.",
+                    c["name"].as_str().unwrap_or_default()
+                );
             }
             Ok(())
         }
