@@ -110,3 +110,31 @@ pub(crate) fn partial_escape(text: &str) -> usize {
 pub(crate) fn unescape(text: &str) -> std::borrow::Cow<'_, str> {
     if escaped_lines(text).is_empty() { text.into() } else { decode(text, 0, text.len()).text.into() }
 }
+
+/// Decode standard or URL-safe base64 (padding optional).
+pub fn base64(s: &str) -> Option<Vec<u8>> {
+    let s = s.trim_end_matches('=');
+    if s.len() % 4 == 1 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in s.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}

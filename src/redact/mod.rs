@@ -81,6 +81,7 @@ mod props;
 #[cfg(test)]
 mod tests;
 
+pub use decode::base64;
 pub(crate) use decode::unescape;
 pub use names::{is_secret_name, plausible_secret, token_like};
 pub use tokens::{Body, TOKENS, Token, token_rule};
@@ -116,7 +117,7 @@ impl Found {
 }
 
 /// Sort and merge overlapping or touching ranges.
-fn merge(mut ranges: Vec<Range<usize>>) -> Vec<Range<usize>> {
+pub(crate) fn merge(mut ranges: Vec<Range<usize>>) -> Vec<Range<usize>> {
     ranges.sort_unstable_by_key(|r| (r.start, r.end));
     let mut out: Vec<Range<usize>> = Vec::with_capacity(ranges.len());
     for r in ranges {

@@ -56,7 +56,7 @@ pub fn needles<'a>(values: impl IntoIterator<Item = &'a str>) -> Vec<String> {
             let rest = rest.trim();
             push(rest, MIN_LEN);
             if scheme.eq_ignore_ascii_case("basic")
-                && let Some(plain) = base64(rest).and_then(|b| String::from_utf8(b).ok())
+                && let Some(plain) = crate::redact::base64(rest).and_then(|b| String::from_utf8(b).ok())
             {
                 push(&plain, MIN_LEN);
                 if let Some((_, pw)) = plain.split_once(':') {
@@ -75,30 +75,6 @@ pub fn needles<'a>(values: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     }
     out.sort_by_key(|s| std::cmp::Reverse(s.len()));
     out
-}
-
-/// Standard or URL-safe base64, padding optional; `None` when `s` is not base64.
-fn base64(s: &str) -> Option<Vec<u8>> {
-    let s = s.trim_end_matches('=');
-    let mut out = Vec::with_capacity(s.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for b in s.bytes() {
-        let v = match b {
-            b'A'..=b'Z' => b - b'A',
-            b'a'..=b'z' => b - b'a' + 26,
-            b'0'..=b'9' => b - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-        }
-    }
-    Some(out)
 }
 
 /// `text` (one JSON message) with every needle masked in what a consumer decodes from it:
@@ -287,20 +263,7 @@ pub fn find(s: &str, needles: &[String]) -> Vec<Range<usize>> {
             }
         }
     }
-    merge(ranges)
-}
-
-/// Sort and merge overlapping or touching ranges.
-fn merge(mut ranges: Vec<Range<usize>>) -> Vec<Range<usize>> {
-    ranges.sort_unstable_by_key(|r| (r.start, r.end));
-    let mut out: Vec<Range<usize>> = Vec::with_capacity(ranges.len());
-    for r in ranges {
-        match out.last_mut() {
-            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
-            _ => out.push(r),
-        }
-    }
-    out
+    crate::redact::merge(ranges)
 }
 
 /// The end of the longest match of `needle` at `p` (each character raw or encoded).

@@ -561,34 +561,6 @@ fn blocks_after_keys(t: &str) -> Option<Finding> {
     None
 }
 
-/// Decode standard or URL-safe base64 (padding optional).
-fn base64(s: &str) -> Option<Vec<u8>> {
-    let s = s.trim_end_matches('=');
-    if s.len() % 4 == 1 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(s.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for c in s.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
-}
-
 /// Printable text of at least 12 bytes, or `None`.
 fn printable(bytes: Vec<u8>) -> Option<String> {
     let s = String::from_utf8(bytes).ok()?;
@@ -599,8 +571,11 @@ fn printable(bytes: Vec<u8>) -> Option<String> {
 fn encoded(t: &str) -> Option<Finding> {
     for m in BLOB.find_iter(t) {
         let s = m.as_str();
-        let decoded =
-            if s.len() % 2 == 0 && s.bytes().all(|b| b.is_ascii_hexdigit()) { hex::decode(s).ok() } else { base64(s) };
+        let decoded = if s.len() % 2 == 0 && s.bytes().all(|b| b.is_ascii_hexdigit()) {
+            hex::decode(s).ok()
+        } else {
+            crate::redact::base64(s)
+        };
         let Some(text) = decoded.and_then(printable) else { continue };
         if secret_ranges(&text, false).iter().any(|r| !block_indicator(&text, r) && !placeholder(&text, r)) {
             let what = "a base64- or hex-encoded secret-shaped value".to_string();

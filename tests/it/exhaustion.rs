@@ -99,16 +99,13 @@ async fn oversized_and_refused_asks_are_stored_bounded() {
 /// the stuck send held the socket task, so nothing ended until the window.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bot_that_stops_reading_is_dropped_past_the_send_bound() {
-    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
     let env = Env::new();
     env.ok(&["config", "set", "relay.ask_timeout_secs", "600"]);
     let (ka, kb) = (env.bridge_key("bot-a", &["relay"]), env.bridge_key("bot-b", &["relay"]));
     let server = env.serve();
     let a = relay(&server, &ka).await;
     // Connected, then never read: the kernel's buffers fill, then hal0's queue.
-    let mut req = format!("ws://127.0.0.1:{}/bridge/connect", server.port).into_client_request().unwrap();
-    req.headers_mut().insert("authorization", format!("Bearer {kb}").parse().unwrap());
-    let (silent, _) = tokio_tungstenite::connect_async(req).await.unwrap();
+    let silent = crate::relay::silent_socket(&server, &kb).await;
     let message = "m".repeat(900 * 1024);
     let asks = (0..32).map(|_| call(&a, "ask_agent", json!({"to": "bot-b", "message": message})));
     let ended = tokio::time::timeout(std::time::Duration::from_secs(120), futures::future::join_all(asks))
@@ -188,6 +185,20 @@ async fn raw_get(port: u16, path: &str, auth: Option<&str>) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// `GET /api/health` on fresh connections until the answer is `done` (the accept loop counts
+/// a connection a moment after it opened), or 50 tries 50 ms apart; the last answer.
+async fn get_until(port: u16, done: impl Fn(&str) -> bool) -> String {
+    let mut answer = String::new();
+    for _ in 0..50 {
+        answer = raw_get(port, "/api/health", None).await;
+        if done(&answer) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    answer
+}
+
 /// Idle connections from one address cannot hold the daemon: past its share
 /// (`limits.max_connections_per_peer`) that address's next connection is answered
 /// `503 request.too_many_connections`, and once a share is given back it is served again.
@@ -205,24 +216,10 @@ async fn idle_connections_cannot_hold_the_daemon() {
         idle.push(tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap());
     }
     // The accept loop counts each held connection before the next is refused.
-    let mut refused = String::new();
-    for _ in 0..50 {
-        refused = raw_get(port, "/api/health", None).await;
-        if refused.contains("request.too_many_connections") {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let refused = get_until(port, |a| a.contains("request.too_many_connections")).await;
     assert!(refused.starts_with("HTTP/1.1 503") && refused.contains("max_connections_per_peer"), "{refused}");
     idle.pop();
-    let mut served = String::new();
-    for _ in 0..50 {
-        served = raw_get(port, "/api/health", None).await;
-        if served.starts_with("HTTP/1.1 200") {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let served = get_until(port, |a| a.starts_with("HTTP/1.1 200")).await;
     assert!(served.starts_with("HTTP/1.1 200"), "a share given back is served again: {served}");
     drop(idle);
     drop(server);
@@ -238,14 +235,7 @@ async fn idle_connections_cannot_hold_the_daemon() {
     for _ in 0..7 {
         idle.push(tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap());
     }
-    let mut busy = String::new();
-    for _ in 0..50 {
-        busy = raw_get(port, "/api/health", None).await;
-        if busy.contains("request.busy") {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let busy = get_until(port, |a| a.contains("request.busy")).await;
     assert!(busy.starts_with("HTTP/1.1 503"), "{busy}");
     let keyed = raw_get(port, "/api/status", Some(&admin)).await;
     assert!(keyed.starts_with("HTTP/1.1 200"), "a caller with a key is served in the kept room: {keyed}");

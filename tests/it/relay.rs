@@ -59,6 +59,16 @@ pub(crate) async fn open_socket(server: &Server, key: &str) -> Result<Socket, St
     Ok(Socket { wakes, send, closed })
 }
 
+/// A bot's socket that is opened, then never read (no wake, no pong is ever taken).
+pub(crate) async fn silent_socket(
+    server: &Server,
+    key: &str,
+) -> tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>> {
+    let mut req = format!("ws://127.0.0.1:{}/bridge/connect", server.port).into_client_request().unwrap();
+    req.headers_mut().insert("authorization", format!("Bearer {key}").parse().unwrap());
+    tokio_tungstenite::connect_async(req).await.unwrap().0
+}
+
 impl Socket {
     pub(crate) async fn wake(&mut self) -> Value {
         tokio::time::timeout(Duration::from_secs(10), self.wakes.recv()).await.expect("a wake within 10 s").unwrap()
@@ -377,9 +387,7 @@ async fn a_socket_that_stops_answering_pings_is_dropped() {
     let server = env.serve();
     let a = relay(&server, &ka).await;
     // A half-open socket: the handshake succeeded, then nothing is read (no pong ever).
-    let mut req = format!("ws://127.0.0.1:{}/bridge/connect", server.port).into_client_request().unwrap();
-    req.headers_mut().insert("authorization", format!("Bearer {kb}").parse().unwrap());
-    let (silent, _) = tokio_tungstenite::connect_async(req).await.unwrap();
+    let silent = silent_socket(&server, &kb).await;
     let (_, v) = call(&a, "list_agents", json!({})).await;
     assert_eq!(online(&v, "bot-b"), Some(true), "{v}");
     let gone = eventually(Duration::from_secs(15), async || {
