@@ -78,6 +78,7 @@ pub fn run(ctx: &Ctx, cmd: StoreCmd) -> Result<()> {
             Ok(())
         }
         StoreCmd::Prune { json } => {
+            // Recorded by the op after it ran (a full store has room only once pruned).
             let r = rt.block_on(store::prune(&ops, crate::ops::NoArgs {}))?;
             if json {
                 print_json(&serde_json::to_value(&r).unwrap_or_default());

@@ -58,15 +58,41 @@ pub async fn status(ctx: &Ctx, _: NoArgs) -> Result<Status> {
     super::blocking(move || status_of(&svc)).await
 }
 
-/// `store_prune`: prune by the configured windows now.
+/// `store_prune`: prune by the configured windows now. Over the network the front audits
+/// the call (`ops::call`, hal0-admin's tools), once. At the shell the pruning runs first and
+/// is recorded after: it is how a full store gets room again, and a full store has no room
+/// for an entry written before it.
 pub async fn prune(ctx: &Ctx, _: NoArgs) -> Result<Report> {
-    let surface = if ctx.from_shell { "cli" } else { "api" };
-    prune_now(&ctx.svc, surface, &ctx.identity).await
+    if ctx.from_shell { prune_now(&ctx.svc, "cli", &ctx.identity).await } else { prune_store(&ctx.svc).await }
 }
 
-/// Prune `svc`'s store by its configured windows, log what went and record it in the audit
-/// log (as `identity` on `surface`).
+/// Prune ([`prune_store`]) and record it in the audit log as `identity` on `surface`, with
+/// the report: the shell's pruning, and the daemon's scheduled one (`service`, recorded only
+/// when it removed anything: one an hour would be noise).
 pub async fn prune_now(svc: &std::sync::Arc<Services>, surface: &'static str, identity: &str) -> Result<Report> {
+    let report = prune_store(svc).await?;
+    if report.rows() == 0 && surface == "service" {
+        return Ok(report);
+    }
+    let detail = serde_json::to_string(&report).unwrap_or_default();
+    let entry = crate::audit::Entry {
+        surface,
+        tool: "store_prune",
+        identity,
+        arguments: &json!({}),
+        verdict: crate::audit::Verdict::Ok,
+        result_code: None,
+        approval_id: None,
+        detail: Some(&detail),
+    };
+    if let Err(e) = crate::audit::record_async(&svc.store, &entry).await {
+        tracing::warn!("cannot record the pruning: {}", e.message);
+    }
+    Ok(report)
+}
+
+/// Prune `svc`'s store by its configured windows and log what went.
+async fn prune_store(svc: &std::sync::Arc<Services>) -> Result<Report> {
     let s = svc.clone();
     let policy = Policy::from_config(&svc.config);
     let mut report = super::blocking(move || retention::prune(&s.store, &policy)).await?;
@@ -84,24 +110,6 @@ pub async fn prune_now(svc: &std::sync::Arc<Services>, surface: &'static str, id
             "pruned the store: {}",
             what.join(", ")
         );
-    }
-    // A scheduled pruning that found nothing leaves no entry (one an hour would be noise).
-    if report.rows() == 0 && surface == "service" {
-        return Ok(report);
-    }
-    let detail = serde_json::to_string(&report).unwrap_or_default();
-    let entry = crate::audit::Entry {
-        surface,
-        tool: "store_prune",
-        identity,
-        arguments: &json!({}),
-        verdict: crate::audit::Verdict::Ok,
-        result_code: None,
-        approval_id: None,
-        detail: Some(&detail),
-    };
-    if let Err(e) = crate::audit::record_async(&svc.store, &entry).await {
-        tracing::warn!("cannot record the pruning: {}", e.message);
     }
     Ok(report)
 }

@@ -87,6 +87,16 @@ async fn the_cli_and_rest_answer_with_the_same_op() {
         "{rows}"
     );
 
+    // A pruning over REST is one audit row (the op wrote a second one of its own, with the
+    // wrong surface when hal0-admin ran it); at the shell too.
+    let r = rest(reqwest::Method::POST, "/api/store/prune", None).await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    env.ok(&["store", "prune"]);
+    let rows = env.json(&["activity", "list", "--tool", "store_prune", "--json"]);
+    let mut surfaces: Vec<&str> = rows.as_array().unwrap().iter().map(|r| r["surface"].as_str().unwrap()).collect();
+    surfaces.sort();
+    assert_eq!(surfaces, ["api", "cli"], "{rows}");
+
     let v = env.json(&["op", "version_info"]);
     let servers = v["mcp_servers"].as_array().unwrap_or_else(|| panic!("{v}"));
     assert!(servers.iter().any(|s| s == "hal0-relay"), "{v}");

@@ -127,7 +127,7 @@ fn max_rows_keeps_the_newest_and_a_zero_window_keeps_everything() {
     let report = env.json(&["store", "prune", "--json"]);
     assert_eq!(report["pruned"][0], json!({"table": "audit_log", "rows": 500}), "{report}");
     let c = db(&env);
-    // The 1000 newest stay (the prune's own row came after them).
+    // The 1000 newest stay (the shell's pruning is recorded after it ran).
     assert_eq!(count(&c, "SELECT count(*) FROM audit_log WHERE tool != 'store_prune'"), 1000);
     assert_eq!(count(&c, "SELECT min(id) FROM audit_log"), 501);
 }
