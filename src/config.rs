@@ -585,11 +585,9 @@ fn config_error(path: &Path, line: Option<usize>, key: Option<&str>, msg: &str) 
     };
     // A value echoed back is cut: a caller that sent megabytes gets its key named, not them.
     const ECHO: usize = 600;
-    let msg = if msg.len() > ECHO {
-        let end = (0..=ECHO).rev().find(|&i| msg.is_char_boundary(i)).unwrap_or(0);
-        format!("{}… ({} bytes)", &msg[..end], msg.len())
-    } else {
-        msg.to_string()
+    let msg = match crate::redact::cut(msg, ECHO) {
+        (whole, false) => whole.to_string(),
+        (head, true) => format!("{head}… ({} bytes)", msg.len()),
     };
     Error::invalid(
         "config.invalid",

@@ -142,13 +142,14 @@ fn tool_label(server: &str, tool: &str, reached: bool) -> String {
     if !plain {
         return "_invalid".into();
     }
-    if crate::redact::is_secret_shaped(tool) || crate::redact::redact(tool) != tool {
-        return "_redacted".into();
-    }
-    // A pair seen before (nearly every call) is a shared read without allocating.
+    // A pair seen before (nearly every call) is a shared read without allocating; a
+    // secret-shaped name is never recorded, so only a new name is scanned.
     let known = |seen: &Seen| seen.get(server).is_some_and(|tools| tools.contains(tool));
     if known(&SEEN.read().unwrap_or_else(|p| p.into_inner()).0) {
         return tool.to_string();
+    }
+    if crate::redact::is_secret_shaped(tool) || crate::redact::redact(tool) != tool {
+        return "_redacted".into();
     }
     let mut guard = SEEN.write().unwrap_or_else(|p| p.into_inner());
     let (seen, pairs) = &mut *guard;

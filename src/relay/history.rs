@@ -140,10 +140,7 @@ pub fn cut_text(text: &mut String, max: usize, whole: usize) {
     if whole <= max {
         return;
     }
-    let mut end = max.min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = crate::redact::cut(text, max).0.len();
     text.truncate(end);
     text.push_str(&format!("… [cut: {whole} bytes in all]"));
 }

@@ -940,15 +940,13 @@ fn too_large(what: &str, len: usize) -> String {
 /// size and SHA-256, so a row stays small yet names what it stood for.
 pub fn bounded(text: &str, max: usize) -> String {
     use sha2::Digest;
-    if text.len() <= max {
-        return text.to_string();
+    match crate::redact::cut(text, max) {
+        (whole, false) => whole.to_string(),
+        (head, true) => {
+            let digest = hex::encode(sha2::Sha256::digest(text.as_bytes()));
+            format!("{head}… [cut: {} bytes in all, sha256 {digest}]", text.len())
+        }
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let digest = hex::encode(sha2::Sha256::digest(text.as_bytes()));
-    format!("{}… [cut: {} bytes in all, sha256 {digest}]", &text[..end], text.len())
 }
 
 fn describe(f: &Failure, to: &str, window: Duration) -> String {

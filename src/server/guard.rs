@@ -79,12 +79,13 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
     if let Err(e) = super::hygiene::check_media_type(&req) {
         return e.into_response();
     }
-    let disabled = match class {
-        RouteClass::Agents => !crate::connect::Mount::named("agents").is_some_and(|m| m.enabled(&state.config)),
-        RouteClass::Memory => !crate::connect::Mount::named("memory").is_some_and(|m| m.enabled(&state.config)),
-        RouteClass::Relay => !crate::connect::Mount::named("relay").is_some_and(|m| m.enabled(&state.config)),
-        _ => false,
+    let mount = match class {
+        RouteClass::Agents => Some("agents"),
+        RouteClass::Memory => Some("memory"),
+        RouteClass::Relay => Some("relay"),
+        _ => None,
     };
+    let disabled = mount.and_then(crate::connect::Mount::named).is_some_and(|m| !m.enabled(&state.config));
     if disabled {
         return super::rest::not_found().await.into_response();
     }
@@ -228,9 +229,10 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
         _ => None,
     };
     if let Some(id) = &session_id
-        && !state.sessions.touch(id, &cred.label())
+        && let owner = cred.label()
+        && !state.sessions.touch(id, &owner)
     {
-        tracing::info!(path, cred = cred.label(), "refused: a session another credential opened");
+        tracing::info!(path, cred = owner, "refused: a session another credential opened");
         return Error::not_found(
             "mcp.session_unknown",
             "no MCP session with this id was opened with this credential: start one (initialize without \

@@ -235,10 +235,9 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
         addr = %local,
         config_dir = %state.paths.config_dir.display(),
         state_dir = %state.paths.state_dir.display(),
-        auth_armed = state.keys.get().map(|k| k.armed()).unwrap_or(true),
+        auth_armed = armed,
         "hal0 serve listening"
     );
-    let armed = state.keys.get().map(|k| k.armed()).unwrap_or(true);
     if !armed {
         tracing::warn!(
             "auth is {}",
