@@ -27,6 +27,26 @@ pub struct Config {
     pub approvals: Approvals,
     pub store: retention::Store,
     pub telemetry: Telemetry,
+    pub oauth: Oauth,
+}
+
+/// OAuth 2.1 in: hal0 as the authorization server of its own MCP mounts, for clients that
+/// speak OAuth only (claude.ai, ChatGPT). The issuer is `network.public_url` + `/oauth`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Oauth {
+    /// Serve the OAuth mounts (`/oauth/<mount>/mcp`) and the authorization server.
+    pub enabled: bool,
+    /// Minutes an access token lives.
+    pub access_minutes: u32,
+    /// Days a refresh token lives (each use rotates it).
+    pub refresh_days: u32,
+}
+
+impl Default for Oauth {
+    fn default() -> Self {
+        Oauth { enabled: false, access_minutes: 60, refresh_days: 30 }
+    }
 }
 
 /// OpenTelemetry traces of MCP calls.
@@ -300,6 +320,23 @@ impl Config {
                 &format!("`{}` {why}", crate::term::safe_line(u)),
             ));
         }
+        if self.oauth.enabled
+            && let Err(why) = check_issuer(self.network.public_url.as_deref())
+        {
+            return Err(config_error(path, find_key_line(text, "oauth", "enabled"), Some("oauth.enabled"), why));
+        }
+        for (key, v, min, max) in
+            [("access_minutes", self.oauth.access_minutes, 5, 1440), ("refresh_days", self.oauth.refresh_days, 1, 365)]
+        {
+            if !(min..=max).contains(&v) {
+                return Err(config_error(
+                    path,
+                    find_key_line(text, "oauth", key),
+                    Some(&format!("oauth.{key}")),
+                    &format!("must be between {min} and {max}"),
+                ));
+            }
+        }
         if let Some(u) = &self.telemetry.otlp_endpoint {
             let ok = reqwest::Url::parse(u).is_ok_and(|url| {
                 matches!(url.scheme(), "http" | "https")
@@ -477,6 +514,9 @@ pub fn schema() -> serde_json::Value {
         "limits.max_sessions_per_key": {"type": "integer", "minimum": 1, "maximum": 100000, "default": d.limits.max_sessions_per_key, "description": "open MCP sessions of one credential (anonymous callers share one count)"},
         "limits.session_idle_secs": {"type": "integer", "minimum": 10, "maximum": 86400, "default": d.limits.session_idle_secs, "description": "an MCP session unused this long is closed"},
         "telemetry.otlp_endpoint": {"type": ["string", "null"], "default": null, "description": "an OTLP/HTTP collector's base URL; every MCP tool call becomes a span sent to <url>/v1/traces (unset: no traces)"},
+        "oauth.enabled": {"type": "boolean", "default": d.oauth.enabled, "description": "serve hal0's MCP servers to OAuth clients at /oauth/<mount>/mcp, a person consenting to each (needs an https network.public_url: the issuer is it plus /oauth)"},
+        "oauth.access_minutes": {"type": "integer", "minimum": 5, "maximum": 1440, "default": d.oauth.access_minutes, "description": "minutes an OAuth access token lives"},
+        "oauth.refresh_days": {"type": "integer", "minimum": 1, "maximum": 365, "default": d.oauth.refresh_days, "description": "days an OAuth refresh token lives (each use rotates it; a reused one ends the grant)"},
         "telemetry.service_name": {"type": "string", "default": d.telemetry.service_name, "description": "the spans' service.name"},
     });
     if let Some(m) = keys.as_object_mut() {
@@ -496,6 +536,7 @@ pub const SHELL_ONLY: &[(&str, &str)] = &[
     ("skills.dropin_dir", "hal0 writes approved skills there"),
     ("mcp.catalog_url", "the catalog names the programs hal0 installs"),
     ("network.bind", "it decides who can reach hal0"),
+    ("oauth.enabled", "it opens hal0 to clients a person approves over OAuth"),
     ("network.allow_unauthenticated", "it decides who can reach hal0"),
     ("network.tls_cert", "hal0 reads that file"),
     ("network.tls_key", "hal0 reads that file"),
@@ -544,6 +585,28 @@ fn check_public_url(u: &str) -> std::result::Result<(), &'static str> {
         return Err("is not an http:// or https:// URL with a host");
     }
     Ok(())
+}
+
+/// Why OAuth cannot be on with this `network.public_url`: the issuer is that URL plus
+/// `/oauth`, and OAuth 2.1 wants https (plain http only on a loopback address, for tests
+/// and a browser on the box itself).
+fn check_issuer(public_url: Option<&str>) -> std::result::Result<(), &'static str> {
+    let Some(u) = public_url else {
+        return Err("needs network.public_url: the https address the client's cloud reaches (hal0 config set \
+                    network.public_url https://box.example.com)");
+    };
+    if u.starts_with("https://") {
+        return Ok(());
+    }
+    let loopback = url_host(u).is_some_and(|h| {
+        h == "localhost" || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    });
+    if loopback {
+        Ok(())
+    } else {
+        Err("needs an https network.public_url (plain http only on a loopback address): OAuth clients send tokens \
+             to it; put hal0's TLS (network.tls_cert) or a reverse proxy or tunnel in front")
+    }
 }
 
 /// Why `u` cannot be `relay.langfuse.base_url`: an http(s) URL with a host and nothing a

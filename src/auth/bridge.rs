@@ -79,6 +79,9 @@ pub struct Client {
     pub last_seen: Option<String>,
     pub revoked_at: Option<String>,
     pub revoked: bool,
+    /// Where the client came from: empty for one added with a key (`hal0 bridge add`),
+    /// `oauth:<client_id>` for one a person approved for an OAuth client.
+    pub origin: String,
 }
 
 /// Check a client name: lower-case letters, digits, `_`, `-`, 1 to 32 characters.
@@ -105,30 +108,41 @@ fn new_key() -> Result<String> {
 }
 
 fn row_to_client(r: &rusqlite::Row<'_>) -> rusqlite::Result<Client> {
-    let revoked_at: Option<String> = r.get(6)?;
+    from_row_at(r, 0)
+}
+
+/// A client from the [`COLS`] of a row, starting at column `o`.
+pub(crate) fn from_row_at(r: &rusqlite::Row<'_>, o: usize) -> rusqlite::Result<Client> {
+    let revoked_at: Option<String> = r.get(o + 6)?;
     Ok(Client {
-        name: r.get(0)?,
-        scopes: scopes_from_db(&r.get::<_, String>(1)?),
-        note: r.get(2)?,
-        created_at: r.get(3)?,
-        rotated_at: r.get(4)?,
-        last_seen: r.get(5)?,
+        name: r.get(o)?,
+        scopes: scopes_from_db(&r.get::<_, String>(o + 1)?),
+        note: r.get(o + 2)?,
+        created_at: r.get(o + 3)?,
+        rotated_at: r.get(o + 4)?,
+        last_seen: r.get(o + 5)?,
         revoked: revoked_at.is_some(),
         revoked_at,
+        origin: r.get(o + 7)?,
     })
 }
 
-const COLS: &str = "name, scopes, note, created_at, rotated_at, last_seen, revoked_at";
+pub(crate) const COLS: &str = "name, scopes, note, created_at, rotated_at, last_seen, revoked_at, origin";
 
-/// Add a client; returns it and its key (shown once, never stored).
-pub fn add(store: &Store, name: &str, note: &str, scopes: BTreeSet<Scope>) -> Result<(Client, String)> {
-    validate_name(name)?;
+fn check_note(note: &str) -> Result<()> {
     if note.chars().count() > NOTE_MAX || note.chars().any(char::is_control) {
         return Err(Error::invalid(
             "bridge.invalid_note",
             format!("the note must be at most {NOTE_MAX} characters with no control characters"),
         ));
     }
+    Ok(())
+}
+
+/// Add a client; returns it and its key (shown once, never stored).
+pub fn add(store: &Store, name: &str, note: &str, scopes: BTreeSet<Scope>) -> Result<(Client, String)> {
+    validate_name(name)?;
+    check_note(note)?;
     let key = new_key()?;
     let hash = sha256_hex(&key);
     let created = now();
@@ -163,6 +177,32 @@ pub fn add(store: &Store, name: &str, note: &str, scopes: BTreeSet<Scope>) -> Re
     })?;
     let client = get(store, name)?;
     Ok((client, key))
+}
+
+/// Add a client for an OAuth grant inside the caller's transaction: `origin` says which
+/// OAuth client it serves; its key is minted and dropped (the client holds tokens, not a
+/// key; `hal0 bridge rotate` gives it one). The name must be free.
+pub(crate) fn insert_oauth(
+    tx: &rusqlite::Connection,
+    name: &str,
+    note: &str,
+    scopes: &BTreeSet<Scope>,
+    origin: &str,
+) -> Result<()> {
+    validate_name(name)?;
+    check_note(note)?;
+    let hash = sha256_hex(&new_key()?);
+    tx.execute(
+        "INSERT INTO bridge_clients (name, key_sha256, scopes, note, created_at, origin) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![name, hash, scopes_to_db(scopes), note, now(), origin],
+    )?;
+    Ok(())
+}
+
+/// Store a scope set inside the caller's transaction.
+pub(crate) fn set_scopes_in(tx: &rusqlite::Connection, name: &str, scopes: &BTreeSet<Scope>) -> Result<()> {
+    tx.execute("UPDATE bridge_clients SET scopes = ?1 WHERE name = ?2", params![scopes_to_db(scopes), name])?;
+    Ok(())
 }
 
 pub fn list(store: &Store) -> Result<Vec<Client>> {
@@ -205,7 +245,14 @@ fn revoked(name: &str) -> Error {
 }
 
 /// Update one live (not revoked) client inside a transaction.
-fn update_live(store: &Store, name: &str, sql: &str, p: &[&dyn rusqlite::ToSql]) -> Result<()> {
+/// `ends_grants`: also end every OAuth grant of the client (and so its tokens), saying why.
+fn update_live(
+    store: &Store,
+    name: &str,
+    sql: &str,
+    p: &[&dyn rusqlite::ToSql],
+    ends_grants: Option<&str>,
+) -> Result<()> {
     validate_name(name)?;
     store.with(|c| {
         let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -217,6 +264,9 @@ fn update_live(store: &Store, name: &str, sql: &str, p: &[&dyn rusqlite::ToSql])
             Some(None) => {}
         }
         tx.execute(sql, p)?;
+        if let Some(why) = ends_grants {
+            super::oauth::grants::end_for_bridge_client(&tx, name, why)?;
+        }
         tx.commit()?;
         Ok(())
     })
@@ -225,12 +275,12 @@ fn update_live(store: &Store, name: &str, sql: &str, p: &[&dyn rusqlite::ToSql])
 /// Replace the scope set (`agents` is kept).
 pub fn set_scopes(store: &Store, name: &str, scopes: BTreeSet<Scope>) -> Result<Client> {
     let s = scopes_to_db(&scopes);
-    update_live(store, name, "UPDATE bridge_clients SET scopes = ?1 WHERE name = ?2", &[&s, &name])?;
+    update_live(store, name, "UPDATE bridge_clients SET scopes = ?1 WHERE name = ?2", &[&s, &name], None)?;
     super::keycache::bump(store);
     get(store, name)
 }
 
-/// A new key for `name`; the old one stops at once.
+/// A new key for `name`; the old one stops at once, and so does every OAuth token of it.
 pub fn rotate(store: &Store, name: &str) -> Result<(Client, String)> {
     let key = new_key()?;
     let hash = sha256_hex(&key);
@@ -240,15 +290,22 @@ pub fn rotate(store: &Store, name: &str) -> Result<(Client, String)> {
         name,
         "UPDATE bridge_clients SET key_sha256 = ?1, rotated_at = ?2 WHERE name = ?3",
         &[&hash, &t, &name],
+        Some("the bridge client was rotated"),
     )?;
     super::keycache::bump(store);
     Ok((get(store, name)?, key))
 }
 
-/// End the key; the name stays reserved.
+/// End the key and every OAuth token of the client; the name stays reserved.
 pub fn revoke(store: &Store, name: &str) -> Result<Client> {
     let t = now();
-    update_live(store, name, "UPDATE bridge_clients SET revoked_at = ?1 WHERE name = ?2", &[&t, &name])?;
+    update_live(
+        store,
+        name,
+        "UPDATE bridge_clients SET revoked_at = ?1 WHERE name = ?2",
+        &[&t, &name],
+        Some("the bridge client was revoked"),
+    )?;
     super::keycache::bump(store);
     get(store, name)
 }

@@ -1,12 +1,13 @@
 //! Authentication and authorization: box keys (`api.env`), bridge keys (per-client, hashed
 //! in the store), the principal a request resolves to, the route tiers, and the host and
-//! origin allowlists of the MCP mounts.
+//! origin allowlists of the MCP mounts, and OAuth 2.1 for clients that speak only that.
 
 pub mod boxkeys;
 pub mod bridge;
 pub mod exposure;
 pub mod hosts;
 pub mod keycache;
+pub mod oauth;
 pub mod principal;
 pub mod token;
 

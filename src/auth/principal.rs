@@ -21,6 +21,8 @@ pub enum Credential {
     Consumer(crate::registry::consumers::Consumer),
     /// A person: a live dashboard session (its cookie, no `Authorization` header).
     Person(crate::ui::session::Session),
+    /// An OAuth access token: one mount, the scopes a person granted, as a bridge client.
+    Grant(super::oauth::grants::Grant),
 }
 
 impl Credential {
@@ -30,6 +32,11 @@ impl Credential {
         let Some(token) = bearer(h) else { return Ok(Credential::Invalid) };
         if token.starts_with(bridge::KEY_PREFIX) {
             return Ok(bridge::lookup(store, token)?.map(Credential::Bridge).unwrap_or(Credential::Invalid));
+        }
+        if token.starts_with(super::oauth::ACCESS_PREFIX) {
+            return Ok(super::oauth::grants::lookup_access(store, token)?
+                .map(Credential::Grant)
+                .unwrap_or(Credential::Invalid));
         }
         if token.starts_with(crate::registry::consumers::KEY_PREFIX) {
             return Ok(crate::registry::consumers::lookup(store, token)?
@@ -45,11 +52,22 @@ impl Credential {
         Ok(Credential::Invalid)
     }
 
+    /// The bridge client a bridge key or an OAuth grant acts as (a grant's with the grant's
+    /// scopes).
+    pub fn as_bridge(&self) -> Option<&Client> {
+        match self {
+            Credential::Bridge(c) => Some(c),
+            Credential::Grant(g) => Some(&g.bridge),
+            _ => None,
+        }
+    }
+
     /// Identity for audit and namespaces: the client name for a bridge key, else the
     /// `X-hal0-Agent` header when well-formed, else `anonymous`.
     pub fn identity(&self, agent_header: Option<&str>) -> String {
         match self {
             Credential::Bridge(c) => c.name.clone(),
+            Credential::Grant(g) => g.bridge.name.clone(),
             Credential::Consumer(c) => c.name.clone(),
             Credential::Person(p) => p.identity(),
             _ => agent_header.filter(|a| valid_agent(a)).unwrap_or("anonymous").to_string(),
@@ -66,6 +84,7 @@ impl Credential {
             Credential::Bridge(c) => format!("bridge:{}", c.name),
             Credential::Consumer(c) => format!("consumer:{}/{}", c.server, c.name),
             Credential::Person(p) => p.identity(),
+            Credential::Grant(g) => format!("oauth:{}/{}", g.bridge.name, g.id),
         }
     }
 }
@@ -116,6 +135,14 @@ impl RouteClass {
         let p = path.trim_end_matches('/');
         match p {
             "/api/health" | "/ui/login" => RouteClass::Open,
+            // OAuth's own endpoints check the client themselves; its metadata is public.
+            "/oauth/authorize" | "/oauth/token" | "/oauth/revoke" | "/oauth/register" => RouteClass::Open,
+            _ if under(p, "/oauth/register") || under(p, "/.well-known") => RouteClass::Open,
+            _ if is_consent(p) => RouteClass::Decide,
+            _ if under(p, "/oauth/requests") => RouteClass::Page,
+            _ if under(p, "/oauth/agents") => RouteClass::Agents,
+            _ if under(p, "/oauth/memory") => RouteClass::Memory,
+            _ if under(p, "/oauth/admin") => RouteClass::AdminMcp,
             _ if under(p, "/ui") => RouteClass::Page,
             "/api/bridge/me" => RouteClass::BridgeSelf,
             _ if under(p, "/mcp/agents") => RouteClass::Agents,
@@ -127,6 +154,12 @@ impl RouteClass {
             _ => RouteClass::Admin,
         }
     }
+}
+
+/// `/oauth/requests/<id>/approve` or `…/deny`: a person's consent to an OAuth client.
+fn is_consent(p: &str) -> bool {
+    let Some(rest) = p.strip_prefix("/oauth/requests/") else { return false };
+    matches!(rest.split_once('/'), Some((id, "approve" | "deny")) if !id.is_empty())
 }
 
 /// `/api/agent/approvals/<id>/approve` or `…/deny`.
@@ -184,6 +217,22 @@ pub fn decide(class: RouteClass, cred: &Credential, armed: bool) -> Decision {
         (RouteClass::Decide, _) => Forbidden(PERSON_DECIDES.into()),
         (RouteClass::Admin, C::Person(_)) => Allow,
         (_, C::Person(_)) => Forbidden("a dashboard session opens the dashboard and /api, not MCP servers".into()),
+        (RouteClass::Agents | RouteClass::Memory | RouteClass::AdminMcp, C::Grant(g)) => {
+            let need = match class {
+                RouteClass::Agents => Scope::Agents,
+                RouteClass::Memory => Scope::Memory,
+                _ => Scope::Admin,
+            };
+            if g.scopes.contains(&need) {
+                Allow
+            } else {
+                Forbidden(format!(
+                    "this OAuth grant does not hold the `{}` scope: authorize again and tick it",
+                    need.as_str()
+                ))
+            }
+        }
+        (_, C::Grant(_)) => Forbidden("an OAuth token opens only the MCP server it was issued for".into()),
         (RouteClass::Proxy, C::Admin | C::Consumer(_)) => Allow,
         (RouteClass::Proxy, C::None) => Unauthorized,
         (RouteClass::Proxy, _) => Forbidden(
@@ -258,6 +307,14 @@ mod tests {
         assert_eq!(RouteClass::of("/bridge/connectx"), RouteClass::Admin);
         assert_eq!(RouteClass::of("/api/agent/approvals/ap_1/approve"), RouteClass::Decide);
         assert_eq!(RouteClass::of("/api/agent/approvals/ap_1/deny/"), RouteClass::Decide);
+        assert_eq!(RouteClass::of("/oauth/requests/oar_1/approve"), RouteClass::Decide);
+        assert_eq!(RouteClass::of("/oauth/requests/oar_1"), RouteClass::Page);
+        assert_eq!(RouteClass::of("/oauth/token"), RouteClass::Open);
+        assert_eq!(RouteClass::of("/oauth/register/oc_1"), RouteClass::Open);
+        assert_eq!(RouteClass::of("/oauth/memory/mcp"), RouteClass::Memory);
+        assert_eq!(RouteClass::of("/oauth/admin/mcp"), RouteClass::AdminMcp);
+        assert_eq!(RouteClass::of("/oauth/relay/mcp"), RouteClass::Admin);
+        assert_eq!(RouteClass::of("/oauth/tokens"), RouteClass::Admin);
         assert_eq!(RouteClass::of("/api/agent/approvals/ap_1"), RouteClass::Admin);
         assert_eq!(RouteClass::of("/api/agent/approvals//approve"), RouteClass::Admin);
     }

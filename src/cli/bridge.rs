@@ -21,7 +21,8 @@ pub enum BridgeCmd {
         #[arg(long)]
         json: bool,
     },
-    /// List clients: name, scopes, note, created, last seen, revoked.
+    /// List clients: name, scopes, note, created, last seen, revoked, origin (a key, or the
+    /// OAuth client a person approved).
     List {
         #[arg(long)]
         json: bool,
@@ -147,10 +148,11 @@ pub fn run(ctx: &Ctx, cmd: BridgeCmd) -> Result<()> {
                         c.created_at.clone(),
                         c.last_seen.clone().unwrap_or_else(|| "never".into()),
                         c.revoked_at.clone().unwrap_or_else(|| "no".into()),
+                        if c.origin.is_empty() { "key".into() } else { c.origin.clone() },
                     ]
                 })
                 .collect();
-            println!("{}", table(&["NAME", "SCOPES", "NOTE", "CREATED", "LAST SEEN", "REVOKED"], rows));
+            println!("{}", table(&["NAME", "SCOPES", "NOTE", "CREATED", "LAST SEEN", "REVOKED", "ORIGIN"], rows));
             Ok(())
         }
         BridgeCmd::Scopes { name, scopes, json } => {

@@ -15,6 +15,7 @@ pub mod mcp_catalog;
 pub mod mcp_control;
 pub mod mcp_keys;
 pub mod mcp_secret;
+pub mod oauth;
 pub mod op;
 pub mod relay;
 pub mod remote;
@@ -87,6 +88,9 @@ pub enum Command {
     Relay(relay::RelayCmd),
     /// Check the installation: config, modes, store, auth, Hermes wiring, registry, listener.
     Doctor(doctor::DoctorArgs),
+    /// OAuth 2.1 for clients that speak only OAuth (claude.ai, ChatGPT): URLs, clients, grants.
+    #[command(subcommand)]
+    Oauth(oauth::OauthCmd),
     /// The dashboard (/ui): one-time login links, sessions, logout.
     #[command(subcommand)]
     Ui(ui::UiCmd),
@@ -231,6 +235,7 @@ pub fn main() -> i32 {
             Err(e) => Err(e),
         },
         Command::Ui(c) => ui::run(&ctx, c),
+        Command::Oauth(c) => oauth::run(&ctx, c),
         Command::Backup(a) => backup::backup(&ctx, a),
         Command::Restore(a) => backup::restore(&ctx, a),
         Command::Doctor(a) => match doctor::run(&ctx, a) {

@@ -4,7 +4,6 @@
 
 use super::{admin_error, caller, ok_json};
 use crate::admin::{self, Outcome};
-use crate::auth::Credential;
 use crate::ops::Ctx;
 use crate::server::AppState;
 use rmcp::model::{
@@ -34,9 +33,9 @@ impl AdminServer {
     /// Audit identity: `bridge:<client>` for a bridge key, else the agent header's identity.
     fn identity(ctx: &RequestContext<RoleServer>) -> String {
         match caller(ctx) {
-            Some(c) => match &c.cred {
-                Credential::Bridge(b) => format!("bridge:{}", b.name),
-                _ => c.identity.clone(),
+            Some(c) => match c.cred.as_bridge() {
+                Some(b) => format!("bridge:{}", b.name),
+                None => c.identity.clone(),
             },
             None => "anonymous".into(),
         }

@@ -230,9 +230,10 @@ impl AgentsServer {
 
     fn asker(ctx: &RequestContext<RoleServer>) -> Result<Asker> {
         use crate::auth::Credential;
-        match super::caller(ctx).map(|c| &c.cred) {
-            Some(Credential::Bridge(c)) => Ok(Asker { client: c.name.clone(), admin: false }),
-            Some(Credential::Admin) => Ok(Asker::admin()),
+        let cred = super::caller(ctx).map(|c| &c.cred);
+        match (cred, cred.and_then(Credential::as_bridge)) {
+            (_, Some(c)) => Ok(Asker { client: c.name.clone(), admin: false }),
+            (Some(Credential::Admin), _) => Ok(Asker::admin()),
             _ => Err(Error::forbidden("hal0-agents needs a bridge key or the admin key")),
         }
     }

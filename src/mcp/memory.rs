@@ -395,7 +395,7 @@ fn claim(ctx: &RequestContext<RoleServer>) -> Claim {
     match caller(ctx) {
         Some(c) => {
             let via = match &c.cred {
-                Credential::Bridge(_) => Via::BridgeKey,
+                Credential::Bridge(_) | Credential::Grant(_) => Via::BridgeKey,
                 Credential::Admin => Via::AdminKey,
                 _ => Via::ClientKey,
             };

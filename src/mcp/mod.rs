@@ -54,15 +54,15 @@ pub fn admin_error(e: &Error) -> CallToolResult {
     }))
 }
 
-/// Audit identity of an MCP caller: `bridge:<client>` for a bridge key, else the box key's
+/// Audit identity of an MCP caller: `bridge:<client>` for a bridge key or an OAuth grant, else the box key's
 /// tier and agent header.
 pub fn audit_identity(ctx: &RequestContext<RoleServer>) -> String {
     use crate::auth::Credential;
     match caller(ctx) {
-        Some(c) => match &c.cred {
-            Credential::Bridge(b) => format!("bridge:{}", b.name),
-            Credential::Admin => format!("admin:{}", c.identity),
-            Credential::Client => format!("client:{}", c.identity),
+        Some(c) => match (&c.cred, c.cred.as_bridge()) {
+            (_, Some(b)) => format!("bridge:{}", b.name),
+            (Credential::Admin, _) => format!("admin:{}", c.identity),
+            (Credential::Client, _) => format!("client:{}", c.identity),
             _ => c.identity.clone(),
         },
         None => "anonymous".into(),

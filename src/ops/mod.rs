@@ -15,6 +15,7 @@ pub mod de;
 pub mod doctor;
 pub mod keys;
 pub mod mcp;
+pub mod oauth;
 pub mod relay;
 pub mod routes;
 pub mod runs;

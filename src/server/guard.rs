@@ -64,7 +64,8 @@ fn unauthorized(class: RouteClass, sent: bool) -> Response {
 pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: Next) -> Response {
     let path = req.uri().path().to_string();
     let class = RouteClass::of(&path);
-    let is_mcp = path == "/mcp" || path.starts_with("/mcp/");
+    let oauth_mount = crate::auth::oauth::mount_of_path(&path);
+    let is_mcp = path == "/mcp" || path.starts_with("/mcp/") || oauth_mount.is_some();
 
     match super::hygiene::check_origin(&state, &req) {
         Ok(()) => {}
@@ -73,7 +74,13 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
         }
         Err(super::hygiene::Refusal::Error(e)) => return e.into_response(),
     }
-    if let Some(r) = super::hygiene::no_oauth(&path) {
+    let oauth_on = state.config.oauth.enabled;
+    if (path == "/oauth" || path.starts_with("/oauth/")) && !oauth_on {
+        return crate::auth::oauth::off().into_response();
+    }
+    if !(oauth_on && crate::auth::oauth::is_own_metadata(&path))
+        && let Some(r) = super::hygiene::no_oauth(&path)
+    {
         return r;
     }
     if let Err(e) = super::hygiene::check_media_type(&req) {
@@ -89,7 +96,7 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
     if disabled {
         return super::rest::not_found().await.into_response();
     }
-    if is_mcp && is_mount_root(&path) {
+    if is_mcp && (is_mount_root(&path) || oauth_mount.is_some_and(|m| path.trim_end_matches('/') == format!("/oauth/{m}"))) {
         return super::rest::mount_root().await;
     }
 
@@ -137,6 +144,13 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
         )
         .into_response();
     }
+    // An OAuth mount always wants a credential, auth armed or not (behind a tunnel on the
+    // box, the whole internet is a loopback peer): the challenge starts OAuth discovery.
+    if let Some(m) = oauth_mount
+        && cred == Credential::None
+    {
+        return super::oauth::challenge(&state, m, false, None);
+    }
     // Auth off: anonymous callers are the box itself, or (reads only) whoever the operator
     // let in with allow_unauthenticated.
     if class != RouteClass::Open {
@@ -148,7 +162,32 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
             return e.into_response();
         }
     }
+    // An OAuth token opens only the resource it was issued for (RFC 8707): never a key URL,
+    // never another mount.
+    if let Credential::Grant(g) = &cred
+        && oauth_mount != Some(g.mount.as_str())
+    {
+        let why = format!(
+            "this OAuth token was issued for hal0-{} at /oauth/{}/mcp and opens nothing else",
+            g.mount, g.mount
+        );
+        tracing::info!(path, cred = cred.label(), "refused: a token for another resource");
+        return match oauth_mount {
+            Some(m) => super::oauth::challenge(&state, m, true, Some(&why)),
+            None => Error::unauthorized("auth.token_required", why).into_response(),
+        };
+    }
     let decision = decide(class, &cred, armed);
+    if class == RouteClass::Decide && decision != Decision::Allow && path.starts_with("/oauth/") {
+        tracing::info!(path, cred = cred.label(), "refused: a person consents");
+        let msg = "a person consents, on this consent page signed in to the dashboard (hal0 ui login on the box); \
+                   no key, token or tool can";
+        return if decision == Decision::Unauthorized {
+            Error::unauthorized("oauth.person_required", msg).into_response()
+        } else {
+            Error::forbidden_code("oauth.person_required", msg).into_response()
+        };
+    }
     if class == RouteClass::Decide && decision != Decision::Allow {
         tracing::info!(path, cred = cred.label(), "refused: a person decides");
         let e = if decision == Decision::Unauthorized {
@@ -170,6 +209,9 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
             let mut r = StatusCode::UNAUTHORIZED.into_response();
             r.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
             return r;
+        }
+        Decision::Unauthorized if oauth_mount.is_some() => {
+            return super::oauth::challenge(&state, oauth_mount.unwrap_or_default(), auth.is_some(), None);
         }
         Decision::Unauthorized => return unauthorized(class, auth.is_some()),
         Decision::Forbidden(msg) => {
@@ -198,7 +240,7 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
             }
         });
     }
-    if let Credential::Bridge(c) = &cred
+    if let Some(c) = cred.as_bridge()
         && state.should_touch(&c.name)
     {
         // Off the request path: a slow store must not delay the call.
@@ -304,8 +346,13 @@ fn is_mount_root(path: &str) -> bool {
 pub async fn resolve(state: &Arc<AppState>, auth: Option<String>) -> crate::error::Result<(Credential, bool)> {
     let keys = state.keys.get()?;
     let armed = keys.armed();
-    let stored_key =
-        |a: &str| a.contains(crate::auth::bridge::KEY_PREFIX) || a.contains(crate::registry::consumers::KEY_PREFIX);
+    // Keys kept in the store are resolved off the async threads (an OAuth token too, though
+    // the cache keeps only keys: a token expires on its own).
+    let stored_key = |a: &str| {
+        a.contains(crate::auth::bridge::KEY_PREFIX)
+            || a.contains(crate::registry::consumers::KEY_PREFIX)
+            || a.contains(crate::auth::oauth::ACCESS_PREFIX)
+    };
     let cred = if auth.as_deref().is_some_and(stored_key) {
         let header = auth.unwrap_or_default();
         if let Some(c) = state.key_cache.get(&header) {

@@ -6,6 +6,7 @@ pub mod guard;
 pub mod hygiene;
 pub mod listen;
 mod mcp_service;
+pub mod oauth;
 pub mod relay_ws;
 pub mod request_id;
 pub mod rest;
@@ -144,15 +145,31 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
         app = app.route(path, mr);
     }
 
-    // hal0's own servers: each of `connect::MOUNTS` the configuration enables.
+    // hal0's own servers: each of `connect::MOUNTS` the configuration enables (at its
+    // OAuth URL too, the same server, while OAuth is on).
+    let oauth = state.config.oauth.enabled;
     for m in crate::connect::mounted(&state.config) {
         app = match m.scope {
-            Scope::Agents => mount(app, m, McpService::new(&state, cancel, crate::mcp::agents::AgentsServer::new)),
-            Scope::Memory => mount(app, m, McpService::new(&state, cancel, crate::mcp::memory::MemoryServer::new)),
-            Scope::Admin => mount(app, m, McpService::new(&state, cancel, crate::mcp::admin::AdminServer::new)),
-            Scope::Relay => mount(app, m, McpService::new(&state, cancel, crate::mcp::relay::RelayServer::new))
+            Scope::Agents => mount(app, m, oauth, McpService::new(&state, cancel, crate::mcp::agents::AgentsServer::new)),
+            Scope::Memory => mount(app, m, oauth, McpService::new(&state, cancel, crate::mcp::memory::MemoryServer::new)),
+            Scope::Admin => mount(app, m, oauth, McpService::new(&state, cancel, crate::mcp::admin::AdminServer::new)),
+            Scope::Relay => mount(app, m, false, McpService::new(&state, cancel, crate::mcp::relay::RelayServer::new))
                 .route("/bridge/connect", axum::routing::get(relay_ws::connect)),
         };
+    }
+    if oauth {
+        app = app
+            .route("/.well-known/oauth-authorization-server/oauth", axum::routing::get(oauth::metadata))
+            .route("/.well-known/oauth-protected-resource/oauth/{mount}/mcp", axum::routing::get(oauth::resource_metadata))
+            .route("/oauth/authorize", axum::routing::get(oauth::authorize))
+            .route("/oauth/token", axum::routing::post(oauth::token))
+            .route("/oauth/revoke", axum::routing::post(oauth::revoke))
+            .route("/oauth/register", axum::routing::post(oauth::register))
+            .route("/oauth/register/{id}", axum::routing::get(oauth::registration).delete(oauth::unregister))
+            .route("/oauth/requests/{id}", axum::routing::get(oauth::request))
+            .route("/oauth/requests/{id}/approve", axum::routing::post(oauth::approve))
+            .route("/oauth/requests/{id}/deny", axum::routing::post(oauth::deny))
+            .route("/ui/consent/{id}", axum::routing::get(crate::ui::pages::consent));
     }
     app = app.nest_service("/mcp/proxy/{id}/mcp", mcp_service::ProxyMount::new(&state, cancel));
 
@@ -178,14 +195,23 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
     app
 }
 
-/// Mount an MCP service at `/mcp/<name>/mcp`; the mount root answers 405.
-fn mount<S>(app: Router<Arc<AppState>>, m: &crate::connect::Mount, svc: S) -> Router<Arc<AppState>>
+/// Mount an MCP service at `/mcp/<name>/mcp` (and at `/oauth/<name>/mcp` with `oauth`, for
+/// a mount OAuth serves); the mount roots answer 405.
+fn mount<S>(app: Router<Arc<AppState>>, m: &crate::connect::Mount, oauth: bool, svc: S) -> Router<Arc<AppState>>
 where
     S: tower_service::Service<axum::extract::Request, Error = std::convert::Infallible> + Clone + Send + Sync + 'static,
     S::Response: axum::response::IntoResponse,
     S::Future: Send + 'static,
 {
     let root = m.root();
+    let mut app = app;
+    if oauth && crate::auth::oauth::mount_scope(m.name).is_some() {
+        let own = format!("{}/{}", crate::auth::oauth::ISSUER_PATH, m.name);
+        app = app
+            .route(&own, any(rest::mount_root))
+            .route(&format!("{own}/"), any(rest::mount_root))
+            .nest_service(&format!("{own}/mcp"), svc.clone());
+    }
     app.route(&root, any(rest::mount_root))
         .route(&format!("{root}/"), any(rest::mount_root))
         .nest_service(&format!("{root}/mcp"), svc)

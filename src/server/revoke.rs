@@ -43,6 +43,7 @@ pub fn spawn_watcher(api_env: PathBuf, store: Store, cancel: CancellationToken) 
 fn same(a: &Credential, b: &Credential) -> bool {
     match (a, b) {
         (Credential::Bridge(x), Credential::Bridge(y)) => x.name == y.name && x.scopes == y.scopes,
+        (Credential::Grant(x), Credential::Grant(y)) => x.id == y.id && x.scopes == y.scopes,
         (Credential::Consumer(x), Credential::Consumer(y)) => x.server == y.server && x.name == y.name,
         _ => a == b,
     }

@@ -293,6 +293,62 @@ pub const MIGRATIONS: &[&str] = &[
         ended_at     TEXT,
         user_agent   TEXT NOT NULL DEFAULT ''
     );",
+    // 11: OAuth 2.1 in. Clients that registered (DCR) or were added at the shell; the
+    // authorization requests a person approves or denies (the code a decision issues is
+    // stored as its sha256); the grants a decision made, each bound to one mount and tied
+    // to a bridge client; the access and refresh tokens of a grant (sha256 only). A bridge
+    // client says where it came from (`origin`: empty for a key, `oauth:<client_id>`).
+    "CREATE TABLE oauth_clients (
+        client_id           TEXT PRIMARY KEY,
+        name                TEXT NOT NULL,
+        redirect_uris       TEXT NOT NULL,
+        kind                TEXT NOT NULL,
+        auth_method         TEXT NOT NULL,
+        secret_sha256       TEXT,
+        registration_sha256 TEXT,
+        created_at          TEXT NOT NULL,
+        created_by          TEXT NOT NULL,
+        removed_at          TEXT
+    ) WITHOUT ROWID;
+    CREATE TABLE oauth_requests (
+        id             TEXT PRIMARY KEY,
+        client_id      TEXT NOT NULL REFERENCES oauth_clients(client_id),
+        redirect_uri   TEXT NOT NULL,
+        state          TEXT,
+        code_challenge TEXT NOT NULL,
+        mount          TEXT NOT NULL,
+        scopes         TEXT NOT NULL,
+        created_at     TEXT NOT NULL,
+        expires_at     TEXT NOT NULL,
+        decision       TEXT,
+        decided_at     TEXT,
+        decided_by     TEXT,
+        granted        TEXT,
+        code_sha256    TEXT UNIQUE,
+        code_used_at   TEXT,
+        grant_id       TEXT
+    ) WITHOUT ROWID;
+    CREATE TABLE oauth_grants (
+        id            TEXT PRIMARY KEY,
+        client_id     TEXT NOT NULL REFERENCES oauth_clients(client_id),
+        bridge_client TEXT NOT NULL REFERENCES bridge_clients(name),
+        mount         TEXT NOT NULL,
+        scopes        TEXT NOT NULL,
+        created_at    TEXT NOT NULL,
+        revoked_at    TEXT,
+        revoked_why   TEXT
+    ) WITHOUT ROWID;
+    CREATE INDEX oauth_grants_bridge ON oauth_grants(bridge_client);
+    CREATE TABLE oauth_tokens (
+        token_sha256 TEXT PRIMARY KEY,
+        grant_id     TEXT NOT NULL REFERENCES oauth_grants(id),
+        kind         TEXT NOT NULL,
+        created_at   TEXT NOT NULL,
+        expires_at   TEXT NOT NULL,
+        spent_at     TEXT
+    ) WITHOUT ROWID;
+    CREATE INDEX oauth_tokens_grant ON oauth_tokens(grant_id);
+    ALTER TABLE bridge_clients ADD COLUMN origin TEXT NOT NULL DEFAULT '';",
 ];
 
 pub fn current_version(conn: &Connection) -> Result<i64> {

@@ -86,6 +86,41 @@ fn sign_in_first() -> Response {
     refusal(StatusCode::UNAUTHORIZED, "ui.session_required", SIGN_IN)
 }
 
+/// A page that says what went wrong and what to do, with its code (the OAuth front's
+/// refusals too).
+pub fn refusal_page(status: StatusCode, code: &str, message: &str) -> Response {
+    refusal(status, code, message)
+}
+
+/// `GET /ui/consent/{id}`: the page where a person reads an OAuth client's request and
+/// approves or denies it. The request is read by the page's own same-origin request (the
+/// browser arrived from the client's site, so the strict session cookie was not sent with
+/// this navigation); without a session it says how to sign in and carries on by itself once
+/// the person has.
+pub async fn consent(axum::extract::Path(id): axum::extract::Path<String>) -> Response {
+    let id_ok = id.starts_with("oar_") && id.len() <= 40 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if !id_ok {
+        return refusal(StatusCode::NOT_FOUND, "oauth.request_unknown", "no such authorization request");
+    }
+    let body = format!(
+        "<main class=\"narrow\" id=\"consent\" data-request=\"{id}\"><h1>Connect an app to hal0?</h1>\
+         <p id=\"error\" class=\"err\" role=\"alert\" hidden></p>\
+         <section id=\"signin\" hidden><p>{}</p><p class=\"meta\">This page goes on by itself once you are signed in \
+         (open the link in this browser).</p></section>\
+         <section id=\"ask\" hidden><p><strong id=\"client\"></strong> <span class=\"meta\">(the name the app gave \
+         itself; hal0 cannot check it)</span> asks to use <strong id=\"server\"></strong> on this box as you.</p>\
+         <dl><dt>Sends you back to</dt><dd><code id=\"to\"></code></dd><dt>Client id</dt><dd><code id=\"cid\"></code></dd>\
+         <dt>Resource</dt><dd><code id=\"resource\"></code></dd><dt>Request expires</dt><dd id=\"expires\"></dd></dl>\
+         <fieldset id=\"scopes\"><legend>What it may do</legend></fieldset>\
+         <p class=\"meta\">Approving makes a bridge client for this app (hal0 bridge list shows it; \
+         hal0 bridge revoke ends every token it holds).</p>\
+         <p><button id=\"approve\" type=\"button\">Approve</button> <button id=\"deny\" type=\"button\">Deny</button></p>\
+         </section><p id=\"done\" hidden></p></main>",
+        escape(SIGN_IN)
+    );
+    Html(page("Connect an app", "", &body, &["consent.js"])).into_response()
+}
+
 /// A page that says what went wrong and what to do, with its code.
 fn refusal(status: StatusCode, code: &str, message: &str) -> Response {
     let body = format!(
@@ -271,6 +306,7 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("clients.js", JS, include_str!("assets/clients.js")),
     ("activity.js", JS, include_str!("assets/activity.js")),
     ("health.js", JS, include_str!("assets/health.js")),
+    ("consent.js", JS, include_str!("assets/consent.js")),
 ];
 const JS: &str = "text/javascript; charset=utf-8";
 
