@@ -598,9 +598,8 @@ fn check_issuer(public_url: Option<&str>) -> std::result::Result<(), &'static st
     if u.starts_with("https://") {
         return Ok(());
     }
-    let loopback = url_host(u).is_some_and(|h| {
-        h == "localhost" || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
-    });
+    let loopback =
+        url_host(u).is_some_and(|h| h == "localhost" || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback()));
     if loopback {
         Ok(())
     } else {

@@ -81,7 +81,11 @@ pub fn run(ctx: &Ctx, cmd: OauthCmd) -> Result<()> {
             println!("the box's consent page, signed in with `hal0 ui login`.");
             println!();
             for m in v["mounts"].as_array().into_iter().flatten() {
-                println!("  {:<12} {}", safe(m["server"].as_str().unwrap_or("")), safe(m["url"].as_str().unwrap_or("")));
+                println!(
+                    "  {:<12} {}",
+                    safe(m["server"].as_str().unwrap_or("")),
+                    safe(m["url"].as_str().unwrap_or(""))
+                );
             }
             println!();
             println!("Issuer: {}", safe(v["issuer"].as_str().unwrap_or("")));
@@ -163,16 +167,13 @@ pub fn run(ctx: &Ctx, cmd: OauthCmd) -> Result<()> {
                         g.scopes.clone(),
                         g.bridge_client.clone(),
                         g.created_at.clone(),
-                        g.revoked_at.clone().map_or("no".into(), |at| {
-                            format!("{at} ({})", g.revoked_why.clone().unwrap_or_default())
-                        }),
+                        g.revoked_at
+                            .clone()
+                            .map_or("no".into(), |at| format!("{at} ({})", g.revoked_why.clone().unwrap_or_default())),
                     ]
                 })
                 .collect();
-            println!(
-                "{}",
-                table(&["GRANT", "CLIENT", "SERVER", "SCOPES", "BRIDGE CLIENT", "CREATED", "ENDED"], rows)
-            );
+            println!("{}", table(&["GRANT", "CLIENT", "SERVER", "SCOPES", "BRIDGE CLIENT", "CREATED", "ENDED"], rows));
             Ok(())
         }
         OauthCmd::Revoke { grant, json } => {

@@ -143,11 +143,7 @@ pub async fn end_grant(ctx: &Ctx, id: String) -> Result<()> {
 /// Check an authorization request and keep it for a person; the id of the consent page.
 pub async fn begin(ctx: &Ctx, q: AuthorizeQuery) -> std::result::Result<String, Refusal> {
     let i = issuer(ctx).map_err(|error| Refusal { error, back: None })?;
-    ctx.svc
-        .store
-        .call(move |s| Ok(grants::begin(s, &i, &q)))
-        .await
-        .map_err(|error| Refusal { error, back: None })?
+    ctx.svc.store.call(move |s| Ok(grants::begin(s, &i, &q))).await.map_err(|error| Refusal { error, back: None })?
 }
 
 /// A request as the consent page shows it.

@@ -113,7 +113,12 @@ pub const TOKENS: &[Token] = &[
     own("hal0-oauth-access-token", "hal0at_", "hal0 OAuth access token", "src/auth/oauth/mod.rs"),
     own("hal0-oauth-refresh-token", "hal0rt_", "hal0 OAuth refresh token", "src/auth/oauth/mod.rs"),
     own("hal0-oauth-code", "hal0ac_", "hal0 OAuth authorization code", "src/auth/oauth/mod.rs"),
-    own("hal0-oauth-client-secret", "hal0cs_", "hal0 OAuth client secret or registration token", "src/auth/oauth/mod.rs"),
+    own(
+        "hal0-oauth-client-secret",
+        "hal0cs_",
+        "hal0 OAuth client secret or registration token",
+        "src/auth/oauth/mod.rs",
+    ),
     // Model providers.
     t("huggingface-access-token", "hf_", Word, 20, "Hugging Face access token"),
     t("huggingface-organization-api-token", "api_org_", Word, 20, "Hugging Face organization token"),

@@ -96,7 +96,9 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
     if disabled {
         return super::rest::not_found().await.into_response();
     }
-    if is_mcp && (is_mount_root(&path) || oauth_mount.is_some_and(|m| path.trim_end_matches('/') == format!("/oauth/{m}"))) {
+    if is_mcp
+        && (is_mount_root(&path) || oauth_mount.is_some_and(|m| path.trim_end_matches('/') == format!("/oauth/{m}")))
+    {
         return super::rest::mount_root().await;
     }
 

@@ -150,8 +150,12 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
     let oauth = state.config.oauth.enabled;
     for m in crate::connect::mounted(&state.config) {
         app = match m.scope {
-            Scope::Agents => mount(app, m, oauth, McpService::new(&state, cancel, crate::mcp::agents::AgentsServer::new)),
-            Scope::Memory => mount(app, m, oauth, McpService::new(&state, cancel, crate::mcp::memory::MemoryServer::new)),
+            Scope::Agents => {
+                mount(app, m, oauth, McpService::new(&state, cancel, crate::mcp::agents::AgentsServer::new))
+            }
+            Scope::Memory => {
+                mount(app, m, oauth, McpService::new(&state, cancel, crate::mcp::memory::MemoryServer::new))
+            }
             Scope::Admin => mount(app, m, oauth, McpService::new(&state, cancel, crate::mcp::admin::AdminServer::new)),
             Scope::Relay => mount(app, m, false, McpService::new(&state, cancel, crate::mcp::relay::RelayServer::new))
                 .route("/bridge/connect", axum::routing::get(relay_ws::connect)),
@@ -160,7 +164,10 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
     if oauth {
         app = app
             .route("/.well-known/oauth-authorization-server/oauth", axum::routing::get(oauth::metadata))
-            .route("/.well-known/oauth-protected-resource/oauth/{mount}/mcp", axum::routing::get(oauth::resource_metadata))
+            .route(
+                "/.well-known/oauth-protected-resource/oauth/{mount}/mcp",
+                axum::routing::get(oauth::resource_metadata),
+            )
             .route("/oauth/authorize", axum::routing::get(oauth::authorize))
             .route("/oauth/token", axum::routing::post(oauth::token))
             .route("/oauth/revoke", axum::routing::post(oauth::revoke))

@@ -89,11 +89,7 @@ fn bearer(headers: &HeaderMap) -> String {
 }
 
 /// `GET /oauth/register/{client_id}` (RFC 7592 read).
-pub async fn registration(
-    State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-) -> Response {
+pub async fn registration(State(state): State<Arc<AppState>>, Path(id): Path<String>, headers: HeaderMap) -> Response {
     match op::registration(&ctx(&state, format!("oauth:{id}")), id, bearer(&headers)).await {
         Ok(v) => json_ok(StatusCode::OK, v),
         Err(e) => oauth_error(&e),
@@ -119,7 +115,10 @@ pub async fn authorize(State(state): State<Arc<AppState>>, Query(q): Query<Autho
             None => crate::ui::pages::refusal_page(
                 StatusCode::BAD_REQUEST,
                 r.error.code,
-                &format!("{} (hal0 sends the browser nowhere: the client's request is not one it can trust)", r.error.message),
+                &format!(
+                    "{} (hal0 sends the browser nowhere: the client's request is not one it can trust)",
+                    r.error.message
+                ),
             ),
         },
     }
@@ -166,7 +165,10 @@ pub async fn approve(
 ) -> Response {
     let d: Decision = match serde_json::from_slice(&body) {
         Ok(d) => d,
-        Err(e) => return Error::invalid("oauth.invalid_request", format!("the decision is not {{\"scopes\": [..]}}: {e}")).into_response(),
+        Err(e) => {
+            return Error::invalid("oauth.invalid_request", format!("the decision is not {{\"scopes\": [..]}}: {e}"))
+                .into_response();
+        }
     };
     match op::approve(&ctx(&state, caller.identity.clone()), id, d.scopes).await {
         Ok(url) => json_ok(StatusCode::OK, json!({"redirect": url})),
@@ -213,13 +215,15 @@ fn form(body: &[u8]) -> std::collections::HashMap<String, String> {
 
 fn form_error(headers: &HeaderMap) -> Option<Error> {
     let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-    (!ct.to_ascii_lowercase().starts_with("application/x-www-form-urlencoded")).then(|| {
-        Error::invalid("oauth.invalid_request", "send the parameters as application/x-www-form-urlencoded")
-    })
+    (!ct.to_ascii_lowercase().starts_with("application/x-www-form-urlencoded"))
+        .then(|| Error::invalid("oauth.invalid_request", "send the parameters as application/x-www-form-urlencoded"))
 }
 
 /// The client's credentials from the header or the form; `None` when both disagree.
-fn client_auth(headers: &HeaderMap, f: &mut std::collections::HashMap<String, String>) -> Result<(String, Option<String>), Error> {
+fn client_auth(
+    headers: &HeaderMap,
+    f: &mut std::collections::HashMap<String, String>,
+) -> Result<(String, Option<String>), Error> {
     let from_form = (f.remove("client_id").unwrap_or_default(), f.remove("client_secret"));
     match basic(headers) {
         Some((id, secret)) if from_form.0.is_empty() || from_form.0 == id => Ok((id, Some(secret))),
@@ -274,7 +278,14 @@ pub async fn revoke(State(state): State<Arc<AppState>>, headers: HeaderMap, body
     if client_id.is_empty() {
         return oauth_error(&Error::invalid("oauth.invalid_request", "client_id is missing"));
     }
-    match op::revoke(&ctx(&state, format!("oauth:{}", crate::auth::oauth::shown(&client_id, 60))), client_id, secret, token).await {
+    match op::revoke(
+        &ctx(&state, format!("oauth:{}", crate::auth::oauth::shown(&client_id, 60))),
+        client_id,
+        secret,
+        token,
+    )
+    .await
+    {
         Ok(()) => json_ok(StatusCode::OK, json!({})),
         Err(e) => oauth_error(&e),
     }
@@ -291,10 +302,15 @@ pub fn challenge(state: &AppState, mount: &str, sent: bool, why: Option<&str>) -
     let message = match (sent, why) {
         (_, Some(w)) => w.to_string(),
         (true, None) => "the token is unknown, expired or revoked: refresh it or authorize again".to_string(),
-        (false, None) => format!("this MCP server takes OAuth: authorize at {} (a person consents on the box's page)", i.issuer()),
+        (false, None) => {
+            format!("this MCP server takes OAuth: authorize at {} (a person consents on the box's page)", i.issuer())
+        }
     };
     if sent {
-        value.push_str(&format!(", error=\"invalid_token\", error_description=\"{}\"", message.replace(['"', '\\'], "'")));
+        value.push_str(&format!(
+            ", error=\"invalid_token\", error_description=\"{}\"",
+            message.replace(['"', '\\'], "'")
+        ));
     }
     let body = json!({"error": {"code": "auth.token_required", "message": message}});
     let mut r = (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();

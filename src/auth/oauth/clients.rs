@@ -64,10 +64,7 @@ fn invalid_metadata(msg: impl Into<String>) -> Error {
 /// loopback address, or an app's own scheme (`cursor://…`); never a scheme a browser runs.
 pub fn check_redirect(uri: &str) -> Result<()> {
     let bad = |why: &str| {
-        Error::invalid(
-            "oauth.invalid_redirect_uri",
-            format!("redirect URI `{}` {why}", super::shown(uri, 200)),
-        )
+        Error::invalid("oauth.invalid_redirect_uri", format!("redirect URI `{}` {why}", super::shown(uri, 200)))
     };
     if uri.len() > MAX_URI || uri.chars().any(|c| c.is_control() || c.is_whitespace()) {
         return Err(bad("is too long or holds whitespace or control characters"));
@@ -335,13 +332,28 @@ mod tests {
 
     #[test]
     fn redirects_a_browser_could_run_or_leak_are_refused() {
-        for good in ["https://claude.ai/api/mcp/auth_callback", "http://127.0.0.1:5000/cb", "http://localhost/cb",
-                     "http://[::1]:9/cb", "cursor://anysphere.cursor-retrieval/oauth/callback"] {
+        for good in [
+            "https://claude.ai/api/mcp/auth_callback",
+            "http://127.0.0.1:5000/cb",
+            "http://localhost/cb",
+            "http://[::1]:9/cb",
+            "cursor://anysphere.cursor-retrieval/oauth/callback",
+        ] {
             check_redirect(good).unwrap_or_else(|e| panic!("{good}: {}", e.message));
         }
-        for bad in ["javascript:alert(1)", "JavaScript:alert(1)", "data:text/html,x", "file:///etc/passwd",
-                    "http://evil.example/cb", "http://192.168.1.2/cb", "https://a.example/cb#frag", "/relative",
-                    "https://user:pw@a.example/cb", "https://a.example/ cb", "https://"] {
+        for bad in [
+            "javascript:alert(1)",
+            "JavaScript:alert(1)",
+            "data:text/html,x",
+            "file:///etc/passwd",
+            "http://evil.example/cb",
+            "http://192.168.1.2/cb",
+            "https://a.example/cb#frag",
+            "/relative",
+            "https://user:pw@a.example/cb",
+            "https://a.example/ cb",
+            "https://",
+        ] {
             let e = check_redirect(bad).expect_err(bad);
             assert_eq!(e.code, "oauth.invalid_redirect_uri", "{bad}");
         }
@@ -372,7 +384,9 @@ mod tests {
         assert_eq!(authenticate(&s, &conf.client.client_id, Some("x")).err().unwrap().code, "oauth.invalid_client");
         authenticate(&s, &conf.client.client_id, Some(&secret)).unwrap();
         let stored: String = s
-            .with(|c| Ok(c.query_row("SELECT secret_sha256 FROM oauth_clients WHERE kind='operator'", [], |r| r.get(0))?))
+            .with(|c| {
+                Ok(c.query_row("SELECT secret_sha256 FROM oauth_clients WHERE kind='operator'", [], |r| r.get(0))?)
+            })
             .unwrap();
         assert_eq!(stored, sha256_hex(&secret));
 

@@ -147,9 +147,18 @@ fn redirect_with(uri: &str, pairs: &[(&str, &str)]) -> String {
 pub fn error_name(code: &str) -> &str {
     match code.strip_prefix("oauth.") {
         Some(
-            n @ ("invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client"
-            | "unsupported_grant_type" | "invalid_scope" | "access_denied" | "unsupported_response_type"
-            | "invalid_target" | "invalid_redirect_uri" | "invalid_client_metadata" | "invalid_token"),
+            n @ ("invalid_request"
+            | "invalid_client"
+            | "invalid_grant"
+            | "unauthorized_client"
+            | "unsupported_grant_type"
+            | "invalid_scope"
+            | "access_denied"
+            | "unsupported_response_type"
+            | "invalid_target"
+            | "invalid_redirect_uri"
+            | "invalid_client_metadata"
+            | "invalid_token"),
         ) => n,
         _ if code == "oauth.too_many_clients" || code == "oauth.too_many_requests" => "temporarily_unavailable",
         _ => "server_error",
@@ -237,8 +246,7 @@ pub fn begin(store: &Store, issuer: &Issuer, q: &AuthorizeQuery) -> std::result:
             ))
         })?,
         None => {
-            let mounts: Vec<&str> =
-                super::MOUNTS.iter().filter(|(_, s)| asked.contains(s)).map(|(m, _)| *m).collect();
+            let mounts: Vec<&str> = super::MOUNTS.iter().filter(|(_, s)| asked.contains(s)).map(|(m, _)| *m).collect();
             match mounts.as_slice() {
                 [one] => *one,
                 _ => {
@@ -305,9 +313,8 @@ struct Row {
 }
 
 fn request_row(store: &Store, id: &str) -> Result<Row> {
-    let unknown = || {
-        Error::not_found("oauth.request_unknown", "no such authorization request: start again from the client")
-    };
+    let unknown =
+        || Error::not_found("oauth.request_unknown", "no such authorization request: start again from the client");
     if !id.starts_with("oar_") || id.len() > 40 {
         return Err(unknown());
     }
@@ -378,11 +385,10 @@ fn decide(
     let t = stamp(now());
     store.with(|c| {
         let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let (decision, expires): (Option<String>, String) = tx.query_row(
-            "SELECT decision, expires_at FROM oauth_requests WHERE id = ?1",
-            [id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?;
+        let (decision, expires): (Option<String>, String) =
+            tx.query_row("SELECT decision, expires_at FROM oauth_requests WHERE id = ?1", [id], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
         if let Some(d) = decision {
             return Err(Error::conflict(
                 "oauth.request_decided",
@@ -405,11 +411,9 @@ fn decide(
 fn bridge_client_for(tx: &rusqlite::Connection, client: &Client, scopes: &BTreeSet<Scope>, by: &str) -> Result<String> {
     let origin = format!("oauth:{}", client.client_id);
     let live: Option<(String, String)> = tx
-        .query_row(
-            "SELECT name, scopes FROM bridge_clients WHERE origin = ?1 AND revoked_at IS NULL",
-            [&origin],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
+        .query_row("SELECT name, scopes FROM bridge_clients WHERE origin = ?1 AND revoked_at IS NULL", [&origin], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
         .optional()?;
     if let Some((name, held)) = live {
         let mut all = scopes_of(&held);
@@ -773,7 +777,13 @@ pub fn lookup_access(store: &Store, token: &str) -> Result<Option<Grant>> {
                 // The grant acts as its bridge client with the grant's own scopes.
                 let mut b = bridge::from_row_at(r, 4)?;
                 b.scopes = scopes_of(&scopes);
-                Ok(Grant { id: r.get(0)?, client_id: r.get(1)?, mount: r.get(2)?, scopes: scopes_of(&scopes), bridge: b })
+                Ok(Grant {
+                    id: r.get(0)?,
+                    client_id: r.get(1)?,
+                    mount: r.get(2)?,
+                    scopes: scopes_of(&scopes),
+                    bridge: b,
+                })
             })
             .optional()?)
     })

@@ -97,9 +97,14 @@ fn a_person_approves_and_the_code_buys_tokens_for_one_mount() {
     assert_eq!(g.scopes, BTreeSet::from([Scope::Memory]));
     assert_eq!(g.bridge.origin, format!("oauth:{}", w.client.client_id));
     // Only hashes are stored.
-    let stored: i64 = w
-        .s
-        .with(|c| Ok(c.query_row("SELECT count(*) FROM oauth_tokens WHERE token_sha256 = ?1", [sha256_hex(&t.access_token)], |r| r.get(0))?))
+    let stored: i64 =
+        w.s.with(|c| {
+            Ok(c.query_row(
+                "SELECT count(*) FROM oauth_tokens WHERE token_sha256 = ?1",
+                [sha256_hex(&t.access_token)],
+                |r| r.get(0),
+            )?)
+        })
         .unwrap();
     assert_eq!(stored, 1);
 
@@ -118,12 +123,18 @@ fn requests_without_pkce_s256_or_a_known_resource_go_back_with_an_error() {
         (r.error.code, r.back)
     };
     for (f, code) in [
-        (&(|q: &mut AuthorizeQuery| q.code_challenge_method = None) as &dyn Fn(&mut AuthorizeQuery), "oauth.invalid_request"),
+        (
+            &(|q: &mut AuthorizeQuery| q.code_challenge_method = None) as &dyn Fn(&mut AuthorizeQuery),
+            "oauth.invalid_request",
+        ),
         (&|q: &mut AuthorizeQuery| q.code_challenge_method = Some("plain".into()), "oauth.invalid_request"),
         (&|q: &mut AuthorizeQuery| q.code_challenge = Some("short".into()), "oauth.invalid_request"),
         (&|q: &mut AuthorizeQuery| q.response_type = Some("token".into()), "oauth.unsupported_response_type"),
         (&|q: &mut AuthorizeQuery| q.scope = Some("root".into()), "oauth.invalid_scope"),
-        (&|q: &mut AuthorizeQuery| q.resource = Some("https://other.example/oauth/memory/mcp".into()), "oauth.invalid_target"),
+        (
+            &|q: &mut AuthorizeQuery| q.resource = Some("https://other.example/oauth/memory/mcp".into()),
+            "oauth.invalid_target",
+        ),
     ] {
         let (c, back) = refused(f);
         assert_eq!(c, code);
@@ -132,8 +143,14 @@ fn requests_without_pkce_s256_or_a_known_resource_go_back_with_an_error() {
     }
     // An unknown client or a redirect it did not register: the browser goes nowhere.
     for (f, code) in [
-        (&(|q: &mut AuthorizeQuery| q.client_id = Some("oc_nobody".into())) as &dyn Fn(&mut AuthorizeQuery), "oauth.invalid_client"),
-        (&|q: &mut AuthorizeQuery| q.redirect_uri = Some("https://evil.example/cb".into()), "oauth.invalid_redirect_uri"),
+        (
+            &(|q: &mut AuthorizeQuery| q.client_id = Some("oc_nobody".into())) as &dyn Fn(&mut AuthorizeQuery),
+            "oauth.invalid_client",
+        ),
+        (
+            &|q: &mut AuthorizeQuery| q.redirect_uri = Some("https://evil.example/cb".into()),
+            "oauth.invalid_redirect_uri",
+        ),
         (&|q: &mut AuthorizeQuery| q.client_id = None, "oauth.invalid_request"),
     ] {
         let (c, back) = refused(f);

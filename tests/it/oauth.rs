@@ -1,0 +1,437 @@
+//! OAuth 2.1 in, against a real `hal0 serve`: discovery from the 401 of an OAuth mount
+//! (RFC 9728 → RFC 8414), dynamic registration, the authorize endpoint, a person's consent
+//! (a dashboard session; no key can consent), the code exchange with PKCE S256, tokens
+//! that open only their own resource, rotating refresh tokens (reuse ends the grant),
+//! revocation, and `hal0 bridge revoke` ending every token; each bad input refused with
+//! OAuth's error and nothing issued. Then the official Python MCP SDK's OAuth client goes
+//! from nothing to tool calls with one consent given in headless Chromium.
+
+use crate::dashboard::{WAIT, browser, link, on, sign_in};
+use crate::support::*;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+
+const VERIFIER: &str = "the-pkce-verifier-of-this-test-0123456789-abcdefghijklmnop";
+/// base64url(sha256(VERIFIER)), no padding.
+fn challenge() -> String {
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import base64,hashlib,sys;print(base64.urlsafe_b64encode(hashlib.sha256(sys.argv[1].encode()).digest()).decode().rstrip('='))",
+            VERIFIER,
+        ])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// A box with OAuth on and auth armed, its public URL the loopback port it serves on.
+fn oauth_box() -> (Env, Server) {
+    let env = Env::new();
+    env.ok(&["auth", "rotate", "admin", "--yes"]);
+    for _ in 0..3 {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        env.ok(&["config", "set", "network.bind", &format!("127.0.0.1:{port}")]);
+        env.ok(&["config", "set", "network.public_url", &format!("http://127.0.0.1:{port}")]);
+        env.ok(&["config", "set", "oauth.enabled", "true"]);
+        if let Some(s) = serve_on(&env, port) {
+            return (env, s);
+        }
+    }
+    panic!("hal0 serve did not start");
+}
+
+fn http() -> reqwest::Client {
+    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap()
+}
+
+async fn register(s: &Server, body: Value) -> reqwest::Response {
+    http().post(s.url("/oauth/register")).json(&body).send().await.unwrap()
+}
+
+fn authorize_url(s: &Server, client_id: &str, extra: &[(&str, &str)]) -> String {
+    let mut u = url::Url::parse(&s.url("/oauth/authorize")).unwrap();
+    {
+        let mut q = u.query_pairs_mut();
+        let c = challenge();
+        let resource = s.url("/oauth/memory/mcp");
+        let mut base: Vec<(&str, &str)> = vec![
+            ("response_type", "code"),
+            ("client_id", client_id),
+            ("redirect_uri", "http://127.0.0.1:9/callback"),
+            ("state", "s-1"),
+            ("code_challenge", &c),
+            ("code_challenge_method", "S256"),
+            ("resource", &resource),
+        ];
+        for (k, v) in extra {
+            base.retain(|(bk, _)| bk != k);
+            if !v.is_empty() {
+                base.push((k, v));
+            }
+        }
+        for (k, v) in base {
+            q.append_pair(k, v);
+        }
+    }
+    u.to_string()
+}
+
+fn param(url: &str, name: &str) -> Option<String> {
+    url::Url::parse(url).unwrap().query_pairs().find(|(k, _)| k == name).map(|(_, v)| v.into_owned())
+}
+
+/// Authorize, and have the signed-in person approve: the code.
+async fn consent(s: &Server, client_id: &str, cookie: &str, csrf: &str) -> String {
+    let r = http().get(authorize_url(s, client_id, &[])).send().await.unwrap();
+    assert_eq!(r.status(), 303);
+    let page = r.headers()["location"].to_str().unwrap().to_string();
+    let id = page.strip_prefix("/ui/consent/").unwrap().to_string();
+    let r = http()
+        .post(s.url(&format!("/oauth/requests/{id}/approve")))
+        .header("cookie", cookie)
+        .header("x-csrf-token", csrf)
+        .json(&json!({"scopes": ["memory"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let back = r.json::<Value>().await.unwrap()["redirect"].as_str().unwrap().to_string();
+    param(&back, "code").unwrap()
+}
+
+/// POST `pairs` as `application/x-www-form-urlencoded`, as OAuth clients send them.
+async fn post_form(s: &Server, path: &str, pairs: &[(&str, &str)]) -> reqwest::Response {
+    let body = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish();
+    http()
+        .post(s.url(path))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn token(s: &Server, form: &[(&str, &str)]) -> (u16, Value) {
+    let r = post_form(s, "/oauth/token", form).await;
+    (r.status().as_u16(), r.json().await.unwrap())
+}
+
+async fn status_with(s: &Server, path: &str, bearer: &str) -> (u16, String) {
+    let r = mcp_post(&http(), &s.url(path), Some(bearer), &initialize_body()).send().await.unwrap();
+    let h = r.headers().get("www-authenticate").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+    (r.status().as_u16(), h)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oauth_client_goes_from_a_401_to_a_tool_call_with_one_consent_and_bad_input_gets_nothing() {
+    let (env, s) = oauth_box();
+    let h = http();
+
+    // Discovery starts at the OAuth mount's 401; the key URL never mentions OAuth.
+    let r = mcp_post(&h, &s.url("/oauth/memory/mcp"), None, &initialize_body()).send().await.unwrap();
+    let www = r.headers()["www-authenticate"].to_str().unwrap().to_string();
+    let prm_url = s.url("/.well-known/oauth-protected-resource/oauth/memory/mcp");
+    assert!(www.contains(&format!("resource_metadata=\"{prm_url}\"")) && www.contains("scope=\"memory\""), "{www}");
+    let r = mcp_post(&h, &s.url("/mcp/memory/mcp"), None, &initialize_body()).send().await.unwrap();
+    assert_eq!(r.status(), 401);
+    assert!(!r.headers()["www-authenticate"].to_str().unwrap().contains("resource_metadata"));
+    assert_eq!(h.get(s.url("/.well-known/oauth-authorization-server")).send().await.unwrap().status(), 404);
+    assert_eq!(
+        h.get(s.url("/.well-known/oauth-protected-resource/mcp/memory/mcp")).send().await.unwrap().status(),
+        404
+    );
+
+    let prm: Value = h.get(&prm_url).send().await.unwrap().json().await.unwrap();
+    assert_eq!(prm["resource"], s.url("/oauth/memory/mcp"));
+    assert_eq!(prm["authorization_servers"], json!([s.url("/oauth")]));
+    let meta: Value =
+        h.get(s.url("/.well-known/oauth-authorization-server/oauth")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(meta["issuer"], s.url("/oauth"));
+    assert_eq!(meta["code_challenge_methods_supported"], json!(["S256"]));
+    assert_eq!(meta["registration_endpoint"], s.url("/oauth/register"));
+
+    // Registration: a redirect a browser would run, or no JSON, is refused.
+    let r = register(&s, json!({"redirect_uris": ["javascript:alert(1)"], "client_name": "x"})).await;
+    assert_eq!(r.status(), 400);
+    assert_eq!(r.json::<Value>().await.unwrap()["error"], "invalid_redirect_uri");
+    let r = h.post(s.url("/oauth/register")).header("content-type", "application/json").body("{").send().await.unwrap();
+    assert_eq!(
+        (r.status().as_u16(), r.json::<Value>().await.unwrap()["error"].clone()),
+        (400, json!("invalid_client_metadata"))
+    );
+    let r = register(
+        &s,
+        json!({"redirect_uris": ["http://127.0.0.1:9/callback"], "client_name": "Test <App>", "token_endpoint_auth_method": "none"}),
+    )
+    .await;
+    assert_eq!(r.status(), 201);
+    let reg: Value = r.json().await.unwrap();
+    let client_id = reg["client_id"].as_str().unwrap().to_string();
+    assert!(reg.get("client_secret").is_none());
+    let reg_uri = reg["registration_client_uri"].as_str().unwrap();
+    let reg_token = reg["registration_access_token"].as_str().unwrap();
+    let r = h.get(reg_uri).bearer_auth(reg_token).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(h.get(reg_uri).bearer_auth("hal0cs_wrong").send().await.unwrap().status(), 401);
+
+    // Authorize: an unknown client or a redirect it did not register gets a page, not a redirect.
+    let r = h.get(authorize_url(&s, "oc_nobody", &[])).send().await.unwrap();
+    assert_eq!(r.status(), 400);
+    assert!(r.text().await.unwrap().contains("oauth.invalid_client"));
+    let r = h.get(authorize_url(&s, &client_id, &[("redirect_uri", "https://evil.example/cb")])).send().await.unwrap();
+    assert_eq!(r.status(), 400);
+    assert!(r.text().await.unwrap().contains("oauth.invalid_redirect_uri"));
+    // Missing or `plain` PKCE goes back to the client with an error.
+    for extra in [[("code_challenge_method", "plain")], [("code_challenge_method", "")]] {
+        let r = h.get(authorize_url(&s, &client_id, &extra)).send().await.unwrap();
+        assert_eq!(r.status(), 303);
+        let to = r.headers()["location"].to_str().unwrap();
+        assert!(to.starts_with("http://127.0.0.1:9/callback?error=invalid_request"), "{to}");
+        assert_eq!(param(to, "state").as_deref(), Some("s-1"));
+        assert_eq!(param(to, "iss"), Some(s.url("/oauth")));
+    }
+
+    // A good request waits for a person on the consent page.
+    let r = h.get(authorize_url(&s, &client_id, &[])).send().await.unwrap();
+    assert_eq!(r.status(), 303);
+    let id = r.headers()["location"].to_str().unwrap().strip_prefix("/ui/consent/").unwrap().to_string();
+    let v: Value = h.get(s.url(&format!("/oauth/requests/{id}"))).send().await.unwrap().json().await.unwrap();
+    assert_eq!((v["signed_in"].clone(), v["request"]["client_name"].clone()), (json!(false), json!("Test <App>")));
+    assert!(v["csrf"].is_null());
+
+    // Consent by anything but a person is refused: no credential, a bridge key, the admin key.
+    let approve = s.url(&format!("/oauth/requests/{id}/approve"));
+    let bridge = env.bridge_key("ci", &["agents", "memory", "admin"]);
+    let admin = std::fs::read_to_string(env.config_dir().join("api.env"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("HAL0_ADMIN_KEY=").map(str::to_string))
+        .unwrap();
+    for (bearer, status) in [(None, 401), (Some(bridge.as_str()), 403), (Some(admin.as_str()), 403)] {
+        let mut r = h.post(&approve).json(&json!({"scopes": ["memory"]}));
+        if let Some(b) = bearer {
+            r = r.bearer_auth(b);
+        }
+        let r = r.send().await.unwrap();
+        assert_eq!(r.status(), status);
+        assert!(r.text().await.unwrap().contains("oauth.person_required"));
+    }
+    let (cookie, csrf) = sign_in(&s, &on(&s, &link(&env))).await;
+    let r = h.post(&approve).header("cookie", &cookie).json(&json!({"scopes": ["memory"]})).send().await.unwrap();
+    assert_eq!(r.status(), 403, "no CSRF token");
+    let v: Value = h
+        .get(s.url(&format!("/oauth/requests/{id}")))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(v["signed_in"], true);
+    assert_eq!(v["csrf"], csrf.as_str());
+    let r = h
+        .post(&approve)
+        .header("cookie", &cookie)
+        .header("x-csrf-token", &csrf)
+        .json(&json!({"scopes": ["memory"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let back = r.json::<Value>().await.unwrap()["redirect"].as_str().unwrap().to_string();
+    assert_eq!((param(&back, "state"), param(&back, "iss")), (Some("s-1".into()), Some(s.url("/oauth"))));
+    let code = param(&back, "code").unwrap();
+
+    // The code: a wrong verifier or another redirect URI is refused and spends nothing.
+    let bad_verifier = "x".repeat(50);
+    let form = |code: &str, verifier: &str, redirect: &str| {
+        vec![
+            ("grant_type", "authorization_code".to_string()),
+            ("code", code.to_string()),
+            ("client_id", client_id.clone()),
+            ("redirect_uri", redirect.to_string()),
+            ("code_verifier", verifier.to_string()),
+        ]
+    };
+    let send = |f: Vec<(&'static str, String)>| {
+        let s = &s;
+        async move {
+            let f: Vec<(&str, &str)> = f.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            token(s, &f).await
+        }
+    };
+    let (st, v) = send(form(&code, &bad_verifier, "http://127.0.0.1:9/callback")).await;
+    assert_eq!((st, v["error"].clone()), (400, json!("invalid_grant")));
+    let (st, v) = send(form(&code, VERIFIER, "http://127.0.0.1:9/other")).await;
+    assert_eq!((st, v["error"].clone()), (400, json!("invalid_grant")));
+    let (st, v) = send(vec![("grant_type", "password".into()), ("client_id", client_id.clone())]).await;
+    assert_eq!((st, v["error"].clone()), (400, json!("unsupported_grant_type")));
+    let (st, v) = send(form(&code, VERIFIER, "http://127.0.0.1:9/callback")).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!((v["token_type"].clone(), v["scope"].clone()), (json!("Bearer"), json!("memory")));
+    let access = v["access_token"].as_str().unwrap().to_string();
+    let refresh = v["refresh_token"].as_str().unwrap().to_string();
+
+    // The token opens its own resource only.
+    assert_eq!(status_with(&s, "/oauth/memory/mcp", &access).await.0, 200);
+    assert_eq!(status_with(&s, "/mcp/memory/mcp", &access).await.0, 401);
+    let (st, www) = status_with(&s, "/oauth/admin/mcp", &access).await;
+    assert!(st == 401 && www.contains("error=\"invalid_token\""), "{st} {www}");
+    assert_eq!(h.get(s.url("/api/status")).bearer_auth(&access).send().await.unwrap().status(), 401);
+
+    // The code again: refused, and the grant it bought ends.
+    let (st, v) = send(form(&code, VERIFIER, "http://127.0.0.1:9/callback")).await;
+    assert_eq!((st, v["error"].clone()), (400, json!("invalid_grant")));
+    assert_eq!(status_with(&s, "/oauth/memory/mcp", &access).await.0, 401);
+    let (st, _) = send(vec![
+        ("grant_type", "refresh_token".into()),
+        ("refresh_token", refresh.clone()),
+        ("client_id", client_id.clone()),
+    ])
+    .await;
+    assert_eq!(st, 400, "the grant's refresh token ended with it");
+
+    // A new consent; refresh rotates; the spent refresh token again ends the grant.
+    let code = consent(&s, &client_id, &cookie, &csrf).await;
+    let (_, v) = send(form(&code, VERIFIER, "http://127.0.0.1:9/callback")).await;
+    let (a1, r1) = (v["access_token"].as_str().unwrap().to_string(), v["refresh_token"].as_str().unwrap().to_string());
+    let refresh_form = |r: &str| {
+        vec![("grant_type", "refresh_token"), ("refresh_token", r), ("client_id", client_id.as_str())]
+            .into_iter()
+            .map(|(k, v)| (k, v.to_string()))
+            .collect::<Vec<_>>()
+    };
+    let (st, v) = send(refresh_form(&r1)).await;
+    assert_eq!(st, 200, "{v}");
+    let a2 = v["access_token"].as_str().unwrap().to_string();
+    assert_eq!(status_with(&s, "/oauth/memory/mcp", &a1).await.0, 401, "the old access token ends with a refresh");
+    assert_eq!(status_with(&s, "/oauth/memory/mcp", &a2).await.0, 200);
+    let (st, v) = send(refresh_form(&r1)).await;
+    assert_eq!((st, v["error"].clone()), (400, json!("invalid_grant")));
+    assert_eq!(status_with(&s, "/oauth/memory/mcp", &a2).await.0, 401, "reuse ends the whole grant");
+
+    // The approval made a bridge client with its origin; revoking it ends every token.
+    let code = consent(&s, &client_id, &cookie, &csrf).await;
+    let (_, v) = send(form(&code, VERIFIER, "http://127.0.0.1:9/callback")).await;
+    let (a3, r3) = (v["access_token"].as_str().unwrap().to_string(), v["refresh_token"].as_str().unwrap().to_string());
+    let list = env.json(&["bridge", "list", "--json"]);
+    let mine = list.as_array().unwrap().iter().find(|c| c["origin"] == format!("oauth:{client_id}")).unwrap().clone();
+    assert_eq!(mine["scopes"], json!(["memory"]));
+    let name = mine["name"].as_str().unwrap();
+    assert_eq!(name, "oauth-test-app");
+    assert_eq!(status_with(&s, "/oauth/memory/mcp", &a3).await.0, 200);
+    env.ok(&["bridge", "revoke", name, "--yes"]);
+    assert!(
+        eventually(WAIT, async || status_with(&s, "/oauth/memory/mcp", &a3).await.0 == 401).await,
+        "bridge revoke ends the client's tokens"
+    );
+    assert_eq!(send(refresh_form(&r3)).await.0, 400);
+    let grants = env.json(&["oauth", "grants", "--all", "--json"]);
+    assert!(grants.as_array().unwrap().iter().all(|g| !g["revoked_at"].is_null()), "{grants}");
+
+    // Every decision and token request is in the audit log; no token is.
+    let rows = env.ok(&["activity", "list", "--json", "--limit", "500"]);
+    for tool in ["oauth_client_register", "oauth_consent_approve", "oauth_token_code", "oauth_token_refresh"] {
+        assert!(rows.contains(tool), "{tool} not audited");
+    }
+    for secret in [&access, &refresh, &a3, &r3, &code] {
+        assert!(!rows.contains(secret.as_str()));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oauth_is_off_until_the_operator_turns_it_on_with_a_public_url() {
+    let env = Env::new();
+    let o = env.run(&["config", "set", "oauth.enabled", "true"]);
+    assert_ne!(o.code(), 0);
+    assert!(o.stderr().contains("network.public_url"), "{}", o.stderr());
+    env.ok(&["config", "set", "network.public_url", "http://192.0.2.1:8080"]);
+    let o = env.run(&["config", "set", "oauth.enabled", "true"]);
+    assert!(o.stderr().contains("https"), "{}", o.stderr());
+    let s = env.serve();
+    let r = post_form(&s, "/oauth/token", &[("grant_type", "refresh_token")]).await;
+    assert_eq!(r.status(), 404);
+    assert!(r.text().await.unwrap().contains("oauth.off"));
+    let r = http().get(s.url("/.well-known/oauth-authorization-server/oauth")).send().await.unwrap();
+    assert_eq!(r.status(), 404);
+    let o = env.run(&["oauth", "urls"]);
+    assert!(o.stderr().contains("oauth.off"), "{}", o.stderr());
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_oauth_client_connects_after_a_person_consents_in_chromium() {
+    let python = repo().join(".venv/bin/python");
+    if !python.exists() {
+        if std::env::var("HAL0_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
+            panic!("the Python SDK is needed: run tests/external/setup.sh");
+        }
+        eprintln!("skipped: no .venv (tests/external/setup.sh)");
+        return;
+    }
+    let Some(b) = browser(900, 1000).await else { return };
+    let (env, s) = oauth_box();
+    // The person signs in to the dashboard in this browser first.
+    b.goto(&on(&s, &link(&env))).await;
+    assert!(b.wait_for("#pending", WAIT).await.is_some(), "not signed in: {}", b.source().await);
+
+    let cb = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut child = tokio::process::Command::new(&python)
+        .arg(repo().join("tests/external/oauth_client.py"))
+        .args(["--url", &s.url("/oauth/memory/mcp"), "--callback-port", &cb.to_string()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    use tokio::io::AsyncBufReadExt;
+    tokio::time::timeout(std::time::Duration::from_secs(120), out.read_line(&mut line)).await.unwrap().unwrap();
+    let first: Value = serde_json::from_str(line.trim()).unwrap_or_else(|_| panic!("no authorize URL: {line:?}"));
+    let authorize = first["authorize"].as_str().unwrap();
+    assert!(authorize.starts_with(&s.url("/oauth/authorize?")), "{authorize}");
+
+    // The person reads the request and approves it.
+    b.goto(authorize).await;
+    let approve = b.wait_for("#approve", WAIT).await.unwrap_or_else(|| panic!("no consent form"));
+    let page = b.source().await;
+    assert!(page.contains("hal0 test client (Python SDK)") && page.contains("hal0-memory"), "{page}");
+    approve.click().await;
+
+    let mut rest = String::new();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        tokio::io::AsyncReadExt::read_to_string(&mut out, &mut rest),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let status = child.wait().await.unwrap();
+    let mut err = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut child.stderr.take().unwrap(), &mut err).await.unwrap();
+    assert!(status.success(), "oauth_client.py failed: {err}");
+    let report: Value = serde_json::from_str(rest.lines().last().unwrap()).unwrap();
+    assert_eq!(report["authorize_urls"], 1, "one consent: {report}");
+    assert_eq!(report["server_name"], "hal0-memory");
+    assert!(report["tools"].as_array().unwrap().iter().any(|t| t == "memory_search"), "{report}");
+    assert_eq!(report["add_error"], false);
+    assert!(report["search_text"].as_str().unwrap().contains("herons"), "{report}");
+    assert_eq!(report["scope"], "memory");
+    assert_eq!(report["first_access_prefix"], "hal0at_");
+    assert_eq!(report["refreshed"], true, "{report}");
+    assert_eq!((report["old_token_status"].clone(), report["live_token_status"].clone()), (json!(401), json!(200)));
+    assert_eq!((report["revoke_status"].clone(), report["after_revoke_status"].clone()), (json!(200), json!(401)));
+    assert!(report["after_revoke_www_authenticate"].as_str().unwrap().contains("invalid_token"), "{report}");
+    assert_eq!(report["issuer"], s.url("/oauth"));
+
+    let list = env.json(&["bridge", "list", "--json"]);
+    let origin = format!("oauth:{}", report["client_id"].as_str().unwrap());
+    assert!(list.as_array().unwrap().iter().any(|c| c["origin"] == origin), "{list}");
+    b.close().await;
+}
