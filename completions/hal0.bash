@@ -49,6 +49,9 @@ _hal0() {
             hal0,memory)
                 cmd="hal0__subcmd__memory"
                 ;;
+            hal0,oauth)
+                cmd="hal0__subcmd__oauth"
+                ;;
             hal0,op)
                 cmd="hal0__subcmd__op"
                 ;;
@@ -268,6 +271,9 @@ _hal0() {
             hal0__subcmd__help,memory)
                 cmd="hal0__subcmd__help__subcmd__memory"
                 ;;
+            hal0__subcmd__help,oauth)
+                cmd="hal0__subcmd__help__subcmd__oauth"
+                ;;
             hal0__subcmd__help,op)
                 cmd="hal0__subcmd__help__subcmd__op"
                 ;;
@@ -426,6 +432,27 @@ _hal0() {
                 ;;
             hal0__subcmd__help__subcmd__memory,search)
                 cmd="hal0__subcmd__help__subcmd__memory__subcmd__search"
+                ;;
+            hal0__subcmd__help__subcmd__oauth,client)
+                cmd="hal0__subcmd__help__subcmd__oauth__subcmd__client"
+                ;;
+            hal0__subcmd__help__subcmd__oauth,grants)
+                cmd="hal0__subcmd__help__subcmd__oauth__subcmd__grants"
+                ;;
+            hal0__subcmd__help__subcmd__oauth,revoke)
+                cmd="hal0__subcmd__help__subcmd__oauth__subcmd__revoke"
+                ;;
+            hal0__subcmd__help__subcmd__oauth,urls)
+                cmd="hal0__subcmd__help__subcmd__oauth__subcmd__urls"
+                ;;
+            hal0__subcmd__help__subcmd__oauth__subcmd__client,add)
+                cmd="hal0__subcmd__help__subcmd__oauth__subcmd__client__subcmd__add"
+                ;;
+            hal0__subcmd__help__subcmd__oauth__subcmd__client,list)
+                cmd="hal0__subcmd__help__subcmd__oauth__subcmd__client__subcmd__list"
+                ;;
+            hal0__subcmd__help__subcmd__oauth__subcmd__client,remove)
+                cmd="hal0__subcmd__help__subcmd__oauth__subcmd__client__subcmd__remove"
                 ;;
             hal0__subcmd__help__subcmd__relay,agents)
                 cmd="hal0__subcmd__help__subcmd__relay__subcmd__agents"
@@ -697,6 +724,69 @@ _hal0() {
             hal0__subcmd__memory__subcmd__help,search)
                 cmd="hal0__subcmd__memory__subcmd__help__subcmd__search"
                 ;;
+            hal0__subcmd__oauth,client)
+                cmd="hal0__subcmd__oauth__subcmd__client"
+                ;;
+            hal0__subcmd__oauth,grants)
+                cmd="hal0__subcmd__oauth__subcmd__grants"
+                ;;
+            hal0__subcmd__oauth,help)
+                cmd="hal0__subcmd__oauth__subcmd__help"
+                ;;
+            hal0__subcmd__oauth,revoke)
+                cmd="hal0__subcmd__oauth__subcmd__revoke"
+                ;;
+            hal0__subcmd__oauth,urls)
+                cmd="hal0__subcmd__oauth__subcmd__urls"
+                ;;
+            hal0__subcmd__oauth__subcmd__client,add)
+                cmd="hal0__subcmd__oauth__subcmd__client__subcmd__add"
+                ;;
+            hal0__subcmd__oauth__subcmd__client,help)
+                cmd="hal0__subcmd__oauth__subcmd__client__subcmd__help"
+                ;;
+            hal0__subcmd__oauth__subcmd__client,list)
+                cmd="hal0__subcmd__oauth__subcmd__client__subcmd__list"
+                ;;
+            hal0__subcmd__oauth__subcmd__client,remove)
+                cmd="hal0__subcmd__oauth__subcmd__client__subcmd__remove"
+                ;;
+            hal0__subcmd__oauth__subcmd__client__subcmd__help,add)
+                cmd="hal0__subcmd__oauth__subcmd__client__subcmd__help__subcmd__add"
+                ;;
+            hal0__subcmd__oauth__subcmd__client__subcmd__help,help)
+                cmd="hal0__subcmd__oauth__subcmd__client__subcmd__help__subcmd__help"
+                ;;
+            hal0__subcmd__oauth__subcmd__client__subcmd__help,list)
+                cmd="hal0__subcmd__oauth__subcmd__client__subcmd__help__subcmd__list"
+                ;;
+            hal0__subcmd__oauth__subcmd__client__subcmd__help,remove)
+                cmd="hal0__subcmd__oauth__subcmd__client__subcmd__help__subcmd__remove"
+                ;;
+            hal0__subcmd__oauth__subcmd__help,client)
+                cmd="hal0__subcmd__oauth__subcmd__help__subcmd__client"
+                ;;
+            hal0__subcmd__oauth__subcmd__help,grants)
+                cmd="hal0__subcmd__oauth__subcmd__help__subcmd__grants"
+                ;;
+            hal0__subcmd__oauth__subcmd__help,help)
+                cmd="hal0__subcmd__oauth__subcmd__help__subcmd__help"
+                ;;
+            hal0__subcmd__oauth__subcmd__help,revoke)
+                cmd="hal0__subcmd__oauth__subcmd__help__subcmd__revoke"
+                ;;
+            hal0__subcmd__oauth__subcmd__help,urls)
+                cmd="hal0__subcmd__oauth__subcmd__help__subcmd__urls"
+                ;;
+            hal0__subcmd__oauth__subcmd__help__subcmd__client,add)
+                cmd="hal0__subcmd__oauth__subcmd__help__subcmd__client__subcmd__add"
+                ;;
+            hal0__subcmd__oauth__subcmd__help__subcmd__client,list)
+                cmd="hal0__subcmd__oauth__subcmd__help__subcmd__client__subcmd__list"
+                ;;
+            hal0__subcmd__oauth__subcmd__help__subcmd__client,remove)
+                cmd="hal0__subcmd__oauth__subcmd__help__subcmd__client__subcmd__remove"
+                ;;
             hal0__subcmd__relay,agents)
                 cmd="hal0__subcmd__relay__subcmd__agents"
                 ;;
@@ -878,7 +968,7 @@ _hal0() {
 
     case "${cmd}" in
         hal0)
-            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent config activity store mcp relay doctor ui backup restore op run remote memory skills completions help"
+            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent config activity store mcp relay doctor oauth ui backup restore op run remote memory skills completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2000,7 +2090,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help)
-            opts="serve bridge auth runs agent config activity store mcp relay doctor ui backup restore op run remote memory skills completions help"
+            opts="serve bridge auth runs agent config activity store mcp relay doctor oauth ui backup restore op run remote memory skills completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2756,6 +2846,118 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help__subcmd__memory__subcmd__search)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__oauth)
+            opts="urls client grants revoke"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__oauth__subcmd__client)
+            opts="add list remove"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__oauth__subcmd__client__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__oauth__subcmd__client__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__oauth__subcmd__client__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__oauth__subcmd__grants)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__oauth__subcmd__revoke)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__oauth__subcmd__urls)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -4422,6 +4624,382 @@ _hal0() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__oauth)
+            opts="-h --config-dir --state-dir --help urls client grants revoke help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__oauth__subcmd__client)
+            opts="-h --config-dir --state-dir --help add list remove help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__oauth__subcmd__client__subcmd__add)
+            opts="-h --redirect-uri --public --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --redirect-uri)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__oauth__subcmd__client__subcmd__help)
+            opts="add list remove help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__oauth__subcmd__client__subcmd__help__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__oauth__subcmd__client__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__oauth__subcmd__client__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__oauth__subcmd__client__subcmd__help__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__oauth__subcmd__client__subcmd__list)
+            opts="-h --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__oauth__subcmd__client__subcmd__remove)
+            opts="-y -h --yes --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__oauth__subcmd__grants)
+            opts="-h --all --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__oauth__subcmd__help)
+            opts="urls client grants revoke help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__oauth__subcmd__help__subcmd__client)
+            opts="add list remove"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__oauth__subcmd__help__subcmd__client__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__oauth__subcmd__help__subcmd__client__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__oauth__subcmd__help__subcmd__client__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__oauth__subcmd__help__subcmd__grants)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__oauth__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__oauth__subcmd__help__subcmd__revoke)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__oauth__subcmd__help__subcmd__urls)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__oauth__subcmd__revoke)
+            opts="-h --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__oauth__subcmd__urls)
+            opts="-h --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --config-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
