@@ -83,7 +83,13 @@ fn param(url: &str, name: &str) -> Option<String> {
 
 /// Authorize, and have the signed-in person approve: the code.
 async fn consent(s: &Server, client_id: &str, cookie: &str, csrf: &str) -> String {
-    let r = http().get(authorize_url(s, client_id, &[])).send().await.unwrap();
+    consent_to(s, client_id, cookie, csrf, "memory").await
+}
+
+/// [`consent`] for `mount`'s resource, the person ticking its scope.
+async fn consent_to(s: &Server, client_id: &str, cookie: &str, csrf: &str, mount: &str) -> String {
+    let resource = s.url(&format!("/oauth/{mount}/mcp"));
+    let r = http().get(authorize_url(s, client_id, &[("resource", &resource)])).send().await.unwrap();
     assert_eq!(r.status(), 303);
     let page = r.headers()["location"].to_str().unwrap().to_string();
     let id = page.strip_prefix("/ui/consent/").unwrap().to_string();
@@ -91,13 +97,129 @@ async fn consent(s: &Server, client_id: &str, cookie: &str, csrf: &str) -> Strin
         .post(s.url(&format!("/oauth/requests/{id}/approve")))
         .header("cookie", cookie)
         .header("x-csrf-token", csrf)
-        .json(&json!({"scopes": ["memory"]}))
+        .json(&json!({"scopes": [mount]}))
         .send()
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
     let back = r.json::<Value>().await.unwrap()["redirect"].as_str().unwrap().to_string();
     param(&back, "code").unwrap()
+}
+
+/// A public client registered over DCR: its id.
+async fn public_client(s: &Server) -> String {
+    let r = register(
+        s,
+        json!({"redirect_uris": ["http://127.0.0.1:9/callback"], "client_name": "matrix", "token_endpoint_auth_method": "none"}),
+    )
+    .await;
+    r.json::<Value>().await.unwrap()["client_id"].as_str().unwrap().to_string()
+}
+
+/// Exchange `code` for an access token.
+async fn access_token(s: &Server, client_id: &str, code: &str) -> String {
+    let (st, v) = token(
+        s,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("client_id", client_id),
+            ("redirect_uri", "http://127.0.0.1:9/callback"),
+            ("code_verifier", VERIFIER),
+        ],
+    )
+    .await;
+    assert_eq!(st, 200, "{v}");
+    v["access_token"].as_str().unwrap().to_string()
+}
+
+/// OAuth's routes, each with the expected status per credential of [`MATRIX_CREDS`],
+/// written out by hand.
+const MATRIX: &[(&str, &str, [u16; 7])] = &[
+    //                                                        none bad  admin bridge person t_mem t_admin
+    ("GET", "/.well-known/oauth-authorization-server/oauth", [200, 200, 200, 200, 200, 200, 200]),
+    ("GET", "/.well-known/oauth-protected-resource/oauth/memory/mcp", [200, 200, 200, 200, 200, 200, 200]),
+    ("GET", "/.well-known/oauth-protected-resource/oauth/relay/mcp", [404, 404, 404, 404, 404, 404, 404]),
+    ("GET", "/oauth/authorize", [400, 400, 400, 400, 400, 400, 400]),
+    ("POST", "/oauth/token", [400, 400, 400, 400, 400, 400, 400]),
+    ("POST", "/oauth/revoke", [400, 400, 400, 400, 400, 400, 400]),
+    ("GET", "/oauth/register/oc_none", [401, 401, 401, 401, 401, 401, 401]),
+    // A token opens its own resource and nothing else (so not the consent routes either).
+    ("GET", "/oauth/requests/oar_none", [404, 401, 404, 404, 404, 401, 401]),
+    ("POST", "/oauth/requests/oar_none/approve", [401, 401, 403, 403, 404, 401, 401]),
+    ("POST", "/oauth/requests/oar_none/deny", [401, 401, 403, 403, 404, 401, 401]),
+    ("POST", "/oauth/memory/mcp", [401, 401, 200, 200, 403, 200, 401]),
+    ("POST", "/oauth/admin/mcp", [401, 401, 200, 403, 403, 401, 200]),
+    ("POST", "/oauth/agents/mcp", [401, 401, 200, 200, 403, 401, 401]),
+    // The relay is for bots' keys: it has no OAuth URL.
+    ("POST", "/oauth/relay/mcp", [401, 401, 404, 403, 404, 401, 401]),
+    ("POST", "/mcp/memory/mcp", [401, 401, 200, 200, 403, 401, 401]),
+    ("GET", "/api/status", [401, 401, 200, 403, 200, 401, 401]),
+];
+const MATRIX_CREDS: [&str; 7] = ["none", "bad", "admin", "bridge", "person", "t_mem", "t_admin"];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_oauth_route_answers_every_credential_and_refuses_foreign_hosts_and_origins() {
+    let (env, s) = oauth_box();
+    let admin = std::fs::read_to_string(env.config_dir().join("api.env"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("HAL0_ADMIN_KEY=").map(str::to_string))
+        .unwrap();
+    let bridge = env.bridge_key("matrix", &["agents", "memory"]);
+    let (cookie, csrf) = sign_in(&s, &on(&s, &link(&env))).await;
+    let client = public_client(&s).await;
+    let t_mem = access_token(&s, &client, &consent_to(&s, &client, &cookie, &csrf, "memory").await).await;
+    let t_admin = access_token(&s, &client, &consent_to(&s, &client, &cookie, &csrf, "admin").await).await;
+
+    let mut wrong = Vec::new();
+    for (method, path, want) in MATRIX {
+        for (i, cred) in MATRIX_CREDS.iter().enumerate() {
+            let mut r = http().request(method.parse().unwrap(), s.url(path));
+            r = match *cred {
+                "none" => r,
+                "bad" => r.bearer_auth("hal0at_not-a-token-at-all-not-a-token-at-all"),
+                "admin" => r.bearer_auth(&admin),
+                "bridge" => r.bearer_auth(&bridge),
+                "person" => r.header("cookie", &cookie).header("x-csrf-token", &csrf),
+                "t_mem" => r.bearer_auth(&t_mem),
+                _ => r.bearer_auth(&t_admin),
+            };
+            if path.ends_with("/mcp") && *method == "POST" {
+                r = r
+                    .header("content-type", "application/json")
+                    .header("accept", "application/json, text/event-stream")
+                    .json(&initialize_body());
+            } else if *method == "POST" && path.ends_with("/approve") {
+                r = r.json(&json!({"scopes": ["memory"]}));
+            } else if *method == "POST" && path.starts_with("/oauth/requests") {
+                r = r.json(&json!({}));
+            } else if *method == "POST" {
+                r = r.header("content-type", "application/x-www-form-urlencoded").body("");
+            }
+            let got = r.send().await.unwrap().status().as_u16();
+            if got != want[i] {
+                wrong.push(format!("{method} {path} as {cred}: {got}, want {}", want[i]));
+            }
+        }
+        // A foreign Host gets no answer; a foreign page's Origin is refused.
+        let r =
+            http().request(method.parse().unwrap(), s.url(path)).header("host", "evil.example").send().await.unwrap();
+        if r.status() != 421 {
+            wrong.push(format!("{method} {path} with a foreign Host: {}", r.status()));
+        }
+        let r = http()
+            .request(method.parse().unwrap(), s.url(path))
+            .header("origin", "https://evil.example")
+            .bearer_auth(&t_mem)
+            .send()
+            .await
+            .unwrap();
+        if r.status() != 403 {
+            wrong.push(format!("{method} {path} with a foreign Origin: {}", r.status()));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 /// POST `pairs` as `application/x-www-form-urlencoded`, as OAuth clients send them.
