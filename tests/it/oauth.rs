@@ -486,36 +486,36 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_python_sdk_oauth_client_connects_after_a_person_consents_in_chromium() {
-    let python = repo().join(".venv/bin/python");
-    if !python.exists() {
-        if std::env::var("HAL0_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
-            panic!("the Python SDK is needed: run tests/external/setup.sh");
-        }
-        eprintln!("skipped: no .venv (tests/external/setup.sh)");
-        return;
-    }
-    let Some(b) = browser(900, 1000).await else { return };
-    let (env, s) = oauth_box();
-    // The person signs in to the dashboard in this browser first.
-    b.goto(&on(&s, &link(&env))).await;
-    assert!(b.wait_for("#pending", WAIT).await.is_some(), "not signed in: {}", b.source().await);
-
-    let cb = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut child = tokio::process::Command::new(&python)
-        .arg(repo().join("tests/external/oauth_client.py"))
-        .args(["--url", &s.url("/oauth/memory/mcp"), "--callback-port", &cb.to_string()])
+/// Run an external OAuth client (`cmd`, its callback on `cb`) against `server`: it prints
+/// the authorization URL, a person signed in to `b` reads the consent page and approves,
+/// and the client goes on; its last line, parsed.
+async fn consented_in_chromium(
+    b: &crate::support::browser::Browser,
+    s: &Server,
+    mut cmd: tokio::process::Command,
+    client_name: &str,
+) -> Value {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+    let limit = std::time::Duration::from_secs(120);
+    let mut child = cmd
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()
         .unwrap();
     let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap());
+    let mut err_pipe = child.stderr.take().unwrap();
+    let err = tokio::spawn(async move {
+        let mut e = String::new();
+        let _ = err_pipe.read_to_string(&mut e).await;
+        e
+    });
     let mut line = String::new();
-    use tokio::io::AsyncBufReadExt;
-    tokio::time::timeout(std::time::Duration::from_secs(120), out.read_line(&mut line)).await.unwrap().unwrap();
-    let first: Value = serde_json::from_str(line.trim()).unwrap_or_else(|_| panic!("no authorize URL: {line:?}"));
+    tokio::time::timeout(limit, out.read_line(&mut line)).await.unwrap().unwrap();
+    let Ok(first) = serde_json::from_str::<Value>(line.trim()) else {
+        let _ = child.kill().await;
+        panic!("no authorize URL: {line:?}\n{}", err.await.unwrap());
+    };
     let authorize = first["authorize"].as_str().unwrap();
     assert!(authorize.starts_with(&s.url("/oauth/authorize?")), "{authorize}");
 
@@ -523,22 +523,63 @@ async fn the_python_sdk_oauth_client_connects_after_a_person_consents_in_chromiu
     b.goto(authorize).await;
     let approve = b.wait_for("#approve", WAIT).await.unwrap_or_else(|| panic!("no consent form"));
     let page = b.source().await;
-    assert!(page.contains("hal0 test client (Python SDK)") && page.contains("hal0-memory"), "{page}");
+    assert!(page.contains(client_name) && page.contains("hal0-memory"), "{page}");
     approve.click().await;
 
     let mut rest = String::new();
-    tokio::time::timeout(
-        std::time::Duration::from_secs(120),
-        tokio::io::AsyncReadExt::read_to_string(&mut out, &mut rest),
-    )
-    .await
-    .unwrap()
-    .unwrap();
-    let status = child.wait().await.unwrap();
-    let mut err = String::new();
-    tokio::io::AsyncReadExt::read_to_string(&mut child.stderr.take().unwrap(), &mut err).await.unwrap();
-    assert!(status.success(), "oauth_client.py failed: {err}");
-    let report: Value = serde_json::from_str(rest.lines().last().unwrap()).unwrap();
+    tokio::time::timeout(limit, out.read_to_string(&mut rest)).await.unwrap().unwrap();
+    let status = tokio::time::timeout(limit, child.wait()).await.unwrap().unwrap();
+    let err = err.await.unwrap();
+    assert!(status.success(), "the client failed: {err}");
+    serde_json::from_str(rest.lines().last().unwrap_or_default()).unwrap_or_else(|e| panic!("{e}: {rest}\n{err}"))
+}
+
+/// Skip (or fail, when CI requires the external clients) without `path`.
+fn have(path: &std::path::Path) -> bool {
+    if path.exists() {
+        return true;
+    }
+    if std::env::var("HAL0_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
+        panic!("{} is needed: run tests/external/setup.sh", path.display());
+    }
+    eprintln!("skipped: no {} (tests/external/setup.sh)", path.display());
+    false
+}
+
+/// A box with OAuth on and a browser whose person is signed in to its dashboard.
+async fn signed_in_box() -> Option<(crate::support::browser::Browser, Env, Server)> {
+    let b = browser(900, 1000).await?;
+    let (env, s) = oauth_box();
+    b.goto(&on(&s, &link(&env))).await;
+    assert!(b.wait_for("#pending", WAIT).await.is_some(), "not signed in: {}", b.source().await);
+    Some((b, env, s))
+}
+
+fn free_port() -> String {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port().to_string()
+}
+
+/// The client's approval made a bridge client with its origin.
+fn has_bridge_client(env: &Env, client_id: &str) -> bool {
+    let list = env.json(&["bridge", "list", "--json"]);
+    list.as_array().unwrap().iter().any(|c| c["origin"] == format!("oauth:{client_id}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_oauth_client_connects_after_a_person_consents_in_chromium() {
+    let python = repo().join(".venv/bin/python");
+    if !have(&python) {
+        return;
+    }
+    let Some((b, env, s)) = signed_in_box().await else { return };
+    let mut cmd = tokio::process::Command::new(&python);
+    cmd.arg(repo().join("tests/external/oauth_client.py")).args([
+        "--url",
+        &s.url("/oauth/memory/mcp"),
+        "--callback-port",
+        &free_port(),
+    ]);
+    let report = consented_in_chromium(&b, &s, cmd, "hal0 test client (Python SDK)").await;
     assert_eq!(report["authorize_urls"], 1, "one consent: {report}");
     assert_eq!(report["server_name"], "hal0-memory");
     assert!(report["tools"].as_array().unwrap().iter().any(|t| t == "memory_search"), "{report}");
@@ -551,9 +592,32 @@ async fn the_python_sdk_oauth_client_connects_after_a_person_consents_in_chromiu
     assert_eq!((report["revoke_status"].clone(), report["after_revoke_status"].clone()), (json!(200), json!(401)));
     assert!(report["after_revoke_www_authenticate"].as_str().unwrap().contains("invalid_token"), "{report}");
     assert_eq!(report["issuer"], s.url("/oauth"));
+    assert!(has_bridge_client(&env, report["client_id"].as_str().unwrap()));
+    b.close().await;
+}
 
-    let list = env.json(&["bridge", "list", "--json"]);
-    let origin = format!("oauth:{}", report["client_id"].as_str().unwrap());
-    assert!(list.as_array().unwrap().iter().any(|c| c["origin"] == origin), "{list}");
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_sdk_oauth_client_connects_after_a_person_consents_in_chromium() {
+    let sdk = repo().join(".tools/node/node_modules/@modelcontextprotocol/sdk");
+    if !have(&sdk) {
+        return;
+    }
+    let Some((b, env, s)) = signed_in_box().await else { return };
+    let mut cmd = tokio::process::Command::new("node");
+    cmd.arg(repo().join("tests/external/oauth_client.mjs"))
+        .args([s.url("/oauth/memory/mcp"), free_port()])
+        .env("HAL0_TS_SDK", &sdk);
+    let report = consented_in_chromium(&b, &s, cmd, "hal0 test client (TypeScript SDK)").await;
+    assert_eq!(report["authorize_urls"], 1, "one consent: {report}");
+    assert_eq!(report["authorize_urls_after_refresh"], 1, "the refresh needed no person: {report}");
+    assert_eq!(report["iss"], s.url("/oauth"));
+    assert_eq!(report["server_name"], "hal0-memory");
+    assert!(report["tools"].as_array().unwrap().iter().any(|t| t == "memory_add"), "{report}");
+    assert_eq!(report["add_error"], false);
+    assert!(report["search_text"].as_str().unwrap().contains("kingfishers"), "{report}");
+    assert_eq!(report["refreshed"], true, "{report}");
+    assert_eq!((report["live_token_status"].clone(), report["revoke_status"].clone()), (json!(200), json!(200)));
+    assert_eq!(report["after_revoke_status"], 401);
+    assert!(has_bridge_client(&env, report["client_id"].as_str().unwrap()));
     b.close().await;
 }
