@@ -8,8 +8,9 @@ use super::Ctx;
 use crate::audit::{self, Entry, Outcome, Verdict};
 use crate::auth::oauth::clients::{self, Client, Registration};
 use crate::auth::oauth::grants::{self, AuthorizeQuery, GrantRow, Refusal, RequestView, Tokens};
-use crate::auth::oauth::{self, Issuer};
+use crate::auth::oauth::{self, Issuer, cimd};
 use crate::error::{Error, Result};
+use crate::registry::ssrf::Guard;
 use serde_json::{Value, json};
 
 fn issuer(ctx: &Ctx) -> Result<Issuer> {
@@ -140,9 +141,20 @@ pub async fn end_grant(ctx: &Ctx, id: String) -> Result<()> {
     audited(ctx, "oauth_grant_revoke", args, move |s| grants::end(s, &id, "an operator ended it")).await
 }
 
-/// Check an authorization request and keep it for a person; the id of the consent page.
+/// Check an authorization request and keep it for a person; the id of the consent page. A
+/// `client_id` that is an https URL is a client metadata document: fetched (behind the SSRF
+/// guard) unless a fresh copy is kept.
 pub async fn begin(ctx: &Ctx, q: AuthorizeQuery) -> std::result::Result<String, Refusal> {
-    let i = issuer(ctx).map_err(|error| Refusal { error, back: None })?;
+    let page = |error| Refusal { error, back: None };
+    let i = issuer(ctx).map_err(page)?;
+    if let Some(url) = q.client_id.clone().filter(|c| cimd::is_url(c)) {
+        let u = url.clone();
+        let kept = ctx.svc.store.call(move |s| cimd::cached(s, &u)).await.map_err(page)?;
+        if kept.is_none() {
+            let reg = cimd::fetch(&Guard::for_daemon(), &url, Guard::daemon_ca_file()).await.map_err(page)?;
+            ctx.svc.store.call(move |s| cimd::keep(s, &url, &reg)).await.map_err(page)?;
+        }
+    }
     ctx.svc.store.call(move |s| Ok(grants::begin(s, &i, &q))).await.map_err(|error| Refusal { error, back: None })?
 }
 
@@ -214,7 +226,13 @@ pub async fn token(ctx: &Ctx, t: TokenRequest) -> Result<Tokens> {
         if tool == "oauth_token_code" {
             let code = t.code.as_deref().ok_or_else(|| missing("code"))?;
             let verifier = t.code_verifier.as_deref().ok_or_else(|| missing("code_verifier (PKCE)"))?;
-            grants::exchange(s, &i, &cfg, &client, code, t.redirect_uri.as_deref(), verifier, t.resource.as_deref())
+            let x = grants::CodeExchange {
+                code,
+                redirect_uri: t.redirect_uri.as_deref(),
+                verifier,
+                resource: t.resource.as_deref(),
+            };
+            grants::exchange(s, &i, &cfg, &client, &x)
         } else {
             let r = t.refresh_token.as_deref().ok_or_else(|| missing("refresh_token"))?;
             grants::refresh(s, &i, &cfg, &client, r, t.scope.as_deref(), t.resource.as_deref())

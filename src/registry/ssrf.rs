@@ -124,6 +124,9 @@ type ResolveFn = dyn Fn(&str, u16) -> std::io::Result<Vec<SocketAddr>> + Send + 
 pub struct Guard {
     resolve: Box<ResolveFn>,
     test_only_allowed: Vec<IpAddr>,
+    /// Names whose addresses pass (the daemon's debug-build test hook); an IP literal or
+    /// any other name is judged as usual.
+    test_only_hosts: Vec<String>,
 }
 
 impl Guard {
@@ -132,7 +135,44 @@ impl Guard {
         Guard {
             resolve: Box::new(|host, port| Ok((host, port).to_socket_addrs()?.collect())),
             test_only_allowed: Vec::new(),
+            test_only_hosts: Vec::new(),
         }
+    }
+
+    /// The guard of the daemon's own fetches: [`Guard::system`]. In a debug build (the test
+    /// suite's), `HAL0_TEST_ONLY_FETCH_NAMES` (`name=ip,…`) gives a name table whose
+    /// addresses pass, so a test's loopback server can stand in for a public one; release
+    /// builds (the package) never read it.
+    pub fn for_daemon() -> Guard {
+        #[cfg(debug_assertions)]
+        if let Ok(spec) = std::env::var("HAL0_TEST_ONLY_FETCH_NAMES") {
+            let names: Vec<(String, IpAddr)> = spec
+                .split(',')
+                .filter_map(|p| p.split_once('='))
+                .filter_map(|(n, ip)| Some((n.trim().to_string(), ip.trim().parse().ok()?)))
+                .collect();
+            let hosts = names.iter().map(|(n, _)| n.clone()).collect();
+            return Guard {
+                resolve: Box::new(move |host, port| {
+                    let hits: Vec<_> =
+                        names.iter().filter(|(n, _)| n == host).map(|(_, ip)| SocketAddr::new(*ip, port)).collect();
+                    if hits.is_empty() { Ok((host, port).to_socket_addrs()?.collect()) } else { Ok(hits) }
+                }),
+                test_only_allowed: Vec::new(),
+                test_only_hosts: hosts,
+            };
+        }
+        Guard::system()
+    }
+
+    /// A CA file the daemon's own fetches trust besides the system's: in a debug build only,
+    /// `HAL0_TEST_ONLY_FETCH_CA` (see [`Guard::for_daemon`]).
+    pub fn daemon_ca_file() -> Option<std::path::PathBuf> {
+        #[cfg(debug_assertions)]
+        if let Some(p) = std::env::var_os("HAL0_TEST_ONLY_FETCH_CA") {
+            return Some(p.into());
+        }
+        None
     }
 
     /// FOR TESTS ONLY: a fixed name table (names not in it fail to resolve; IP literals pass
@@ -153,6 +193,7 @@ impl Guard {
                 }
             }),
             test_only_allowed: allowed,
+            test_only_hosts: Vec::new(),
         }
     }
 
@@ -173,7 +214,7 @@ impl Guard {
             ));
         }
         for a in &addrs {
-            if self.test_only_allowed.contains(&a.ip()) {
+            if self.test_only_allowed.contains(&a.ip()) || self.test_only_hosts.iter().any(|h| h == host) {
                 continue;
             }
             if let Some(class) = refused_class(a.ip()) {
@@ -181,7 +222,7 @@ impl Guard {
                     "mcp.ssrf_refused",
                     format!(
                         "refusing to fetch from `{host}`: it resolves to {}, a {class} address; \
-                         manifests are fetched only from public addresses",
+                         hal0 fetches from public addresses only",
                         a.ip()
                     ),
                 ));

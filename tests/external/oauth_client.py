@@ -3,6 +3,7 @@
 OAuth client (mcp==2.3.0, `OAuthClientProvider`), the way an OAuth-only host does.
 
 Usage: oauth_client.py --url http://127.0.0.1:PORT/oauth/memory/mcp --callback-port N
+       [--client-metadata-url https://…/client.json]
 
 The SDK discovers everything itself (401 → protected resource metadata → authorization
 server metadata → dynamic client registration) and then sends a person to the
@@ -91,7 +92,7 @@ class Callback:
         return AuthorizationCodeResult(code=one("code") or "", state=one("state"), iss=one("iss"))
 
 
-async def run(url: str, port: int, timeout: float) -> dict[str, Any]:
+async def run(url: str, port: int, timeout: float, metadata_url: str | None) -> dict[str, Any]:
     storage = Memory()
     callback = Callback(port)
     await callback.start()
@@ -114,6 +115,7 @@ async def run(url: str, port: int, timeout: float) -> dict[str, Any]:
         storage=storage,
         redirect_handler=redirect,
         callback_handler=callback.wait,
+        client_metadata_url=metadata_url,
     )
     async with httpx2.AsyncClient(auth=provider, timeout=timeout) as http:
         async with Client(streamable_http_client(url, http_client=http), mode="legacy", cache=None,
@@ -168,9 +170,11 @@ def main() -> int:
     p.add_argument("--url", required=True)
     p.add_argument("--callback-port", type=int, required=True)
     p.add_argument("--timeout", type=float, default=20.0)
+    p.add_argument("--client-metadata-url", default=None,
+                   help="an https URL of this client's metadata document (CIMD) instead of registering")
     args = p.parse_args()
     try:
-        report = asyncio.run(asyncio.wait_for(run(args.url, args.callback_port, args.timeout), 180))
+        report = asyncio.run(asyncio.wait_for(run(args.url, args.callback_port, args.timeout, args.client_metadata_url), 180))
     except BaseException as e:  # noqa: BLE001 - anyio raises exception groups
         if isinstance(e, KeyboardInterrupt):
             raise

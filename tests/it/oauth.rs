@@ -27,6 +27,11 @@ fn challenge() -> String {
 
 /// A box with OAuth on and auth armed, its public URL the loopback port it serves on.
 fn oauth_box() -> (Env, Server) {
+    oauth_box_with(&[])
+}
+
+/// [`oauth_box`] with extra environment for the daemon.
+fn oauth_box_with(envs: &[(&str, &str)]) -> (Env, Server) {
     let env = Env::new();
     env.ok(&["auth", "rotate", "admin", "--yes"]);
     for _ in 0..3 {
@@ -34,7 +39,7 @@ fn oauth_box() -> (Env, Server) {
         env.ok(&["config", "set", "network.bind", &format!("127.0.0.1:{port}")]);
         env.ok(&["config", "set", "network.public_url", &format!("http://127.0.0.1:{port}")]);
         env.ok(&["config", "set", "oauth.enabled", "true"]);
-        if let Some(s) = serve_on(&env, port) {
+        if let Some(s) = serve_on_with(&env, port, envs) {
             return (env, s);
         }
     }
@@ -619,5 +624,119 @@ async fn the_typescript_sdk_oauth_client_connects_after_a_person_consents_in_chr
     assert_eq!((report["live_token_status"].clone(), report["revoke_status"].clone()), (json!(200), json!(200)));
     assert_eq!(report["after_revoke_status"], 401);
     assert!(has_bridge_client(&env, report["client_id"].as_str().unwrap()));
+    b.close().await;
+}
+
+/// A client metadata document server over https (a test CA's certificate for
+/// `cimd.test`): `/client.json` (good, redirecting to `callback`), `/junk.json`,
+/// `/big.json` (6 MB), `/other.json` (names another client_id), `/js.json` (a
+/// `javascript:` redirect). Returns the https port and the CA file.
+async fn cimd_server(dir: &std::path::Path, callback: &str) -> (u16, PathBuf) {
+    use crate::support::tls::{Ca, Flaw};
+    let ca = Ca::new();
+    let ca_file = ca.write(dir);
+    let plain = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let plain_addr = plain.local_addr().unwrap();
+    let leaf = ca.leaf(&["cimd.test"], Flaw::None);
+    let tls = crate::support::tls::relay(&leaf, plain_addr).await;
+    let base = format!("https://cimd.test:{}", tls.port());
+    let doc = |path: &str, redirect: &str| {
+        json!({"client_id": format!("{base}{path}"), "client_name": "CIMD test client", "redirect_uris": [redirect],
+               "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
+               "token_endpoint_auth_method": "none"})
+    };
+    let (good, other, js) = (
+        doc("/client.json", callback),
+        json!({"client_id": "https://elsewhere.example/client.json", "redirect_uris": [callback]}),
+        doc("/js.json", "javascript:alert(1)"),
+    );
+    let app = axum::Router::new()
+        .route("/client.json", axum::routing::get(move || async move { axum::Json(good) }))
+        .route("/other.json", axum::routing::get(move || async move { axum::Json(other) }))
+        .route("/js.json", axum::routing::get(move || async move { axum::Json(js) }))
+        .route("/junk.json", axum::routing::get(|| async { "<html>not a document</html>" }))
+        .route("/big.json", axum::routing::get(|| async { " ".repeat(6 * 1024 * 1024) }));
+    tokio::spawn(async move { axum::serve(plain, app).await.unwrap() });
+    (tls.port(), ca_file)
+}
+
+fn cimd_envs(ca_file: &std::path::Path) -> Vec<(&'static str, String)> {
+    vec![
+        ("HAL0_TEST_ONLY_FETCH_NAMES", "cimd.test=127.0.0.1".to_string()),
+        ("HAL0_TEST_ONLY_FETCH_CA", ca_file.display().to_string()),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_metadata_document_is_fetched_behind_the_guard_and_bad_ones_issue_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (port, ca_file) = cimd_server(dir.path(), "http://127.0.0.1:9/callback").await;
+    let envs = cimd_envs(&ca_file);
+    let envs: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (env, s) = oauth_box_with(&envs);
+    let meta: Value =
+        http().get(s.url("/.well-known/oauth-authorization-server/oauth")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(meta["client_id_metadata_document_supported"], true);
+
+    // Refused documents: a page, no request kept, no client stored.
+    let url = |p: &str| format!("https://cimd.test:{port}{p}");
+    for (client_id, words) in [
+        (url("/junk.json"), "not a JSON client metadata document"),
+        (url("/big.json"), "larger than"),
+        (url("/other.json"), "names another client_id"),
+        (url("/js.json"), "invalid_redirect_uri"),
+        (url("/missing.json"), "404"),
+        ("https://10.1.2.3/client.json".to_string(), "private"),
+        ("https://127.0.0.1/client.json".to_string(), "loopback"),
+        ("https://cimd.test/".to_string(), "https URL with a path"),
+    ] {
+        let r = http().get(authorize_url(&s, &client_id, &[])).send().await.unwrap();
+        assert_eq!(r.status(), 400, "{client_id}");
+        let page = r.text().await.unwrap();
+        assert!(page.contains("oauth.invalid") && page.contains(words), "{client_id}: {page}");
+    }
+    assert_eq!(env.json(&["oauth", "client", "list", "--json"]), json!([]));
+
+    // The good one: consent, then the code for tokens with the URL as client_id.
+    let (cookie, csrf) = sign_in(&s, &on(&s, &link(&env))).await;
+    let client_id = url("/client.json");
+    let code = consent(&s, &client_id, &cookie, &csrf).await;
+    let access = access_token(&s, &client_id, &code).await;
+    assert_eq!(status_with(&s, "/oauth/memory/mcp", &access).await.0, 200);
+    let list = env.json(&["oauth", "client", "list", "--json"]);
+    assert_eq!((list[0]["client_id"].as_str(), list[0]["kind"].as_str()), (Some(client_id.as_str()), Some("metadata")));
+    assert_eq!(list[0]["name"], "CIMD test client");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_connects_with_a_client_metadata_document() {
+    let python = repo().join(".venv/bin/python");
+    if !have(&python) {
+        return;
+    }
+    let Some(b) = browser(900, 1000).await else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let cb = free_port();
+    let (port, ca_file) = cimd_server(dir.path(), &format!("http://127.0.0.1:{cb}/callback")).await;
+    let envs = cimd_envs(&ca_file);
+    let envs: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (env, s) = oauth_box_with(&envs);
+    b.goto(&on(&s, &link(&env))).await;
+    assert!(b.wait_for("#pending", WAIT).await.is_some(), "not signed in: {}", b.source().await);
+    let metadata_url = format!("https://cimd.test:{port}/client.json");
+    let mut cmd = tokio::process::Command::new(&python);
+    cmd.arg(repo().join("tests/external/oauth_client.py")).args([
+        "--url",
+        &s.url("/oauth/memory/mcp"),
+        "--callback-port",
+        &cb,
+        "--client-metadata-url",
+        &metadata_url,
+    ]);
+    let report = consented_in_chromium(&b, &s, cmd, "CIMD test client").await;
+    assert_eq!(report["client_id"], metadata_url.as_str(), "the SDK used the document, not DCR: {report}");
+    assert_eq!(report["refreshed"], true, "{report}");
+    assert!(report["search_text"].as_str().unwrap().contains("herons"), "{report}");
+    assert!(has_bridge_client(&env, &metadata_url));
     b.close().await;
 }

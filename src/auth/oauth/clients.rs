@@ -30,7 +30,8 @@ pub struct Client {
     pub client_id: String,
     pub name: String,
     pub redirect_uris: Vec<String>,
-    /// `dynamic` (registered itself) or `operator` (added at the shell).
+    /// `dynamic` (registered itself), `metadata` (its `client_id` is the URL of its metadata
+    /// document) or `operator` (added at the shell).
     pub kind: String,
     pub auth_method: String,
     pub created_at: String,
@@ -168,19 +169,12 @@ pub fn register(store: &Store, reg: &Registration, kind: &str, by: &str) -> Resu
         let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         if kind == "dynamic" {
             let live: i64 = tx.query_row(
-                "SELECT count(*) FROM oauth_clients WHERE kind = 'dynamic' AND removed_at IS NULL",
+                "SELECT count(*) FROM oauth_clients WHERE kind IN ('dynamic', 'metadata') AND removed_at IS NULL",
                 [],
                 |r| r.get(0),
             )?;
             if live as usize >= MAX_DYNAMIC {
-                return Err(Error::new(
-                    "oauth.too_many_clients",
-                    crate::error::Kind::TooMany,
-                    format!(
-                        "this box holds {MAX_DYNAMIC} self-registered OAuth clients already: an operator removes \
-                         unused ones (hal0 oauth client list, hal0 oauth client remove ID)"
-                    ),
-                ));
+                return Err(too_many());
             }
         }
         tx.execute(
@@ -220,9 +214,61 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Client> {
 
 const COLS: &str = "client_id, name, redirect_uris, kind, auth_method, created_at, created_by";
 
+/// Keep a client metadata document's registration under its URL (kind `metadata`),
+/// replacing an older copy; an operator's removal stands (`oauth.invalid_client`).
+pub fn upsert_metadata(store: &Store, url: &str, reg: &Registration) -> Result<Client> {
+    let (name, redirects, _) = check(reg)?;
+    store.with(|c| {
+        let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let removed: Option<Option<String>> = tx
+            .query_row("SELECT removed_at FROM oauth_clients WHERE client_id = ?1", [url], |r| r.get(0))
+            .optional()?;
+        match removed {
+            Some(Some(_)) => {
+                return Err(Error::unauthorized(
+                    "oauth.invalid_client",
+                    format!("the client `{}` was removed by an operator", super::shown(url, 200)),
+                ));
+            }
+            Some(None) => {}
+            None => {
+                let live: i64 = tx.query_row(
+                    "SELECT count(*) FROM oauth_clients WHERE kind IN ('dynamic', 'metadata') AND removed_at IS NULL",
+                    [],
+                    |r| r.get(0),
+                )?;
+                if live as usize >= MAX_DYNAMIC {
+                    return Err(too_many());
+                }
+            }
+        }
+        tx.execute(
+            "INSERT INTO oauth_clients (client_id, name, redirect_uris, kind, auth_method, created_at, created_by)
+             VALUES (?1, ?2, ?3, 'metadata', 'none', ?4, 'metadata document')
+             ON CONFLICT(client_id) DO UPDATE SET name = excluded.name, redirect_uris = excluded.redirect_uris,
+                    created_at = excluded.created_at",
+            params![url, name, serde_json::to_string(&redirects).unwrap_or_default(), now()],
+        )?;
+        tx.commit()?;
+        Ok(())
+    })?;
+    get(store, url)
+}
+
+fn too_many() -> Error {
+    Error::new(
+        "oauth.too_many_clients",
+        crate::error::Kind::TooMany,
+        format!(
+            "this box holds {MAX_DYNAMIC} self-registered OAuth clients already: an operator removes unused ones \
+             (hal0 oauth client list, hal0 oauth client remove ID)"
+        ),
+    )
+}
+
 /// A live client by id (`None` for unknown or removed ones).
 pub fn find(store: &Store, client_id: &str) -> Result<Option<Client>> {
-    if client_id.is_empty() || client_id.len() > 200 {
+    if client_id.is_empty() || client_id.len() > 500 {
         return Ok(None);
     }
     store.with(|c| {

@@ -580,6 +580,37 @@ fn check_resource(issuer: &Issuer, resource: Option<&str>, mount: &str) -> Resul
     }
 }
 
+/// What a client sends to exchange a code.
+#[derive(Debug, Clone, Copy)]
+pub struct CodeExchange<'a> {
+    pub code: &'a str,
+    pub redirect_uri: Option<&'a str>,
+    pub verifier: &'a str,
+    pub resource: Option<&'a str>,
+}
+
+/// An issued code's request row.
+struct Issued {
+    id: String,
+    owner: String,
+    redirect: String,
+    challenge: String,
+    mount: String,
+    granted: Option<String>,
+    used: Option<String>,
+    grant_id: String,
+}
+
+/// A refresh token's row and its grant's.
+struct Held {
+    grant: String,
+    owner: String,
+    mount: String,
+    scopes: String,
+    spent: Option<String>,
+    revoked: Option<String>,
+}
+
 /// Exchange a code for a grant's first tokens: the code is the client's, unspent, under
 /// [`CODE_SECS`] old, for this redirect URI, and `verifier` matches its challenge. A code
 /// presented twice ends the grant it bought.
@@ -588,24 +619,33 @@ pub fn exchange(
     issuer: &Issuer,
     cfg: &crate::config::Oauth,
     client: &Client,
-    code: &str,
-    redirect_uri: Option<&str>,
-    verifier: &str,
-    resource: Option<&str>,
+    x: &CodeExchange<'_>,
 ) -> Result<Tokens> {
+    let CodeExchange { code, redirect_uri, verifier, resource } = *x;
     let t = now();
     let out = store.with(|c| {
         let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let row: Option<(String, String, String, String, String, Option<String>, Option<String>, String)> = tx
+        let row: Option<Issued> = tx
             .query_row(
                 "SELECT id, client_id, redirect_uri, code_challenge, mount, granted, code_used_at,
                         COALESCE(grant_id, '')
                    FROM oauth_requests WHERE code_sha256 = ?1 AND decided_at > ?2",
                 params![sha256_hex(code), stamp(t - time::Duration::seconds(CODE_SECS))],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?)),
+                |r| {
+                    Ok(Issued {
+                        id: r.get(0)?,
+                        owner: r.get(1)?,
+                        redirect: r.get(2)?,
+                        challenge: r.get(3)?,
+                        mount: r.get(4)?,
+                        granted: r.get(5)?,
+                        used: r.get(6)?,
+                        grant_id: r.get(7)?,
+                    })
+                },
             )
             .optional()?;
-        let Some((id, owner, redirect, challenge, mount, granted, used, grant_id)) = row else {
+        let Some(Issued { id, owner, redirect, challenge, mount, granted, used, grant_id }) = row else {
             return Err(bad_grant("the code is unknown or older than a minute: authorize again"));
         };
         if used.is_some() {
@@ -660,16 +700,25 @@ pub fn refresh(
     let t = stamp(now());
     let out = store.with(|c| {
         let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let row: Option<(String, String, String, String, Option<String>, Option<String>)> = tx
+        let row: Option<Held> = tx
             .query_row(
                 "SELECT t.grant_id, g.client_id, g.mount, g.scopes, t.spent_at, g.revoked_at
                    FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id
                   WHERE t.token_sha256 = ?1 AND t.kind = 'refresh' AND t.expires_at > ?2",
                 params![sha256_hex(token), t],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
+                |r| {
+                    Ok(Held {
+                        grant: r.get(0)?,
+                        owner: r.get(1)?,
+                        mount: r.get(2)?,
+                        scopes: r.get(3)?,
+                        spent: r.get(4)?,
+                        revoked: r.get(5)?,
+                    })
+                },
             )
             .optional()?;
-        let Some((grant, owner, mount, scopes, spent, revoked)) = row else {
+        let Some(Held { grant, owner, mount, scopes, spent, revoked }) = row else {
             return Err(bad_grant("the refresh token is unknown or expired: authorize again"));
         };
         if owner != client.client_id {

@@ -61,7 +61,17 @@ fn code_of(redirect: &str) -> String {
 fn tokens(w: &World) -> Tokens {
     let id = begin(&w.s, &w.i, &query(w)).unwrap();
     let back = approve(&w.s, &w.i, &id, &["memory".into()], "ui:us_1").unwrap();
-    exchange(&w.s, &w.i, &cfg(), &w.client, &code_of(&back), Some("https://app.example/cb"), VERIFIER, None).unwrap()
+    let code = code_of(&back);
+    exchange(&w.s, &w.i, &cfg(), &w.client, &x(&code, Some("https://app.example/cb"), VERIFIER, None)).unwrap()
+}
+
+fn x<'a>(
+    code: &'a str,
+    redirect_uri: Option<&'a str>,
+    verifier: &'a str,
+    resource: Option<&'a str>,
+) -> CodeExchange<'a> {
+    CodeExchange { code, redirect_uri, verifier, resource }
 }
 
 fn count(s: &Store, table: &str) -> i64 {
@@ -82,14 +92,14 @@ fn a_person_approves_and_the_code_buys_tokens_for_one_mount() {
 
     let code = code_of(&back);
     let bad = |verifier: &str, redirect: Option<&str>, resource: Option<&str>| {
-        exchange(&w.s, &w.i, &cfg(), &w.client, &code, redirect, verifier, resource).unwrap_err().code
+        exchange(&w.s, &w.i, &cfg(), &w.client, &x(&code, redirect, verifier, resource)).unwrap_err().code
     };
     assert_eq!(bad("wrong-verifier-wrong-verifier-wrong-verifier-x", None, None), "oauth.invalid_grant");
     assert_eq!(bad(VERIFIER, Some("https://app.example/other"), None), "oauth.invalid_grant");
     assert_eq!(bad(VERIFIER, None, Some("https://box.example/oauth/admin/mcp")), "oauth.invalid_target");
     assert_eq!(count(&w.s, "oauth_tokens"), 0, "refused exchanges issue nothing");
 
-    let t = exchange(&w.s, &w.i, &cfg(), &w.client, &code, Some("https://app.example/cb"), VERIFIER, None).unwrap();
+    let t = exchange(&w.s, &w.i, &cfg(), &w.client, &x(&code, Some("https://app.example/cb"), VERIFIER, None)).unwrap();
     assert!(t.access_token.starts_with(ACCESS_PREFIX) && t.refresh_token.starts_with(REFRESH_PREFIX));
     assert_eq!(t.scope, "memory");
     let g = lookup_access(&w.s, &t.access_token).unwrap().unwrap();
@@ -246,4 +256,16 @@ fn pkce_checks_the_verifier_shape_and_digest() {
     assert!(!pkce_matches("short", &challenge("short")));
     assert!(!pkce_matches(&format!("{VERIFIER}!"), &challenge(&format!("{VERIFIER}!"))));
     assert!(!pkce_matches(&format!("{VERIFIER}x"), &c));
+}
+
+#[test]
+fn a_code_older_than_a_minute_buys_nothing() {
+    let w = world();
+    let id = begin(&w.s, &w.i, &query(&w)).unwrap();
+    let code = code_of(&approve(&w.s, &w.i, &id, &["memory".into()], "p").unwrap());
+    w.s.with(|c| Ok(c.execute("UPDATE oauth_requests SET decided_at = '2000-01-01T00:00:00Z' WHERE id = ?1", [&id])?))
+        .unwrap();
+    let e = exchange(&w.s, &w.i, &cfg(), &w.client, &x(&code, None, VERIFIER, None)).unwrap_err();
+    assert_eq!(e.code, "oauth.invalid_grant");
+    assert_eq!(count(&w.s, "oauth_tokens"), 0);
 }

@@ -12,9 +12,11 @@
 //! resource it was issued for.
 //!
 //! - [`clients`]: registrations (RFC 7591 dynamic, or added at the shell).
+//! - [`cimd`]: clients known by the URL of their metadata document.
 //! - [`grants`]: authorization requests, a person's decision, codes (PKCE S256), grants
 //!   and their rotating tokens.
 
+pub mod cimd;
 pub mod clients;
 pub mod grants;
 
@@ -122,7 +124,7 @@ impl Issuer {
             "revocation_endpoint_auth_methods_supported": clients::AUTH_METHODS,
             "scopes_supported": SCOPES,
             "authorization_response_iss_parameter_supported": true,
-            "client_id_metadata_document_supported": false,
+            "client_id_metadata_document_supported": true,
             "service_documentation": "https://github.com/hal0/hal0#connect-claudeai-or-chatgpt",
         })
     }

@@ -146,8 +146,17 @@ pub fn serve_on_configured_port(env: &Env) -> Server {
 /// the server once it says where it listens (which must be `127.0.0.1:port`), or `None` when
 /// it exits or stays silent for 60 s (a port taken between picking and binding; retry).
 pub fn serve_on(env: &Env, port: u16) -> Option<Server> {
-    let mut child =
-        env.cmd(&["serve"]).stdout(Stdio::null()).stderr(Stdio::piped()).env("HAL0_LOG", "warn").spawn().unwrap();
+    serve_on_with(env, port, &[])
+}
+
+/// [`serve_on`] with extra environment.
+pub fn serve_on_with(env: &Env, port: u16, envs: &[(&str, &str)]) -> Option<Server> {
+    let mut cmd = env.cmd(&["serve"]);
+    cmd.stdout(Stdio::null()).stderr(Stdio::piped()).env("HAL0_LOG", "warn");
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
     let stderr = child.stderr.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
