@@ -194,6 +194,7 @@ pub const ALL: &[&str] = &[
     "oauth.person_required",
     "oauth.request_decided",
     "oauth.request_expired",
+    "oauth.request_pending",
     "oauth.request_unknown",
     "oauth.too_many_clients",
     "oauth.too_many_requests",

@@ -23,6 +23,7 @@ pub fn executor(kind: &ApprovalKind) -> Option<Executor> {
     match kind {
         K::SkillPut | K::SkillDelete => Some(crate::bridge::skills::execute_approved),
         K::MemoryDelete | K::MemoryCurate | K::DirectiveDelete => Some(crate::memory::gate::execute_approved_row),
+        K::OauthConsent => Some(crate::auth::oauth::grants::execute_approved),
         _ => None,
     }
 }
@@ -41,6 +42,9 @@ crate::text_enum! {
         MemoryDelete = "memory_delete",
         MemoryCurate = "memory_curate",
         DirectiveDelete = "directive_delete",
+        /// An OAuth client asks to connect; approving grants it the mount's own scope and
+        /// the browser that asked gets its code.
+        OauthConsent = "oauth_consent",
     }
     // A kind this hal0 does not know (a row from a newer version): shown, never decided.
     other Other

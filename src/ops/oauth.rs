@@ -5,6 +5,7 @@
 //! shell) and its outcome after, as [`super::call`] does for the route-table ops.
 
 use super::Ctx;
+use crate::approvals;
 use crate::audit::{self, Entry, Outcome, Verdict};
 use crate::auth::oauth::clients::{self, Client, Registration};
 use crate::auth::oauth::grants::{self, AuthorizeQuery, GrantRow, Refusal, RequestView, Tokens};
@@ -155,13 +156,84 @@ pub async fn begin(ctx: &Ctx, q: AuthorizeQuery) -> std::result::Result<String, 
             ctx.svc.store.call(move |s| cimd::keep(s, &url, &reg)).await.map_err(page)?;
         }
     }
-    ctx.svc.store.call(move |s| Ok(grants::begin(s, &i, &q))).await.map_err(|error| Refusal { error, back: None })?
+    let id = ctx.svc.store.call(move |s| Ok(grants::begin(s, &i, &q))).await.map_err(page)??;
+    // The request also waits as a card in the inbox, for a person not at that browser.
+    let i = issuer(ctx).map_err(page)?;
+    let rid = id.clone();
+    let queued = ctx
+        .svc
+        .store
+        .call(move |s| {
+            let v = grants::view(s, &i, &rid)?;
+            let preview = format!(
+                "OAuth client \u{201c}{}\u{201d} ({}) asks to use {} as a bridge client, scope {}; the browser goes back \
+                 to {}. Approving grants the {} scope only; the page where it asked carries on.",
+                v.client_name, v.client_kind, v.server, v.scopes.join(" "), v.redirect_to, v.scopes[0]
+            );
+            let card = approvals::create(
+                s,
+                approvals::NewApproval {
+                    kind: approvals::ApprovalKind::OauthConsent,
+                    client: &format!("oauth:{}", oauth::shown(&v.client_id, 200)),
+                    tool: "oauth_consent",
+                    arguments: json!({"request_id": v.id, "client_id": v.client_id, "client_name": v.client_name,
+                                      "server": v.server, "scopes": v.scopes, "redirect_to": v.redirect_to}),
+                    preview,
+                    run_id: None,
+                },
+            )?;
+            grants::set_card(s, &rid, &card.id)
+        })
+        .await;
+    if let Err(e) = queued {
+        tracing::warn!(code = e.code, "an OAuth request has no inbox card: {}", e.message);
+    }
+    Ok(id)
+}
+
+/// A request decided on its card in the inbox as denied is recorded as denied.
+fn follow_card(s: &crate::store::Store, i: &Issuer, id: &str) -> Result<()> {
+    let v = grants::view(s, i, id)?;
+    let Some(card) = v.approval_id.filter(|_| v.status == "pending") else { return Ok(()) };
+    let row = approvals::get(s, &card)?;
+    if row.status == approvals::Status::Denied {
+        grants::deny(s, i, id, row.decided_by.as_deref().unwrap_or("a person"))?;
+    }
+    Ok(())
+}
+
+/// Withdraw a request's card once the person decided on the consent page.
+fn withdraw_card(s: &crate::store::Store, i: &Issuer, id: &str) {
+    if let Ok(Some(card)) = grants::view(s, i, id).map(|v| v.approval_id)
+        && let Err(e) = approvals::withdraw(s, &card, "decided on the consent page")
+    {
+        tracing::warn!(code = e.code, "cannot withdraw the card of an OAuth request: {}", e.message);
+    }
+}
+
+/// The browser that asked comes back for a request decided in the inbox: the redirect
+/// (with the code, issued now, or the denial).
+pub async fn resume(ctx: &Ctx, id: String) -> Result<String> {
+    let i = issuer(ctx)?;
+    ctx.svc
+        .store
+        .call(move |s| {
+            follow_card(s, &i, &id)?;
+            grants::resume(s, &i, &id)
+        })
+        .await
 }
 
 /// A request as the consent page shows it.
 pub async fn request(ctx: &Ctx, id: String) -> Result<RequestView> {
     let i = issuer(ctx)?;
-    ctx.svc.store.call(move |s| grants::view(s, &i, &id)).await
+    ctx.svc
+        .store
+        .call(move |s| {
+            follow_card(s, &i, &id)?;
+            grants::view(s, &i, &id)
+        })
+        .await
 }
 
 /// A person approves a request with the scopes they ticked; the redirect back.
@@ -169,7 +241,12 @@ pub async fn approve(ctx: &Ctx, id: String, scopes: Vec<String>) -> Result<Strin
     let i = issuer(ctx)?;
     let by = ctx.identity.to_string();
     let args = json!({"request_id": id, "scopes": scopes});
-    audited(ctx, "oauth_consent_approve", args, move |s| grants::approve(s, &i, &id, &scopes, &by)).await
+    audited(ctx, "oauth_consent_approve", args, move |s| {
+        let back = grants::approve(s, &i, &id, &scopes, &by)?;
+        withdraw_card(s, &i, &id);
+        Ok(back)
+    })
+    .await
 }
 
 /// A person denies a request; the redirect back.
@@ -177,7 +254,12 @@ pub async fn deny(ctx: &Ctx, id: String) -> Result<String> {
     let i = issuer(ctx)?;
     let by = ctx.identity.to_string();
     let args = json!({"request_id": id});
-    audited(ctx, "oauth_consent_deny", args, move |s| grants::deny(s, &i, &id, &by)).await
+    audited(ctx, "oauth_consent_deny", args, move |s| {
+        let back = grants::deny(s, &i, &id, &by)?;
+        withdraw_card(s, &i, &id);
+        Ok(back)
+    })
+    .await
 }
 
 /// The token endpoint's form, after client authentication was read from it or the

@@ -176,6 +176,7 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
             .route("/oauth/requests/{id}", axum::routing::get(oauth::request))
             .route("/oauth/requests/{id}/approve", axum::routing::post(oauth::approve))
             .route("/oauth/requests/{id}/deny", axum::routing::post(oauth::deny))
+            .route("/oauth/requests/{id}/continue", axum::routing::post(oauth::resume))
             .route("/ui/consent/{id}", axum::routing::get(crate::ui::pages::consent));
     }
     app = app.nest_service("/mcp/proxy/{id}/mcp", mcp_service::ProxyMount::new(&state, cancel));

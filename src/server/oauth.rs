@@ -188,6 +188,15 @@ pub async fn deny(
     }
 }
 
+/// `POST /oauth/requests/{id}/continue`: the browser that asked comes back for a request a
+/// person decided in the approvals inbox (the request id is what it holds).
+pub async fn resume(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Response {
+    match op::resume(&ctx(&state, "anonymous"), id).await {
+        Ok(url) => json_ok(StatusCode::OK, json!({"redirect": url})),
+        Err(e) => e.into_response(),
+    }
+}
+
 /// The client id and secret of `Authorization: Basic` (RFC 6749 §2.3.1: form-encoded).
 fn basic(headers: &HeaderMap) -> Option<(String, String)> {
     let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?;

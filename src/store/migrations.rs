@@ -325,8 +325,10 @@ pub const MIGRATIONS: &[&str] = &[
         decided_by     TEXT,
         granted        TEXT,
         code_sha256    TEXT UNIQUE,
+        code_at        TEXT,
         code_used_at   TEXT,
-        grant_id       TEXT
+        grant_id       TEXT,
+        approval_id    TEXT
     ) WITHOUT ROWID;
     CREATE TABLE oauth_grants (
         id            TEXT PRIMARY KEY,

@@ -106,7 +106,8 @@ pub async fn consent(axum::extract::Path(id): axum::extract::Path<String>) -> Re
         "<main class=\"narrow\" id=\"consent\" data-request=\"{id}\"><h1>Connect an app to hal0?</h1>\
          <p id=\"error\" class=\"err\" role=\"alert\" hidden></p>\
          <section id=\"signin\" hidden><p>{}</p><p class=\"meta\">This page goes on by itself once you are signed in \
-         (open the link in this browser).</p></section>\
+         (open the link in this browser), or once a person decides card <code id=\"card\"></code> in the approvals \
+         inbox (the dashboard, or hal0 agent approvals on the box).</p></section>\
          <section id=\"ask\" hidden><p><strong id=\"client\"></strong> <span class=\"meta\">(the name the app gave \
          itself; hal0 cannot check it)</span> asks to use <strong id=\"server\"></strong> on this box as you.</p>\
          <dl><dt>Sends you back to</dt><dd><code id=\"to\"></code></dd><dt>Client id</dt><dd><code id=\"cid\"></code></dd>\

@@ -153,6 +153,9 @@ const MATRIX: &[(&str, &str, [u16; 7])] = &[
     ("GET", "/oauth/requests/oar_none", [404, 401, 404, 404, 404, 401, 401]),
     ("POST", "/oauth/requests/oar_none/approve", [401, 401, 403, 403, 404, 401, 401]),
     ("POST", "/oauth/requests/oar_none/deny", [401, 401, 403, 403, 404, 401, 401]),
+    ("POST", "/oauth/requests/oar_none/continue", [404, 401, 404, 404, 404, 401, 401]),
+    // The proxy takes consumer keys: a token is never taken there, so never passed upstream.
+    ("POST", "/mcp/proxy/up/mcp", [401, 401, 404, 403, 403, 401, 401]),
     ("POST", "/oauth/memory/mcp", [401, 401, 200, 200, 403, 200, 401]),
     ("POST", "/oauth/admin/mcp", [401, 401, 200, 403, 403, 401, 200]),
     ("POST", "/oauth/agents/mcp", [401, 401, 200, 200, 403, 401, 401]),
@@ -738,5 +741,113 @@ async fn the_python_sdk_connects_with_a_client_metadata_document() {
     assert_eq!(report["refreshed"], true, "{report}");
     assert!(report["search_text"].as_str().unwrap().contains("herons"), "{report}");
     assert!(has_bridge_client(&env, &metadata_url));
+    b.close().await;
+}
+
+/// The card of an OAuth request in the inbox.
+fn card_of(env: &Env, request: &str) -> Value {
+    let rows = env.json(&["agent", "approvals", "list", "--json"]);
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["arguments"]["request_id"] == request)
+        .cloned()
+        .unwrap_or_else(|| panic!("no card for {request}: {rows}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_waits_in_the_inbox_and_the_browser_carries_on_once_a_person_decides_there() {
+    let (env, s) = oauth_box();
+    let client = public_client(&s).await;
+    let begin = async || {
+        let r = http().get(authorize_url(&s, &client, &[])).send().await.unwrap();
+        r.headers()["location"].to_str().unwrap().strip_prefix("/ui/consent/").unwrap().to_string()
+    };
+    let resume = async |id: &str| {
+        let r = http().post(s.url(&format!("/oauth/requests/{id}/continue"))).json(&json!({})).send().await.unwrap();
+        (r.status().as_u16(), r.json::<Value>().await.unwrap())
+    };
+
+    // Approved at the shell: the browser's next look finds it approved and fetches its code.
+    let id = begin().await;
+    let card = card_of(&env, &id);
+    assert_eq!((card["kind"].as_str(), card["status"].as_str()), (Some("oauth_consent"), Some("pending")));
+    assert!(card["preview"].as_str().unwrap().contains("hal0-memory"), "{card}");
+    let (st, v) = resume(&id).await;
+    assert_eq!((st, v["error"]["code"].clone()), (409, json!("oauth.request_pending")));
+    env.ok(&["agent", "approvals", "approve", card["id"].as_str().unwrap(), "--yes"]);
+    let v: Value = http().get(s.url(&format!("/oauth/requests/{id}"))).send().await.unwrap().json().await.unwrap();
+    assert_eq!(
+        (v["request"]["status"].clone(), v["request"]["code_issued"].clone()),
+        (json!("approved"), json!(false))
+    );
+    let (st, v) = resume(&id).await;
+    assert_eq!(st, 200, "{v}");
+    let back = v["redirect"].as_str().unwrap();
+    assert_eq!(param(back, "state").as_deref(), Some("s-1"));
+    let access = access_token(&s, &client, &param(back, "code").unwrap()).await;
+    assert_eq!(status_with(&s, "/oauth/memory/mcp", &access).await.0, 200);
+    let (st, v) = resume(&id).await;
+    assert_eq!((st, v["error"]["code"].clone()), (409, json!("oauth.request_decided")), "one code per request");
+
+    // Denied at the shell: the browser goes back with access_denied, and no code.
+    let id = begin().await;
+    let card = card_of(&env, &id);
+    env.ok(&["agent", "approvals", "deny", card["id"].as_str().unwrap(), "--reason", "not mine", "--yes"]);
+    let (st, v) = resume(&id).await;
+    assert_eq!(st, 200);
+    let back = v["redirect"].as_str().unwrap();
+    assert_eq!((param(back, "error").as_deref(), param(back, "code")), (Some("access_denied"), None));
+
+    // Decided on the consent page: the card is withdrawn.
+    let (cookie, csrf) = sign_in(&s, &on(&s, &link(&env))).await;
+    let code = consent(&s, &client, &cookie, &csrf).await;
+    assert!(code.starts_with("hal0ac_"));
+    let rows = env.json(&["agent", "approvals", "list", "--json"]);
+    let statuses: Vec<&str> = rows.as_array().unwrap().iter().filter_map(|r| r["status"].as_str()).collect();
+    assert_eq!(statuses.iter().filter(|s| **s == "withdrawn").count(), 1, "{rows}");
+    assert_eq!(statuses.iter().filter(|s| **s == "pending").count(), 0, "{rows}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_connects_when_the_person_approves_in_the_inbox_not_at_the_browser() {
+    let python = repo().join(".venv/bin/python");
+    if !have(&python) {
+        return;
+    }
+    let Some(b) = browser(900, 1000).await else { return };
+    let (env, s) = oauth_box();
+    let mut child = tokio::process::Command::new(&python)
+        .arg(repo().join("tests/external/oauth_client.py"))
+        .args(["--url", &s.url("/oauth/memory/mcp"), "--callback-port", &free_port()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+    let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    let limit = std::time::Duration::from_secs(120);
+    tokio::time::timeout(limit, out.read_line(&mut line)).await.unwrap().unwrap();
+    let authorize: Value = serde_json::from_str(line.trim()).unwrap();
+    // Nobody is signed in at this browser: the page says so and waits.
+    b.goto(authorize["authorize"].as_str().unwrap()).await;
+    assert!(b.wait_for("#signin:not([hidden])", WAIT).await.is_some(), "{}", b.source().await);
+    let id = b.eval("return document.querySelector('#consent').dataset.request").await;
+    let card = card_of(&env, id.as_str().unwrap());
+    assert!(
+        eventually(WAIT, async || b.source().await.contains(card["id"].as_str().unwrap())).await,
+        "the page names the card"
+    );
+    // A person approves the card at the box's shell; the page carries on by itself.
+    env.ok(&["agent", "approvals", "approve", card["id"].as_str().unwrap(), "--yes"]);
+    let mut rest = String::new();
+    tokio::time::timeout(limit, out.read_to_string(&mut rest)).await.unwrap().unwrap();
+    assert!(tokio::time::timeout(limit, child.wait()).await.unwrap().unwrap().success());
+    let report: Value = serde_json::from_str(rest.lines().last().unwrap()).unwrap();
+    assert_eq!(report["authorize_urls"], 1, "{report}");
+    assert_eq!(report["scope"], "memory");
+    assert!(report["search_text"].as_str().unwrap().contains("herons"), "{report}");
     b.close().await;
 }

@@ -79,6 +79,11 @@ pub struct RequestView {
     pub scopes: Vec<String>,
     /// `pending`, `approved`, `denied` or `expired`.
     pub status: String,
+    /// Whether the code of an approved request was issued (a request approved in the
+    /// inbox waits for its browser to come back for it).
+    pub code_issued: bool,
+    /// The card of this request in the approvals inbox, if one was queued.
+    pub approval_id: Option<String>,
     pub expires_at: String,
 }
 
@@ -310,6 +315,8 @@ struct Row {
     scopes: BTreeSet<Scope>,
     expires_at: String,
     decision: Option<String>,
+    code_issued: bool,
+    approval_id: Option<String>,
 }
 
 fn request_row(store: &Store, id: &str) -> Result<Row> {
@@ -320,7 +327,9 @@ fn request_row(store: &Store, id: &str) -> Result<Row> {
     }
     let row = store.with(|c| {
         Ok(c.query_row(
-            "SELECT client_id, redirect_uri, state, mount, scopes, expires_at, decision FROM oauth_requests WHERE id = ?1",
+            "SELECT client_id, redirect_uri, state, mount, scopes, expires_at, decision, code_sha256 IS NOT NULL,
+                    approval_id
+               FROM oauth_requests WHERE id = ?1",
             [id],
             |r| {
                 Ok((
@@ -331,14 +340,48 @@ fn request_row(store: &Store, id: &str) -> Result<Row> {
                     r.get::<_, String>(4)?,
                     r.get::<_, String>(5)?,
                     r.get::<_, Option<String>>(6)?,
+                    r.get::<_, bool>(7)?,
+                    r.get::<_, Option<String>>(8)?,
                 ))
             },
         )
         .optional()?)
     })?;
-    let (client_id, redirect_uri, state, mount, scopes, expires_at, decision) = row.ok_or_else(unknown)?;
+    let (client_id, redirect_uri, state, mount, scopes, expires_at, decision, code_issued, approval_id) =
+        row.ok_or_else(unknown)?;
     let client = super::clients::get(store, &client_id)?;
-    Ok(Row { client, redirect_uri, state, mount, scopes: scopes_of(&scopes), expires_at, decision })
+    Ok(Row {
+        client,
+        redirect_uri,
+        state,
+        mount,
+        scopes: scopes_of(&scopes),
+        expires_at,
+        decision,
+        code_issued,
+        approval_id,
+    })
+}
+
+/// Carry out an approved `oauth_consent` card: the request it names is approved (the
+/// mount's own scope) as the person who decided the card.
+pub fn execute_approved(
+    store: &Store,
+    _config: &crate::config::Config,
+    row: &crate::approvals::Approval,
+) -> Result<serde_json::Value> {
+    let id = row.arguments["request_id"].as_str().unwrap_or_default();
+    let by = row.decided_by.as_deref().unwrap_or("a person");
+    approve_later(store, id, by)?;
+    Ok(serde_json::json!({"request_id": id, "approved": true, "next": "the browser that asked continues by itself"}))
+}
+
+/// Link a request to its card in the approvals inbox.
+pub fn set_card(store: &Store, id: &str, approval_id: &str) -> Result<()> {
+    store.with(|c| {
+        c.execute("UPDATE oauth_requests SET approval_id = ?1 WHERE id = ?2", params![approval_id, id])?;
+        Ok(())
+    })
 }
 
 /// An authorization request as the consent page shows it.
@@ -370,6 +413,8 @@ pub fn view(store: &Store, issuer: &Issuer, id: &str) -> Result<RequestView> {
         mount: r.mount,
         scopes,
         status,
+        code_issued: r.code_issued,
+        approval_id: r.approval_id,
         expires_at: r.expires_at,
     })
 }
@@ -455,45 +500,117 @@ fn bridge_client_for(tx: &rusqlite::Connection, client: &Client, scopes: &BTreeS
 /// holds the mount's own). Returns the redirect that carries the code back to the client.
 pub fn approve(store: &Store, issuer: &Issuer, id: &str, ticked: &[String], by: &str) -> Result<String> {
     let out = decide(store, id, |tx, row, t| {
-        let mut chosen = BTreeSet::new();
-        for s in ticked {
-            let s = Scope::parse(s)?;
-            if !row.scopes.contains(&s) {
-                return Err(oauth(
-                    "oauth.invalid_scope",
-                    format!("the client did not ask the `{}` scope; tick only what it asked", s.as_str()),
-                ));
-            }
-            chosen.insert(s);
-        }
-        let own = mount_scope(&row.mount).ok_or_else(|| Error::internal("a request names no OAuth mount"))?;
-        if !chosen.contains(&own) {
-            return Err(oauth(
-                "oauth.invalid_scope",
-                format!(
-                    "a grant for hal0-{} holds the `{}` scope: tick it, or deny the request",
-                    row.mount,
-                    own.as_str()
-                ),
-            ));
-        }
-        let code = format!("{CODE_PREFIX}{}", random_base62(43)?);
+        let chosen = chosen_scopes(row, ticked)?;
         let name = bridge_client_for(tx, &row.client, &chosen, by)?;
         tx.execute(
-            "UPDATE oauth_requests SET decision = 'approved', decided_at = ?1, decided_by = ?2, granted = ?3,
-                    code_sha256 = ?4 WHERE id = ?5",
-            params![t, by, format!("{name} {}", scopes_text(&chosen)), sha256_hex(&code), id],
+            "UPDATE oauth_requests SET decision = 'approved', decided_at = ?1, decided_by = ?2, granted = ?3 WHERE id = ?4",
+            params![t, by, format!("{name} {}", scopes_text(&chosen)), id],
         )?;
-        let mut pairs = vec![("code", code.as_str())];
-        if let Some(s) = &row.state {
-            pairs.push(("state", s));
-        }
-        let iss = issuer.issuer();
-        pairs.push(("iss", &iss));
-        Ok(redirect_with(&row.redirect_uri, &pairs))
+        issue_code(tx, issuer, row, id, t)
     })?;
     crate::auth::keycache::bump(store);
     Ok(out)
+}
+
+/// A person approves a request from the approvals inbox, not at the browser that asked:
+/// the grant holds the mount's own scope, and the code is issued when that browser comes
+/// back for it ([`resume`]).
+pub fn approve_later(store: &Store, id: &str, by: &str) -> Result<()> {
+    decide(store, id, |tx, row, t| {
+        let own = mount_scope(&row.mount).ok_or_else(|| Error::internal("a request names no OAuth mount"))?;
+        let chosen = chosen_scopes(row, &[own.as_str().to_string()])?;
+        let name = bridge_client_for(tx, &row.client, &chosen, by)?;
+        tx.execute(
+            "UPDATE oauth_requests SET decision = 'approved', decided_at = ?1, decided_by = ?2, granted = ?3 WHERE id = ?4",
+            params![t, by, format!("{name} {}", scopes_text(&chosen)), id],
+        )?;
+        Ok(String::new())
+    })?;
+    crate::auth::keycache::bump(store);
+    Ok(())
+}
+
+/// The browser that asked comes back for a request decided in the inbox: the code (issued
+/// now, once) or the denial, as the redirect to the client.
+pub fn resume(store: &Store, issuer: &Issuer, id: &str) -> Result<String> {
+    let row = request_row(store, id)?;
+    let t = stamp(now());
+    store.with(|c| {
+        let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let (decision, code): (Option<String>, Option<String>) =
+            tx.query_row("SELECT decision, code_sha256 FROM oauth_requests WHERE id = ?1", [id], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
+        let out = match (decision.as_deref(), code) {
+            (Some("approved"), None) => issue_code(&tx, issuer, &row, id, &t)?,
+            (Some("denied"), _) => denial(issuer, &row),
+            (None, _) => {
+                return Err(Error::conflict(
+                    "oauth.request_pending",
+                    "nobody has decided this request yet: approve it on this page or in the approvals inbox",
+                ));
+            }
+            _ => {
+                return Err(Error::conflict(
+                    "oauth.request_decided",
+                    "this request's code was issued already; start again from the client for a new one",
+                ));
+            }
+        };
+        tx.commit()?;
+        Ok(out)
+    })
+}
+
+/// The scopes a person chose: a subset of those asked that holds the mount's own.
+fn chosen_scopes(row: &Row, ticked: &[String]) -> Result<BTreeSet<Scope>> {
+    let mut chosen = BTreeSet::new();
+    for s in ticked {
+        let s = Scope::parse(s)?;
+        if !row.scopes.contains(&s) {
+            return Err(oauth(
+                "oauth.invalid_scope",
+                format!("the client did not ask the `{}` scope; tick only what it asked", s.as_str()),
+            ));
+        }
+        chosen.insert(s);
+    }
+    let own = mount_scope(&row.mount).ok_or_else(|| Error::internal("a request names no OAuth mount"))?;
+    if !chosen.contains(&own) {
+        return Err(oauth(
+            "oauth.invalid_scope",
+            format!("a grant for hal0-{} holds the `{}` scope: tick it, or deny the request", row.mount, own.as_str()),
+        ));
+    }
+    Ok(chosen)
+}
+
+/// Issue an approved request's one code (inside the caller's transaction); the redirect
+/// that carries it back.
+fn issue_code(tx: &rusqlite::Connection, issuer: &Issuer, row: &Row, id: &str, t: &str) -> Result<String> {
+    let code = format!("{CODE_PREFIX}{}", random_base62(43)?);
+    tx.execute(
+        "UPDATE oauth_requests SET code_sha256 = ?1, code_at = ?2 WHERE id = ?3",
+        params![sha256_hex(&code), t, id],
+    )?;
+    let mut pairs = vec![("code", code.as_str())];
+    if let Some(s) = &row.state {
+        pairs.push(("state", s));
+    }
+    let iss = issuer.issuer();
+    pairs.push(("iss", &iss));
+    Ok(redirect_with(&row.redirect_uri, &pairs))
+}
+
+/// The redirect that tells the client a person said no.
+fn denial(issuer: &Issuer, row: &Row) -> String {
+    let mut pairs = vec![("error", "access_denied"), ("error_description", "the person at the box said no")];
+    if let Some(s) = &row.state {
+        pairs.push(("state", s));
+    }
+    let iss = issuer.issuer();
+    pairs.push(("iss", &iss));
+    redirect_with(&row.redirect_uri, &pairs)
 }
 
 /// A person denies a request. Returns the redirect that tells the client so.
@@ -503,13 +620,7 @@ pub fn deny(store: &Store, issuer: &Issuer, id: &str, by: &str) -> Result<String
             "UPDATE oauth_requests SET decision = 'denied', decided_at = ?1, decided_by = ?2 WHERE id = ?3",
             params![t, by, id],
         )?;
-        let mut pairs = vec![("error", "access_denied"), ("error_description", "the person at the box said no")];
-        if let Some(s) = &row.state {
-            pairs.push(("state", s));
-        }
-        let iss = issuer.issuer();
-        pairs.push(("iss", &iss));
-        Ok(redirect_with(&row.redirect_uri, &pairs))
+        Ok(denial(issuer, row))
     })
 }
 
@@ -629,7 +740,7 @@ pub fn exchange(
             .query_row(
                 "SELECT id, client_id, redirect_uri, code_challenge, mount, granted, code_used_at,
                         COALESCE(grant_id, '')
-                   FROM oauth_requests WHERE code_sha256 = ?1 AND decided_at > ?2",
+                   FROM oauth_requests WHERE code_sha256 = ?1 AND code_at > ?2",
                 params![sha256_hex(code), stamp(t - time::Duration::seconds(CODE_SECS))],
                 |r| {
                     Ok(Issued {

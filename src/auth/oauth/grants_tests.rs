@@ -263,7 +263,7 @@ fn a_code_older_than_a_minute_buys_nothing() {
     let w = world();
     let id = begin(&w.s, &w.i, &query(&w)).unwrap();
     let code = code_of(&approve(&w.s, &w.i, &id, &["memory".into()], "p").unwrap());
-    w.s.with(|c| Ok(c.execute("UPDATE oauth_requests SET decided_at = '2000-01-01T00:00:00Z' WHERE id = ?1", [&id])?))
+    w.s.with(|c| Ok(c.execute("UPDATE oauth_requests SET code_at = '2000-01-01T00:00:00Z' WHERE id = ?1", [&id])?))
         .unwrap();
     let e = exchange(&w.s, &w.i, &cfg(), &w.client, &x(&code, None, VERIFIER, None)).unwrap_err();
     assert_eq!(e.code, "oauth.invalid_grant");

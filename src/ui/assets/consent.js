@@ -7,6 +7,7 @@
   const $ = (s) => document.querySelector(s);
   const id = $("#consent").dataset.request;
   let csrf = "";
+  let decidedHere = false;
   const show = (sel, on) => { $(sel).hidden = !on; };
   const fail = (text) => { const p = $("#error"); p.textContent = text; p.hidden = !text; };
   const message = (v, r) => (v.error && (v.error.message + " [" + v.error.code + "]")) || ("HTTP " + r.status);
@@ -36,6 +37,7 @@
 
   async function decide(what) {
     fail("");
+    decidedHere = true;
     const scopes = [...document.querySelectorAll('input[name="scope"]:checked')].map((i) => i.value);
     $("#approve").disabled = $("#deny").disabled = true;
     try {
@@ -63,6 +65,20 @@
       const v = await r.json().catch(() => ({}));
       if (!r.ok) { fail(message(v, r)); return; }
       const req = v.request;
+      // Decided in the approvals inbox: come back for the code (or the denial) and go on.
+      if ((req.status === "approved" && !req.code_issued) || (req.status === "denied" && req.approval_id && !decidedHere)) {
+        const c = await fetch("/oauth/requests/" + encodeURIComponent(id) + "/continue", { method: "POST",
+          credentials: "same-origin", headers: { "content-type": "application/json", "accept": "application/json" },
+          body: "{}" });
+        const w = await c.json().catch(() => ({}));
+        if (!c.ok) { fail(message(w, c)); return; }
+        show("#signin", false); show("#ask", false);
+        const done = $("#done");
+        done.textContent = req.status === "approved" ? "Approved in the inbox. Returning to the app…" : "Denied in the inbox. Returning to the app…";
+        done.hidden = false;
+        location.assign(w.redirect);
+        return;
+      }
       if (req.status !== "pending") {
         show("#signin", false); show("#ask", false);
         fail("This request is " + req.status + ". Start again from the app.");
@@ -70,7 +86,8 @@
       }
       if (!v.signed_in) {
         show("#signin", true);
-        setTimeout(load, 3000);
+        if (req.approval_id) $("#card").textContent = req.approval_id;
+        setTimeout(load, 2000);
         return;
       }
       csrf = v.csrf;
