@@ -851,3 +851,136 @@ async fn the_python_sdk_connects_when_the_person_approves_in_the_inbox_not_at_th
     assert!(report["search_text"].as_str().unwrap().contains("herons"), "{report}");
     b.close().await;
 }
+
+/// Claude Code's environment in a scratch HOME.
+fn claude_cmd(home: &std::path::Path, program: &std::path::Path) -> std::process::Command {
+    let mut c = std::process::Command::new(program);
+    c.env_clear()
+        .env("HOME", home)
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .current_dir(home);
+    c
+}
+
+/// The real Claude Code CLI signs in to an OAuth mount (`claude mcp login --no-browser`,
+/// in a pseudo-terminal from `script`, as on an SSH session) with a client the operator
+/// added (`hal0 oauth client add`: Claude Code's own client id is a metadata document on
+/// claude.ai, which this sandbox cannot reach); a person consents in Chromium; Claude Code
+/// takes the code at its callback port, then `claude -p` (the scripted stand-in for the
+/// Messages API) calls a hal0-memory tool with the token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_logs_in_over_oauth_and_calls_a_tool() {
+    let claude = repo().join(".tools/node/node_modules/.bin/claude");
+    let python = repo().join(".venv/bin/python");
+    let fake = repo().join("../shared/tools/fake_anthropic.py");
+    if !(have(&claude) && have(&python) && have(&fake) && have(std::path::Path::new("/usr/bin/script"))) {
+        return;
+    }
+    let Some((b, env, s)) = signed_in_box().await else { return };
+    let cb = free_port();
+    let added = env.json(&[
+        "oauth",
+        "client",
+        "add",
+        "Claude Code",
+        "--redirect-uri",
+        &format!("http://localhost:{cb}/callback"),
+        "--public",
+        "--json",
+    ]);
+    let client_id = added["client_id"].as_str().unwrap().to_string();
+    let home = tempfile::tempdir().unwrap();
+    let out = claude_cmd(home.path(), &claude)
+        .args(["mcp", "add", "--transport", "http", "hal0-memory", &s.url("/oauth/memory/mcp")])
+        .args(["--client-id", &client_id, "--callback-port", &cb])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "claude mcp add: {}", String::from_utf8_lossy(&out.stderr));
+
+    // `claude mcp login` wants a terminal: `script` gives it one; its output goes to a file.
+    let transcript = home.path().join("login.out");
+    let login = format!("{} mcp login hal0-memory --no-browser", claude.display());
+    let mut child = claude_cmd(home.path(), std::path::Path::new("/usr/bin/script"))
+        .args(["-qfec", &login])
+        .arg(&transcript)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let find = regex::Regex::new(r"http://127\.0\.0\.1:\d+/oauth/authorize[^\x1b\x07\s]*").unwrap();
+    let mut authorize = None;
+    for _ in 0..600 {
+        let text = std::fs::read_to_string(&transcript).unwrap_or_default();
+        if let Some(m) = find.find(&text) {
+            authorize = Some(m.as_str().to_string());
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let authorize = authorize.unwrap_or_else(|| {
+        let _ = child.kill();
+        panic!("no authorization URL: {}", std::fs::read_to_string(&transcript).unwrap_or_default())
+    });
+    assert!(authorize.contains(&format!("client_id={client_id}")), "{authorize}");
+
+    b.goto(&authorize).await;
+    let approve = b.wait_for("#approve", WAIT).await.unwrap_or_else(|| panic!("no consent form"));
+    assert!(b.source().await.contains("Claude Code"));
+    approve.click().await;
+    let done = eventually(std::time::Duration::from_secs(60), async || matches!(child.try_wait(), Ok(Some(_)))).await;
+    let text = std::fs::read_to_string(&transcript).unwrap_or_default();
+    assert!(done, "claude mcp login did not finish: {text}");
+    assert!(text.contains("Authenticated with \"hal0-memory\""), "{text}");
+    drop(child.stdin.take());
+
+    // A real tool call with the token Claude Code holds.
+    let port: u16 = free_port().parse().unwrap();
+    let plan = json!([["mcp__hal0-memory__memory_add", {"text": "Claude Code wrote this over OAuth"}]]);
+    let mut api = std::process::Command::new(&python)
+        .arg(&fake)
+        .arg(port.to_string())
+        .env("FAKE_PLAN", plan.to_string())
+        .env("FAKE_LOG", home.path().join("requests.jsonl"))
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        eventually(std::time::Duration::from_secs(30), async || std::net::TcpStream::connect(("127.0.0.1", port))
+            .is_ok())
+        .await
+    );
+    let mut run = claude_cmd(home.path(), &claude);
+    run.env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"))
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .args([
+            "-p",
+            "go",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--allowedTools",
+            "mcp__hal0-memory__memory_add",
+        ])
+        .stdin(std::process::Stdio::null());
+    let out = tokio::task::spawn_blocking(move || run.output().unwrap()).await.unwrap();
+    let _ = api.kill();
+    let _ = api.wait();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let result = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["type"] == "user")
+        .find_map(|l| l["message"]["content"].as_array()?.iter().find(|c| c["type"] == "tool_result").cloned())
+        .unwrap_or_else(|| panic!("no tool result: {stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
+    assert_ne!(result["is_error"], true, "{result}");
+    assert!(result.to_string().contains("mem_"), "{result}");
+    // The note is there, written as the bridge client the person's approval made.
+    let list = env.json(&["bridge", "list", "--json"]);
+    let mine = list.as_array().unwrap().iter().find(|c| c["origin"] == format!("oauth:{client_id}")).unwrap().clone();
+    assert_eq!(mine["name"], "oauth-claude-code");
+    b.close().await;
+}
