@@ -42,7 +42,7 @@ async fn revoke_and_rotate_apply_on_the_next_request() {
 }
 
 /// Open an MCP session and its standalone GET SSE stream; return the streaming response.
-async fn open_stream(http: &reqwest::Client, url: &str, key: &str) -> reqwest::Response {
+pub(crate) async fn open_stream(http: &reqwest::Client, url: &str, key: &str) -> reqwest::Response {
     let r = mcp_post(http, url, Some(key), &initialize_body()).send().await.unwrap();
     assert_eq!(r.status().as_u16(), 200);
     let sid = r.headers().get("mcp-session-id").unwrap().to_str().unwrap().to_string();
@@ -64,7 +64,7 @@ async fn open_stream(http: &reqwest::Client, url: &str, key: &str) -> reqwest::R
 }
 
 /// Read the stream until it ends; the collected text.
-async fn drain(mut s: reqwest::Response, limit: Duration) -> String {
+pub(crate) async fn drain(mut s: reqwest::Response, limit: Duration) -> String {
     let mut text = String::new();
     let _ = tokio::time::timeout(limit, async {
         while let Ok(Some(chunk)) = s.chunk().await {

@@ -984,3 +984,37 @@ async fn claude_code_logs_in_over_oauth_and_calls_a_tool() {
     assert_eq!(mine["name"], "oauth-claude-code");
     b.close().await;
 }
+
+/// An open stream on an OAuth token ends with `event: revoked` when its grant is ended by
+/// the operator, or its bridge client is revoked; a client's own RFC 7009 revocation too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_streams_on_a_token_end_when_its_grant_ends() {
+    use crate::live_changes::{drain, open_stream};
+    let (env, s) = oauth_box();
+    let (cookie, csrf) = sign_in(&s, &on(&s, &link(&env))).await;
+    let client = public_client(&s).await;
+    let url = s.url("/oauth/memory/mcp");
+    let h = reqwest::Client::new();
+    let limit = std::time::Duration::from_secs(20);
+
+    let t1 = access_token(&s, &client, &consent(&s, &client, &cookie, &csrf).await).await;
+    let stream = open_stream(&h, &url, &t1).await;
+    let grants = env.json(&["oauth", "grants", "--json"]);
+    let grant = grants[0]["id"].as_str().unwrap().to_string();
+    env.ok(&["oauth", "revoke", &grant]);
+    assert!(drain(stream, limit).await.contains("event: revoked"));
+
+    let t2 = access_token(&s, &client, &consent(&s, &client, &cookie, &csrf).await).await;
+    let stream = open_stream(&h, &url, &t2).await;
+    let r = post_form(&s, "/oauth/revoke", &[("token", &t2), ("client_id", &client)]).await;
+    assert_eq!(r.status(), 200);
+    assert!(drain(stream, limit).await.contains("event: revoked"));
+
+    let t3 = access_token(&s, &client, &consent(&s, &client, &cookie, &csrf).await).await;
+    let stream = open_stream(&h, &url, &t3).await;
+    env.ok(&["bridge", "revoke", "oauth-matrix", "--yes"]);
+    assert!(drain(stream, limit).await.contains("event: revoked"));
+    // Its grants ended with it; an operator's unknown grant id is a clear error.
+    let o = env.run(&["oauth", "revoke", "og_nope"]);
+    assert!(o.code() != 0 && o.stderr().contains("oauth.grant_unknown"), "{}", o.stderr());
+}
