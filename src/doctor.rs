@@ -19,12 +19,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Every row, in the order they are reported.
-pub const ROWS: [&str; 14] = [
+pub const ROWS: [&str; 15] = [
     "config",
     "paths",
     "store",
     "store_space",
     "auth",
+    "oauth",
     "agent-bridge",
     "hermes_profiles_mcp",
     "hermes_default_memory",
@@ -112,6 +113,7 @@ pub async fn run(paths: &Paths) -> Report {
     let store_row = check_store(&db);
     let space_row = check_store_space(&paths.db(), &cfg);
     let auth_row = check_auth(paths, &cfg);
+    let oauth_row = check_oauth(paths, &cfg, &db);
     let profiles = Profiles::from_config(&cfg);
     let list = profiles.list();
     let here = Here::of(&cfg);
@@ -135,6 +137,7 @@ pub async fn run(paths: &Paths) -> Report {
         store_row,
         space_row,
         auth_row,
+        oauth_row,
         bridge_row,
         mcp_row,
         default_memory_row,
@@ -297,6 +300,8 @@ enum StoreFacts {
         integrity: String,
         version: i64,
         live_clients: Option<i64>,
+        /// OAuth clients and live grants, when the tables exist.
+        oauth: Option<(i64, i64)>,
         memory_tables: Vec<&'static str>,
         notes: Option<i64>,
     },
@@ -328,6 +333,14 @@ impl StoreFacts {
             } else {
                 None
             };
+            let oauth = if has("oauth_grants")? {
+                Some((
+                    c.query_row("SELECT count(*) FROM oauth_clients WHERE removed_at IS NULL", [], |r| r.get(0))?,
+                    c.query_row("SELECT count(*) FROM oauth_grants WHERE revoked_at IS NULL", [], |r| r.get(0))?,
+                ))
+            } else {
+                None
+            };
             let mut memory_tables = Vec::new();
             for t in MEMORY_TABLES {
                 if has(t)? {
@@ -339,7 +352,7 @@ impl StoreFacts {
             } else {
                 None
             };
-            Ok(StoreFacts::Read { integrity, version, live_clients, memory_tables, notes })
+            Ok(StoreFacts::Read { integrity, version, live_clients, oauth, memory_tables, notes })
         };
         open().unwrap_or_else(|e| StoreFacts::Unusable(format!("cannot read {}: {e}", path.display())))
     }
@@ -454,6 +467,43 @@ fn check_auth(paths: &Paths, cfg: &crate::config::Config) -> Row {
             row("auth", status, crate::auth::exposure::account(false, bind, allow))
         }
     }
+}
+
+/// OAuth in: off, or on with its issuer and what it holds (never a token). On while auth
+/// is off, or with a plain-http issuer (loopback only), warns.
+fn check_oauth(paths: &Paths, cfg: &Config, db: &StoreFacts) -> Row {
+    let issuer = match crate::auth::oauth::Issuer::of(cfg) {
+        Ok(i) => i.issuer(),
+        Err(_) => return row("oauth", Status::Ok, "off: clients connect with keys (hal0 bridge add)"),
+    };
+    let held = match db {
+        StoreFacts::Read { oauth: Some((clients, grants)), .. } => {
+            format!(
+                "; {}, {} live",
+                plural(*clients as usize, "client", "clients"),
+                plural(*grants as usize, "grant", "grants")
+            )
+        }
+        _ => String::new(),
+    };
+    let armed = BoxKeys::load(&paths.api_env()).is_ok_and(|k| k.armed());
+    if !armed {
+        return row(
+            "oauth",
+            Status::Warn,
+            format!("on at {issuer}{held}, while auth is off: arm it (sudo hal0 auth rotate admin)"),
+        );
+    }
+    if !issuer.starts_with("https://") {
+        return row(
+            "oauth",
+            Status::Warn,
+            format!(
+                "on at {issuer}{held}: plain http, so only clients on this box can use it (set an https network.public_url)"
+            ),
+        );
+    }
+    row("oauth", Status::Ok, format!("on at {issuer}{held} (hal0 oauth urls)"))
 }
 
 // ---------------------------------------------------------------------------------------------

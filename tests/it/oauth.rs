@@ -228,6 +228,17 @@ async fn every_oauth_route_answers_every_credential_and_refuses_foreign_hosts_an
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+
+    // The doctor says OAuth is on, what it holds, and that plain http serves this box only.
+    let o = env.run(&["doctor", "--json"]);
+    let report: Value = serde_json::from_str(&o.stdout()).unwrap();
+    let row = report["rows"].as_array().unwrap().iter().find(|r| r["name"] == "oauth").unwrap().clone();
+    assert_eq!(row["status"], "warn", "{row}");
+    let detail = row["detail"].as_str().unwrap();
+    assert!(
+        detail.contains(&s.url("/oauth")) && detail.contains("2 live grants") && detail.contains("plain http"),
+        "{row}"
+    );
 }
 
 /// POST `pairs` as `application/x-www-form-urlencoded`, as OAuth clients send them.

@@ -12,7 +12,7 @@ async function refresh() {
   try {
     const [clients, keys, servers] = await Promise.all([api("GET", "/api/bridge/clients"), api("GET", "/api/mcp/keys"), api("GET", "/api/mcp/servers")]);
     $("#clients").replaceChildren(...clients.map((c) => el("tr", { id: "client-" + c.name, class: c.revoked ? "revoked" : "" },
-      td(c.name), td(c.scopes.join(", ")), td(c.note || ""), td(c.revoked ? "revoked " + fmtTime(c.revoked_at) : fmtTime(c.last_seen)),
+      td(c.name), td(c.scopes.join(", ")), td((c.origin ? c.origin + " · " : "") + (c.note || "")), td(c.revoked ? "revoked " + fmtTime(c.revoked_at) : fmtTime(c.last_seen)),
       td(c.revoked ? "" : revokeButton("Revoke " + c.name, "Revoke bridge client " + c.name + "? Its key stops working at once.", "/api/bridge/clients/" + encodeURIComponent(c.name), refresh)))));
     $("#keys").replaceChildren(...keys.map((k) => el("tr", { id: "key-" + k.server + "-" + k.name },
       td(k.server), td(k.name + (k.note ? " · " + k.note : "")), td(k.revoked ? "revoked" : "live"), td(fmtTime(k.last_used_at)),
