@@ -479,9 +479,9 @@ fn check_oauth(paths: &Paths, cfg: &Config, db: &StoreFacts) -> Row {
     let held = match db {
         StoreFacts::Read { oauth: Some((clients, grants)), .. } => {
             format!(
-                "; {}, {} live",
+                "; {}, {}",
                 plural(*clients as usize, "client", "clients"),
-                plural(*grants as usize, "grant", "grants")
+                plural(*grants as usize, "live grant", "live grants")
             )
         }
         _ => String::new(),
