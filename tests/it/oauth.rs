@@ -46,6 +46,15 @@ fn oauth_box_with(envs: &[(&str, &str)]) -> (Env, Server) {
     panic!("hal0 serve did not start");
 }
 
+/// The admin key `oauth_box` armed auth with.
+fn admin_key(env: &Env) -> String {
+    std::fs::read_to_string(env.config_dir().join("api.env"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("HAL0_ADMIN_KEY=").map(str::to_string))
+        .unwrap()
+}
+
 fn http() -> reqwest::Client {
     reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap()
 }
@@ -169,11 +178,7 @@ const MATRIX_CREDS: [&str; 7] = ["none", "bad", "admin", "bridge", "person", "t_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_oauth_route_answers_every_credential_and_refuses_foreign_hosts_and_origins() {
     let (env, s) = oauth_box();
-    let admin = std::fs::read_to_string(env.config_dir().join("api.env"))
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("HAL0_ADMIN_KEY=").map(str::to_string))
-        .unwrap();
+    let admin = admin_key(&env);
     let bridge = env.bridge_key("matrix", &["agents", "memory"]);
     let (cookie, csrf) = sign_in(&s, &on(&s, &link(&env))).await;
     let client = public_client(&s).await;
@@ -344,11 +349,7 @@ async fn an_oauth_client_goes_from_a_401_to_a_tool_call_with_one_consent_and_bad
     // Consent by anything but a person is refused: no credential, a bridge key, the admin key.
     let approve = s.url(&format!("/oauth/requests/{id}/approve"));
     let bridge = env.bridge_key("ci", &["agents", "memory", "admin"]);
-    let admin = std::fs::read_to_string(env.config_dir().join("api.env"))
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("HAL0_ADMIN_KEY=").map(str::to_string))
-        .unwrap();
+    let admin = admin_key(&env);
     for (bearer, status) in [(None, 401), (Some(bridge.as_str()), 403), (Some(admin.as_str()), 403)] {
         let mut r = h.post(&approve).json(&json!({"scopes": ["memory"]}));
         if let Some(b) = bearer {

@@ -168,14 +168,7 @@ pub fn register(store: &Store, reg: &Registration, kind: &str, by: &str) -> Resu
     store.with(|c| {
         let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         if kind == "dynamic" {
-            let live: i64 = tx.query_row(
-                "SELECT count(*) FROM oauth_clients WHERE kind IN ('dynamic', 'metadata') AND removed_at IS NULL",
-                [],
-                |r| r.get(0),
-            )?;
-            if live as usize >= MAX_DYNAMIC {
-                return Err(too_many());
-            }
+            check_room(&tx)?;
         }
         tx.execute(
             "INSERT INTO oauth_clients (client_id, name, redirect_uris, kind, auth_method, secret_sha256,
@@ -231,16 +224,7 @@ pub fn upsert_metadata(store: &Store, url: &str, reg: &Registration) -> Result<C
                 ));
             }
             Some(None) => {}
-            None => {
-                let live: i64 = tx.query_row(
-                    "SELECT count(*) FROM oauth_clients WHERE kind IN ('dynamic', 'metadata') AND removed_at IS NULL",
-                    [],
-                    |r| r.get(0),
-                )?;
-                if live as usize >= MAX_DYNAMIC {
-                    return Err(too_many());
-                }
-            }
+            None => check_room(&tx)?,
         }
         tx.execute(
             "INSERT INTO oauth_clients (client_id, name, redirect_uris, kind, auth_method, created_at, created_by)
@@ -253,6 +237,19 @@ pub fn upsert_metadata(store: &Store, url: &str, reg: &Registration) -> Result<C
         Ok(())
     })?;
     get(store, url)
+}
+
+/// Refuse a new self-registered client once [`MAX_DYNAMIC`] are live.
+fn check_room(tx: &rusqlite::Connection) -> Result<()> {
+    let live: i64 = tx.query_row(
+        "SELECT count(*) FROM oauth_clients WHERE kind IN ('dynamic', 'metadata') AND removed_at IS NULL",
+        [],
+        |r| r.get(0),
+    )?;
+    if live as usize >= MAX_DYNAMIC {
+        return Err(too_many());
+    }
+    Ok(())
 }
 
 fn too_many() -> Error {
