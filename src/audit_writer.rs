@@ -181,7 +181,13 @@ fn run(store: Store, rx: Receiver<Job>, turn: &Mutex<()>, pending: &std::sync::a
                             None
                         }
                         Job::Finish(o) => {
-                            if let Err(e) = store.with(|c| o.apply(c)) {
+                            // An outcome is never lost to a full store: it may take a few
+                            // reserved pages (its `started` entry is there already).
+                            let applied = store.with(|c| match o.apply(c) {
+                                Err(e) if e.code == "store.full" => crate::store::beyond_cap(c, |c| o.apply(c)),
+                                other => other,
+                            });
+                            if let Err(e) = applied {
                                 tracing::warn!("cannot record the outcome of a call: {}", e.message);
                             }
                             None

@@ -194,6 +194,21 @@ fn create_owned(path: &Path) -> Result<()> {
     }
 }
 
+/// Pages a write may take beyond the cap through [`beyond_cap`].
+pub const RESERVE_PAGES: i64 = 32;
+
+/// Run `f` on `c` with the cap raised by [`RESERVE_PAGES`], then put the cap back: for the
+/// outcome of an audited call whose `started` entry is stored, so a store that filled up
+/// in between still records how the call ended.
+pub fn beyond_cap<T>(c: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    let cap: i64 = c.pragma_query_value(None, "max_page_count", |r| r.get(0))?;
+    c.pragma_update(None, "max_page_count", cap.saturating_add(RESERVE_PAGES))?;
+    let out = f(c);
+    // SQLite keeps the cap at no less than the store's size.
+    c.pragma_update(None, "max_page_count", cap)?;
+    out
+}
+
 /// Limit `c` to `bytes` (0: SQLite's own maximum). SQLite never sets the cap below the
 /// store's current size.
 fn cap(c: &Connection, bytes: u64) -> Result<()> {
@@ -265,6 +280,28 @@ pub(crate) fn scratch() -> (tempfile::TempDir, Store) {
 mod tests {
     use super::*;
     use std::os::unix::fs::MetadataExt;
+
+    /// A full store refuses a write; [`beyond_cap`] lets one through on a few reserved
+    /// pages and puts the cap back.
+    #[test]
+    fn an_outcome_may_take_reserved_pages_once_the_store_is_full() {
+        let (_d, s) = scratch();
+        s.with(|c| {
+            c.execute_batch("CREATE TABLE t (v BLOB)")?;
+            let size: i64 = c.pragma_query_value(None, "page_count", |r| r.get(0))?;
+            c.pragma_update(None, "max_page_count", size)?;
+            let blob = vec![7u8; 8192];
+            let e = c.execute("INSERT INTO t VALUES (?1)", [&blob]).map_err(Error::from).unwrap_err();
+            assert_eq!(e.code, "store.full");
+            beyond_cap(c, |c| Ok(c.execute("INSERT INTO t VALUES (?1)", [&blob])?))?;
+            let cap: i64 = c.pragma_query_value(None, "max_page_count", |r| r.get(0))?;
+            let now: i64 = c.pragma_query_value(None, "page_count", |r| r.get(0))?;
+            assert_eq!(cap, now.max(size), "the cap is back (never below the store's size)");
+            assert!(c.execute("INSERT INTO t VALUES (?1)", [&blob]).is_err(), "the reserve is not kept");
+            Ok(())
+        })
+        .unwrap();
+    }
 
     /// Opening the store again in a process that already holds it (the daemon opens it more
     /// than once: checked files, narrowed, side files re-owned) keeps the POSIX locks its connections hold: another process still finds
