@@ -43,8 +43,14 @@ pub fn bridge_key(bin: &str, cfg: &Path, state: &Path, name: &str, scopes: &[&st
 
 /// `hal0 serve --bind 127.0.0.1:0` with the given dirs; returns the child and base URL.
 pub fn serve(bin: &str, cfg: &Path, state: &Path, envs: &[(&str, &str)]) -> (Child, String) {
+    serve_at(bin, cfg, state, "127.0.0.1:0", envs)
+}
+
+/// [`serve`] on `bind` (a port fixed in advance, e.g. to match `network.public_url`).
+#[allow(dead_code)]
+pub fn serve_at(bin: &str, cfg: &Path, state: &Path, bind: &str, envs: &[(&str, &str)]) -> (Child, String) {
     let mut child = Command::new(bin)
-        .args(["serve", "--bind", "127.0.0.1:0"])
+        .args(["serve", "--bind", bind])
         .env("HAL0_CONFIG_DIR", cfg)
         .env("HAL0_STATE_DIR", state)
         .env("HAL0_LOG", "warn")

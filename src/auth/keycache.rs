@@ -38,10 +38,16 @@ pub fn bump(store: &Store) {
     }
 }
 
+/// A cached principal: the stamp it was resolved under, when, and when it ends (an OAuth
+/// access token's expiry).
+type Entry = (Credential, Stamp, Instant, Option<Instant>);
+
 /// The cache of one daemon.
 pub struct KeyCache {
     path: PathBuf,
-    entries: Mutex<HashMap<[u8; 32], (Credential, Stamp, Instant)>>,
+    /// Each principal, the stamp it was resolved under, when, and (an OAuth access token)
+    /// when it expires.
+    entries: Mutex<HashMap<[u8; 32], Entry>>,
 }
 
 fn digest(key: &str) -> [u8; 32] {
@@ -65,7 +71,9 @@ impl KeyCache {
         let d = digest(key);
         let mut m = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         match m.get(&d) {
-            Some((c, s, at)) if *s == now && at.elapsed() < TTL => Some(c.clone()),
+            Some((c, s, at, until)) if *s == now && at.elapsed() < TTL && until.is_none_or(|u| Instant::now() < u) => {
+                Some(c.clone())
+            }
             Some(_) => {
                 m.remove(&d);
                 None
@@ -74,14 +82,33 @@ impl KeyCache {
         }
     }
 
-    /// Keep a bridge or consumer principal resolved under `stamp`.
+    /// Keep a bridge, consumer or OAuth-token principal resolved under `stamp` (a token's
+    /// entry ends when the token expires; ending its grant changes the stamp).
     pub fn put(&self, key: &str, cred: &Credential, stamp: Option<Stamp>) {
-        let (Some(stamp), Credential::Bridge(_) | Credential::Consumer(_)) = (stamp, cred) else { return };
+        let (Some(stamp), Credential::Bridge(_) | Credential::Consumer(_) | Credential::Grant(_)) = (stamp, cred)
+        else {
+            return;
+        };
+        let until = match cred {
+            Credential::Grant(g) => {
+                let Ok(end) =
+                    time::OffsetDateTime::parse(&g.expires_at, &time::format_description::well_known::Rfc3339)
+                else {
+                    return;
+                };
+                let left = (end - time::OffsetDateTime::now_utc()).whole_milliseconds();
+                if left <= 0 {
+                    return;
+                }
+                Some(Instant::now() + std::time::Duration::from_millis(left as u64))
+            }
+            _ => None,
+        };
         let mut m = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         if m.len() >= MAX_ENTRIES {
             m.clear();
         }
-        m.insert(digest(key), (cred.clone(), stamp, Instant::now()));
+        m.insert(digest(key), (cred.clone(), stamp, Instant::now(), until));
     }
 }
 
@@ -89,6 +116,31 @@ impl KeyCache {
 mod tests {
     use super::*;
     use crate::auth::bridge;
+
+    /// An OAuth token is kept only until it expires: an expired one is never cached.
+    #[test]
+    fn a_token_entry_ends_when_the_token_expires() {
+        let d = tempfile::tempdir().unwrap();
+        let store = Store::open(&d.path().join("hal0.db")).unwrap();
+        let cache = KeyCache::new(&store);
+        let (c, _) = bridge::add(&store, "ci", "", bridge::parse_scopes(&["memory"]).unwrap()).unwrap();
+        let grant = |expires_at: &str| {
+            Credential::Grant(crate::auth::oauth::grants::Grant {
+                id: "og_1".into(),
+                client_id: "oc_1".into(),
+                mount: "memory".into(),
+                scopes: c.scopes.clone(),
+                bridge: c.clone(),
+                expires_at: expires_at.into(),
+            })
+        };
+        cache.put("hal0at_old", &grant("2000-01-01T00:00:00Z"), cache.stamp());
+        assert_eq!(cache.get("hal0at_old"), None, "an expired token is not kept");
+        cache.put("hal0at_live", &grant("2999-01-01T00:00:00Z"), cache.stamp());
+        assert!(cache.get("hal0at_live").is_some());
+        bump(&store);
+        assert_eq!(cache.get("hal0at_live"), None, "a change (a grant ended) ends the entry");
+    }
 
     #[test]
     fn a_key_change_ends_its_entry_at_once() {
@@ -127,7 +179,7 @@ mod tests {
         assert_eq!(cache.get("k2"), None);
         let (c, key) = bridge::add(&store, "ci", "", bridge::parse_scopes(&["memory"]).unwrap()).unwrap();
         let old = Instant::now() - TTL;
-        cache.entries.lock().unwrap().insert(digest(&key), (Credential::Bridge(c), cache.stamp().unwrap(), old));
+        cache.entries.lock().unwrap().insert(digest(&key), (Credential::Bridge(c), cache.stamp().unwrap(), old, None));
         assert_eq!(cache.get(&key), None, "older than the TTL");
     }
 }

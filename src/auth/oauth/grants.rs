@@ -36,6 +36,8 @@ pub struct Grant {
     pub scopes: BTreeSet<Scope>,
     /// The bridge client the grant acts as (its name is the caller's identity).
     pub bridge: bridge::Client,
+    /// When the access token it was resolved from expires.
+    pub expires_at: String,
 }
 
 /// The query of `GET /oauth/authorize`.
@@ -922,7 +924,7 @@ pub fn lookup_access(store: &Store, token: &str) -> Result<Option<Grant>> {
     let t = stamp(now());
     store.with(|c| {
         let mut st = c.prepare_cached(&format!(
-            "SELECT g.id, g.client_id, g.mount, g.scopes, {}
+            "SELECT g.id, g.client_id, g.mount, g.scopes, t.expires_at, {}
                FROM oauth_tokens t
                JOIN oauth_grants g ON g.id = t.grant_id
                JOIN oauth_clients o ON o.client_id = g.client_id
@@ -935,7 +937,7 @@ pub fn lookup_access(store: &Store, token: &str) -> Result<Option<Grant>> {
             .query_row(params![sha256_hex(token), t], |r| {
                 let scopes: String = r.get(3)?;
                 // The grant acts as its bridge client with the grant's own scopes.
-                let mut b = bridge::from_row_at(r, 4)?;
+                let mut b = bridge::from_row_at(r, 5)?;
                 b.scopes = scopes_of(&scopes);
                 Ok(Grant {
                     id: r.get(0)?,
@@ -943,6 +945,7 @@ pub fn lookup_access(store: &Store, token: &str) -> Result<Option<Grant>> {
                     mount: r.get(2)?,
                     scopes: scopes_of(&scopes),
                     bridge: b,
+                    expires_at: r.get(4)?,
                 })
             })
             .optional()?)
