@@ -156,7 +156,20 @@ pub async fn begin(ctx: &Ctx, q: AuthorizeQuery) -> std::result::Result<String, 
             ctx.svc.store.call(move |s| cimd::keep(s, &url, &reg)).await.map_err(page)?;
         }
     }
-    let id = ctx.svc.store.call(move |s| Ok(grants::begin(s, &i, &q))).await.map_err(page)??;
+    let id = ctx
+        .svc
+        .store
+        .call(move |s| {
+            // Cards of requests that expired undecided leave the inbox first (before
+            // `begin` forgets old requests), so pending cards never outnumber the live
+            // requests (at most 200).
+            for card in grants::expired_cards(s)? {
+                approvals::withdraw(s, &card, "the authorization request expired undecided")?;
+            }
+            Ok(grants::begin(s, &i, &q))
+        })
+        .await
+        .map_err(page)??;
     // The request also waits as a card in the inbox, for a person not at that browser.
     let i = issuer(ctx).map_err(page)?;
     let rid = id.clone();

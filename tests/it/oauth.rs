@@ -1030,3 +1030,25 @@ async fn open_streams_on_a_token_end_when_its_grant_ends() {
     let o = env.run(&["oauth", "revoke", "og_nope"]);
     assert!(o.code() != 0 && o.stderr().contains("oauth.grant_unknown"), "{}", o.stderr());
 }
+
+/// A request that expires undecided takes its card out of the inbox (anyone who reaches
+/// the box can start one, so cards never outnumber live requests).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_request_leaves_the_inbox() {
+    let (env, s) = oauth_box();
+    let client = public_client(&s).await;
+    let r = http().get(authorize_url(&s, &client, &[])).send().await.unwrap();
+    let first = r.headers()["location"].to_str().unwrap().strip_prefix("/ui/consent/").unwrap().to_string();
+    let card = card_of(&env, &first);
+    let db = rusqlite::Connection::open(env.state_dir().join("hal0.db")).unwrap();
+    db.busy_timeout(std::time::Duration::from_secs(5)).unwrap();
+    db.execute("UPDATE oauth_requests SET expires_at = '2000-01-01T00:00:00Z' WHERE id = ?1", [&first]).unwrap();
+    drop(db);
+    let r = http().get(authorize_url(&s, &client, &[])).send().await.unwrap();
+    assert_eq!(r.status(), 303);
+    let rows = env.json(&["agent", "approvals", "list", "--json"]);
+    let old = rows.as_array().unwrap().iter().find(|r| r["id"] == card["id"]).unwrap().clone();
+    assert_eq!(old["status"], "withdrawn", "{old}");
+    let pending = rows.as_array().unwrap().iter().filter(|r| r["status"] == "pending").count();
+    assert_eq!(pending, 1, "{rows}");
+}

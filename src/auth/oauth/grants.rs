@@ -378,6 +378,29 @@ pub fn execute_approved(
     Ok(serde_json::json!({"request_id": id, "approved": true, "next": "the browser that asked continues by itself"}))
 }
 
+/// The inbox cards of requests that expired undecided, unlinked from them (the caller
+/// withdraws them), so no card outlives its request.
+pub fn expired_cards(store: &Store) -> Result<Vec<String>> {
+    let t = stamp(now());
+    store.with(|c| {
+        let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let cards = {
+            let mut st = tx.prepare(
+                "SELECT approval_id FROM oauth_requests
+                  WHERE decision IS NULL AND expires_at <= ?1 AND approval_id IS NOT NULL",
+            )?;
+            st.query_map([&t], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?
+        };
+        tx.execute(
+            "UPDATE oauth_requests SET approval_id = NULL
+              WHERE decision IS NULL AND expires_at <= ?1 AND approval_id IS NOT NULL",
+            [&t],
+        )?;
+        tx.commit()?;
+        Ok(cards)
+    })
+}
+
 /// Link a request to its card in the approvals inbox.
 pub fn set_card(store: &Store, id: &str, approval_id: &str) -> Result<()> {
     store.with(|c| {
