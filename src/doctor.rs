@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Every row, in the order they are reported.
-pub const ROWS: [&str; 15] = [
+pub const ROWS: [&str; 16] = [
     "config",
     "paths",
     "store",
@@ -31,6 +31,7 @@ pub const ROWS: [&str; 15] = [
     "hermes_default_memory",
     "memory",
     "mcp_registry",
+    "mcp_accounts",
     "exposure",
     "relay_langfuse",
     "relay_database",
@@ -121,6 +122,7 @@ pub async fn run(paths: &Paths) -> Report {
     let memory_row = check_memory(&cfg, &db);
     let registry = Registry::read(paths);
     let registry_row = check_registry(&registry);
+    let accounts_row = check_accounts(paths, &registry);
     let exposure_row = check_exposure(&registry, &profiles);
     let langfuse_row = check_langfuse(&cfg, paths);
 
@@ -143,6 +145,7 @@ pub async fn run(paths: &Paths) -> Report {
         default_memory_row,
         memory_row,
         registry_row,
+        accounts_row,
         exposure_row,
         langfuse_row,
         database_row,
@@ -467,6 +470,45 @@ fn check_auth(paths: &Paths, cfg: &crate::config::Config) -> Row {
             row("auth", status, crate::auth::exposure::account(false, bind, allow))
         }
     }
+}
+
+/// OAuth accounts at installed servers: each one's state and expiry (never a token). A
+/// server that wants an account and has none, or one that must be connected again, warns.
+fn check_accounts(paths: &Paths, registry: &Registry) -> Row {
+    let wanting: Vec<&str> = match registry {
+        Registry::Read { records, .. } => records.iter().filter(|r| r.oauth.is_some()).map(|r| r.id.as_str()).collect(),
+        _ => vec![],
+    };
+    let views = crate::registry::oauth::account::views(paths);
+    if wanting.is_empty() && views.is_empty() {
+        return row("mcp_accounts", Status::Ok, "none: no installed server wants an OAuth account");
+    }
+    let mut parts = Vec::new();
+    let mut warn = false;
+    for id in &wanting {
+        match views.iter().find(|v| v.server == *id) {
+            None => {
+                warn = true;
+                parts.push(format!("{id}: not connected (hal0 mcp connect {id})"));
+            }
+            Some(v) if v.state == crate::registry::oauth::account::CONNECTED => {
+                let exp = v.expires_at.as_deref().map(|e| format!(", expires {e}")).unwrap_or_default();
+                let refresh = if v.refreshable { ", refreshable" } else { "" };
+                parts.push(format!("{id}: connected{exp}{refresh}"));
+            }
+            Some(v) => {
+                warn = true;
+                parts.push(format!("{id}: {} (hal0 mcp connect {id})", v.state));
+            }
+        }
+    }
+    for v in views.iter().filter(|v| !wanting.contains(&v.server.as_str())) {
+        parts.push(format!(
+            "{}: an account for a server that no longer wants one (hal0 mcp disconnect {})",
+            v.server, v.server
+        ));
+    }
+    row("mcp_accounts", if warn { Status::Warn } else { Status::Ok }, parts.join("; "))
 }
 
 /// OAuth in: off, or on with its issuer and what it holds (never a token). On while auth

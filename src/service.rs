@@ -1,6 +1,9 @@
 //! The daemon's background work, started once by `hal0 serve` and stopped by its
 //! cancellation token: Hermes wiring re-converged every 120 s, the exposure join once at
-//! start, unfinished bridge runs followed again after a restart, and the store pruned by its retention windows every `[store].prune_every_mins`.
+//! start, unfinished bridge runs followed again after a restart, the store pruned by its
+//! retention windows every `[store].prune_every_mins`, and upstream OAuth accounts
+//! refreshed before their tokens expire (checked every 30 s, refreshed within 5 minutes of
+//! expiry).
 
 use crate::ops::Services;
 use std::sync::Arc;
@@ -25,8 +28,17 @@ where
     }
 }
 
+/// How often upstream OAuth accounts are checked, and how close to expiry one is refreshed.
+const REFRESH_CHECK: Duration = Duration::from_secs(30);
+const REFRESH_MARGIN_SECS: i64 = 300;
+
 /// Start every background loop of the daemon.
 pub fn start(svc: &Arc<Services>, cancel: &CancellationToken) {
+    let s = svc.clone();
+    tokio::spawn(repeat(cancel.clone(), REFRESH_CHECK, move || {
+        let ctx = crate::ops::Ctx::remote(s.clone(), "service");
+        async move { crate::ops::accounts::refresh_due(&ctx, REFRESH_MARGIN_SECS).await }
+    }));
     // Named Hermes profiles are re-converged (the default profile only on
     // `hal0 agent reprovision hermes`).
     let s = svc.clone();

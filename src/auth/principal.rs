@@ -137,6 +137,9 @@ impl RouteClass {
             "/api/health" | "/ui/login" => RouteClass::Open,
             // OAuth's own endpoints check the client themselves; its metadata is public.
             "/oauth/authorize" | "/oauth/token" | "/oauth/revoke" | "/oauth/register" => RouteClass::Open,
+            // hal0 as an OAuth client: the callback is bound to its `state`, the client
+            // document is public.
+            "/upstream-oauth/callback" | "/upstream-oauth/client.json" => RouteClass::Open,
             _ if under(p, "/oauth/register") || under(p, "/.well-known") => RouteClass::Open,
             _ if is_consent(p) => RouteClass::Decide,
             _ if under(p, "/oauth/requests") => RouteClass::Page,

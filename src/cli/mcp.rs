@@ -139,6 +139,20 @@ pub enum McpCmd {
         #[command(subcommand)]
         cmd: super::mcp_secret::SecretCmd,
     },
+    /// Connect an OAuth account at a server that wants one: prints the URL to open, waits for the callback.
+    Connect(super::mcp_account::ConnectArgs),
+    /// Refresh a server's OAuth account now (hal0 serve does before its token expires).
+    Refresh {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Disconnect a server's OAuth account: its tokens are revoked upstream and forgotten.
+    Disconnect {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn record_json(r: &Record, state: Option<&str>) -> serde_json::Value {
@@ -265,6 +279,13 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
             }
             println!("Installed `{}` ({}, {}).", safe_line(&r.id), safe_line(&r.name), r.transport.as_str());
             println!("File: {}", reg.path_of(&r.id).display());
+            if let Some(o) = &r.oauth {
+                println!(
+                    "It wants an OAuth account (authorization server {}): hal0 mcp connect {}",
+                    safe_line(&o.issuer),
+                    r.id
+                );
+            }
             println!("No tool is callable yet; allow one with: hal0 mcp allow {} TOOL", r.id);
             Ok(())
         }
@@ -310,10 +331,14 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
             let cfg = ctx.config()?;
             let consumers = registry::consumers::list(&ctx.store()?, Some(&id))?;
             let proxy = crate::connect::proxy_url(&cfg, &id, crate::connect::Reach::Remote);
+            let account = r.oauth.as_ref().map(|_| registry::oauth::account::view(&ctx.paths, &id));
             if json {
                 let mut v = record_json(&r, Some(state));
                 v["proxy_url"] = json!(proxy);
                 v["consumers"] = json!(consumers);
+                if let Some(a) = &account {
+                    v["account"] = json!(a);
+                }
                 print_json(&v);
                 return Ok(());
             }
@@ -350,6 +375,24 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
                 vec!["consumers".into(), if live.is_empty() { "-".into() } else { live.join(", ") }],
                 vec!["installed".into(), r.installed_at.clone()],
             ];
+            if let (Some(o), Some(a)) = (&r.oauth, &account) {
+                let text = match a {
+                    None => format!("needs an OAuth account ({}): hal0 mcp connect {id}", o.issuer),
+                    Some(v) if v.state == registry::oauth::account::CONNECTED => format!(
+                        "connected at {} ({}), expires {}{}",
+                        v.issuer,
+                        v.client_kind,
+                        v.expires_at.as_deref().unwrap_or("never"),
+                        if v.refreshable { ", refreshed by hal0 serve" } else { "" }
+                    ),
+                    Some(v) => format!(
+                        "{}: {}; hal0 mcp connect {id}",
+                        v.state,
+                        v.error.as_deref().unwrap_or("connect it again")
+                    ),
+                };
+                rows.push(vec!["oauth".into(), text]);
+            }
             for (row, p) in [("resources", &r.resource_access), ("prompts", &r.prompt_access)] {
                 if !p.is_empty() {
                     rows.push(vec![row.into(), format!("allow: {}; blocked: {}", list(&p.allow), list(&p.blocked))]);
@@ -362,8 +405,15 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
             reg.check_uninstall(&id, force)?;
             confirm(yes, &format!("Uninstall MCP server `{id}`? Its record file is deleted"))?;
             let (cfg, store) = (ctx.config()?, ctx.store()?);
+            // An OAuth account goes with the record: revoked upstream where the server can.
+            let ca = reg.get(&id).ok().and_then(|r| r.ca_file);
+            let ops = ctx.ops()?;
+            let revoked_upstream = runtime()?.block_on(crate::ops::accounts::forget(&ops, &id, ca.as_deref()));
             let (revoked, sync) = registry::manage::uninstall(&ctx.paths, &cfg, &store, &id, force)?;
             println!("Uninstalled `{id}`.");
+            if revoked_upstream == Some(true) {
+                println!("Its OAuth account was revoked at the authorization server.");
+            }
             if revoked > 0 {
                 println!("Revoked {revoked} consumer key(s).");
             }
@@ -375,6 +425,9 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
         McpCmd::Block { id, tool, what } => set(ctx, &id, &tool, ToolList::Blocked, what),
         McpCmd::Keys { cmd } => super::mcp_keys::run(ctx, cmd),
         McpCmd::Secret { cmd } => super::mcp_secret::run(ctx, cmd),
+        McpCmd::Connect(a) => super::mcp_account::connect(ctx, a),
+        McpCmd::Refresh { id, json } => super::mcp_account::refresh(ctx, &id, json),
+        McpCmd::Disconnect { id, json } => super::mcp_account::disconnect(ctx, &id, json),
         McpCmd::Start { id, json } => super::mcp_control::run(ctx, &id, "start", json),
         McpCmd::Stop { id, json } => super::mcp_control::run(ctx, &id, "stop", json),
         McpCmd::Restart { id, json } => super::mcp_control::run(ctx, &id, "restart", json),
@@ -418,7 +471,19 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
         McpCmd::Catalog { cmd } => super::mcp_catalog::run(ctx, cmd),
         McpCmd::Test { id, json } => {
             let record = reg.get(&id)?;
-            let p = runtime()?.block_on(crate::registry::probe::probe(&record, &ctx.paths))?;
+            let rt = runtime()?;
+            let p = match rt.block_on(crate::registry::probe::probe(&record, &ctx.paths)) {
+                Ok(p) => p,
+                // A 401: ask whether the server wants OAuth, and say how to connect it.
+                Err(e) if e.code == "mcp.probe_failed" && registry::upstream::credentials_refused(&e) => {
+                    let ops = ctx.ops()?;
+                    match rt.block_on(crate::ops::accounts::discover(&ops, &id)) {
+                        Ok(Some(need)) => return Err(registry::oauth::account::needs_account(&id, &need.issuer)),
+                        _ => return Err(e),
+                    }
+                }
+                Err(e) => return Err(e),
+            };
             if json {
                 print_json(&json!(p));
                 return Ok(());

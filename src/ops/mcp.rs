@@ -207,11 +207,17 @@ pub struct UninstallArgs {
 /// `mcp_server_uninstall`: the record goes, its consumer keys are revoked, Hermes entries
 /// withdrawn.
 pub async fn uninstall(ctx: &Ctx, a: UninstallArgs) -> Result<Value> {
+    // Its OAuth account goes with it (revoked upstream where the server can).
+    let reg = Registry::new(&ctx.paths);
+    reg.check_uninstall(&a.id, a.force.unwrap_or(false))?;
+    let ca = reg.get(&a.id).ok().and_then(|r| r.ca_file);
+    let account_revoked = super::accounts::forget(ctx, &a.id, ca.as_deref()).await;
     let c = ctx.clone();
     blocking(move || {
         let (revoked, sync) = manage::uninstall(&c.paths, &c.config, &c.store, &a.id, a.force.unwrap_or(false))?;
         c.proxy.evict(&a.id);
-        Ok(redacted(json!({"uninstalled": a.id, "keys_revoked": revoked, "hermes_sync": sync})))
+        Ok(redacted(json!({"uninstalled": a.id, "keys_revoked": revoked, "hermes_sync": sync,
+                           "account_revoked": account_revoked})))
     })
     .await
 }
@@ -268,7 +274,7 @@ pub async fn test(ctx: &Ctx, a: IdArgs) -> Result<Value> {
                 ),
             ));
         };
-        let (_, missing) = registry::upstream::headers(&r, &ctx.paths.api_env())?;
+        let (_, missing) = registry::upstream::headers(&r, &ctx.paths)?;
         registry::probe::probe_with(&r, &up.client, missing).await?
     } else {
         registry::probe::probe(&r, &ctx.paths).await?

@@ -6,6 +6,7 @@
 //! approved call, and the CLI. No rule lives in a front; a rule lives here or in the domain
 //! module an op calls.
 
+pub mod accounts;
 pub mod activity;
 pub mod approvals;
 pub mod bridge;

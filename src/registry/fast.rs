@@ -543,6 +543,12 @@ impl Ending {
         let r = &served.record;
         let sent = match sent {
             Ok(Ok(s)) if s.status.is_success() => s,
+            // An OAuth account's token refused (revoked, or expired early): not processed;
+            // rmcp's path connects again, refreshing the token or saying a person must
+            // connect the account again.
+            Ok(Ok(s)) if s.status == reqwest::StatusCode::UNAUTHORIZED && r.oauth.is_some() => {
+                return Err((self, ct));
+            }
             // Not processed: the upstream session expired (404) or lives elsewhere (a
             // redirect, which reqwest follows within the origin).
             Ok(Ok(s)) if s.status != reqwest::StatusCode::NOT_FOUND && !s.status.is_redirection() => {

@@ -83,6 +83,9 @@ pub struct InstallOptions {
 }
 
 /// Install from `src`; the new record has no callable tool and no exposure.
+/// How long an install waits to learn whether an http server wants OAuth.
+const DISCOVER_AT_INSTALL: std::time::Duration = std::time::Duration::from_secs(4);
+
 pub async fn install(
     paths: &Paths,
     cfg: &Config,
@@ -100,6 +103,13 @@ pub async fn install(
         r.ca_file = Some(check_ca_file(&r, &p)?);
     }
     program::check_install(via, &r)?;
+    // A server that answers 401 with OAuth metadata is recorded as wanting an account
+    // (a server that does not answer in time, or at all, is installed as it is).
+    if r.transport != super::record::Transport::Stdio
+        && let Ok(Ok(Some(d))) = tokio::time::timeout(DISCOVER_AT_INSTALL, super::oauth::flow::probe(&r)).await
+    {
+        r.oauth = Some(super::oauth::flow::need_of(&d, None));
+    }
     let r = Registry::new(paths).install(r)?;
     Ok((r, expose::join(paths, cfg, store)))
 }

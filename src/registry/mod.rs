@@ -9,6 +9,7 @@ pub mod expose;
 pub mod fast;
 pub mod manage;
 pub mod mask;
+pub mod oauth;
 pub mod passthrough;
 pub mod policy;
 pub mod probe;
@@ -231,6 +232,11 @@ impl Registry {
             record::validate_env(k, v)?;
         }
         self.rewrite(id, |_, path, text| record::edit_fields(path, text, edit))
+    }
+
+    /// Set (or remove) the record's `[oauth]` table.
+    pub fn set_oauth(&self, id: &str, need: Option<&record::OauthNeed>) -> Result<Record> {
+        self.rewrite(id, |_, path, text| record::edit_oauth(path, text, need))
     }
 
     /// Put `tool` on `tier`, taking it off any other list.

@@ -110,6 +110,11 @@ pub struct Served {
     pub record: Record,
     pub(super) fingerprint: String,
     pub(super) secrets: Vec<String>,
+    /// The stamp of the OAuth account's file when the record has `[oauth]` (a connect,
+    /// refresh or disconnect changes it, and with it the token sent).
+    pub(super) account: Option<Stamp>,
+    /// Why no call can go upstream: the OAuth account is missing or must be connected again.
+    pub(super) account_error: Option<Error>,
 }
 
 /// Identity of a file's current content for the cache: inode, size, mtime.
@@ -209,6 +214,10 @@ impl Proxy {
         Proxy { paths, config, store, pool: Pool::default(), fast: Arc::default(), served: Default::default() }
     }
 
+    fn account_stamp(&self, id: &str) -> Stamp {
+        stamp(&super::oauth::vault::dir(&self.paths).join(super::oauth::account::name(id)))
+    }
+
     /// The record behind `/mcp/proxy/<id>/mcp`: installed, enabled, reachable over http.
     pub fn record(&self, id: &str) -> Result<Arc<Served>> {
         let reg = Registry::new(&self.paths);
@@ -219,15 +228,19 @@ impl Proxy {
             if let Some((rs, es, s)) = m.get(id)
                 && *rs == stamp(&reg.path_of(id))
                 && *es == stamp(&api_env)
+                && s.account.as_ref().is_none_or(|a| *a == self.account_stamp(id))
             {
                 return Ok(s.clone());
             }
         }
         let (rs, es) = (stamp(&reg.path_of(id)), stamp(&api_env));
         let record = serving(&reg, id)?;
-        let (hdrs, _) = upstream::headers(&record, &api_env)?;
+        // Only a server with an account pays for its file's stamp on each request.
+        let account = record.oauth.as_ref().map(|_| self.account_stamp(id));
+        let (hdrs, account_error) = upstream::headers_or_account_error(&record, &self.paths)?;
         let secrets = upstream::secrets_in(&record, &hdrs);
-        let served = Arc::new(Served { fingerprint: upstream::fingerprint(&record, &hdrs), secrets, record });
+        let fingerprint = upstream::fingerprint(&record, &hdrs);
+        let served = Arc::new(Served { fingerprint, secrets, record, account, account_error });
         self.served.lock().unwrap_or_else(|p| p.into_inner()).insert(id.to_string(), (rs, es, served.clone()));
         Ok(served)
     }
@@ -235,6 +248,9 @@ impl Proxy {
     /// The connection a consumer's request uses: a stdio server's one child (shared), an
     /// http server's upstream session of this consumer session (opened on first use).
     pub(super) async fn client(&self, s: &Served, who: &Consumer) -> Result<Arc<upstream::Upstream>> {
+        if let Some(e) = &s.account_error {
+            return Err(e.clone());
+        }
         if s.record.transport == Transport::Stdio {
             let up = self.pool.client(&s.record, &s.fingerprint, &self.paths).await?;
             up.relay().set_secrets(&s.secrets);
@@ -248,14 +264,39 @@ impl Proxy {
         self.pool.recent_failure(&s.record.id, &s.fingerprint)?;
         let owner = super::relay::Owner { proxy: self.clone(), id: s.record.id.clone() };
         let relay = super::relay::Relay::owned_by(who.peer.clone(), owner, s.secrets.clone());
-        let up = match upstream::connect(&s.record, &self.paths, "mcp.upstream_failed", relay).await {
-            Ok((up, _)) => Arc::new(up),
+        let (up, fingerprint) = match upstream::connect(&s.record, &self.paths, "mcp.upstream_failed", relay).await {
+            Ok((up, _)) => (Arc::new(up), s.fingerprint.clone()),
+            Err(e) if upstream::token_refused(&e) => {
+                // The account's token was refused (expired early, revoked): refresh it once
+                // and connect with the new one, or say that a person must connect it again.
+                let id = &s.record.id;
+                super::oauth::flow::refresh(&self.paths, s.record.ca_file.as_deref(), id).await?;
+                let s = self.record(id)?;
+                let relay = super::relay::Relay::owned_by(
+                    who.peer.clone(),
+                    super::relay::Owner { proxy: self.clone(), id: id.clone() },
+                    s.secrets.clone(),
+                );
+                match upstream::connect(&s.record, &self.paths, "mcp.upstream_failed", relay).await {
+                    Ok((up, _)) => (Arc::new(up), s.fingerprint.clone()),
+                    Err(e) => {
+                        let e = if upstream::token_refused(&e) {
+                            super::oauth::account::mark_reauth(&self.paths, id, "the server refused a fresh token")?;
+                            super::oauth::account::reauth(id, "the server refused a fresh token")
+                        } else {
+                            e
+                        };
+                        self.pool.note_failure(id, &s.fingerprint, &e);
+                        return Err(e);
+                    }
+                }
+            }
             Err(e) => {
                 self.pool.note_failure(&s.record.id, &s.fingerprint, &e);
                 return Err(e);
             }
         };
-        link.insert(s.record.id.clone(), (s.fingerprint.clone(), up.clone()));
+        link.insert(s.record.id.clone(), (fingerprint, up.clone()));
         Ok(up)
     }
 
@@ -762,7 +803,7 @@ pub async fn execute_approved(paths: &Paths, config: &Config, row: &approvals::A
     let res = out
         .map_err(|_| upstream_error(&r, &format!("`{tool}` did not answer within {} s", timeout.as_secs())))?
         .map_err(|e| upstream_error(&r, &e.to_string()))?;
-    let (hdrs, _) = upstream::headers(&r, &paths.api_env())?;
+    let (hdrs, _) = upstream::headers(&r, paths)?;
     let res = mask_secrets(res, &upstream::secrets_in(&r, &hdrs));
     serde_json::to_value(res).map_err(|e| Error::internal(e.to_string()))
 }

@@ -44,6 +44,37 @@ fn yes() -> bool {
     true
 }
 
+/// `[oauth]`: the server wants an OAuth account (found by `hal0 mcp test` or install from
+/// its 401 and Protected Resource Metadata). Tokens are never here: they are sealed in the
+/// state dir ([`super::oauth`]).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct OauthNeed {
+    /// The authorization server (its issuer URL).
+    #[serde(default)]
+    pub issuer: String,
+    /// Where its Protected Resource Metadata was read.
+    #[serde(default)]
+    pub resource_metadata: String,
+    /// Whose account the calls go upstream as: `box` (one account serves every consumer).
+    #[serde(default = "box_accounts")]
+    pub accounts: String,
+    /// A client id the operator registered at the authorization server (else hal0
+    /// registers itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// The api.env key holding that client's secret, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// Scopes to ask for (space-separated; default: what the server's challenge names).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+}
+
+fn box_accounts() -> String {
+    "box".into()
+}
+
 /// The typed view of a record file.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -104,6 +135,8 @@ pub struct Record {
     pub prompt_access: AccessPolicy,
     #[serde(default)]
     pub exposure: Exposure,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<OauthNeed>,
 }
 
 /// Which access table of a record: `[resource_access]` or `[prompt_access]`.
@@ -223,6 +256,7 @@ impl Record {
             resource_access: AccessPolicy::default(),
             prompt_access: AccessPolicy::default(),
             exposure: Exposure::default(),
+            oauth: None,
         }
     }
 
@@ -267,6 +301,26 @@ impl Record {
                     &format!(
                         "secrets.{name} must name a key in api.env (upper-case letters, digits, `_`), not hold a value"
                     ),
+                ));
+            }
+        }
+        if let Some(o) = &r.oauth {
+            let line = find_line(text, "[oauth]");
+            if o.accounts != "box" {
+                return Err(located(
+                    path,
+                    line,
+                    &format!(
+                        "oauth.accounts `{}` is not known: use \"box\" (one account for every consumer)",
+                        o.accounts
+                    ),
+                ));
+            }
+            if o.client_secret.as_deref().is_some_and(|k| !valid_secret_ref(k)) {
+                return Err(located(
+                    path,
+                    line,
+                    "oauth.client_secret must name a key in api.env (upper-case letters, digits, `_`), not hold a value",
                 ));
             }
         }
@@ -334,7 +388,12 @@ impl Record {
         exp.insert("hermes", toml_edit::value(self.exposure.hermes));
         exp.insert("brain", toml_edit::value(self.exposure.brain));
         doc.insert("exposure", toml_edit::Item::Table(exp));
-        format!("{header}{doc}")
+        let text = format!("{header}{doc}");
+        match &self.oauth {
+            // The same table an edit writes.
+            Some(n) => edit_oauth(Path::new(&self.id), &text, Some(n)).unwrap_or(text),
+            None => text,
+        }
     }
 }
 
@@ -422,6 +481,32 @@ pub fn edit_fields(path: &Path, text: &str, edit: &FieldEdit) -> Result<String> 
             } else {
                 t.insert(k, toml_edit::value(v.as_str()));
             }
+        }
+    }
+    Ok(doc.to_string())
+}
+
+/// Set (or with `None` remove) the `[oauth]` table of a record file's text; the rest of
+/// the file stays as it is.
+pub fn edit_oauth(path: &Path, text: &str, need: Option<&OauthNeed>) -> Result<String> {
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
+        malformed(path, e.span().map(|s| line_of(text, s.start)), e.message().trim())
+    })?;
+    match need {
+        None => {
+            doc.remove("oauth");
+        }
+        Some(n) => {
+            let mut t = toml_edit::Table::new();
+            t.insert("issuer", toml_edit::value(n.issuer.as_str()));
+            t.insert("resource_metadata", toml_edit::value(n.resource_metadata.as_str()));
+            t.insert("accounts", toml_edit::value(n.accounts.as_str()));
+            for (k, v) in [("client_id", &n.client_id), ("client_secret", &n.client_secret), ("scope", &n.scope)] {
+                if let Some(v) = v {
+                    t.insert(k, toml_edit::value(v.as_str()));
+                }
+            }
+            doc.insert("oauth", toml_edit::Item::Table(t));
         }
     }
     Ok(doc.to_string())

@@ -127,6 +127,9 @@ pub struct Guard {
     /// Names whose addresses pass (the daemon's debug-build test hook); an IP literal or
     /// any other name is judged as usual.
     test_only_hosts: Vec<String>,
+    /// Names an operator chose (an installed server's own host): their addresses pass
+    /// whatever their class, as the server itself is reached ([`Guard::trusting`]).
+    trusted: Vec<String>,
 }
 
 impl Guard {
@@ -136,7 +139,16 @@ impl Guard {
             resolve: Box::new(|host, port| Ok((host, port).to_socket_addrs()?.collect())),
             test_only_allowed: Vec::new(),
             test_only_hosts: Vec::new(),
+            trusted: Vec::new(),
         }
+    }
+
+    /// This guard, letting `host` through whatever its addresses: for the URLs an installed
+    /// server's metadata names on the server's own host (the operator chose that host when
+    /// installing it; any other host is judged as usual).
+    pub fn trusting(mut self, host: &str) -> Guard {
+        self.trusted.push(host.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase());
+        self
     }
 
     /// The guard of the daemon's own fetches: [`Guard::system`]. In a debug build (the test
@@ -160,6 +172,7 @@ impl Guard {
                 }),
                 test_only_allowed: Vec::new(),
                 test_only_hosts: hosts,
+                trusted: Vec::new(),
             };
         }
         Guard::system()
@@ -194,6 +207,7 @@ impl Guard {
             }),
             test_only_allowed: allowed,
             test_only_hosts: Vec::new(),
+            trusted: Vec::new(),
         }
     }
 
@@ -214,7 +228,10 @@ impl Guard {
             ));
         }
         for a in &addrs {
-            if self.test_only_allowed.contains(&a.ip()) || self.test_only_hosts.iter().any(|h| h == host) {
+            if self.test_only_allowed.contains(&a.ip())
+                || self.test_only_hosts.iter().any(|h| h == host)
+                || self.trusted.iter().any(|h| h.eq_ignore_ascii_case(host))
+            {
                 continue;
             }
             if let Some(class) = refused_class(a.ip()) {
@@ -256,6 +273,39 @@ fn target(url: &reqwest::Url) -> Result<(String, u16)> {
         .ok_or_else(|| Error::invalid("mcp.invalid_spec", "the URL has no host"))?;
     let port = url.port_or_known_default().unwrap_or(80);
     Ok((host.trim_start_matches('[').trim_end_matches(']').to_string(), port))
+}
+
+/// An HTTP client for `url` behind the guard: the host resolved and checked now, the
+/// connection made only to the checked addresses (the certificate still checked for the
+/// name), no proxy, no redirects followed. For requests other than a plain GET (a token
+/// endpoint's POST); [`fetch`] is the GET that follows redirects hop by hop.
+pub fn pinned_client(guard: &Guard, url: &str, limits: &FetchLimits) -> Result<(reqwest::Url, reqwest::Client)> {
+    let u = reqwest::Url::parse(url)
+        .map_err(|e| Error::invalid("mcp.invalid_spec", format!("`{url}` is not a valid URL: {e}")))?;
+    let (host, port) = target(&u)?;
+    let addrs = guard.check(&host, port)?;
+    let mut b = crate::outbound::builder(limits.ca_file.as_deref())?
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .timeout(limits.timeout)
+        .connect_timeout(limits.connect_timeout);
+    if host.parse::<IpAddr>().is_err() {
+        b = b.resolve_to_addrs(&host, &addrs);
+    }
+    let client = b.build().map_err(|e| Error::internal(format!("http client: {e}")))?;
+    Ok((u, client))
+}
+
+/// The body of `resp`, at most `max` bytes (`Err` naming `url` beyond).
+pub async fn read_capped(mut resp: reqwest::Response, url: &str, max: usize) -> Result<Vec<u8>> {
+    let mut body = Vec::new();
+    while let Some(chunk) = resp.chunk().await.map_err(|e| fetch_failed(format!("reading {url}: {e}")))? {
+        if body.len() + chunk.len() > max {
+            return Err(fetch_failed(format!("{url} is larger than {max} bytes")));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 fn fetch_failed(msg: String) -> Error {

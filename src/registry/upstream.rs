@@ -19,26 +19,77 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub type Client = rmcp::service::RunningService<rmcp::RoleClient, super::relay::Relay>;
 
 /// The headers the server gets, and the api.env keys the record names that are not set.
-pub fn headers(record: &Record, api_env: &Path) -> Result<(HashMap<String, String>, Vec<String>)> {
+/// A server with an `[oauth]` table gets its account's access token as `Authorization`
+/// (`mcp.account_required` / `mcp.reauth_required` when there is none to send).
+pub fn headers(record: &Record, paths: &crate::paths::Paths) -> Result<(HashMap<String, String>, Vec<String>)> {
     let mut out: HashMap<String, String> = record.env.clone().into_iter().collect();
     let mut missing = Vec::new();
+    let api_env = paths.api_env();
     for (header, key) in &record.secrets {
-        match crate::envfile::get_var(api_env, key)? {
+        match crate::envfile::get_var(&api_env, key)? {
             Some(v) => {
                 out.insert(header.clone(), v);
             }
             None => missing.push(key.clone()),
         }
     }
+    if record.oauth.is_some() {
+        out.retain(|k, _| !k.eq_ignore_ascii_case("authorization"));
+        let token = super::oauth::account::bearer(paths, &record.id)?;
+        out.insert(OAUTH_HEADER.into(), format!("Bearer {token}"));
+    }
     Ok((out, missing))
 }
 
-/// What to mask of the values among `hdrs` that came from the record's `[secrets]`
-/// (wherever they would go back out): each value and its parts worth masking alone, like
-/// the token of `Bearer <token>` ([`super::mask::needles`]; very short ones are left alone,
-/// they would mask ordinary text).
+/// [`headers`] for the proxy's cache: a server whose OAuth account is missing or must be
+/// connected again gets its other headers and that error (each call answers it, while a
+/// consumer's session still opens).
+pub fn headers_or_account_error(
+    record: &Record,
+    paths: &crate::paths::Paths,
+) -> Result<(HashMap<String, String>, Option<Error>)> {
+    match headers(record, paths) {
+        Ok((h, _)) => Ok((h, None)),
+        Err(e) if record.oauth.is_some() && matches!(e.code, "mcp.account_required" | "mcp.reauth_required") => {
+            let mut plain = record.clone();
+            plain.oauth = None;
+            let (mut h, _) = headers(&plain, paths)?;
+            h.retain(|k, _| !k.eq_ignore_ascii_case("authorization"));
+            Ok((h, Some(e)))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// What a connect error says when the server refused the record's own credentials (or
+/// wants some and got none).
+const CREDENTIALS_REFUSED: &str = "refused our credentials (check the record's [secrets] and api.env)";
+
+/// Whether `e` (from [`connect`]) is the server refusing the record's credentials.
+pub fn credentials_refused(e: &Error) -> bool {
+    e.message.contains(CREDENTIALS_REFUSED) || token_refused(e)
+}
+
+/// What a connect error says when the server refused an OAuth account's token.
+const TOKEN_REFUSED: &str = "refused the OAuth account's token";
+
+/// Whether `e` (from [`connect`]) is the server refusing an OAuth account's token.
+pub fn token_refused(e: &Error) -> bool {
+    e.message.contains(TOKEN_REFUSED)
+}
+
+/// The header an OAuth account's token goes in.
+pub const OAUTH_HEADER: &str = "Authorization";
+
+/// What to mask of the values among `hdrs` that came from the record's `[secrets]` or its
+/// OAuth account (wherever they would go back out): each value and its parts worth masking
+/// alone, like the token of `Bearer <token>` ([`super::mask::needles`]; very short ones
+/// are left alone, they would mask ordinary text).
 pub fn secrets_in(record: &Record, hdrs: &HashMap<String, String>) -> Vec<String> {
-    super::mask::needles(record.secrets.keys().filter_map(|h| hdrs.get(h)).map(String::as_str))
+    let oauth = record.oauth.is_some().then_some(OAUTH_HEADER);
+    super::mask::needles(
+        record.secrets.keys().map(String::as_str).chain(oauth).filter_map(|h| hdrs.get(h)).map(String::as_str),
+    )
 }
 
 /// A failure talking to the upstream server (502).
@@ -141,7 +192,7 @@ pub async fn connect(
     code: &'static str,
     relay: super::relay::Relay,
 ) -> Result<(Upstream, Vec<String>)> {
-    let (hdrs, missing) = headers(record, &paths.api_env())?;
+    let (hdrs, missing) = headers(record, paths)?;
     if record.transport == Transport::Stdio {
         let (client, child) =
             super::supervisor::start(record, &hdrs, &work_dir(paths, &record.id), code, relay).await?;
@@ -201,8 +252,12 @@ pub async fn connect(
                 return Err(tls);
             }
             let low = text.to_lowercase();
-            let why = if text.contains("401") || text.contains("403") || low.contains("unauthorized") {
-                "refused our credentials (check the record's [secrets] and api.env)"
+            let why = if text.contains("401")
+                || text.contains("403")
+                || low.contains("unauthorized")
+                || low.contains("auth required")
+            {
+                if record.oauth.is_some() { TOKEN_REFUSED } else { CREDENTIALS_REFUSED }
             } else if low.contains("connect") || low.contains("refused") {
                 "does not answer (is the server running? is the url right?)"
             } else {

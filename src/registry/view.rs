@@ -46,6 +46,10 @@ pub struct ServerView<'a> {
     pub resource_access: &'a AccessPolicy,
     pub prompt_access: &'a AccessPolicy,
     pub exposure: ExposureView,
+    /// The server wants an OAuth account: its authorization server and settings (never a
+    /// token; the account's state is `hal0 mcp status`'s `account`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<&'a super::record::OauthNeed>,
     pub bundled: bool,
     /// `reachable` / `unreachable` / `disabled` for http servers; `running` / `stopped` for
     /// a stdio server's child (as the daemon sees it); absent where not asked.
@@ -83,6 +87,7 @@ impl<'a> ServerView<'a> {
             resource_access: &r.resource_access,
             prompt_access: &r.prompt_access,
             exposure: ExposureView::of(&r.exposure),
+            oauth: r.oauth.as_ref(),
             bundled: false,
             state: None,
             pid: None,

@@ -179,6 +179,11 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
             .route("/oauth/requests/{id}/continue", axum::routing::post(oauth::resume))
             .route("/ui/consent/{id}", axum::routing::get(crate::ui::pages::consent));
     }
+    // hal0 as the OAuth client of installed servers: always served (a connect needs them
+    // whether or not hal0 is an authorization server itself).
+    app = app
+        .route(crate::registry::oauth::CALLBACK_PATH, axum::routing::get(oauth::upstream_callback))
+        .route(crate::registry::oauth::CLIENT_DOC_PATH, axum::routing::get(oauth::client_document));
     app = app.nest_service("/mcp/proxy/{id}/mcp", mcp_service::ProxyMount::new(&state, cancel));
 
     // The dashboard's pages (outside the route table: they are not operations).

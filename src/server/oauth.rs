@@ -328,3 +328,30 @@ pub fn challenge(state: &AppState, mount: &str, sent: bool, why: Option<&str>) -
     }
     r
 }
+
+/// `GET /upstream-oauth/callback`: an upstream authorization server sends the person's browser back
+/// here after they approved (or refused) connecting an account (hal0 as the client).
+pub async fn upstream_callback(
+    State(state): State<Arc<AppState>>,
+    Query(q): Query<crate::registry::oauth::flow::Callback>,
+) -> Response {
+    match crate::ops::accounts::callback(&ctx(&state, "oauth:callback"), q).await {
+        Ok(server) => crate::ui::pages::account_connected(&server),
+        Err(e) => {
+            let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST);
+            crate::ui::pages::refusal_page(status, e.code, &crate::redact::redact(&e.message))
+        }
+    }
+}
+
+/// `GET /upstream-oauth/client.json`: hal0's Client ID Metadata Document, for authorization servers
+/// that take one (served when `network.public_url` is https).
+pub async fn client_document(State(state): State<Arc<AppState>>) -> Response {
+    match crate::registry::oauth::client_doc(&state.ops.config) {
+        Some(v) => axum::Json(v).into_response(),
+        None => oauth_error(&Error::not_found(
+            "oauth.unknown_resource",
+            "hal0 publishes its client metadata only at an https network.public_url",
+        )),
+    }
+}

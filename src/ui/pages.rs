@@ -122,6 +122,17 @@ pub async fn consent(axum::extract::Path(id): axum::extract::Path<String>) -> Re
     Html(page("Connect an app", "", &body, &["consent.js"])).into_response()
 }
 
+/// The page an upstream authorization server's callback ends on: the account of `server`
+/// is connected.
+pub fn account_connected(server: &str) -> Response {
+    let body = format!(
+        "<main class=\"narrow\"><h1>Connected</h1><p id=\"done\">hal0 holds an account for <strong>{}</strong> now: \
+         calls through its proxy go upstream as that account. You can close this tab.</p></main>",
+        escape(server)
+    );
+    Html(page("Account connected", "", &body, &[])).into_response()
+}
+
 /// A page that says what went wrong and what to do, with its code.
 fn refusal(status: StatusCode, code: &str, message: &str) -> Response {
     let body = format!(

@@ -64,7 +64,14 @@ async fn a_backup_under_load_restores_into_a_fresh_box_with_the_same_keys() {
         }));
     }
     let db_a = a.state_dir().join("hal0.db");
-    assert!(eventually(std::time::Duration::from_secs(30), async || done.load(Ordering::Relaxed) >= 20).await);
+    // Both sessions must have written before the copy (admin calls alone can reach 20 while
+    // the first note is still on its way, and an archive without a note proves nothing).
+    assert!(
+        eventually(std::time::Duration::from_secs(30), async || {
+            done.load(Ordering::Relaxed) >= 20 && count(&db_a, "SELECT count(*) FROM memory_notes") >= 3
+        })
+        .await
+    );
     let audit_before = count(&db_a, "SELECT count(*) FROM audit_log");
     let notes_before = count(&db_a, "SELECT count(*) FROM memory_notes");
 

@@ -59,4 +59,5 @@ mod teach;
 mod telemetry;
 mod tls;
 mod upgrade;
+mod upstream_oauth;
 mod upstream_selftest;

@@ -567,7 +567,7 @@ fn have(path: &std::path::Path) -> bool {
 }
 
 /// A box with OAuth on and a browser whose person is signed in to its dashboard.
-async fn signed_in_box() -> Option<(crate::support::browser::Browser, Env, Server)> {
+pub(crate) async fn signed_in_box() -> Option<(crate::support::browser::Browser, Env, Server)> {
     let b = browser(900, 1000).await?;
     let (env, s) = oauth_box();
     b.goto(&on(&s, &link(&env))).await;

@@ -3,6 +3,7 @@
 pub mod browser;
 pub mod fake_hermes;
 pub mod mcp;
+pub mod oauth_upstream;
 pub mod postgres;
 pub mod real_hermes;
 pub mod tls;
