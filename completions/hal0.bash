@@ -367,8 +367,14 @@ _hal0() {
             hal0__subcmd__help__subcmd__mcp,catalog)
                 cmd="hal0__subcmd__help__subcmd__mcp__subcmd__catalog"
                 ;;
+            hal0__subcmd__help__subcmd__mcp,connect)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__connect"
+                ;;
             hal0__subcmd__help__subcmd__mcp,disable)
                 cmd="hal0__subcmd__help__subcmd__mcp__subcmd__disable"
+                ;;
+            hal0__subcmd__help__subcmd__mcp,disconnect)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__disconnect"
                 ;;
             hal0__subcmd__help__subcmd__mcp,enable)
                 cmd="hal0__subcmd__help__subcmd__mcp__subcmd__enable"
@@ -387,6 +393,9 @@ _hal0() {
                 ;;
             hal0__subcmd__help__subcmd__mcp,list)
                 cmd="hal0__subcmd__help__subcmd__mcp__subcmd__list"
+                ;;
+            hal0__subcmd__help__subcmd__mcp,refresh)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__refresh"
                 ;;
             hal0__subcmd__help__subcmd__mcp,restart)
                 cmd="hal0__subcmd__help__subcmd__mcp__subcmd__restart"
@@ -532,8 +541,14 @@ _hal0() {
             hal0__subcmd__mcp,catalog)
                 cmd="hal0__subcmd__mcp__subcmd__catalog"
                 ;;
+            hal0__subcmd__mcp,connect)
+                cmd="hal0__subcmd__mcp__subcmd__connect"
+                ;;
             hal0__subcmd__mcp,disable)
                 cmd="hal0__subcmd__mcp__subcmd__disable"
+                ;;
+            hal0__subcmd__mcp,disconnect)
+                cmd="hal0__subcmd__mcp__subcmd__disconnect"
                 ;;
             hal0__subcmd__mcp,enable)
                 cmd="hal0__subcmd__mcp__subcmd__enable"
@@ -555,6 +570,9 @@ _hal0() {
                 ;;
             hal0__subcmd__mcp,list)
                 cmd="hal0__subcmd__mcp__subcmd__list"
+                ;;
+            hal0__subcmd__mcp,refresh)
+                cmd="hal0__subcmd__mcp__subcmd__refresh"
                 ;;
             hal0__subcmd__mcp,remove)
                 cmd="hal0__subcmd__mcp__subcmd__uninstall"
@@ -607,8 +625,14 @@ _hal0() {
             hal0__subcmd__mcp__subcmd__help,catalog)
                 cmd="hal0__subcmd__mcp__subcmd__help__subcmd__catalog"
                 ;;
+            hal0__subcmd__mcp__subcmd__help,connect)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__connect"
+                ;;
             hal0__subcmd__mcp__subcmd__help,disable)
                 cmd="hal0__subcmd__mcp__subcmd__help__subcmd__disable"
+                ;;
+            hal0__subcmd__mcp__subcmd__help,disconnect)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__disconnect"
                 ;;
             hal0__subcmd__mcp__subcmd__help,enable)
                 cmd="hal0__subcmd__mcp__subcmd__help__subcmd__enable"
@@ -630,6 +654,9 @@ _hal0() {
                 ;;
             hal0__subcmd__mcp__subcmd__help,list)
                 cmd="hal0__subcmd__mcp__subcmd__help__subcmd__list"
+                ;;
+            hal0__subcmd__mcp__subcmd__help,refresh)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__refresh"
                 ;;
             hal0__subcmd__mcp__subcmd__help,restart)
                 cmd="hal0__subcmd__mcp__subcmd__help__subcmd__restart"
@@ -2482,7 +2509,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help__subcmd__mcp)
-            opts="install list status uninstall allow gate block test expose enable disable catalog keys start stop restart secret"
+            opts="install list status uninstall allow gate block test expose enable disable catalog keys start stop restart secret connect refresh disconnect"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2565,7 +2592,35 @@ _hal0() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__connect)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         hal0__subcmd__help__subcmd__mcp__subcmd__disable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__disconnect)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2692,6 +2747,20 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help__subcmd__mcp__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__refresh)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -3420,7 +3489,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp)
-            opts="-h --config-dir --state-dir --help install add list status uninstall remove allow gate block test expose enable disable catalog keys start stop restart secret help"
+            opts="-h --config-dir --state-dir --help install add list status uninstall remove allow gate block test expose enable disable catalog keys start stop restart secret connect refresh disconnect help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3615,8 +3684,68 @@ _hal0() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        hal0__subcmd__mcp__subcmd__connect)
+            opts="-h --client-id --client-secret-key --scope --no-wait --timeout --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --client-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --client-secret-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --scope)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         hal0__subcmd__mcp__subcmd__disable)
             opts="-h --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__disconnect)
+            opts="-h --json --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3704,7 +3833,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp__subcmd__help)
-            opts="install list status uninstall allow gate block test expose enable disable catalog keys start stop restart secret help"
+            opts="install list status uninstall allow gate block test expose enable disable catalog keys start stop restart secret connect refresh disconnect help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3787,7 +3916,35 @@ _hal0() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__connect)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         hal0__subcmd__mcp__subcmd__help__subcmd__disable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__disconnect)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -3928,6 +4085,20 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__refresh)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -4250,6 +4421,28 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp__subcmd__list)
+            opts="-h --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__refresh)
             opts="-h --json --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -146,6 +146,7 @@ pub const ALL: &[&str] = &[
     "mcp.mount_root",
     "mcp.not_found",
     "mcp.not_supervised",
+    "mcp.oauth_client_secret_missing",
     "mcp.oauth_connect_expired",
     "mcp.oauth_connect_timeout",
     "mcp.oauth_denied",

@@ -83,7 +83,7 @@ pub async fn connect(ctx: &Ctx, a: ConnectArgs) -> Result<flow::Begun> {
             None => None,
             Some(k) => Some(crate::envfile::get_var(&ctx.paths.api_env(), k)?.ok_or_else(|| {
                 Error::invalid(
-                    "mcp.secret_missing",
+                    "mcp.oauth_client_secret_missing",
                     format!("api.env has no `{k}`: put the client secret there first (hal0 mcp secret set … or edit api.env)"),
                 )
             })?),

@@ -162,7 +162,7 @@ async fn healthy_setup_is_all_ok() {
     let o = Out(s.env.cmd(&["doctor"]).env_remove("HAL0_HERMES_HOME").output().unwrap());
     assert_eq!(o.code(), 0);
     let text = o.stdout();
-    for want in ["STATUS", "CHECK", "DETAIL", "✔ ok", "agent-bridge", "All 15 checks ok."] {
+    for want in ["STATUS", "CHECK", "DETAIL", "✔ ok", "agent-bridge", "All 16 checks ok."] {
         assert!(text.contains(want), "{want} in {text}");
     }
     let all = format!("{text}{v}");
