@@ -358,6 +358,9 @@ _hal0() {
             hal0__subcmd__help__subcmd__config,unset)
                 cmd="hal0__subcmd__help__subcmd__config__subcmd__unset"
                 ;;
+            hal0__subcmd__help__subcmd__mcp,accounts)
+                cmd="hal0__subcmd__help__subcmd__mcp__subcmd__accounts"
+                ;;
             hal0__subcmd__help__subcmd__mcp,allow)
                 cmd="hal0__subcmd__help__subcmd__mcp__subcmd__allow"
                 ;;
@@ -529,6 +532,9 @@ _hal0() {
             hal0__subcmd__help__subcmd__ui,sessions)
                 cmd="hal0__subcmd__help__subcmd__ui__subcmd__sessions"
                 ;;
+            hal0__subcmd__mcp,accounts)
+                cmd="hal0__subcmd__mcp__subcmd__accounts"
+                ;;
             hal0__subcmd__mcp,add)
                 cmd="hal0__subcmd__mcp__subcmd__install"
                 ;;
@@ -615,6 +621,9 @@ _hal0() {
                 ;;
             hal0__subcmd__mcp__subcmd__catalog__subcmd__help,refresh)
                 cmd="hal0__subcmd__mcp__subcmd__catalog__subcmd__help__subcmd__refresh"
+                ;;
+            hal0__subcmd__mcp__subcmd__help,accounts)
+                cmd="hal0__subcmd__mcp__subcmd__help__subcmd__accounts"
                 ;;
             hal0__subcmd__mcp__subcmd__help,allow)
                 cmd="hal0__subcmd__mcp__subcmd__help__subcmd__allow"
@@ -2509,8 +2518,22 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help__subcmd__mcp)
-            opts="install list status uninstall allow gate block test expose enable disable catalog keys start stop restart secret connect refresh disconnect"
+            opts="install list status uninstall allow gate block test expose enable disable catalog keys start stop restart secret connect accounts refresh disconnect"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__mcp__subcmd__accounts)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -3489,12 +3512,42 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp)
-            opts="-h --config-dir --state-dir --help install add list status uninstall remove allow gate block test expose enable disable catalog keys start stop restart secret connect refresh disconnect help"
+            opts="-h --config-dir --state-dir --help install add list status uninstall remove allow gate block test expose enable disable catalog keys start stop restart secret connect accounts refresh disconnect help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__accounts)
+            opts="-h --mode --gate-first-call --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --mode)
+                    COMPREPLY=($(compgen -W "box delegated" -- "${cur}"))
+                    return 0
+                    ;;
+                --gate-first-call)
+                    COMPREPLY=($(compgen -W "on off" -- "${cur}"))
+                    return 0
+                    ;;
                 --config-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -3685,7 +3738,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp__subcmd__connect)
-            opts="-h --client-id --client-secret-key --scope --no-wait --timeout --json --config-dir --state-dir --help"
+            opts="-h --client-id --client-secret-key --scope --for --no-wait --timeout --json --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3700,6 +3753,10 @@ _hal0() {
                     return 0
                     ;;
                 --scope)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --for)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3745,12 +3802,16 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp__subcmd__disconnect)
-            opts="-h --json --config-dir --state-dir --help"
+            opts="-h --for --json --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --for)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -3833,8 +3894,22 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp__subcmd__help)
-            opts="install list status uninstall allow gate block test expose enable disable catalog keys start stop restart secret connect refresh disconnect help"
+            opts="install list status uninstall allow gate block test expose enable disable catalog keys start stop restart secret connect accounts refresh disconnect help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__mcp__subcmd__help__subcmd__accounts)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -4443,12 +4518,16 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp__subcmd__refresh)
-            opts="-h --json --config-dir --state-dir --help"
+            opts="-h --for --json --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --for)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

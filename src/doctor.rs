@@ -475,8 +475,11 @@ fn check_auth(paths: &Paths, cfg: &crate::config::Config) -> Row {
 /// OAuth accounts at installed servers: each one's state and expiry (never a token). A
 /// server that wants an account and has none, or one that must be connected again, warns.
 fn check_accounts(paths: &Paths, registry: &Registry) -> Row {
-    let wanting: Vec<&str> = match registry {
-        Registry::Read { records, .. } => records.iter().filter(|r| r.oauth.is_some()).map(|r| r.id.as_str()).collect(),
+    use crate::registry::oauth::account::{CONNECTED, View};
+    let wanting: Vec<(&str, bool)> = match registry {
+        Registry::Read { records, .. } => {
+            records.iter().filter_map(|r| r.oauth.as_ref().map(|o| (r.id.as_str(), o.delegated()))).collect()
+        }
         _ => vec![],
     };
     let views = crate::registry::oauth::account::views(paths);
@@ -485,27 +488,42 @@ fn check_accounts(paths: &Paths, registry: &Registry) -> Row {
     }
     let mut parts = Vec::new();
     let mut warn = false;
-    for id in &wanting {
-        match views.iter().find(|v| v.server == *id) {
-            None => {
+    let mut said = |v: &View, who: &str, fix: &str, warn: &mut bool| {
+        if v.state == CONNECTED {
+            let exp = v.expires_at.as_deref().map(|e| format!(", expires {e}")).unwrap_or_default();
+            let refresh = if v.refreshable { ", refreshable" } else { "" };
+            parts.push(format!("{who}: connected{exp}{refresh}"));
+        } else {
+            *warn = true;
+            parts.push(format!("{who}: {} ({fix})", v.state));
+        }
+    };
+    let mut lines_of_none = Vec::new();
+    for &(id, delegated) in &wanting {
+        let mine: Vec<&View> = views.iter().filter(|v| v.server == id && v.holder.is_some() == delegated).collect();
+        if mine.is_empty() {
+            if delegated {
+                lines_of_none.push(format!("{id}: delegated, no consumer has connected an account yet"));
+            } else {
                 warn = true;
-                parts.push(format!("{id}: not connected (hal0 mcp connect {id})"));
+                lines_of_none.push(format!("{id}: not connected (hal0 mcp connect {id})"));
             }
-            Some(v) if v.state == crate::registry::oauth::account::CONNECTED => {
-                let exp = v.expires_at.as_deref().map(|e| format!(", expires {e}")).unwrap_or_default();
-                let refresh = if v.refreshable { ", refreshable" } else { "" };
-                parts.push(format!("{id}: connected{exp}{refresh}"));
-            }
-            Some(v) => {
-                warn = true;
-                parts.push(format!("{id}: {} (hal0 mcp connect {id})", v.state));
+        }
+        for v in mine {
+            match &v.holder {
+                None => said(v, id, &format!("hal0 mcp connect {id}"), &mut warn),
+                Some(h) => said(v, &format!("{id} for {h}"), &format!("hal0 mcp connect {id} --for {h}"), &mut warn),
             }
         }
     }
-    for v in views.iter().filter(|v| !wanting.contains(&v.server.as_str())) {
+    parts.extend(lines_of_none);
+    for v in views.iter().filter(|v| !wanting.iter().any(|(id, d)| *id == v.server && v.holder.is_some() == *d)) {
+        let flag = v.holder.as_deref().map(|h| format!(" --for {h}")).unwrap_or_default();
         parts.push(format!(
-            "{}: an account for a server that no longer wants one (hal0 mcp disconnect {})",
-            v.server, v.server
+            "{}{}: an account this server no longer uses (hal0 mcp disconnect {}{flag})",
+            v.server,
+            v.holder.as_deref().map(|h| format!(" for {h}")).unwrap_or_default(),
+            v.server
         ));
     }
     row("mcp_accounts", if warn { Status::Warn } else { Status::Ok }, parts.join("; "))

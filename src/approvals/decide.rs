@@ -54,7 +54,7 @@ impl Decider<'_> {
             let row = crate::bridge::decide_hermes_approval(store, config, id, approve, by, reason).await?;
             return Ok(Decided { row, output: None });
         }
-        let builtin = [ApprovalKind::AdminCall, ApprovalKind::McpCall];
+        let builtin = [ApprovalKind::AdminCall, ApprovalKind::McpCall, ApprovalKind::AccountReauth];
         if !builtin.contains(&row.kind) && super::executor(&row.kind).is_none() {
             return Err(Error::new(
                 "approvals.unsupported_kind",
@@ -70,6 +70,7 @@ impl Decider<'_> {
         let out = match (&row.kind, super::executor(&row.kind)) {
             (ApprovalKind::AdminCall, _) => crate::admin::execute_approved(svc, &row).await,
             (ApprovalKind::McpCall, _) => crate::registry::proxy::execute_approved(paths, config, &row).await,
+            (ApprovalKind::AccountReauth, _) => crate::ops::accounts::reconnect_approved(svc, &row).await,
             (_, Some(exec)) => exec(store, config, &row),
             _ => Err(Error::internal("no executor")),
         };
@@ -78,11 +79,16 @@ impl Decider<'_> {
             Err(e) => (Status::Failed, json!({"ok": false, "error": {"code": e.code, "message": e.message}}), None),
         };
         // The row keeps a redacted copy; the person deciding sees the live result once.
+        // A reconnect's authorization URL (its `state` binds the connect) is not kept.
+        if let Some(r) = stored["result"].as_object_mut() {
+            r.remove("authorize_url");
+        }
         crate::redact::redact_json(&mut stored);
         finish(store, id, status, &stored)?;
         // Only an admin call's answer is shown to the approver (e.g. a new key); other kinds
         // are fully described by the row.
-        let output = if row.kind == ApprovalKind::AdminCall { live } else { None };
+        let output =
+            if matches!(row.kind, ApprovalKind::AdminCall | ApprovalKind::AccountReauth) { live } else { None };
         Ok(Decided { row: get(store, id)?, output })
     }
 }

@@ -45,6 +45,9 @@ crate::text_enum! {
         /// An OAuth client asks to connect; approving grants it the mount's own scope and
         /// the browser that asked gets its code.
         OauthConsent = "oauth_consent",
+        /// A box-wide OAuth account at an installed server must be connected again;
+        /// approving starts the connect and sends the deciding person's browser on.
+        AccountReauth = "account_reauth",
     }
     // A kind this hal0 does not know (a row from a newer version): shown, never decided.
     other Other

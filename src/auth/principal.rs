@@ -141,6 +141,8 @@ impl RouteClass {
             // document is public.
             "/upstream-oauth/callback" | "/upstream-oauth/client.json" => RouteClass::Open,
             _ if under(p, "/oauth/register") || under(p, "/.well-known") => RouteClass::Open,
+            // A start link carries its own sealed token (a consumer's delegated account).
+            _ if under(p, "/upstream-oauth/start") => RouteClass::Open,
             _ if is_consent(p) => RouteClass::Decide,
             _ if under(p, "/oauth/requests") => RouteClass::Page,
             _ if under(p, "/oauth/agents") => RouteClass::Agents,

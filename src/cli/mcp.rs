@@ -141,15 +141,34 @@ pub enum McpCmd {
     },
     /// Connect an OAuth account at a server that wants one: prints the URL to open, waits for the callback.
     Connect(super::mcp_account::ConnectArgs),
+    /// A server's OAuth accounts (box-wide or one per consumer), or choose which with --mode.
+    Accounts {
+        id: String,
+        /// `box`: one account serves every consumer; `delegated`: each consumer connects its own.
+        #[arg(long, value_parser = ["box", "delegated"])]
+        mode: Option<String>,
+        /// `on`: the first call made with an account waits for a person's approval (after
+        /// one approved call, its calls run as the policy says); `off`: never.
+        #[arg(long, value_name = "on|off", value_parser = ["on", "off"])]
+        gate_first_call: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Refresh a server's OAuth account now (hal0 serve does before its token expires).
     Refresh {
         id: String,
+        /// The consumer whose own account it is (servers with delegated accounts).
+        #[arg(long = "for", value_name = "CONSUMER")]
+        holder: Option<String>,
         #[arg(long)]
         json: bool,
     },
     /// Disconnect a server's OAuth account: its tokens are revoked upstream and forgotten.
     Disconnect {
         id: String,
+        /// The consumer whose own account it is (servers with delegated accounts).
+        #[arg(long = "for", value_name = "CONSUMER")]
+        holder: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -331,13 +350,22 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
             let cfg = ctx.config()?;
             let consumers = registry::consumers::list(&ctx.store()?, Some(&id))?;
             let proxy = crate::connect::proxy_url(&cfg, &id, crate::connect::Reach::Remote);
-            let account = r.oauth.as_ref().map(|_| registry::oauth::account::view(&ctx.paths, &id));
+            let delegated = r.oauth.as_ref().is_some_and(|o| o.delegated());
+            let account =
+                r.oauth.as_ref().filter(|_| !delegated).map(|_| registry::oauth::account::view(&ctx.paths, &id, None));
+            let own: Vec<_> = registry::oauth::account::views_of(&ctx.paths, &id)
+                .into_iter()
+                .filter(|v| delegated && v.holder.is_some())
+                .collect();
             if json {
                 let mut v = record_json(&r, Some(state));
                 v["proxy_url"] = json!(proxy);
                 v["consumers"] = json!(consumers);
                 if let Some(a) = &account {
                     v["account"] = json!(a);
+                }
+                if delegated {
+                    v["accounts"] = json!(own);
                 }
                 print_json(&v);
                 return Ok(());
@@ -375,6 +403,19 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
                 vec!["consumers".into(), if live.is_empty() { "-".into() } else { live.join(", ") }],
                 vec!["installed".into(), r.installed_at.clone()],
             ];
+            if delegated {
+                let text = if own.is_empty() {
+                    format!(
+                        "each consumer connects its own account; none yet (a consumer's call answers a link, or: \
+                         hal0 mcp connect {id} --for NAME)"
+                    )
+                } else {
+                    let each: Vec<String> =
+                        own.iter().map(|v| format!("{} {}", v.holder.as_deref().unwrap_or("-"), v.state)).collect();
+                    format!("delegated: {} (hal0 mcp accounts {id})", each.join(", "))
+                };
+                rows.push(vec!["oauth".into(), text]);
+            }
             if let (Some(o), Some(a)) = (&r.oauth, &account) {
                 let text = match a {
                     None => format!("needs an OAuth account ({}): hal0 mcp connect {id}", o.issuer),
@@ -426,8 +467,12 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
         McpCmd::Keys { cmd } => super::mcp_keys::run(ctx, cmd),
         McpCmd::Secret { cmd } => super::mcp_secret::run(ctx, cmd),
         McpCmd::Connect(a) => super::mcp_account::connect(ctx, a),
-        McpCmd::Refresh { id, json } => super::mcp_account::refresh(ctx, &id, json),
-        McpCmd::Disconnect { id, json } => super::mcp_account::disconnect(ctx, &id, json),
+        McpCmd::Accounts { id, mode, gate_first_call, json } => {
+            let gate = gate_first_call.map(|g| g == "on");
+            super::mcp_account::accounts(ctx, &id, mode.as_deref(), gate, json)
+        }
+        McpCmd::Refresh { id, holder, json } => super::mcp_account::refresh(ctx, &id, holder.as_deref(), json),
+        McpCmd::Disconnect { id, holder, json } => super::mcp_account::disconnect(ctx, &id, holder.as_deref(), json),
         McpCmd::Start { id, json } => super::mcp_control::run(ctx, &id, "start", json),
         McpCmd::Stop { id, json } => super::mcp_control::run(ctx, &id, "stop", json),
         McpCmd::Restart { id, json } => super::mcp_control::run(ctx, &id, "restart", json),

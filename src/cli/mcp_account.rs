@@ -1,5 +1,6 @@
-//! `hal0 mcp connect ID` and `hal0 mcp disconnect ID`: an OAuth account at an installed
-//! server that wants one. `connect` prints the URL a person opens and waits until the
+//! `hal0 mcp connect ID`, `refresh`, `disconnect` and `accounts`: OAuth accounts at an
+//! installed server that wants one (the box's, or with `--for CONSUMER` a consumer's own
+//! when the server has delegated accounts). `connect` prints the URL a person opens and waits until the
 //! authorization server sends the browser back to `hal0 serve`'s callback (or `--no-wait`
 //! leaves it there); `refresh` gets a new access token now; `disconnect` revokes the account's tokens upstream and forgets them.
 //! The rules live in [`crate::ops::accounts`] and [`crate::registry::oauth`].
@@ -23,6 +24,9 @@ pub struct ConnectArgs {
     /// The scopes to ask for, space-separated (default: what the server names).
     #[arg(long)]
     pub scope: Option<String>,
+    /// The consumer whose own account this connects (servers with delegated accounts).
+    #[arg(long = "for", value_name = "CONSUMER")]
+    pub holder: Option<String>,
     /// Print the URL and return; `hal0 mcp status ID` shows the account once connected.
     #[arg(long)]
     pub no_wait: bool,
@@ -41,6 +45,7 @@ pub fn connect(ctx: &Ctx, a: ConnectArgs) -> Result<()> {
         client_id: a.client_id,
         client_secret_key: a.client_secret_key,
         scope: a.scope,
+        holder: a.holder.clone(),
     };
     let begun = rt.block_on(crate::ops::accounts::connect(&ops, args))?;
     if a.json && a.no_wait {
@@ -73,9 +78,15 @@ pub fn connect(ctx: &Ctx, a: ConnectArgs) -> Result<()> {
                     o.message.unwrap_or_else(|| "the connect failed".into()),
                 ));
             }
-            let view = crate::registry::oauth::account::view(&ctx.paths, &a.id);
+            let view = crate::registry::oauth::account::view(&ctx.paths, &a.id, a.holder.as_deref());
             if a.json {
-                print_json(&json!({"server": a.id, "connected": true, "account": view}));
+                print_json(&json!({"server": a.id, "for": a.holder, "connected": true, "account": view}));
+            } else if let Some(h) = &a.holder {
+                println!(
+                    "Connected `{}` for `{}`: its calls through the proxy go upstream as this account.",
+                    safe_line(&a.id),
+                    safe_line(h)
+                );
             } else {
                 println!("Connected `{}`: calls through its proxy go upstream as this account.", safe_line(&a.id));
                 if let Some(v) = view.and_then(|v| v.expires_at) {
@@ -98,9 +109,9 @@ pub fn connect(ctx: &Ctx, a: ConnectArgs) -> Result<()> {
     }
 }
 
-pub fn disconnect(ctx: &Ctx, id: &str, json_out: bool) -> Result<()> {
+pub fn disconnect(ctx: &Ctx, id: &str, holder: Option<&str>, json_out: bool) -> Result<()> {
     let ops = ctx.ops()?;
-    let v = runtime()?.block_on(crate::ops::accounts::disconnect(&ops, id))?;
+    let v = runtime()?.block_on(crate::ops::accounts::disconnect(&ops, id, holder))?;
     if json_out {
         print_json(&v);
         return Ok(());
@@ -114,13 +125,80 @@ pub fn disconnect(ctx: &Ctx, id: &str, json_out: bool) -> Result<()> {
     Ok(())
 }
 
-pub fn refresh(ctx: &Ctx, id: &str, json_out: bool) -> Result<()> {
+pub fn refresh(ctx: &Ctx, id: &str, holder: Option<&str>, json_out: bool) -> Result<()> {
     let ops = ctx.ops()?;
-    let v = runtime()?.block_on(crate::ops::accounts::refresh(&ops, id))?;
+    let v = runtime()?.block_on(crate::ops::accounts::refresh(&ops, id, holder))?;
     if json_out {
-        print_json(&json!({"server": id, "account": v}));
+        print_json(&json!({"server": id, "for": holder, "account": v}));
         return Ok(());
     }
     println!("Refreshed `{}`: the new token expires {}.", safe_line(id), v.expires_at.as_deref().unwrap_or("never"));
+    Ok(())
+}
+
+/// `hal0 mcp accounts ID [--mode box|delegated]`: the server's accounts, or choose whose
+/// account its calls go upstream as.
+pub fn accounts(ctx: &Ctx, id: &str, mode: Option<&str>, gate: Option<bool>, json_out: bool) -> Result<()> {
+    let ops = ctx.ops()?;
+    if mode.is_some() || gate.is_some() {
+        let v = runtime()?.block_on(crate::ops::accounts::set_mode(&ops, id, mode, gate))?;
+        if json_out {
+            print_json(&v);
+            return Ok(());
+        }
+        if v["gate_first_call"] == true {
+            println!(
+                "`{}`: an account's first call waits for a person (hal0 agent approvals), then its calls run.",
+                safe_line(id)
+            );
+        } else if gate == Some(false) {
+            println!("`{}`: calls run as the policy says from an account's first call.", safe_line(id));
+        }
+        let Some(m) = mode else { return Ok(()) };
+        let what = if m == "delegated" {
+            "each consumer's calls go upstream as its own account (a consumer without one gets a link to connect it)"
+        } else {
+            "one account serves every consumer (hal0 mcp connect ID)"
+        };
+        println!("`{}`: {what}.", safe_line(id));
+        if v["unused_accounts"].as_u64().unwrap_or(0) > 0 {
+            println!(
+                "{} account(s) of the other kind stay connected but unused: hal0 mcp disconnect {} [--for NAME] \
+                 removes them.",
+                v["unused_accounts"], id
+            );
+        }
+        return Ok(());
+    }
+    let v = crate::ops::accounts::list(&ops, id)?;
+    if json_out {
+        print_json(&v);
+        return Ok(());
+    }
+    let Some(mode) = v["accounts_mode"].as_str() else {
+        println!("`{}` is not known to want OAuth (hal0 mcp test {} finds out).", safe_line(id), id);
+        return Ok(());
+    };
+    println!("`{}`: {mode} accounts.", safe_line(id));
+    let rows: Vec<Vec<String>> = v["accounts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|a| {
+            let s = |k: &str| a[k].as_str().map(|v| safe_line(v).into_owned()).unwrap_or_else(|| "-".into());
+            vec![
+                a["holder"].as_str().map(|v| safe_line(v).into_owned()).unwrap_or_else(|| "(box)".into()),
+                s("state"),
+                s("expires_at"),
+                s("connected_at"),
+                s("connected_by"),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        println!("No account is connected.");
+    } else {
+        println!("{}", super::table(&["FOR", "STATE", "EXPIRES", "CONNECTED", "BY"], rows));
+    }
     Ok(())
 }

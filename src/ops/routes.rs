@@ -4,7 +4,8 @@
 //! are built from this table, so a route cannot exist without an entry here.
 
 use super::{
-    Ctx, NoArgs, activity, approvals, bridge, doctor, keys, mcp, relay, runs, secrets, settings, status, store,
+    Ctx, NoArgs, accounts, activity, approvals, bridge, doctor, keys, mcp, relay, runs, secrets, settings, status,
+    store,
 };
 use crate::error::Result;
 use crate::op_runner;
@@ -417,6 +418,36 @@ pub static ROUTES: &[OpDef] = &[
         "mcp.invalid_arg"
     ),
     route!(
+        "GET",
+        "/api/mcp/{server_id}/accounts",
+        "mcp_account_list",
+        AutonomousRead,
+        "A server's OAuth accounts (box-wide, or one per consumer) with state and expiry, never a token (GET /api/mcp/{server_id}/accounts).",
+        accounts::list_route,
+        mcp::IdArgs,
+        "mcp.invalid_arg"
+    ),
+    route!(
+        "POST",
+        "/api/mcp/{server_id}/connect",
+        "mcp_account_connect",
+        Gated,
+        "Start connecting a server's OAuth account (`for`: a consumer's own): answers the authorization URL a person opens (POST /api/mcp/{server_id}/connect).",
+        accounts::connect_route,
+        accounts::AccountArgs,
+        "mcp.invalid_arg"
+    ),
+    route!(
+        "POST",
+        "/api/mcp/{server_id}/disconnect",
+        "mcp_account_disconnect",
+        Gated,
+        "Disconnect a server's OAuth account: its tokens revoked upstream where it can, and forgotten (POST /api/mcp/{server_id}/disconnect).",
+        accounts::disconnect_route,
+        accounts::AccountArgs,
+        "mcp.invalid_arg"
+    ),
+    route!(
         "PATCH",
         "/api/mcp/{server_id}/tools",
         "mcp_server_tools",
@@ -615,6 +646,7 @@ pub const AUTONOMOUS_READ: &[&str] = &[
     "mcp_catalog",
     "mcp_resolve",
     "mcp_server_test",
+    "mcp_account_list",
     "activity_list",
     "activity_export",
     "relay_agents",
@@ -638,6 +670,8 @@ pub const GATED: &[&str] = &[
     "mcp_server_tools",
     "mcp_server_exposure",
     "mcp_server_action",
+    "mcp_account_connect",
+    "mcp_account_disconnect",
     "mcp_server_logs",
     "run_stop",
     "mcp_key_add",

@@ -317,7 +317,7 @@ impl Proxy {
         let name_raw = p.get("name")?;
         let tool: String = serde_json::from_str(name_raw.get()).ok()?;
         let task = p.get("task").filter(|t| t.get() != "null");
-        let verdict = served.record.tools.verdict(&tool);
+        let verdict = served.verdict(&tool);
         let gated_task = verdict == super::policy::Verdict::Gated && task.is_some();
         if verdict != super::policy::Verdict::Allow && !gated_task {
             return None;

@@ -111,15 +111,30 @@ pub struct Served {
     pub(super) fingerprint: String,
     pub(super) secrets: Vec<String>,
     /// The stamp of the OAuth account's file when the record has `[oauth]` (a connect,
-    /// refresh or disconnect changes it, and with it the token sent).
+    /// refresh or disconnect changes it, and with it the token sent); for a delegated
+    /// server, the file of the consumer's own account (`record.oauth.holder`).
     pub(super) account: Option<Stamp>,
     /// Why no call can go upstream: the OAuth account is missing or must be connected again.
     pub(super) account_error: Option<Error>,
+    /// The record gates the first call of an account (`gate_first_call`) and no call of
+    /// this one was approved yet: allowed tools wait for a person too.
+    pub(super) first_call: bool,
+}
+
+impl Served {
+    /// The policy's verdict on `tool`, with an unvetted account's first call gated.
+    pub(super) fn verdict(&self, tool: &str) -> Verdict {
+        match self.record.tools.verdict(tool) {
+            Verdict::Allow if self.first_call => Verdict::Gated,
+            v => v,
+        }
+    }
 }
 
 /// Identity of a file's current content for the cache: inode, size, mtime.
 type Stamp = Option<(u64, u64, i128)>;
-/// The served-record cache: id → (record file stamp, api.env stamp, what was resolved).
+/// The served-record cache: id (or `id\0holder` for a consumer of a delegated server) →
+/// (record file stamp, api.env stamp, what was resolved).
 type ServedCache = Arc<Mutex<HashMap<String, (Stamp, Stamp, Arc<Served>)>>>;
 
 fn stamp(p: &std::path::Path) -> Stamp {
@@ -214,42 +229,101 @@ impl Proxy {
         Proxy { paths, config, store, pool: Pool::default(), fast: Arc::default(), served: Default::default() }
     }
 
-    fn account_stamp(&self, id: &str) -> Stamp {
-        stamp(&super::oauth::vault::dir(&self.paths).join(super::oauth::account::name(id)))
+    fn account_stamp(&self, id: &str, holder: Option<&str>) -> Stamp {
+        stamp(&super::oauth::vault::dir(&self.paths).join(super::oauth::account::name(id, holder)))
+    }
+
+    /// The cached entry `key` of server `id`, while its files keep their stamps.
+    fn cached(&self, key: &str, id: &str, reg: &Registry) -> Option<Arc<Served>> {
+        let m = self.served.lock().unwrap_or_else(|p| p.into_inner());
+        // Only ids that passed `serving` are cached, so the path below is a valid one.
+        let (rs, es, s) = m.get(key)?;
+        (*rs == stamp(&reg.path_of(id))
+            && *es == stamp(&self.paths.api_env())
+            && s.account.as_ref().is_none_or(|a| {
+                *a == self.account_stamp(id, s.record.oauth.as_ref().and_then(|o| o.holder.as_deref()))
+            }))
+        .then(|| s.clone())
     }
 
     /// The record behind `/mcp/proxy/<id>/mcp`: installed, enabled, reachable over http.
+    /// A server with delegated accounts served this way (no consumer named) has no
+    /// account to call with: see [`Proxy::record_as`].
     pub fn record(&self, id: &str) -> Result<Arc<Served>> {
+        self.record_as(id, None)
+    }
+
+    /// [`Proxy::record`] as consumer `holder` sees it: for a server with delegated
+    /// accounts, calls with `holder`'s own account (each holder has its own entry, with its
+    /// own upstream sessions, token and secrets to mask); for any other, the same as
+    /// [`Proxy::record`].
+    pub fn record_as(&self, id: &str, holder: Option<&str>) -> Result<Arc<Served>> {
         let reg = Registry::new(&self.paths);
-        let api_env = self.paths.api_env();
-        {
-            let m = self.served.lock().unwrap_or_else(|p| p.into_inner());
-            // Only ids that passed `serving` are cached, so the path below is a valid one.
-            if let Some((rs, es, s)) = m.get(id)
-                && *rs == stamp(&reg.path_of(id))
-                && *es == stamp(&api_env)
-                && s.account.as_ref().is_none_or(|a| *a == self.account_stamp(id))
-            {
-                return Ok(s.clone());
+        let own_key = |h: &str| format!("{id}\0{h}");
+        if let Some(s) = self.cached(id, id, &reg) {
+            match (s.record.oauth.as_ref().is_some_and(|o| o.delegated()), holder) {
+                (true, Some(h)) => {
+                    if let Some(s) = self.cached(&own_key(h), id, &reg) {
+                        return Ok(s);
+                    }
+                }
+                _ => return Ok(s),
             }
         }
-        let (rs, es) = (stamp(&reg.path_of(id)), stamp(&api_env));
-        let record = serving(&reg, id)?;
+        let (rs, es) = (stamp(&reg.path_of(id)), stamp(&self.paths.api_env()));
+        let mut record = serving(&reg, id)?;
+        let key = match (&mut record.oauth, holder) {
+            (Some(o), Some(h)) if o.delegated() => {
+                o.holder = Some(h.to_string());
+                own_key(h)
+            }
+            _ => id.to_string(),
+        };
+        let holder = record.oauth.as_ref().and_then(|o| o.holder.clone());
         // Only a server with an account pays for its file's stamp on each request.
-        let account = record.oauth.as_ref().map(|_| self.account_stamp(id));
+        let account = record.oauth.as_ref().map(|_| self.account_stamp(id, holder.as_deref()));
         let (hdrs, account_error) = upstream::headers_or_account_error(&record, &self.paths)?;
         let secrets = upstream::secrets_in(&record, &hdrs);
         let fingerprint = upstream::fingerprint(&record, &hdrs);
-        let served = Arc::new(Served { fingerprint, secrets, record, account, account_error });
-        self.served.lock().unwrap_or_else(|p| p.into_inner()).insert(id.to_string(), (rs, es, served.clone()));
+        let first_call = record.oauth.as_ref().is_some_and(|o| o.gate_first_call)
+            && account_error.is_none()
+            && super::oauth::account::unvetted(&self.paths, id, holder.as_deref());
+        let served = Arc::new(Served { fingerprint, secrets, record, account, account_error, first_call });
+        let mut m = self.served.lock().unwrap_or_else(|p| p.into_inner());
+        // A consumer's entry goes with its server's: one shared entry (cheap) tells later
+        // requests that the server is delegated.
+        if key != id && !m.contains_key(id) {
+            drop(m);
+            let _ = self.record_as(id, None);
+            m = self.served.lock().unwrap_or_else(|p| p.into_inner());
+        }
+        m.insert(key, (rs, es, served.clone()));
         Ok(served)
+    }
+
+    /// The account error of `s` as its consumer gets it: for a consumer of a delegated
+    /// server, with a link that starts connecting its own account (fresh each time).
+    fn account_error(&self, s: &Served, e: &Error) -> Error {
+        let Some(h) = s.record.oauth.as_ref().and_then(|o| o.holder.as_deref()) else { return e.clone() };
+        match super::oauth::flow::start_link(&self.paths, &self.config, &s.record.id, h) {
+            Ok(link) => Error::new(
+                e.code,
+                e.kind,
+                format!(
+                    "{} To connect your own account, open this link in a browser within {} minutes: {link}",
+                    e.message,
+                    super::oauth::flow::START_LINK_SECS / 60
+                ),
+            ),
+            Err(_) => e.clone(),
+        }
     }
 
     /// The connection a consumer's request uses: a stdio server's one child (shared), an
     /// http server's upstream session of this consumer session (opened on first use).
     pub(super) async fn client(&self, s: &Served, who: &Consumer) -> Result<Arc<upstream::Upstream>> {
         if let Some(e) = &s.account_error {
-            return Err(e.clone());
+            return Err(self.account_error(s, e));
         }
         if s.record.transport == Transport::Stdio {
             let up = self.pool.client(&s.record, &s.fingerprint, &self.paths).await?;
@@ -270,8 +344,16 @@ impl Proxy {
                 // The account's token was refused (expired early, revoked): refresh it once
                 // and connect with the new one, or say that a person must connect it again.
                 let id = &s.record.id;
-                super::oauth::flow::refresh(&self.paths, s.record.ca_file.as_deref(), id).await?;
-                let s = self.record(id)?;
+                let holder = s.record.oauth.as_ref().and_then(|o| o.holder.clone());
+                let holder = holder.as_deref();
+                if let Err(e) = super::oauth::flow::refresh(&self.paths, s.record.ca_file.as_deref(), id, holder).await
+                {
+                    if e.code == "mcp.reauth_required" {
+                        super::oauth::card::raise(&self.store, id, holder, &e.message);
+                    }
+                    return Err(self.account_error(s, &e));
+                }
+                let s = self.record_as(id, holder)?;
                 let relay = super::relay::Relay::owned_by(
                     who.peer.clone(),
                     super::relay::Owner { proxy: self.clone(), id: id.clone() },
@@ -281,8 +363,10 @@ impl Proxy {
                     Ok((up, _)) => (Arc::new(up), s.fingerprint.clone()),
                     Err(e) => {
                         let e = if upstream::token_refused(&e) {
-                            super::oauth::account::mark_reauth(&self.paths, id, "the server refused a fresh token")?;
-                            super::oauth::account::reauth(id, "the server refused a fresh token")
+                            let why = "the server refused a fresh token";
+                            super::oauth::account::mark_reauth(&self.paths, id, holder, why)?;
+                            super::oauth::card::raise(&self.store, id, holder, why);
+                            self.account_error(&s, &super::oauth::account::reauth(id, holder, why))
                         } else {
                             e
                         };
@@ -445,7 +529,7 @@ impl Proxy {
     ) -> Result<CallToolResult> {
         let r = &served.record;
         let id = r.id.as_str();
-        let verdict = r.tools.verdict(tool);
+        let verdict = served.verdict(tool);
         let c = Call {
             surface: format!("mcp:proxy/{id}"),
             tool,
@@ -781,7 +865,11 @@ pub fn serving(reg: &Registry, id: &str) -> Result<Record> {
 pub async fn execute_approved(paths: &Paths, config: &Config, row: &approvals::Approval) -> Result<Value> {
     let server = row.arguments["server"].as_str().unwrap_or_default();
     let tool = row.arguments["tool"].as_str().unwrap_or_default();
-    let r = serving(&Registry::new(paths), server)?;
+    let mut r = serving(&Registry::new(paths), server)?;
+    // A delegated server's approved call goes as the account of the consumer who made it.
+    if let Some(o) = r.oauth.as_mut().filter(|o| o.delegated()) {
+        o.holder = Some(row.client.clone());
+    }
     match r.tools.verdict(tool) {
         Verdict::Allow | Verdict::Gated => {}
         v => {
@@ -803,6 +891,10 @@ pub async fn execute_approved(paths: &Paths, config: &Config, row: &approvals::A
     let res = out
         .map_err(|_| upstream_error(&r, &format!("`{tool}` did not answer within {} s", timeout.as_secs())))?
         .map_err(|e| upstream_error(&r, &e.to_string()))?;
+    // A person approved a call made with this account: its next calls need no approval.
+    if let Some(o) = r.oauth.as_ref().filter(|o| o.gate_first_call) {
+        super::oauth::account::vet(paths, &r.id, o.holder.as_deref())?;
+    }
     let (hdrs, _) = upstream::headers(&r, paths)?;
     let res = mask_secrets(res, &upstream::secrets_in(&r, &hdrs));
     serde_json::to_value(res).map_err(|e| Error::internal(e.to_string()))

@@ -56,7 +56,8 @@ pub struct OauthNeed {
     /// Where its Protected Resource Metadata was read.
     #[serde(default)]
     pub resource_metadata: String,
-    /// Whose account the calls go upstream as: `box` (one account serves every consumer).
+    /// Whose account the calls go upstream as: `box` (one account serves every consumer)
+    /// or `delegated` (each consumer connects its own, and its calls go as that account).
     #[serde(default = "box_accounts")]
     pub accounts: String,
     /// A client id the operator registered at the authorization server (else hal0
@@ -69,10 +70,30 @@ pub struct OauthNeed {
     /// Scopes to ask for (space-separated; default: what the server's challenge names).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// Whether the first call made with an account (one no person has approved a call of
+    /// yet) waits in the approvals inbox, even for an allowed tool.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gate_first_call: bool,
+    /// Whose delegated account this copy of the record calls with (set by the proxy for one
+    /// consumer; never read from or written to the file).
+    #[serde(skip)]
+    pub holder: Option<String>,
 }
 
+/// `accounts = "box"`: one account serves every consumer.
+pub const BOX_ACCOUNTS: &str = "box";
+/// `accounts = "delegated"`: each consumer connects its own account.
+pub const DELEGATED_ACCOUNTS: &str = "delegated";
+
 fn box_accounts() -> String {
-    "box".into()
+    BOX_ACCOUNTS.into()
+}
+
+impl OauthNeed {
+    /// Whether each consumer connects its own account.
+    pub fn delegated(&self) -> bool {
+        self.accounts == DELEGATED_ACCOUNTS
+    }
 }
 
 /// The typed view of a record file.
@@ -306,12 +327,13 @@ impl Record {
         }
         if let Some(o) = &r.oauth {
             let line = find_line(text, "[oauth]");
-            if o.accounts != "box" {
+            if o.accounts != BOX_ACCOUNTS && o.accounts != DELEGATED_ACCOUNTS {
                 return Err(located(
                     path,
                     line,
                     &format!(
-                        "oauth.accounts `{}` is not known: use \"box\" (one account for every consumer)",
+                        "oauth.accounts `{}` is not known: use \"box\" (one account for every consumer) or \
+                         \"delegated\" (each consumer connects its own)",
                         o.accounts
                     ),
                 ));
@@ -505,6 +527,9 @@ pub fn edit_oauth(path: &Path, text: &str, need: Option<&OauthNeed>) -> Result<S
                 if let Some(v) = v {
                     t.insert(k, toml_edit::value(v.as_str()));
                 }
+            }
+            if n.gate_first_call {
+                t.insert("gate_first_call", toml_edit::value(true));
             }
             doc.insert("oauth", toml_edit::Item::Table(t));
         }

@@ -33,12 +33,30 @@ pub fn headers(record: &Record, paths: &crate::paths::Paths) -> Result<(HashMap<
             None => missing.push(key.clone()),
         }
     }
-    if record.oauth.is_some() {
+    if let Some(o) = &record.oauth {
         out.retain(|k, _| !k.eq_ignore_ascii_case("authorization"));
-        let token = super::oauth::account::bearer(paths, &record.id)?;
+        // A delegated server's calls go as the consumer's own account; with no consumer
+        // named (a probe from the shell) there is no account to send.
+        let holder = match (o.delegated(), &o.holder) {
+            (true, None) => return Err(delegated_needs_holder(&record.id)),
+            (_, h) => h.as_deref(),
+        };
+        let token = super::oauth::account::bearer(paths, &record.id, holder)?;
         out.insert(OAUTH_HEADER.into(), format!("Bearer {token}"));
     }
     Ok((out, missing))
+}
+
+/// `mcp.account_required` for a delegated server reached with no consumer named.
+pub fn delegated_needs_holder(id: &str) -> Error {
+    Error::new(
+        "mcp.account_required",
+        Kind::Conflict,
+        format!(
+            "`{id}` calls go upstream as each consumer's own OAuth account: reach it through the proxy with a \
+             consumer key, or name the consumer (hal0 mcp connect {id} --for NAME)"
+        ),
+    )
 }
 
 /// [`headers`] for the proxy's cache: a server whose OAuth account is missing or must be

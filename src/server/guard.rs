@@ -222,7 +222,7 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
         }
     }
     if class == RouteClass::Proxy {
-        match proxy_target(&state, &path, &cred) {
+        match proxy_target(&state, &path, &cred, agent.as_deref()) {
             Ok(served) => {
                 req.extensions_mut().insert(crate::mcp::proxy::ProxyTarget(served));
             }
@@ -326,6 +326,7 @@ fn proxy_target(
     state: &AppState,
     path: &str,
     cred: &Credential,
+    agent: Option<&str>,
 ) -> crate::error::Result<Arc<crate::registry::proxy::Served>> {
     let id = path.strip_prefix("/mcp/proxy/").and_then(|r| r.split('/').next()).unwrap_or("");
     if id.is_empty() {
@@ -334,7 +335,13 @@ fn proxy_target(
     if let Decision::Forbidden(why) = crate::auth::principal::decide_proxy(id, cred) {
         return Err(Error::forbidden(why));
     }
-    state.proxy.record(id)
+    // Whose delegated account the calls use, if the server has them: the same name the
+    // proxy's approvals and audit give the caller.
+    let holder = match cred {
+        Credential::Consumer(k) => k.name.clone(),
+        c => format!("admin:{}", c.identity(agent)),
+    };
+    state.proxy.record_as(id, Some(&holder))
 }
 
 /// `/mcp/<mount>` or `/mcp/<mount>/`: answered 405 before any credential check.

@@ -183,7 +183,8 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
     // whether or not hal0 is an authorization server itself).
     app = app
         .route(crate::registry::oauth::CALLBACK_PATH, axum::routing::get(oauth::upstream_callback))
-        .route(crate::registry::oauth::CLIENT_DOC_PATH, axum::routing::get(oauth::client_document));
+        .route(crate::registry::oauth::CLIENT_DOC_PATH, axum::routing::get(oauth::client_document))
+        .route("/upstream-oauth/start/{token}", axum::routing::get(oauth::upstream_start));
     app = app.nest_service("/mcp/proxy/{id}/mcp", mcp_service::ProxyMount::new(&state, cancel));
 
     // The dashboard's pages (outside the route table: they are not operations).

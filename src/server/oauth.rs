@@ -344,6 +344,30 @@ pub async fn upstream_callback(
     }
 }
 
+/// `GET /upstream-oauth/start/{token}`: a consumer of a server with delegated accounts
+/// opens the link its call's error carried; the connect of its own account begins and the
+/// browser goes on to the upstream's authorization page (303).
+pub async fn upstream_start(
+    State(state): State<Arc<AppState>>,
+    axum::extract::Path(token): axum::extract::Path<String>,
+) -> Response {
+    match crate::ops::accounts::start(&ctx(&state, "oauth:link"), &token).await {
+        Ok(b) => {
+            let mut r = StatusCode::SEE_OTHER.into_response();
+            if let Ok(v) = HeaderValue::from_str(&b.authorize_url) {
+                r.headers_mut().insert(header::LOCATION, v);
+            }
+            r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            r.headers_mut().insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+            r
+        }
+        Err(e) => {
+            let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST);
+            crate::ui::pages::refusal_page(status, e.code, &crate::redact::redact(&e.message))
+        }
+    }
+}
+
 /// `GET /upstream-oauth/client.json`: hal0's Client ID Metadata Document, for authorization servers
 /// that take one (served when `network.public_url` is https).
 pub async fn client_document(State(state): State<Arc<AppState>>) -> Response {

@@ -127,7 +127,8 @@ pub async fn consent(axum::extract::Path(id): axum::extract::Path<String>) -> Re
 pub fn account_connected(server: &str) -> Response {
     let body = format!(
         "<main class=\"narrow\"><h1>Connected</h1><p id=\"done\">hal0 holds an account for <strong>{}</strong> now: \
-         calls through its proxy go upstream as that account. You can close this tab.</p></main>",
+         calls through its proxy go upstream as that account. You can close this tab.</p>\
+         <p><a href=\"/ui/servers\">MCP servers</a></p></main>",
         escape(server)
     );
     Html(page("Account connected", "", &body, &[])).into_response()

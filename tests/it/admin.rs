@@ -185,6 +185,8 @@ async fn no_gated_call_runs_without_an_approved_row() {
         ("run_stop", json!({"run_id": "run_0123"})),
         ("mcp_key_add", json!({"server_id": "files", "name": "workstation"})),
         ("mcp_key_revoke", json!({"server_id": "files", "name": "workstation"})),
+        ("mcp_account_connect", json!({"server_id": "files"})),
+        ("mcp_account_disconnect", json!({"server_id": "files"})),
     ];
     let gated: Vec<&str> = hal0::admin::routes::GATED.to_vec();
     assert_eq!(calls.len(), gated.len(), "every gated tool is exercised");

@@ -313,8 +313,35 @@ async fn another_hal0_as_the_upstream_refreshes_and_its_revocation_asks_for_a_re
     assert_eq!(row["status"], "warn", "{row}");
     assert!(row["detail"].as_str().unwrap().contains("boxb: reauth_required"), "{row}");
 
+    // A person hears about it: one card in the approvals inbox (not one per failed call).
+    let cards = |status: &str| -> Vec<Value> {
+        let v = env.json(&["agent", "approvals", "list", "--status", status, "--json"]);
+        v.as_array().unwrap().iter().filter(|a| a["kind"] == "account_reauth").cloned().collect()
+    };
+    let pending = cards("pending");
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    assert_eq!(pending[0]["arguments"]["server"], "boxb");
+    assert!(pending[0]["preview"].as_str().unwrap().contains("must be connected again"), "{pending:?}");
+    // Approving it starts the connect: the URL goes to the person who decided, once.
+    let id = pending[0]["id"].as_str().unwrap().to_string();
+    let d = env.json(&["agent", "approvals", "approve", &id, "--yes", "--json"]);
+    let url = d["output"]["authorize_url"].as_str().unwrap_or_else(|| panic!("no URL: {d}")).to_string();
+    assert!(url.starts_with(&s_b.url("/oauth/authorize?")), "{url}");
+    assert_eq!(d["row"]["status"], "executed", "{d}");
+    let shown = env.json(&["agent", "approvals", "show", &id, "--json"]);
+    assert!(!shown.to_string().contains(&url), "the row keeps no authorization URL: {shown}");
+    b.goto(&url).await;
+    b.wait_for("#approve", WAIT).await.unwrap_or_else(|| panic!("no consent form")).click().await;
+    // (The consent page has a hidden `#done` of its own: wait for the account instead.)
+    let deadline = std::time::Instant::now() + WAIT;
+    while account(&env, "boxb")["state"] != "connected" {
+        assert!(std::time::Instant::now() < deadline, "not connected: {}", b.source().await);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(b.source().await.contains("holds an account"), "{}", b.source().await);
+    assert!(cards("pending").is_empty());
+
     // Connected again, then disconnected: the grant ends at the other hal0 too.
-    connect_with_consent(&env, "boxb", &b).await;
     let c = consumer(&s, "boxb", &key).await;
     crate::proxy::call(&c, "memory_search", json!({"query": "deploy"})).await.unwrap();
     assert_eq!(env_b.json(&["oauth", "grants", "--json"]).as_array().unwrap().len(), 1);
@@ -322,4 +349,221 @@ async fn another_hal0_as_the_upstream_refreshes_and_its_revocation_asks_for_a_re
     assert_eq!(d["revoked_upstream"], true, "{d}");
     assert_eq!(env_b.json(&["oauth", "grants", "--json"]), json!([]), "no live grant is left upstream");
     b.close().await;
+}
+
+/// The start link in a consumer's `mcp.account_required` error.
+fn start_link_in(e: &str) -> String {
+    let at = e.find("http://").unwrap_or_else(|| panic!("no link in {e}"));
+    let link = e[at..].split_whitespace().next().unwrap().trim_end_matches(['.', ',', ')', '"']).to_string();
+    assert!(link.contains("/upstream-oauth/start/"), "{link}");
+    link
+}
+
+/// Follow a start link as a browser that approves at once would (the demo's authorize
+/// endpoint needs no person): hal0's 303, the authorization server's 302, hal0's callback.
+async fn open_link(link: &str) -> (u16, String) {
+    let http = no_redirects();
+    let r = http.get(link).send().await.unwrap();
+    if r.status() != 303 {
+        return (r.status().as_u16(), r.text().await.unwrap());
+    }
+    assert_eq!(r.headers()["cache-control"], "no-store");
+    let authorize = r.headers()["location"].to_str().unwrap().to_string();
+    let cb = callback_of(&authorize).await;
+    let r = http.get(cb).send().await.unwrap();
+    (r.status().as_u16(), r.text().await.unwrap())
+}
+
+/// Delegated accounts: each consumer connects its own account (from the link its first
+/// call's error carries, or by the operator with `--for`), its calls go upstream with its
+/// own token and never another's, and one consumer's disconnect leaves the other's alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_delegated_accounts_each_consumer_calls_as_its_own_account() {
+    let Some(demo) = DemoOauth::start() else { return };
+    let Some(b) = crate::dashboard::browser(900, 900).await else { return };
+    let (env, s) = a_box();
+    env.ok(&["mcp", "install", &demo.url(), "--id", "demo"]);
+    env.ok(&["mcp", "allow", "demo", "greet"]);
+    let alice = crate::proxy::key_for(&env, "demo", "alice");
+    let bob = crate::proxy::key_for(&env, "demo", "bob");
+
+    // Bad input first: --for on a box-wide server, a mode hal0 does not know.
+    let e = env.run(&["mcp", "connect", "demo", "--for", "alice", "--no-wait"]);
+    assert!(e.stderr().contains("mcp.oauth_holder_unexpected"), "{}", e.stderr());
+    let e = env.run(&["mcp", "accounts", "demo", "--mode", "per-user"]);
+    assert_eq!(e.code(), 2, "clap refuses it: {}", e.stderr());
+    let m = env.json(&["mcp", "accounts", "demo", "--mode", "delegated", "--json"]);
+    assert_eq!((m["accounts_mode"].as_str(), m["changed"].as_bool()), (Some("delegated"), Some(true)), "{m}");
+    let e = env.run(&["mcp", "connect", "demo", "--no-wait"]);
+    assert!(e.stderr().contains("mcp.oauth_holder_required"), "{}", e.stderr());
+    let e = env.run(&["mcp", "connect", "demo", "--for", "mallory", "--no-wait"]);
+    assert!(e.stderr().contains("mcp.oauth_holder_unknown"), "{}", e.stderr());
+    let st = env.ok(&["mcp", "status", "demo"]);
+    assert!(st.contains("each consumer connects its own account"), "{st}");
+
+    // Alice has no account: her call says so, with a link that connects hers.
+    let ca = consumer(&s, "demo", &alice).await;
+    let e = crate::proxy::call(&ca, "greet", json!({"name": "alice"})).await.unwrap_err();
+    assert!(e.contains("mcp.account_required") && e.contains("`alice` has none"), "{e}");
+    let link = start_link_in(&e);
+    // A changed link is refused and connects nothing.
+    let mut bad = link.clone();
+    bad.push('x');
+    let (st, body) = open_link(&bad).await;
+    assert_eq!(st, 400, "{body}");
+    assert!(body.contains("mcp.oauth_link_invalid"), "{body}");
+    // Her browser follows the link: to the authorization server and back.
+    b.goto(&link).await;
+    let Some(done) = b.wait_for("#done", WAIT).await else { panic!("no callback page: {}", b.source().await) };
+    assert!(done.text().await.contains("demo"));
+    let mark = demo.mark();
+    let r = crate::proxy::call(&ca, "greet", json!({"name": "alice"})).await.unwrap();
+    assert!(r.to_string().contains("Hello, alice"), "{r}");
+    let alice_tokens = demo.tokens_since(mark);
+    assert_eq!(alice_tokens.len(), 1, "{}", demo.output());
+
+    // Bob still has none (Alice's account is hers alone); the operator connects his.
+    let cb = consumer(&s, "demo", &bob).await;
+    let e = crate::proxy::call(&cb, "greet", json!({"name": "bob"})).await.unwrap_err();
+    assert!(e.contains("mcp.account_required") && e.contains("`bob` has none"), "{e}");
+    let begun = env.json(&["mcp", "connect", "demo", "--for", "bob", "--no-wait", "--json"]);
+    assert_eq!(begun["holder"], "bob", "{begun}");
+    let (st, body) = {
+        let cb = callback_of(begun["authorize_url"].as_str().unwrap()).await;
+        let r = no_redirects().get(cb).send().await.unwrap();
+        (r.status().as_u16(), r.text().await.unwrap())
+    };
+    assert_eq!(st, 200, "{body}");
+    let mark = demo.mark();
+    let r = crate::proxy::call(&cb, "greet", json!({"name": "bob"})).await.unwrap();
+    assert!(r.to_string().contains("Hello, bob"), "{r}");
+    let bob_tokens = demo.tokens_since(mark);
+    assert_eq!(bob_tokens.len(), 1, "{}", demo.output());
+    assert_ne!(alice_tokens, bob_tokens, "each consumer goes upstream with its own token");
+    // Alice's next call, on a new session too, still goes with hers.
+    let ca = consumer(&s, "demo", &alice).await;
+    let mark = demo.mark();
+    crate::proxy::call(&ca, "greet", json!({"name": "alice"})).await.unwrap();
+    assert_eq!(demo.tokens_since(mark), alice_tokens);
+
+    // What shows: two accounts by consumer, never a token.
+    let list = env.json(&["mcp", "accounts", "demo", "--json"]);
+    let holders: Vec<&str> = list["accounts"].as_array().unwrap().iter().filter_map(|a| a["holder"].as_str()).collect();
+    assert_eq!(holders, ["alice", "bob"], "{list}");
+    let row = mcp_accounts_row(&env);
+    let detail = row["detail"].as_str().unwrap();
+    assert!(detail.contains("demo for alice: connected") && detail.contains("demo for bob: connected"), "{row}");
+    let audit = env.ok(&["activity", "list", "--json"]);
+    assert!(audit.contains("link:alice"), "the link's connect is audited as hers: {audit}");
+    for t in alice_tokens.iter().chain(&bob_tokens) {
+        for (what, text) in [
+            ("list", list.to_string()),
+            ("doctor", row.to_string()),
+            ("audit", audit.clone()),
+            ("state dir", all_text(&env.state_dir())),
+        ] {
+            assert!(!text.contains(t.as_str()), "a token shows in the {what}");
+        }
+    }
+
+    // Alice disconnects: her calls need an account again; Bob's go on as his.
+    let d = env.json(&["mcp", "disconnect", "demo", "--for", "alice", "--json"]);
+    assert_eq!(d["disconnected"], true, "{d}");
+    let e = crate::proxy::call(&ca, "greet", json!({"name": "alice"})).await.unwrap_err();
+    assert!(e.contains("mcp.account_required"), "{e}");
+    let mark = demo.mark();
+    crate::proxy::call(&cb, "greet", json!({"name": "bob"})).await.unwrap();
+    assert_eq!(demo.tokens_since(mark), bob_tokens);
+
+    // Uninstall forgets every account of the server.
+    env.ok(&["mcp", "uninstall", "demo", "--yes"]);
+    let left: Vec<_> = std::fs::read_dir(env.state_dir().join("upstream-oauth"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".acct"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    b.close().await;
+}
+
+/// The dashboard's server page shows a box-wide account's state and connects it with one
+/// click: the person's browser goes to the authorization server and back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_connects_a_server_account_with_one_click() {
+    let Some(demo) = DemoOauth::start() else { return };
+    let Some(b) = crate::dashboard::browser(900, 900).await else { return };
+    let (env, s) = a_box();
+    env.ok(&["mcp", "install", &demo.url(), "--id", "demo"]);
+    crate::dashboard::signed_in(&b, &env, &s).await;
+    b.goto(&s.url("/ui/servers")).await;
+    let line = b.wait_for("#oauth-demo", WAIT).await.unwrap_or_else(|| panic!("no account line"));
+    let deadline = std::time::Instant::now() + WAIT;
+    while !line.text().await.contains("not connected") {
+        assert!(std::time::Instant::now() < deadline, "{}", line.text().await);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    b.wait_for("#connect-demo", WAIT).await.unwrap_or_else(|| panic!("no Connect button")).click().await;
+    let done = b.wait_for("#done", WAIT).await;
+    assert!(done.is_some(), "no callback page: {}", b.source().await);
+    assert_eq!(account(&env, "demo")["state"], "connected");
+    let audit = env.ok(&["activity", "list", "--json"]);
+    assert!(audit.contains("mcp_account_connect"), "{audit}");
+    b.goto(&s.url("/ui/servers")).await;
+    let line = b.wait_for("#oauth-demo", WAIT).await.unwrap();
+    let deadline = std::time::Instant::now() + WAIT;
+    while !line.text().await.contains("connected at") {
+        assert!(std::time::Instant::now() < deadline, "{}", line.text().await);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(b.wait_for("#connect-demo", WAIT).await.is_some(), "a Reconnect button stays");
+    b.close().await;
+}
+
+/// Connect `id`'s box-wide account without a person (the demo approves at once).
+async fn connect_now(env: &Env, id: &str) {
+    let begun = env.json(&["mcp", "connect", id, "--no-wait", "--json"]);
+    let cb = callback_of(begun["authorize_url"].as_str().unwrap()).await;
+    let r = no_redirects().get(cb).send().await.unwrap();
+    assert_eq!(r.status(), 200, "{:?}", r.text().await);
+}
+
+/// With `gate_first_call`, the first call made with a newly connected account waits for a
+/// person even for an allowed tool; once one is approved, the account's calls run; a new
+/// account starts over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_call_with_a_new_account_waits_for_a_person_when_asked() {
+    let Some(demo) = DemoOauth::start() else { return };
+    let env = Env::new();
+    env.ok(&["config", "set", "mcp.gate_wait_secs", "1"]);
+    let s = serve_on_configured_port(&env);
+    env.ok(&["mcp", "install", &demo.url(), "--id", "demo"]);
+    env.ok(&["mcp", "allow", "demo", "greet"]);
+    let g = env.json(&["mcp", "accounts", "demo", "--gate-first-call", "on", "--json"]);
+    assert_eq!(g["gate_first_call"], true, "{g}");
+    connect_now(&env, "demo").await;
+    let key = crate::proxy::key_for(&env, "demo", "ci");
+    let c = consumer(&s, "demo", &key).await;
+
+    let out = crate::proxy::call(&c, "greet", json!({"name": "first"})).await.unwrap();
+    assert_eq!(out["status"], "pending_approval", "{out}");
+    let id = out["approval_id"].as_str().unwrap().to_string();
+    let done = env.json(&["agent", "approvals", "approve", &id, "--yes", "--json"]);
+    assert_eq!(done["status"], "executed", "{done}");
+    assert!(done["result"].to_string().contains("Hello, first"), "{done}");
+    assert_eq!(env.json(&["mcp", "accounts", "demo", "--json"])["accounts"][0]["vetted"], true);
+
+    // Vetted: the next calls run at once, with no card.
+    let r = crate::proxy::call(&c, "greet", json!({"name": "second"})).await.unwrap();
+    assert!(r.to_string().contains("Hello, second"), "{r}");
+    let pending = env.json(&["agent", "approvals", "list", "--status", "pending", "--json"]);
+    assert_eq!(pending, json!([]), "{pending}");
+
+    // A new account (connected again) waits again; switched off, nothing waits.
+    connect_now(&env, "demo").await;
+    let c = consumer(&s, "demo", &key).await;
+    let out = crate::proxy::call(&c, "greet", json!({"name": "third"})).await.unwrap();
+    assert_eq!(out["status"], "pending_approval", "{out}");
+    env.ok(&["mcp", "accounts", "demo", "--gate-first-call", "off"]);
+    let r = crate::proxy::call(&c, "greet", json!({"name": "fourth"})).await.unwrap();
+    assert!(r.to_string().contains("Hello, fourth"), "{r}");
 }

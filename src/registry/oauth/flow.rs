@@ -38,12 +38,16 @@ struct Pending {
     scope: String,
     expires_at: i64,
     started_by: String,
+    /// The consumer whose delegated account this connects (`None`: the box's).
+    #[serde(default)]
+    holder: Option<String>,
 }
 
 /// What [`begin`] answers: the URL to open, and the id [`outcome`] is asked by.
 #[derive(Debug, Clone, Serialize)]
 pub struct Begun {
     pub server: String,
+    pub holder: Option<String>,
     pub connect_id: String,
     pub authorize_url: String,
     pub redirect_uri: String,
@@ -63,12 +67,14 @@ pub struct Outcome {
     pub message: Option<String>,
 }
 
-/// The operator's own client at the authorization server, and the scope to ask.
+/// The operator's own client at the authorization server, the scope to ask, and whose
+/// account it is (`holder`: a consumer of a server with delegated accounts).
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     pub client_id: Option<String>,
     pub client_secret: Option<String>,
     pub scope: Option<String>,
+    pub holder: Option<String>,
 }
 
 fn b64(bytes: &[u8]) -> String {
@@ -207,11 +213,10 @@ async fn client_for(paths: &Paths, cfg: &Config, r: &Record, d: &Discovery, o: &
             redirect_uri,
         });
     }
-    if let Ok(Some(a)) = account::load(paths, &r.id)
-        && a.discovery.issuer == d.issuer
-        && a.client.redirect_uri == redirect_uri
-        && a.client.kind != "operator"
-    {
+    // Any account of this server (the box's or a consumer's) has a client to reuse.
+    if let Some(a) = account::docs_of(paths, &r.id).into_iter().filter_map(|(_, a)| a).find(|a| {
+        a.discovery.issuer == d.issuer && a.client.redirect_uri == redirect_uri && a.client.kind != "operator"
+    }) {
         return Ok(a.client);
     }
     if d.cimd
@@ -298,6 +303,7 @@ pub async fn begin(paths: &Paths, cfg: &Config, r: &Record, o: &Options, by: &st
     let expires_at = account::now() + PENDING_SECS;
     let begun = Begun {
         server: r.id.clone(),
+        holder: o.holder.clone(),
         connect_id: id.clone(),
         authorize_url: au.to_string(),
         redirect_uri: client.redirect_uri.clone(),
@@ -314,6 +320,7 @@ pub async fn begin(paths: &Paths, cfg: &Config, r: &Record, o: &Options, by: &st
         scope,
         expires_at,
         started_by: by.into(),
+        holder: o.holder.clone(),
     };
     sweep(paths);
     vault::put(paths, &format!("{id}.pending"), &p)?;
@@ -518,9 +525,11 @@ async fn exchange(paths: &Paths, ca: &Option<std::path::PathBuf>, p: &Pending, q
         scope: t.scope.unwrap_or_else(|| p.scope.clone()),
         connected_at: now,
         connected_by: p.started_by.clone(),
+        holder: p.holder.clone(),
         refreshed_at: None,
         state: account::CONNECTED.into(),
         error: None,
+        vetted: false,
     };
     account::save(paths, &a)?;
     Ok(a)
@@ -529,14 +538,21 @@ async fn exchange(paths: &Paths, ca: &Option<std::path::PathBuf>, p: &Pending, q
 /// Refresh `server`'s access token. A refusal (or no refresh token) puts the account in
 /// `reauth_required` and answers `mcp.reauth_required`; a server that does not answer
 /// leaves it as it was.
-pub async fn refresh(paths: &Paths, ca: Option<&std::path::Path>, server: &str) -> Result<Account> {
-    let Some(mut a) = account::load(paths, server)? else {
-        return Err(account::bearer(paths, server).err().unwrap_or_else(|| account::reauth(server, "no account")));
+pub async fn refresh(
+    paths: &Paths,
+    ca: Option<&std::path::Path>,
+    server: &str,
+    holder: Option<&str>,
+) -> Result<Account> {
+    let Some(mut a) = account::load(paths, server, holder)? else {
+        return Err(account::bearer(paths, server, holder)
+            .err()
+            .unwrap_or_else(|| account::reauth(server, holder, "no account")));
     };
     let Some(rt) = a.refresh.clone() else {
         let why = "its token expired or was refused, and the server gave no refresh token";
-        account::mark_reauth(paths, server, why)?;
-        return Err(account::reauth(server, why));
+        account::mark_reauth(paths, server, holder, why)?;
+        return Err(account::reauth(server, holder, why));
     };
     let params =
         [("grant_type", "refresh_token"), ("refresh_token", rt.as_str()), ("resource", a.discovery.resource.as_str())];
@@ -560,17 +576,22 @@ pub async fn refresh(paths: &Paths, ca: Option<&std::path::Path>, server: &str) 
         }
         Err(why) => {
             let why = format!("the refresh was refused: {why}");
-            account::mark_reauth(paths, server, &why)?;
-            Err(account::reauth(server, &why))
+            account::mark_reauth(paths, server, holder, &why)?;
+            Err(account::reauth(server, holder, &why))
         }
     }
 }
 
-/// Disconnect `server`'s account: revoke its tokens at the upstream (RFC 7009) where the
-/// server offers revocation, then forget them. Answers whether the upstream took the
-/// revocation (`None`: it offers none, or the account did not open).
-pub async fn disconnect(paths: &Paths, ca: Option<&std::path::Path>, server: &str) -> Result<(bool, Option<bool>)> {
-    let a = account::load(paths, server);
+/// Disconnect `server`'s account held by `holder`: revoke its tokens at the upstream
+/// (RFC 7009) where the server offers revocation, then forget them. Answers whether the
+/// upstream took the revocation (`None`: it offers none, or the account did not open).
+pub async fn disconnect(
+    paths: &Paths,
+    ca: Option<&std::path::Path>,
+    server: &str,
+    holder: Option<&str>,
+) -> Result<(bool, Option<bool>)> {
+    let a = account::load(paths, server, holder);
     let mut revoked = None;
     if let Ok(Some(a)) = &a
         && let Some(endpoint) = &a.discovery.revocation_endpoint
@@ -594,18 +615,67 @@ pub async fn disconnect(paths: &Paths, ca: Option<&std::path::Path>, server: &st
         }
         revoked = Some(all);
     }
-    let had = account::remove(paths, server)?;
+    let had = account::remove(paths, server, holder)?;
     Ok((had, revoked))
 }
 
-/// The servers whose connected, refreshable account is due ([`Account::due`]).
-pub fn due(paths: &Paths, margin: i64) -> Vec<String> {
-    account::views(paths)
+/// The accounts (server, holder) whose connected, refreshable token is due ([`Account::due`]).
+pub fn due(paths: &Paths, margin: i64) -> Vec<(String, Option<String>)> {
+    vault::names(paths, ".acct")
         .into_iter()
-        .filter_map(|v| account::load(paths, &v.server).ok().flatten())
+        .filter_map(|n| vault::get::<Account>(paths, &n).ok().flatten())
         .filter(|a| a.state == account::CONNECTED && a.refresh.is_some() && a.due(margin))
-        .map(|a| a.server)
+        .map(|a| (a.server, a.holder))
         .collect()
+}
+
+/// How long a start link works.
+pub const START_LINK_SECS: i64 = 900;
+/// The associated data of a start link's sealed token.
+const START_PURPOSE: &str = "upstream-oauth start link";
+/// The path start links live under.
+pub const START_PATH: &str = "/upstream-oauth/start/";
+
+#[derive(Serialize, Deserialize)]
+struct StartLink {
+    s: String,
+    h: String,
+    e: i64,
+}
+
+/// A link that starts connecting `holder`'s own account at `server` (a delegated account)
+/// when opened in a browser: the token is sealed with the vault key (only this box makes
+/// and opens it), names the server and the consumer, and works for [`START_LINK_SECS`].
+/// It goes only to that consumer, in the error its call got.
+pub fn start_link(paths: &Paths, cfg: &Config, server: &str, holder: &str) -> Result<String> {
+    let t = vault::seal_token(
+        paths,
+        START_PURPOSE,
+        &StartLink { s: server.into(), h: holder.into(), e: account::now() + START_LINK_SECS },
+    )?;
+    Ok(format!("{}{START_PATH}{t}", super::base(cfg)))
+}
+
+/// The server and consumer a start link names, while it works.
+pub fn open_start_link(paths: &Paths, token: &str) -> Result<(String, String)> {
+    let l: StartLink = vault::open_token(paths, START_PURPOSE, token).ok_or_else(|| {
+        Error::invalid(
+            "mcp.oauth_link_invalid",
+            "this link was not made by this box (or was changed): call the server again for a fresh one, or on \
+             the box: hal0 mcp connect SERVER --for CONSUMER",
+        )
+    })?;
+    if l.e < account::now() {
+        return Err(Error::invalid(
+            "mcp.oauth_link_invalid",
+            format!(
+                "this link expired (links work for {} minutes): call `{}` again for a fresh one",
+                START_LINK_SECS / 60,
+                l.s
+            ),
+        ));
+    }
+    Ok((l.s, l.h))
 }
 
 #[cfg(test)]

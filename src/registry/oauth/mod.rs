@@ -7,6 +7,7 @@
 //! upstream; nothing of a consumer's own hal0 credential ever goes there.
 
 pub mod account;
+pub mod card;
 pub mod discover;
 pub mod flow;
 pub mod vault;
@@ -24,7 +25,7 @@ pub const CALLBACK_PATH: &str = "/upstream-oauth/callback";
 /// The path of hal0's Client ID Metadata Document (served when `public_url` is https).
 pub const CLIENT_DOC_PATH: &str = "/upstream-oauth/client.json";
 
-fn base(cfg: &Config) -> String {
+pub(crate) fn base(cfg: &Config) -> String {
     match &cfg.network.public_url {
         Some(u) => u.trim_end_matches('/').to_string(),
         None => crate::connect::local_base(cfg),

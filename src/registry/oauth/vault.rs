@@ -94,6 +94,26 @@ pub fn open(paths: &Paths, name: &str, sealed: &[u8]) -> Result<Vec<u8>> {
     Ok(plain.to_vec())
 }
 
+/// `v` sealed under `purpose` (the associated data) as one URL-safe token: a link that
+/// carries its own state (a start link), opened by [`open_token`] with the same purpose.
+pub fn seal_token<T: serde::Serialize>(paths: &Paths, purpose: &str, v: &T) -> Result<String> {
+    use base64::Engine;
+    let plain = serde_json::to_vec(v).map_err(|e| Error::internal(e.to_string()))?;
+    Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(seal(paths, purpose, &plain)?))
+}
+
+/// The value of a [`seal_token`] token of `purpose`: `None` when it is not one (another
+/// box's, another purpose's, changed, or not a token at all).
+pub fn open_token<T: serde::de::DeserializeOwned>(paths: &Paths, purpose: &str, token: &str) -> Option<T> {
+    use base64::Engine;
+    if token.len() > 2048 {
+        return None;
+    }
+    let sealed = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(token).ok()?;
+    let plain = open(paths, purpose, &sealed).ok()?;
+    serde_json::from_slice(&plain).ok()
+}
+
 /// Write document `name` (JSON of `v`) sealed, atomically, 0600.
 pub fn put<T: serde::Serialize>(paths: &Paths, name: &str, v: &T) -> Result<()> {
     let plain = serde_json::to_vec(v).map_err(|e| Error::internal(e.to_string()))?;
@@ -171,5 +191,21 @@ mod tests {
         assert!(e.message.contains("connect the account again"), "{}", e.message);
         assert_eq!(get::<serde_json::Value>(&p, "none.acct").unwrap(), None);
         assert_eq!(names(&p, ".acct"), vec!["a.acct".to_string(), "b.acct".to_string()]);
+    }
+
+    #[test]
+    fn a_token_opens_only_for_its_purpose_and_unchanged() {
+        let d = tempfile::tempdir().unwrap();
+        let p = paths(d.path());
+        let t = seal_token(&p, "start", &serde_json::json!({"s": "notes", "h": "alice"})).unwrap();
+        assert!(t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'), "{t}");
+        let v: serde_json::Value = open_token(&p, "start", &t).unwrap();
+        assert_eq!(v["h"], "alice");
+        assert!(open_token::<serde_json::Value>(&p, "other", &t).is_none());
+        let mut bad = t.clone().into_bytes();
+        bad[10] = if bad[10] == b'A' { b'B' } else { b'A' };
+        assert!(open_token::<serde_json::Value>(&p, "start", &String::from_utf8(bad).unwrap()).is_none());
+        assert!(open_token::<serde_json::Value>(&p, "start", "not a token!").is_none());
+        assert!(open_token::<serde_json::Value>(&p, "start", "").is_none());
     }
 }

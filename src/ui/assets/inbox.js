@@ -1,14 +1,17 @@
 "use strict";
 function card(a) {
   const reason = el("input", { type: "text", placeholder: "Reason (for a denial)", "aria-label": "Reason for " + a.id, name: "reason" });
-  const approve = el("button", { type: "button", class: "approve", "data-id": a.id }, "Approve");
-  const deny = el("button", { type: "button", class: "deny", "data-id": a.id }, "Deny");
+  // A reconnect card: approving sends this browser to the authorization server.
+  const reconnect = a.kind === "account_reauth";
+  const approve = el("button", { type: "button", class: "approve", "data-id": a.id }, reconnect ? "Reconnect" : "Approve");
+  const deny = el("button", { type: "button", class: "deny", "data-id": a.id }, reconnect ? "Dismiss" : "Deny");
   const out = el("p", { class: "meta result", role: "status" });
   const decide = async (verb) => {
     approve.disabled = deny.disabled = true;
     try {
       const body = verb === "deny" && reason.value ? { reason: reason.value } : {};
       const v = await api("POST", "/api/agent/approvals/" + encodeURIComponent(a.id) + "/" + verb, body);
+      if (reconnect && verb === "approve" && v.output && v.output.authorize_url) { location.assign(v.output.authorize_url); return; }
       out.textContent = verb === "approve" ? "Approved: " + v.status : "Denied.";
       setTimeout(refresh, 300);
     } catch (e) { out.textContent = String(e.message || e); approve.disabled = deny.disabled = false; }

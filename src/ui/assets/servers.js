@@ -50,12 +50,42 @@ function card(s) {
       out.textContent = expose.checked ? "Exposed to Hermes through hal0's proxy." : "Withdrawn from Hermes.";
     } catch (e) { expose.checked = !expose.checked; out.textContent = String(e.message || e); }
   };
+  const acts = el("div", { class: "act" }, save, test, el("label", { for: "expose-" + s.id }, expose, " Exposed to Hermes"));
+  const oauth = s.oauth ? el("p", { class: "meta oauth", id: "oauth-" + s.id }, "OAuth account: …") : "";
+  if (s.oauth) accounts(s, oauth, acts, out);
   return el("li", { class: "card", id: "srv-" + s.id, "data-id": s.id },
     el("h3", {}, s.name + (s.name !== s.id ? " (" + s.id + ")" : "")),
     el("p", { class: "meta" }, s.transport + " · " + (s.state || "?") + (s.enabled ? "" : " · disabled") + " · " + (s.url || s.command || "")),
     el("p", {}, s.description || ""),
+    oauth,
     table,
-    el("div", { class: "act" }, save, test, el("label", { for: "expose-" + s.id }, expose, " Exposed to Hermes")), out);
+    acts, out);
+}
+/// The OAuth account line of server `s` and, for a box-wide account, a Connect button that
+/// sends this browser to the server's authorization page (it comes back to hal0's callback).
+async function accounts(s, line, acts, out) {
+  let v;
+  try { v = await api("GET", "/api/mcp/" + encodeURIComponent(s.id) + "/accounts"); }
+  catch (e) { line.textContent = "OAuth account: " + (e.message || e); return; }
+  if (v.accounts_mode === "delegated") {
+    const each = v.accounts.filter((a) => a.holder).map((a) => a.holder + " " + a.state);
+    line.textContent = "OAuth: each consumer connects its own account" + (each.length ? " (" + each.join(", ") + ")" : "; none yet") + ".";
+    return;
+  }
+  const a = v.accounts.find((x) => !x.holder);
+  if (!a) line.textContent = "OAuth account: not connected. Calls fail until a person connects one.";
+  else if (a.state === "connected") line.textContent = "OAuth account: connected at " + a.issuer + (a.expires_at ? ", expires " + a.expires_at : "") + (a.refreshable ? ", refreshed by hal0" : "") + ".";
+  else line.textContent = "OAuth account: " + a.state + (a.error ? " (" + a.error + ")" : "") + ". Connect it again.";
+  line.classList.toggle("err", !a || a.state !== "connected");
+  const connect = el("button", { type: "button", class: "approve connect", id: "connect-" + s.id }, a ? "Reconnect account" : "Connect account");
+  connect.onclick = async () => {
+    out.textContent = "Starting…";
+    try {
+      const b = await api("POST", "/api/mcp/" + encodeURIComponent(s.id) + "/connect", {});
+      location.assign(b.authorize_url);
+    } catch (e) { out.textContent = String(e.message || e); }
+  };
+  acts.prepend(connect);
 }
 async function refresh() {
   try {

@@ -104,7 +104,17 @@ impl DemoOauth {
 
     /// The access tokens it saw on authenticated requests (it logs `token: '<uuid>'`).
     pub fn tokens_seen(&self) -> Vec<String> {
-        let out = self.output();
+        self.tokens_since(0)
+    }
+
+    /// How much it printed so far (a mark for [`DemoOauth::tokens_since`]).
+    pub fn mark(&self) -> usize {
+        self.out.lock().unwrap().len()
+    }
+
+    /// The access tokens it saw on requests logged after `mark`.
+    pub fn tokens_since(&self, mark: usize) -> Vec<String> {
+        let out = self.output()[mark..].to_string();
         let mut v: Vec<String> = out
             .split("token: '")
             .skip(1)
