@@ -49,6 +49,9 @@ _hal0() {
             hal0,memory)
                 cmd="hal0__subcmd__memory"
                 ;;
+            hal0,notify)
+                cmd="hal0__subcmd__notify"
+                ;;
             hal0,oauth)
                 cmd="hal0__subcmd__oauth"
                 ;;
@@ -271,6 +274,9 @@ _hal0() {
             hal0__subcmd__help,memory)
                 cmd="hal0__subcmd__help__subcmd__memory"
                 ;;
+            hal0__subcmd__help,notify)
+                cmd="hal0__subcmd__help__subcmd__notify"
+                ;;
             hal0__subcmd__help,oauth)
                 cmd="hal0__subcmd__help__subcmd__oauth"
                 ;;
@@ -444,6 +450,27 @@ _hal0() {
                 ;;
             hal0__subcmd__help__subcmd__memory,search)
                 cmd="hal0__subcmd__help__subcmd__memory__subcmd__search"
+                ;;
+            hal0__subcmd__help__subcmd__notify,add)
+                cmd="hal0__subcmd__help__subcmd__notify__subcmd__add"
+                ;;
+            hal0__subcmd__help__subcmd__notify,list)
+                cmd="hal0__subcmd__help__subcmd__notify__subcmd__list"
+                ;;
+            hal0__subcmd__help__subcmd__notify,remove)
+                cmd="hal0__subcmd__help__subcmd__notify__subcmd__remove"
+                ;;
+            hal0__subcmd__help__subcmd__notify,test)
+                cmd="hal0__subcmd__help__subcmd__notify__subcmd__test"
+                ;;
+            hal0__subcmd__help__subcmd__notify__subcmd__add,email)
+                cmd="hal0__subcmd__help__subcmd__notify__subcmd__add__subcmd__email"
+                ;;
+            hal0__subcmd__help__subcmd__notify__subcmd__add,ntfy)
+                cmd="hal0__subcmd__help__subcmd__notify__subcmd__add__subcmd__ntfy"
+                ;;
+            hal0__subcmd__help__subcmd__notify__subcmd__add,webhook)
+                cmd="hal0__subcmd__help__subcmd__notify__subcmd__add__subcmd__webhook"
                 ;;
             hal0__subcmd__help__subcmd__oauth,client)
                 cmd="hal0__subcmd__help__subcmd__oauth__subcmd__client"
@@ -760,6 +787,69 @@ _hal0() {
             hal0__subcmd__memory__subcmd__help,search)
                 cmd="hal0__subcmd__memory__subcmd__help__subcmd__search"
                 ;;
+            hal0__subcmd__notify,add)
+                cmd="hal0__subcmd__notify__subcmd__add"
+                ;;
+            hal0__subcmd__notify,help)
+                cmd="hal0__subcmd__notify__subcmd__help"
+                ;;
+            hal0__subcmd__notify,list)
+                cmd="hal0__subcmd__notify__subcmd__list"
+                ;;
+            hal0__subcmd__notify,remove)
+                cmd="hal0__subcmd__notify__subcmd__remove"
+                ;;
+            hal0__subcmd__notify,test)
+                cmd="hal0__subcmd__notify__subcmd__test"
+                ;;
+            hal0__subcmd__notify__subcmd__add,email)
+                cmd="hal0__subcmd__notify__subcmd__add__subcmd__email"
+                ;;
+            hal0__subcmd__notify__subcmd__add,help)
+                cmd="hal0__subcmd__notify__subcmd__add__subcmd__help"
+                ;;
+            hal0__subcmd__notify__subcmd__add,ntfy)
+                cmd="hal0__subcmd__notify__subcmd__add__subcmd__ntfy"
+                ;;
+            hal0__subcmd__notify__subcmd__add,webhook)
+                cmd="hal0__subcmd__notify__subcmd__add__subcmd__webhook"
+                ;;
+            hal0__subcmd__notify__subcmd__add__subcmd__help,email)
+                cmd="hal0__subcmd__notify__subcmd__add__subcmd__help__subcmd__email"
+                ;;
+            hal0__subcmd__notify__subcmd__add__subcmd__help,help)
+                cmd="hal0__subcmd__notify__subcmd__add__subcmd__help__subcmd__help"
+                ;;
+            hal0__subcmd__notify__subcmd__add__subcmd__help,ntfy)
+                cmd="hal0__subcmd__notify__subcmd__add__subcmd__help__subcmd__ntfy"
+                ;;
+            hal0__subcmd__notify__subcmd__add__subcmd__help,webhook)
+                cmd="hal0__subcmd__notify__subcmd__add__subcmd__help__subcmd__webhook"
+                ;;
+            hal0__subcmd__notify__subcmd__help,add)
+                cmd="hal0__subcmd__notify__subcmd__help__subcmd__add"
+                ;;
+            hal0__subcmd__notify__subcmd__help,help)
+                cmd="hal0__subcmd__notify__subcmd__help__subcmd__help"
+                ;;
+            hal0__subcmd__notify__subcmd__help,list)
+                cmd="hal0__subcmd__notify__subcmd__help__subcmd__list"
+                ;;
+            hal0__subcmd__notify__subcmd__help,remove)
+                cmd="hal0__subcmd__notify__subcmd__help__subcmd__remove"
+                ;;
+            hal0__subcmd__notify__subcmd__help,test)
+                cmd="hal0__subcmd__notify__subcmd__help__subcmd__test"
+                ;;
+            hal0__subcmd__notify__subcmd__help__subcmd__add,email)
+                cmd="hal0__subcmd__notify__subcmd__help__subcmd__add__subcmd__email"
+                ;;
+            hal0__subcmd__notify__subcmd__help__subcmd__add,ntfy)
+                cmd="hal0__subcmd__notify__subcmd__help__subcmd__add__subcmd__ntfy"
+                ;;
+            hal0__subcmd__notify__subcmd__help__subcmd__add,webhook)
+                cmd="hal0__subcmd__notify__subcmd__help__subcmd__add__subcmd__webhook"
+                ;;
             hal0__subcmd__oauth,client)
                 cmd="hal0__subcmd__oauth__subcmd__client"
                 ;;
@@ -1004,7 +1094,7 @@ _hal0() {
 
     case "${cmd}" in
         hal0)
-            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent config activity store mcp relay doctor oauth ui backup restore op run remote memory skills completions help"
+            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent config activity store mcp relay doctor oauth notify ui backup restore op run remote memory skills completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2126,7 +2216,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help)
-            opts="serve bridge auth runs agent config activity store mcp relay doctor oauth ui backup restore op run remote memory skills completions help"
+            opts="serve bridge auth runs agent config activity store mcp relay doctor oauth notify ui backup restore op run remote memory skills completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2938,6 +3028,118 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help__subcmd__memory__subcmd__search)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__notify)
+            opts="add list remove test"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__notify__subcmd__add)
+            opts="webhook ntfy email"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__notify__subcmd__add__subcmd__email)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__notify__subcmd__add__subcmd__ntfy)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__notify__subcmd__add__subcmd__webhook)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__notify__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__notify__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__notify__subcmd__test)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -4896,6 +5098,422 @@ _hal0() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__notify)
+            opts="-h --config-dir --state-dir --help add list remove test help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__notify__subcmd__add)
+            opts="-h --config-dir --state-dir --help webhook ntfy email help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__notify__subcmd__add__subcmd__email)
+            opts="-h --smtp --from --to --tls --user --password-key --id --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --smtp)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls)
+                    COMPREPLY=($(compgen -W "starttls tls none" -- "${cur}"))
+                    return 0
+                    ;;
+                --user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --password-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__notify__subcmd__add__subcmd__help)
+            opts="webhook ntfy email help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__notify__subcmd__add__subcmd__help__subcmd__email)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__notify__subcmd__add__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__notify__subcmd__add__subcmd__help__subcmd__ntfy)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__notify__subcmd__add__subcmd__help__subcmd__webhook)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__notify__subcmd__add__subcmd__ntfy)
+            opts="-h --id --token-key --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__notify__subcmd__add__subcmd__webhook)
+            opts="-h --id --secret-key --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --secret-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__notify__subcmd__help)
+            opts="add list remove test help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__notify__subcmd__help__subcmd__add)
+            opts="webhook ntfy email"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__notify__subcmd__help__subcmd__add__subcmd__email)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__notify__subcmd__help__subcmd__add__subcmd__ntfy)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__notify__subcmd__help__subcmd__add__subcmd__webhook)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__notify__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__notify__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__notify__subcmd__help__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__notify__subcmd__help__subcmd__test)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__notify__subcmd__list)
+            opts="-h --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__notify__subcmd__remove)
+            opts="-h --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__notify__subcmd__test)
+            opts="-h --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --config-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

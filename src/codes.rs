@@ -199,6 +199,12 @@ pub const ALL: &[&str] = &[
     "memory.private_forbidden",
     // not_found
     "not_found",
+    "notify.exists",
+    "notify.failed",
+    "notify.file_invalid",
+    "notify.invalid",
+    "notify.not_found",
+    "notify.secret_missing",
     // oauth
     "oauth.grant_unknown",
     "oauth.invalid_client",

@@ -24,6 +24,7 @@ pub(crate) mod logfmt;
 pub(crate) mod mcp;
 pub mod memory;
 pub mod metrics;
+pub(crate) mod notify;
 pub(crate) mod ops;
 pub(crate) mod outbound;
 pub(crate) mod paths;

@@ -16,6 +16,7 @@ mod mcp_catalog;
 pub mod mcp_control;
 pub mod mcp_keys;
 pub mod mcp_secret;
+pub mod notify;
 pub mod oauth;
 pub mod op;
 pub mod relay;
@@ -92,6 +93,9 @@ pub enum Command {
     /// OAuth 2.1 for clients that speak only OAuth (claude.ai, ChatGPT): URLs, clients, grants.
     #[command(subcommand)]
     Oauth(oauth::OauthCmd),
+    /// Where a person hears that an approval waits: webhooks, ntfy push, e-mail.
+    #[command(subcommand)]
+    Notify(notify::NotifyCmd),
     /// The dashboard (/ui): one-time login links, sessions, logout.
     #[command(subcommand)]
     Ui(ui::UiCmd),
@@ -236,6 +240,7 @@ pub fn main() -> i32 {
             Err(e) => Err(e),
         },
         Command::Ui(c) => ui::run(&ctx, c),
+        Command::Notify(c) => notify::run(&ctx, c),
         Command::Oauth(c) => oauth::run(&ctx, c),
         Command::Backup(a) => backup::backup(&ctx, a),
         Command::Restore(a) => backup::restore(&ctx, a),

@@ -5,39 +5,11 @@
 //! its outcome after (surface `cli` at the shell, `oauth` for the callback and the
 //! daemon's refresh); no token is ever in an argument, an answer or a row.
 
-use super::Ctx;
-use crate::audit::{self, Entry, Outcome, Verdict};
+use super::{Ctx, audited};
 use crate::error::{Error, Result};
 use crate::registry::Registry;
 use crate::registry::oauth::{account, card, flow};
 use serde_json::{Value, json};
-
-/// Run `f`, audited as `tool` with `args`.
-async fn audited<T>(ctx: &Ctx, tool: &'static str, args: Value, f: impl Future<Output = Result<T>>) -> Result<T> {
-    let store = ctx.svc.store.clone();
-    let surface = if ctx.from_shell { "cli" } else { "oauth" };
-    let entry = Entry {
-        surface,
-        tool,
-        identity: &ctx.identity,
-        arguments: &args,
-        verdict: Verdict::Ok,
-        result_code: None,
-        approval_id: None,
-        detail: None,
-    };
-    let id = audit::begin(&store, &entry).await?;
-    let out = f.await;
-    let (verdict, result_code) = match &out {
-        Ok(_) => (Verdict::Ok, None),
-        Err(e) => (Verdict::Error, Some(e.code.to_string())),
-    };
-    audit::finish(&store, Outcome { id, verdict, result_code, approval_id: None });
-    if ctx.from_shell {
-        audit::flush(&store).await;
-    }
-    out
-}
 
 /// What `hal0 mcp connect` is given.
 #[derive(Debug, Clone, Default)]

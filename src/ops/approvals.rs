@@ -77,6 +77,12 @@ pub async fn list(ctx: &Ctx, a: ListArgs) -> Result<Rows> {
     Ok(Rows { count: rows.len(), approvals: rows, next_cursor })
 }
 
+/// `approval_count`: how many cards wait (the dashboard's badge).
+pub async fn count(ctx: &Ctx, _: super::NoArgs) -> Result<serde_json::Value> {
+    let pending = ctx.store.call(approvals::count_pending).await?;
+    Ok(json!({"pending": pending}))
+}
+
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 pub struct IdArgs {
     /// The row's id (`ap_…`).

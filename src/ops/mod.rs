@@ -16,6 +16,7 @@ pub mod de;
 pub mod doctor;
 pub mod keys;
 pub mod mcp;
+pub mod notify;
 pub mod oauth;
 pub mod relay;
 pub mod routes;
@@ -67,6 +68,41 @@ macro_rules! op_runner {
 /// An op that takes no arguments (any given are ignored, as a REST GET ignores a query).
 #[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
 pub struct NoArgs {}
+
+/// Run `f`, audited as `tool` with `args` before it runs and its outcome after (surface
+/// `cli` at the shell, `oauth` otherwise: the callback, a start link, the daemon), for ops
+/// outside the route table (whose calls `call::run` audits).
+pub(crate) async fn audited<T>(
+    ctx: &Ctx,
+    tool: &'static str,
+    args: Value,
+    f: impl Future<Output = Result<T>>,
+) -> Result<T> {
+    use crate::audit::{self, Entry, Outcome, Verdict};
+    let store = ctx.svc.store.clone();
+    let surface = if ctx.from_shell { "cli" } else { "oauth" };
+    let entry = Entry {
+        surface,
+        tool,
+        identity: &ctx.identity,
+        arguments: &args,
+        verdict: Verdict::Ok,
+        result_code: None,
+        approval_id: None,
+        detail: None,
+    };
+    let id = audit::begin(&store, &entry).await?;
+    let out = f.await;
+    let (verdict, result_code) = match &out {
+        Ok(_) => (Verdict::Ok, None),
+        Err(e) => (Verdict::Error, Some(e.code.to_string())),
+    };
+    audit::finish(&store, Outcome { id, verdict, result_code, approval_id: None });
+    if ctx.from_shell {
+        audit::flush(&store).await;
+    }
+    out
+}
 
 /// Run blocking domain code (files, the store) off the async runtime.
 pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {

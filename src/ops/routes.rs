@@ -213,6 +213,16 @@ pub static ROUTES: &[OpDef] = &[
     },
     route!(
         "GET",
+        "/api/agent/approvals/count",
+        "approval_count",
+        AutonomousRead,
+        "How many cards wait for a person (GET /api/agent/approvals/count).",
+        approvals::count,
+        NoArgs,
+        "approvals.invalid_request"
+    ),
+    route!(
+        "GET",
         "/api/agent/approvals/{id}",
         "approval_get",
         AutonomousRead,
@@ -632,6 +642,7 @@ pub const AUTONOMOUS_READ: &[&str] = &[
     "version_info",
     "bridge_client_list",
     "approval_list",
+    "approval_count",
     "approval_get",
     "settings_get",
     "settings_schema",

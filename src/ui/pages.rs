@@ -351,7 +351,13 @@ fn header(current: &str, session: &str) -> String {
         .iter()
         .map(|(path, label, ..)| {
             let here = if *path == current { " aria-current=\"page\"" } else { "" };
-            format!("<a href=\"{path}\"{here}>{label}</a>")
+            // The inbox's link carries the count of waiting cards (common.js keeps it live).
+            let badge = if *path == "/ui/" {
+                " <span id=\"pending-count\" class=\"count\" aria-label=\"waiting\" hidden></span>"
+            } else {
+                ""
+            };
+            format!("<a href=\"{path}\"{here}>{label}{badge}</a>")
         })
         .collect();
     format!(

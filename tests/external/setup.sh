@@ -18,6 +18,7 @@
 set -euo pipefail
 
 MCP_PY_VERSION="2.3.0"
+AIOSMTPD_VERSION="1.4.6"
 INSPECTOR_VERSION="2.12.0"
 EVERYTHING_VERSION="2026.8.31"
 TS_SDK_VERSION="1.32.2"
@@ -49,6 +50,15 @@ if [ "$installed" != "$MCP_PY_VERSION" ]; then
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==$MCP_PY_VERSION"
 else
     log "mcp $installed already installed"
+fi
+
+# --- aiosmtpd: a real SMTP receiver for the e-mail notification tests ---------
+installed="$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("aiosmtpd"))' 2>/dev/null || true)"
+if [ "$installed" != "$AIOSMTPD_VERSION" ]; then
+    log "installing aiosmtpd==$AIOSMTPD_VERSION into $VENV (found: ${installed:-none})"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "aiosmtpd==$AIOSMTPD_VERSION"
+else
+    log "aiosmtpd $installed already installed"
 fi
 
 # --- MCP Inspector CLI ------------------------------------------------------

@@ -32,6 +32,7 @@ mod live_changes;
 mod manners;
 mod memory;
 mod metrics;
+mod notify;
 mod oauth;
 mod one_road;
 mod package;

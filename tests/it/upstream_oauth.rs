@@ -502,6 +502,7 @@ async fn the_dashboard_connects_a_server_account_with_one_click() {
         assert!(std::time::Instant::now() < deadline, "{}", line.text().await);
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    b.shots("ui-servers-oauth", (900, 900)).await;
     b.wait_for("#connect-demo", WAIT).await.unwrap_or_else(|| panic!("no Connect button")).click().await;
     let done = b.wait_for("#done", WAIT).await;
     assert!(done.is_some(), "no callback page: {}", b.source().await);

@@ -44,3 +44,17 @@ function shownOnce(title, lines) {
   const out = document.querySelector("#logout");
   if (out) out.onclick = async () => { try { await api("POST", "/ui/logout"); } finally { location.href = "/ui/"; } };
 }
+/// The count of waiting cards in the menu and the page title, kept live (every 3 s).
+const TITLE = document.title;
+async function pendingCount() {
+  const badge = $("#pending-count");
+  if (!badge) return;
+  try {
+    const v = await api("GET", "/api/agent/approvals/count");
+    badge.textContent = String(v.pending);
+    badge.hidden = v.pending === 0;
+    document.title = (v.pending ? "(" + v.pending + ") " : "") + TITLE;
+  } catch (e) { /* the page's own refresh reports a lost daemon */ }
+}
+pendingCount();
+setInterval(pendingCount, 3000);
