@@ -22,6 +22,9 @@ _hal0() {
             hal0,agent)
                 cmd="hal0__subcmd__agent"
                 ;;
+            hal0,approvals)
+                cmd="hal0__subcmd__approvals"
+                ;;
             hal0,auth)
                 cmd="hal0__subcmd__auth"
                 ;;
@@ -163,6 +166,36 @@ _hal0() {
             hal0__subcmd__agent__subcmd__help__subcmd__approvals,show)
                 cmd="hal0__subcmd__agent__subcmd__help__subcmd__approvals__subcmd__show"
                 ;;
+            hal0__subcmd__approvals,approve)
+                cmd="hal0__subcmd__approvals__subcmd__approve"
+                ;;
+            hal0__subcmd__approvals,deny)
+                cmd="hal0__subcmd__approvals__subcmd__deny"
+                ;;
+            hal0__subcmd__approvals,help)
+                cmd="hal0__subcmd__approvals__subcmd__help"
+                ;;
+            hal0__subcmd__approvals,list)
+                cmd="hal0__subcmd__approvals__subcmd__list"
+                ;;
+            hal0__subcmd__approvals,show)
+                cmd="hal0__subcmd__approvals__subcmd__show"
+                ;;
+            hal0__subcmd__approvals__subcmd__help,approve)
+                cmd="hal0__subcmd__approvals__subcmd__help__subcmd__approve"
+                ;;
+            hal0__subcmd__approvals__subcmd__help,deny)
+                cmd="hal0__subcmd__approvals__subcmd__help__subcmd__deny"
+                ;;
+            hal0__subcmd__approvals__subcmd__help,help)
+                cmd="hal0__subcmd__approvals__subcmd__help__subcmd__help"
+                ;;
+            hal0__subcmd__approvals__subcmd__help,list)
+                cmd="hal0__subcmd__approvals__subcmd__help__subcmd__list"
+                ;;
+            hal0__subcmd__approvals__subcmd__help,show)
+                cmd="hal0__subcmd__approvals__subcmd__help__subcmd__show"
+                ;;
             hal0__subcmd__auth,help)
                 cmd="hal0__subcmd__auth__subcmd__help"
                 ;;
@@ -246,6 +279,9 @@ _hal0() {
                 ;;
             hal0__subcmd__help,agent)
                 cmd="hal0__subcmd__help__subcmd__agent"
+                ;;
+            hal0__subcmd__help,approvals)
+                cmd="hal0__subcmd__help__subcmd__approvals"
                 ;;
             hal0__subcmd__help,auth)
                 cmd="hal0__subcmd__help__subcmd__auth"
@@ -333,6 +369,18 @@ _hal0() {
                 ;;
             hal0__subcmd__help__subcmd__agent__subcmd__approvals,show)
                 cmd="hal0__subcmd__help__subcmd__agent__subcmd__approvals__subcmd__show"
+                ;;
+            hal0__subcmd__help__subcmd__approvals,approve)
+                cmd="hal0__subcmd__help__subcmd__approvals__subcmd__approve"
+                ;;
+            hal0__subcmd__help__subcmd__approvals,deny)
+                cmd="hal0__subcmd__help__subcmd__approvals__subcmd__deny"
+                ;;
+            hal0__subcmd__help__subcmd__approvals,list)
+                cmd="hal0__subcmd__help__subcmd__approvals__subcmd__list"
+                ;;
+            hal0__subcmd__help__subcmd__approvals,show)
+                cmd="hal0__subcmd__help__subcmd__approvals__subcmd__show"
                 ;;
             hal0__subcmd__help__subcmd__auth,rotate)
                 cmd="hal0__subcmd__help__subcmd__auth__subcmd__rotate"
@@ -1094,7 +1142,7 @@ _hal0() {
 
     case "${cmd}" in
         hal0)
-            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent config activity store mcp relay doctor oauth notify ui backup restore op run remote memory skills completions help"
+            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent config activity store mcp relay doctor oauth approvals notify ui backup restore op run remote memory skills completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1450,7 +1498,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__agent__subcmd__approvals__subcmd__list)
-            opts="-h --status --json --config-dir --state-dir --help"
+            opts="-h --status --all --json --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1611,6 +1659,208 @@ _hal0() {
             ;;
         hal0__subcmd__agent__subcmd__reprovision)
             opts="-h --repair --json --config-dir --state-dir --help hermes"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__approvals)
+            opts="-h --config-dir --state-dir --help list show approve deny help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__approvals__subcmd__approve)
+            opts="-y -h --yes --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__approvals__subcmd__deny)
+            opts="-y -h --reason --yes --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --reason)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__approvals__subcmd__help)
+            opts="list show approve deny help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__approvals__subcmd__help__subcmd__approve)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__approvals__subcmd__help__subcmd__deny)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__approvals__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__approvals__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__approvals__subcmd__help__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__approvals__subcmd__list)
+            opts="-h --status --all --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --status)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__approvals__subcmd__show)
+            opts="-h --json --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2216,7 +2466,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help)
-            opts="serve bridge auth runs agent config activity store mcp relay doctor oauth notify ui backup restore op run remote memory skills completions help"
+            opts="serve bridge auth runs agent config activity store mcp relay doctor oauth approvals notify ui backup restore op run remote memory skills completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2356,6 +2606,76 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help__subcmd__agent__subcmd__reprovision)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__approvals)
+            opts="list show approve deny"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__approvals__subcmd__approve)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__approvals__subcmd__deny)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__approvals__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__approvals__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

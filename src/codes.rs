@@ -7,6 +7,9 @@ pub const ALL: &[&str] = &[
     // activity
     "activity.invalid_filter",
     // approvals
+    "approvals.binding_mismatch",
+    "approvals.expired",
+    "approvals.stale",
     "approvals.arguments_too_large",
     "approvals.execution_failed",
     "approvals.invalid_arguments",

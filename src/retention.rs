@@ -154,7 +154,7 @@ pub fn prune(store: &Store, policy: &Policy) -> Result<Report> {
             "approvals",
             policy.approvals_days,
             "SELECT rowid FROM approvals WHERE decided_at < ?1
-               AND status IN ('denied', 'withdrawn', 'executed', 'failed') LIMIT ?2",
+               AND status IN ('denied', 'withdrawn', 'expired', 'executed', 'failed') LIMIT ?2",
         ),
         (
             "memory_operations",

@@ -90,10 +90,11 @@ pub async fn call(ctx: Ctx, name: &str, arguments: Option<&Map<String, Value>>) 
     let preview = format!("{name}: {} {} {}", op.method, op.path, shown);
     let (tool, client) = (name.to_string(), ctx.identity.to_string());
     let stored = json!({"tool": name, "args": args});
+    let expire = i64::from(ctx.config.approvals.expire_hours) * 3600;
     let row = ctx
         .store
         .call(move |s| {
-            crate::approvals::create(
+            crate::approvals::create_bound(
                 s,
                 crate::approvals::NewApproval {
                     kind: crate::approvals::ApprovalKind::AdminCall,
@@ -103,6 +104,8 @@ pub async fn call(ctx: Ctx, name: &str, arguments: Option<&Map<String, Value>>) 
                     preview,
                     run_id: None,
                 },
+                None,
+                Some(expire),
             )
         })
         .await?;

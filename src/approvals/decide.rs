@@ -62,10 +62,22 @@ impl Decider<'_> {
                 format!("rows of kind `{}` cannot be decided by this hal0", row.kind),
             ));
         }
+        // A gated call whose policy changed while it waited is withdrawn, not run.
+        if approve
+            && let Some(why) = crate::registry::proxy::staleness(paths, &row)
+            && super::withdraw(store, id, &format!("stale: {why}"))?
+        {
+            return Err(Error::conflict("approvals.stale", format!("approval `{id}` was not run: {why}")));
+        }
         let row = claim(store, id, approve, by, reason)?;
         if !approve {
             finish(store, id, Status::Denied, &json!({"ok": true, "executed": false}))?;
             return Ok(Decided { row: get(store, id)?, output: None });
+        }
+        // Exactly the call that was queued: its arguments still hash to what was bound.
+        if let Err(e) = super::check_arguments(&row) {
+            finish(store, id, Status::Failed, &json!({"ok": false, "error": {"code": e.code, "message": e.message}}))?;
+            return Err(e);
         }
         let out = match (&row.kind, super::executor(&row.kind)) {
             (ApprovalKind::AdminCall, _) => crate::admin::execute_approved(svc, &row).await,

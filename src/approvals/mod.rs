@@ -61,6 +61,8 @@ crate::text_enum! {
         Approved = "approved",
         Denied = "denied",
         Withdrawn = "withdrawn",
+        /// Nobody decided it before its `expires_at`; it can no longer be approved.
+        Expired = "expired",
         Executed = "executed",
         Failed = "failed",
     }
@@ -91,6 +93,40 @@ pub struct Approval {
     pub reason: Option<String>,
     pub result: Option<Value>,
     pub run_id: Option<String>,
+    /// What the decision is bound to (gated calls).
+    #[serde(flatten)]
+    pub binding: Binding,
+}
+
+/// What an approval of a gated call is bound to: the SHA-256 of its canonical arguments
+/// (checked before the call runs), the version of the policy that gated it (a policy edit
+/// while it waits makes it stale), and when it expires undecided.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Binding {
+    pub args_sha256: Option<String>,
+    pub policy_version: Option<String>,
+    pub expires_at: Option<String>,
+}
+
+/// `v` as canonical JSON: object keys sorted at every depth, no spaces.
+pub fn canonical(v: &Value) -> String {
+    fn sorted(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                Value::Object(keys.into_iter().map(|k| (k.clone(), sorted(&m[k]))).collect())
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    sorted(v).to_string()
+}
+
+/// The hex SHA-256 of `v`'s canonical JSON.
+pub fn digest(v: &Value) -> String {
+    crate::auth::token::sha256_hex(&canonical(v))
 }
 
 impl Approval {
@@ -200,8 +236,8 @@ fn is_gated_call(kind: &ApprovalKind) -> bool {
     matches!(kind, ApprovalKind::AdminCall | ApprovalKind::McpCall)
 }
 
-const COLS: &str =
-    "id, kind, client, tool, arguments, preview, created_at, status, decided_at, decided_by, reason, result, run_id";
+const COLS: &str = "id, kind, client, tool, arguments, preview, created_at, status, decided_at, decided_by, reason, \
+                    result, run_id, args_sha256, policy_version, expires_at";
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Approval> {
     let args: String = r.get(4)?;
@@ -220,6 +256,7 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Approval> {
         reason: r.get(10)?,
         result: result.and_then(|s| serde_json::from_str(&s).ok()),
         run_id: r.get(12)?,
+        binding: Binding { args_sha256: r.get(13)?, policy_version: r.get(14)?, expires_at: r.get(15)? },
     })
 }
 
@@ -233,7 +270,20 @@ fn new_id() -> Result<String> {
 /// refused (`approvals.arguments_too_large`), and so is one from a client that already has
 /// [`MAX_PENDING_PER_CLIENT`] gated calls waiting (`approvals.too_many_pending`).
 pub fn create(store: &Store, n: NewApproval<'_>) -> Result<Approval> {
+    create_bound(store, n, None, None)
+}
+
+/// [`create`], bound to `policy_version` (the policy that gated it) and expiring after
+/// `expire_secs` undecided. Every row records its arguments' digest.
+pub fn create_bound(
+    store: &Store,
+    n: NewApproval<'_>,
+    policy_version: Option<&str>,
+    expire_secs: Option<i64>,
+) -> Result<Approval> {
     let id = new_id()?;
+    let args_sha256 = digest(&n.arguments);
+    let expires_at = expire_secs.map(crate::store::stamp_after);
     let arguments = n.arguments.to_string();
     let gated = is_gated_call(&n.kind);
     if gated && arguments.len() > MAX_GATED_ARGUMENTS_BYTES {
@@ -268,9 +318,22 @@ pub fn create(store: &Store, n: NewApproval<'_>) -> Result<Approval> {
             }
         }
         c.execute(
-            "INSERT INTO approvals (id, kind, client, tool, arguments, preview, created_at, status, run_id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8)",
-            params![id, n.kind, n.client, n.tool, arguments, n.preview, now(), n.run_id],
+            "INSERT INTO approvals (id, kind, client, tool, arguments, preview, created_at, status, run_id,
+                                    args_sha256, policy_version, expires_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?9, ?10, ?11)",
+            params![
+                id,
+                n.kind,
+                n.client,
+                n.tool,
+                arguments,
+                n.preview,
+                now(),
+                n.run_id,
+                args_sha256,
+                policy_version,
+                expires_at
+            ],
         )?;
         Ok(())
     })?;
@@ -338,7 +401,7 @@ pub fn page(store: &Store, status: Option<&str>, limit: i64, before: Option<&str
         ))?;
         let rows = st
             .query_map(params![status, at, rowid, limit + 1], |r| {
-                Ok((row(r)?, r.get::<_, i64>(13)? as usize, r.get::<_, i64>(14)?))
+                Ok((row(r)?, r.get::<_, i64>(16)? as usize, r.get::<_, i64>(17)?))
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         let more = rows.len() as i64 > limit;
@@ -379,6 +442,9 @@ pub fn pending_for_run(store: &Store, run_id: &str) -> Result<Option<Approval>> 
 /// (from another shell or the daemon) is refused with the row's current state.
 pub fn claim(store: &Store, id: &str, approve: bool, by: &str, reason: Option<&str>) -> Result<Approval> {
     let to = if approve { Status::Approved } else { Status::Denied };
+    // An expired card is not approved (nor denied: it is expired), even before the
+    // daemon's sweep marks it.
+    expire_due(store)?;
     let changed = store.with(|c| {
         let n = c.execute(
             "UPDATE approvals SET status = ?1, decided_at = ?2, decided_by = ?3, reason = ?4 WHERE id = ?5 AND status = 'pending'",
@@ -392,12 +458,29 @@ pub fn claim(store: &Store, id: &str, approve: bool, by: &str, reason: Option<&s
     })?;
     let row = get(store, id)?;
     if changed == 0 {
-        return Err(Error::conflict(
-            "approvals.not_pending",
-            format!("approval `{id}` is already {}; nothing was done", row.status),
-        ));
+        still_pending(&row)?;
     }
     Ok(row)
+}
+
+/// `Ok` while `row` waits for a decision; else why it cannot be decided
+/// (`approvals.expired`, or `approvals.not_pending` with its state).
+pub fn still_pending(row: &Approval) -> Result<()> {
+    match row.status {
+        Status::Pending => Ok(()),
+        Status::Expired => Err(Error::conflict(
+            "approvals.expired",
+            format!(
+                "approval `{}` expired undecided at {}; nothing was done (the caller asks again)",
+                row.id,
+                row.binding.expires_at.as_deref().unwrap_or("?")
+            ),
+        )),
+        _ => Err(Error::conflict(
+            "approvals.not_pending",
+            format!("approval `{}` is already {}; nothing was done", row.id, row.status),
+        )),
+    }
 }
 
 /// Record the outcome of an approved (or denied) row.
@@ -427,6 +510,44 @@ fn scrub(c: &rusqlite::Connection, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// Mark every pending row past its `expires_at` as `expired` (its arguments scrubbed), and
+/// answer them.
+pub fn expire_due(store: &Store) -> Result<Vec<Approval>> {
+    let t = now();
+    store.with(|c| {
+        let ids: Vec<String> = {
+            let mut st = c.prepare(
+                "SELECT id FROM approvals WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= ?1",
+            )?;
+            st.query_map([&t], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?
+        };
+        let mut out = Vec::new();
+        for id in ids {
+            let n = c.execute(
+                "UPDATE approvals SET status = 'expired', decided_at = ?1, reason = 'expired undecided'
+                  WHERE id = ?2 AND status = 'pending'",
+                params![t, id],
+            )?;
+            if n == 1 {
+                scrub(c, &id)?;
+                out.push(c.query_row(&format!("SELECT {COLS} FROM approvals WHERE id = ?1"), [&id], row)?);
+            }
+        }
+        Ok(out)
+    })
+}
+
+/// Whether `row`'s stored arguments are still those it was queued with (its digest).
+pub fn check_arguments(row: &Approval) -> Result<()> {
+    match &row.binding.args_sha256 {
+        Some(d) if *d != digest(&row.arguments) => Err(Error::conflict(
+            "approvals.binding_mismatch",
+            format!("approval `{}`'s stored arguments are not those it was queued with; nothing was run", row.id),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Withdraw a pending row that no longer applies.
 pub fn withdraw(store: &Store, id: &str, why: &str) -> Result<bool> {
     let n = store.with(|c| {
@@ -447,6 +568,40 @@ mod tests {
     use super::*;
 
     #[test]
+    fn canonical_json_sorts_keys_at_every_depth() {
+        let a = serde_json::json!({"b": 1, "a": {"y": [2, {"d": 0, "c": 1}], "x": null}});
+        assert_eq!(canonical(&a), r#"{"a":{"x":null,"y":[2,{"c":1,"d":0}]},"b":1}"#);
+        let b: Value = serde_json::from_str(r#"{"a":{"y":[2,{"c":1,"d":0}],"x":null},"b":1}"#).unwrap();
+        assert_eq!(digest(&a), digest(&b));
+        assert_ne!(digest(&a), digest(&serde_json::json!({"b": 2})));
+    }
+
+    #[test]
+    fn a_card_bound_to_an_expiry_cannot_be_decided_after_it_and_its_arguments_are_checked() {
+        let (_d, s) = crate::store::scratch();
+        let n = |client: &'static str| NewApproval {
+            kind: ApprovalKind::McpCall,
+            client,
+            tool: "write",
+            arguments: serde_json::json!({"server": "s", "tool": "write", "arguments": {"p": "/tmp/x"}}),
+            preview: "p".into(),
+            run_id: None,
+        };
+        let past = create_bound(&s, n("a"), Some("v1"), Some(-5)).unwrap();
+        assert_eq!(past.binding.policy_version.as_deref(), Some("v1"));
+        let e = claim(&s, &past.id, true, "cli:root", None).unwrap_err();
+        assert_eq!(e.code, "approvals.expired");
+        assert_eq!(get(&s, &past.id).unwrap().status, Status::Expired);
+        assert!(expire_due(&s).unwrap().is_empty(), "expired once");
+        let live = create_bound(&s, n("b"), Some("v1"), Some(3600)).unwrap();
+        assert!(check_arguments(&live).is_ok());
+        let mut changed = live.clone();
+        changed.arguments["arguments"]["p"] = serde_json::json!("/etc/shadow");
+        assert_eq!(check_arguments(&changed).unwrap_err().code, "approvals.binding_mismatch");
+        assert_eq!(claim(&s, &live.id, true, "cli:root", None).unwrap().status, Status::Approved);
+    }
+
+    #[test]
     fn a_settings_write_shows_its_setting_but_a_secret_value_stays_hidden() {
         let card = |key: &str, value: &str| {
             Approval {
@@ -463,6 +618,7 @@ mod tests {
                 reason: None,
                 result: None,
                 run_id: None,
+                binding: Default::default(),
             }
             .redacted()
         };

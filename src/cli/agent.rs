@@ -27,11 +27,15 @@ pub enum AgentCmd {
 
 #[derive(Debug, clap::Subcommand)]
 pub enum ApprovalsCmd {
-    /// Rows, newest first.
+    /// The cards waiting for a person, newest first (`--all`: every status).
     List {
-        /// pending, approved, denied, withdrawn, executed or failed.
-        #[arg(long)]
+        /// Only this status: pending (the default), approved, denied, withdrawn, expired,
+        /// executed or failed.
+        #[arg(long, conflicts_with = "all")]
         status: Option<String>,
+        /// Every card, whatever its status.
+        #[arg(long)]
+        all: bool,
         #[arg(long)]
         json: bool,
     },
@@ -129,10 +133,9 @@ fn print_card(a: &Approval) {
 fn decide(ctx: &Ctx, id: Option<String>, approve: bool, reason: Option<String>, yes: bool, json: bool) -> Result<()> {
     let id = pick(ctx, id)?;
     let store = ctx.store()?;
+    approvals::expire_due(&store)?;
     let row = approvals::get(&store, &id)?;
-    if row.status != approvals::Status::Pending {
-        return Err(Error::conflict("approvals.not_pending", format!("approval `{id}` is already {}", row.status)));
-    }
+    approvals::still_pending(&row)?;
     if !yes && std::io::stdout().is_terminal() {
         print_card(&row.clone().for_shell());
     }
@@ -199,29 +202,43 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> Result<()> {
             return Ok(());
         }
     };
+    approvals(ctx, cmd)
+}
+
+/// `hal0 agent approvals …` and its shortcut `hal0 approvals …`.
+pub fn approvals(ctx: &Ctx, cmd: ApprovalsCmd) -> Result<()> {
     match cmd {
-        ApprovalsCmd::List { status, json } => {
+        ApprovalsCmd::List { status, all, json } => {
+            let store = ctx.store()?;
+            approvals::expire_due(&store)?;
+            let status = if all { None } else { Some(status.unwrap_or_else(|| "pending".into())) };
             let rows: Vec<_> =
-                approvals::list(&ctx.store()?, status.as_deref())?.into_iter().map(Approval::for_shell).collect();
+                approvals::list(&store, status.as_deref())?.into_iter().map(Approval::for_shell).collect();
             if json {
                 print_json(&serde_json::json!(rows));
                 return Ok(());
             }
             if rows.is_empty() {
-                println!("The inbox is empty.");
+                match status.as_deref() {
+                    Some("pending") => {
+                        println!("The inbox is empty: nothing waits for a person (--all lists decided cards).")
+                    }
+                    Some(s) => println!("No card is {s}."),
+                    None => println!("The inbox is empty."),
+                }
                 return Ok(());
             }
+            // The whole preview: the command or call a person decides on is never cut.
             let t = rows
                 .iter()
                 .map(|r| {
-                    let p: String = r.preview.chars().take(70).collect();
                     vec![
                         r.id.clone(),
                         r.kind.to_string(),
                         r.client.clone(),
                         r.status.to_string(),
                         r.created_at.clone(),
-                        p,
+                        r.preview.clone(),
                     ]
                 })
                 .collect();

@@ -93,6 +93,11 @@ pub enum Command {
     /// OAuth 2.1 for clients that speak only OAuth (claude.ai, ChatGPT): URLs, clients, grants.
     #[command(subcommand)]
     Oauth(oauth::OauthCmd),
+    /// The approvals inbox (same as `hal0 agent approvals`; no subcommand: what waits).
+    Approvals {
+        #[command(subcommand)]
+        cmd: Option<agent::ApprovalsCmd>,
+    },
     /// Where a person hears that an approval waits: webhooks, ntfy push, e-mail.
     #[command(subcommand)]
     Notify(notify::NotifyCmd),
@@ -241,6 +246,9 @@ pub fn main() -> i32 {
         },
         Command::Ui(c) => ui::run(&ctx, c),
         Command::Notify(c) => notify::run(&ctx, c),
+        Command::Approvals { cmd } => {
+            agent::approvals(&ctx, cmd.unwrap_or(agent::ApprovalsCmd::List { status: None, all: false, json: false }))
+        }
         Command::Oauth(c) => oauth::run(&ctx, c),
         Command::Backup(a) => backup::backup(&ctx, a),
         Command::Restore(a) => backup::restore(&ctx, a),

@@ -57,11 +57,14 @@ pub struct Approvals {
     /// Decided approvals (approved, denied, expired) older than this many days are pruned;
     /// pending ones never are (0 keeps them forever).
     pub retention_days: u32,
+    /// Hours a gated call's card waits for a person before it expires (it can no longer be
+    /// approved; the caller asks again).
+    pub expire_hours: u32,
 }
 
 impl Default for Approvals {
     fn default() -> Self {
-        Approvals { retention_days: 90 }
+        Approvals { retention_days: 90, expire_hours: 24 }
     }
 }
 
@@ -87,6 +90,7 @@ pub fn bounds(c: &super::Config) -> Vec<(&'static str, u64, u64, u64)> {
     let mut b = vec![
         ("audit.retention_days", u64::from(c.audit.retention_days), 0, 36_500),
         ("approvals.retention_days", u64::from(c.approvals.retention_days), 0, 36_500),
+        ("approvals.expire_hours", u64::from(c.approvals.expire_hours), 1, 8_760),
         ("memory.operations_retention_days", u64::from(c.memory.operations_retention_days), 0, 36_500),
         ("memory.history_retention_days", u64::from(c.memory.history_retention_days), 0, 36_500),
         ("relay.history_retention_days", u64::from(c.relay.history_retention_days), 0, 36_500),
@@ -113,6 +117,7 @@ pub fn schema(d: &super::Config) -> serde_json::Map<String, serde_json::Value> {
         "audit.forward": {"type": "string", "enum": ["none", "syslog", "journald"], "default": "none", "description": "also send every audit row to the system log"},
         "audit.forward_socket": {"type": ["string", "null"], "default": null, "description": "the socket audit rows are forwarded to (default /dev/log for syslog, /run/systemd/journal/socket for journald)"},
         "approvals.retention_days": {"type": "integer", "minimum": 0, "maximum": 36500, "default": d.approvals.retention_days, "description": "decided approvals older than this are pruned; pending ones never are (0: kept forever)"},
+        "approvals.expire_hours": {"type": "integer", "minimum": 1, "maximum": 8760, "default": d.approvals.expire_hours, "description": "hours a gated call's card waits for a person before it expires and can no longer be approved"},
         "store.max_size_mb": {"type": ["integer", "null"], "minimum": 1, "default": null, "description": "the largest hal0.db may grow, in MiB; when full, calls that change state are refused and reads keep working (unset: the disk's size)"},
         "store.prune_every_mins": {"type": "integer", "minimum": 1, "maximum": 10080, "default": d.store.prune_every_mins, "description": "minutes between two prunings of the store by hal0 serve"},
         "relay.history_retention_days": {"type": "integer", "minimum": 0, "maximum": 36500, "default": d.relay.history_retention_days, "description": "ended relay exchanges older than this are pruned, with conversations left empty (0: kept forever)"},

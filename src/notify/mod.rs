@@ -22,6 +22,8 @@ pub enum What {
     Queued,
     /// A waiting card no longer applies (its run ended, its request expired, …).
     Withdrawn,
+    /// Nobody decided a card before it expired.
+    Expired,
     /// `hal0 notify test`.
     Test,
 }
@@ -32,6 +34,7 @@ impl What {
         match self {
             What::Queued => "approval.queued",
             What::Withdrawn => "approval.withdrawn",
+            What::Expired => "approval.expired",
             What::Test => "notify.test",
         }
     }
@@ -113,6 +116,7 @@ impl Event {
         match (&self.approval, self.what) {
             (Some(a), What::Queued) => format!("hal0: {} from {} waits for you", a.tool, a.client),
             (Some(a), What::Withdrawn) => format!("hal0: {} from {} no longer waits", a.tool, a.client),
+            (Some(a), What::Expired) => format!("hal0: {} from {} expired undecided", a.tool, a.client),
             _ => format!("hal0 on {}: a test notification", self.host),
         }
     }

@@ -130,6 +130,7 @@ async fn ntfy(paths: &Paths, t: &Target, e: &Event) -> Attempt {
     let (tags, priority) = match e.what {
         What::Queued => ("hourglass_flowing_sand", "high"),
         What::Withdrawn => ("heavy_multiplication_x", "low"),
+        What::Expired => ("hourglass", "default"),
         What::Test => ("white_check_mark", "default"),
     };
     let mut req = client

@@ -1,7 +1,8 @@
-//! The daemon's watch on the approvals inbox: every second it compares the pending cards
-//! with those it saw last; a new one raises `approval.queued`, one that left the inbox as
-//! `withdrawn` raises `approval.withdrawn` (an approved or denied card needs no
-//! notification: a person just decided it). Cards already waiting when the daemon starts
+//! The daemon's watch on the approvals inbox: every second it expires the cards past their
+//! `expires_at`, then compares the pending cards with those it saw last; a new one raises
+//! `approval.queued`, one that left the inbox as `withdrawn` raises `approval.withdrawn`,
+//! as `expired` `approval.expired` (an approved or denied card needs no notification: a
+//! person just decided it). Cards already waiting when the daemon starts
 //! are not announced again. Each event goes to every target in its own task, with retries.
 //! Cards are seen wherever they were made (the daemon, a shell command, another front),
 //! since the store is the one place they all land.
@@ -60,6 +61,9 @@ pub async fn run(svc: Arc<Services>, cancel: CancellationToken) {
         let s = svc.clone();
         let gone_of = seen.clone();
         let Ok(Some((now, gone))) = tokio::task::spawn_blocking(move || {
+            if let Err(e) = approvals::expire_due(&s.store) {
+                tracing::warn!(code = e.code, "cannot expire approvals: {}", e.message);
+            }
             let now = pending(&s)?;
             let ids: HashSet<&str> = now.iter().map(|a| a.id.as_str()).collect();
             let gone: Vec<Approval> = gone_of
@@ -76,8 +80,12 @@ pub async fn run(svc: Arc<Services>, cancel: CancellationToken) {
         for a in now.iter().filter(|a| !seen.contains(&a.id)) {
             announce(&svc, What::Queued, a);
         }
-        for a in gone.iter().filter(|a| a.status == Status::Withdrawn) {
-            announce(&svc, What::Withdrawn, a);
+        for a in &gone {
+            match a.status {
+                Status::Withdrawn => announce(&svc, What::Withdrawn, a),
+                Status::Expired => announce(&svc, What::Expired, a),
+                _ => {}
+            }
         }
         seen = now.into_iter().map(|a| a.id).collect();
     }

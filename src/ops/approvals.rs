@@ -39,6 +39,10 @@ pub struct Card {
     /// `None` for a row queued before the cap whose arguments a page does not read.
     pub arguments_sha256: Option<String>,
     pub arguments_cut: bool,
+    /// Why a waiting card can no longer be approved as it stands (its policy changed, its
+    /// server is gone); approving it withdraws it instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale: Option<String>,
 }
 
 impl Card {
@@ -55,7 +59,7 @@ impl Card {
         if row.preview.len() > CARD_TEXT_BYTES {
             row.preview = crate::relay::bounded(&row.preview, CARD_TEXT_BYTES);
         }
-        Card { row, arguments_bytes: stored_len, arguments_sha256: digest, arguments_cut: cut }
+        Card { row, arguments_bytes: stored_len, arguments_sha256: digest, arguments_cut: cut, stale: None }
     }
 }
 
@@ -73,7 +77,16 @@ pub async fn list(ctx: &Ctx, a: ListArgs) -> Result<Rows> {
     let limit = a.limit.unwrap_or(PAGE_DEFAULT);
     let (rows, next_cursor) =
         ctx.store.call(move |s| approvals::page(s, a.status.as_deref(), limit, a.before.as_deref())).await?;
-    let rows: Vec<Card> = rows.into_iter().map(|(r, n)| Card::of(r, n)).collect();
+    let paths = ctx.paths.clone();
+    let rows: Vec<Card> = rows
+        .into_iter()
+        .map(|(r, n)| {
+            let stale = (r.status == approvals::Status::Pending)
+                .then(|| crate::registry::proxy::staleness(&paths, &r))
+                .flatten();
+            Card { stale, ..Card::of(r, n) }
+        })
+        .collect();
     Ok(Rows { count: rows.len(), approvals: rows, next_cursor })
 }
 
@@ -177,6 +190,7 @@ mod tests {
             reason: None,
             result: None,
             run_id: None,
+            binding: Default::default(),
         };
         let text = args.to_string();
         let card = serde_json::to_value(Card::of(row, text.len())).unwrap();

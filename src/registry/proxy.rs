@@ -648,10 +648,12 @@ impl Proxy {
         let preview = gated_preview(&r.id, tool, &arguments);
         let stored = json!({"server": r.id, "tool": tool, "arguments": arguments});
         let (client, tool_s) = (c.who.client.clone(), tool.to_string());
+        let version = policy_version(r);
+        let expire = i64::from(self.config.approvals.expire_hours) * 3600;
         let row = self
             .store
             .call(move |s| {
-                approvals::create(
+                approvals::create_bound(
                     s,
                     NewApproval {
                         kind: KIND,
@@ -661,6 +663,8 @@ impl Proxy {
                         preview,
                         run_id: None,
                     },
+                    Some(&version),
+                    Some(expire),
                 )
             })
             .await;
@@ -711,10 +715,11 @@ impl Proxy {
                             format!("a person denied this call of `{tool}` (approval {}){why}", cur.id),
                         ));
                     }
-                    "withdrawn" => {
+                    "withdrawn" | "expired" => {
+                        let why = cur.reason.map(|r| format!(" ({r})")).unwrap_or_default();
                         return error_result(&refused(
                             "mcp.call_withdrawn",
-                            format!("approval {} was withdrawn; the call was not made", cur.id),
+                            format!("approval {} was {}{why}; the call was not made", cur.id, cur.status),
                         ));
                     }
                     "pending" if now >= decided_by => return pending(&cur.id, self.config.mcp.gate_wait_secs),
@@ -846,6 +851,32 @@ pub(super) fn upstream_error(r: &Record, what: &str) -> Error {
         "mcp.upstream_failed",
         format!("`{}` ({}): {}", r.id, r.url.as_deref().unwrap_or("-"), crate::redact::redact(what)),
     )
+}
+
+/// The version of `r`'s tool policy an approval is bound to: the start of the SHA-256 of
+/// its canonical JSON (any edit of allow, gate or block changes it).
+pub fn policy_version(r: &Record) -> String {
+    let v = serde_json::to_value(&r.tools).unwrap_or(Value::Null);
+    approvals::digest(&v)[..16].to_string()
+}
+
+/// Why a waiting `mcp_call` card can no longer be approved as it stands: its server is
+/// gone, or its policy changed since the card was queued. `None`: it still holds.
+pub fn staleness(paths: &Paths, row: &approvals::Approval) -> Option<String> {
+    if row.kind != KIND {
+        return None;
+    }
+    let bound = row.binding.policy_version.as_deref()?;
+    let server = row.arguments["server"].as_str().unwrap_or_default();
+    match Registry::new(paths).get(server) {
+        Err(_) => Some(format!("`{server}` is no longer installed")),
+        Ok(r) => {
+            let now = policy_version(&r);
+            (now != bound).then(|| {
+                format!("the tool policy of `{server}` changed while this card waited (version {bound}, now {now}): ask for the call again")
+            })
+        }
+    }
 }
 
 /// The record `id` if hal0 serves it through the proxy.

@@ -351,6 +351,12 @@ pub const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;
     CREATE INDEX oauth_tokens_grant ON oauth_tokens(grant_id);
     ALTER TABLE bridge_clients ADD COLUMN origin TEXT NOT NULL DEFAULT '';",
+    // 12: an approval is bound to the exact call: the SHA-256 of its canonical arguments,
+    // the version of the policy that gated it, and when it expires undecided.
+    "ALTER TABLE approvals ADD COLUMN args_sha256 TEXT;
+    ALTER TABLE approvals ADD COLUMN policy_version TEXT;
+    ALTER TABLE approvals ADD COLUMN expires_at TEXT;
+    CREATE INDEX approvals_expiry ON approvals(expires_at) WHERE status = 'pending';",
 ];
 
 pub fn current_version(conn: &Connection) -> Result<i64> {

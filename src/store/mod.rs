@@ -261,11 +261,13 @@ fn retry_busy(tries: i32) -> bool {
 
 /// Current time as RFC 3339 UTC with second precision.
 pub fn now() -> String {
-    time::OffsetDateTime::now_utc()
-        .replace_nanosecond(0)
-        .unwrap_or_else(|_| time::OffsetDateTime::now_utc())
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
+    stamp_after(0)
+}
+
+/// The stamp `secs` seconds from now, in [`now`]'s form (they compare as text).
+pub fn stamp_after(secs: i64) -> String {
+    let t = time::OffsetDateTime::now_utc() + time::Duration::seconds(secs);
+    t.replace_nanosecond(0).unwrap_or(t).format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
 }
 
 /// A store in a new temp dir, for tests (the dir goes when the first value is dropped).

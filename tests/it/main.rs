@@ -8,6 +8,7 @@ mod support;
 
 mod activity;
 mod admin;
+mod approvals_bound;
 mod auth_matrix;
 mod backup;
 mod bridge;

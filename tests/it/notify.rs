@@ -23,22 +23,22 @@ use std::time::{Duration, Instant};
 const WAIT: Duration = Duration::from_secs(30);
 
 #[derive(Clone, Debug)]
-struct Hit {
-    path: String,
-    headers: HashMap<String, String>,
-    body: String,
+pub(crate) struct Hit {
+    pub(crate) path: String,
+    pub(crate) headers: HashMap<String, String>,
+    pub(crate) body: String,
 }
 
 /// An HTTP server that records every request; `/hook` answers 500 to the first `refuse`
 /// deliveries of `approval.queued`.
 #[derive(Clone, Default)]
-struct Recorder {
+pub(crate) struct Recorder {
     hits: Arc<Mutex<Vec<Hit>>>,
     refuse: Arc<AtomicUsize>,
 }
 
 impl Recorder {
-    async fn start(refuse: usize) -> (String, Recorder) {
+    pub(crate) async fn start(refuse: usize) -> (String, Recorder) {
         let rec = Recorder { refuse: Arc::new(AtomicUsize::new(refuse)), ..Default::default() };
         let r = rec.clone();
         let app = axum::Router::new().fallback(move |req: axum::extract::Request| {
@@ -83,7 +83,7 @@ impl Recorder {
             .collect()
     }
 
-    async fn wait(&self, path: &str, event: &str, n: usize) -> Vec<Hit> {
+    pub(crate) async fn wait(&self, path: &str, event: &str, n: usize) -> Vec<Hit> {
         let deadline = Instant::now() + WAIT;
         loop {
             let h = self.hits(path, event);

@@ -815,7 +815,7 @@ async fn a_request_waits_in_the_inbox_and_the_browser_carries_on_once_a_person_d
     let (cookie, csrf) = sign_in(&s, &on(&s, &link(&env))).await;
     let code = consent(&s, &client, &cookie, &csrf).await;
     assert!(code.starts_with("hal0ac_"));
-    let rows = env.json(&["agent", "approvals", "list", "--json"]);
+    let rows = env.json(&["agent", "approvals", "list", "--all", "--json"]);
     let statuses: Vec<&str> = rows.as_array().unwrap().iter().filter_map(|r| r["status"].as_str()).collect();
     assert_eq!(statuses.iter().filter(|s| **s == "withdrawn").count(), 1, "{rows}");
     assert_eq!(statuses.iter().filter(|s| **s == "pending").count(), 0, "{rows}");
@@ -1046,7 +1046,7 @@ async fn an_expired_request_leaves_the_inbox() {
     drop(db);
     let r = http().get(authorize_url(&s, &client, &[])).send().await.unwrap();
     assert_eq!(r.status(), 303);
-    let rows = env.json(&["agent", "approvals", "list", "--json"]);
+    let rows = env.json(&["agent", "approvals", "list", "--all", "--json"]);
     let old = rows.as_array().unwrap().iter().find(|r| r["id"] == card["id"]).unwrap().clone();
     assert_eq!(old["status"], "withdrawn", "{old}");
     let pending = rows.as_array().unwrap().iter().filter(|r| r["status"] == "pending").count();

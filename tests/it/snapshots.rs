@@ -231,7 +231,7 @@ async fn approvals_list_and_show() {
     // The first stays pending, the second is denied, the third approved (and run).
     assert_eq!(approvals(&["deny", &ids[1], "--yes", "--reason", "not today"]).code(), 0);
     assert_eq!(approvals(&["approve", &ids[2], "--yes"]).code(), 0);
-    let all = approvals(&["list"]);
+    let all = approvals(&["list", "--all"]);
     let pending = approvals(&["list", "--status", "pending"]);
     let denied = approvals(&["show", &ids[1]]);
     let executed = approvals(&["show", &ids[2]]);

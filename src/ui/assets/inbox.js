@@ -18,9 +18,14 @@ function card(a) {
   };
   approve.onclick = () => decide("approve");
   deny.onclick = () => decide("deny");
+  // What the decision is bound to, and why it no longer holds when it does not.
+  const bound = [a.expires_at ? "expires " + fmtTime(a.expires_at) : "", a.args_sha256 ? "arguments sha256 " + a.args_sha256.slice(0, 12) : "", a.policy_version ? "policy " + a.policy_version : ""].filter(Boolean).join(" · ");
+  const stale = a.stale ? el("p", { class: "err stale", role: "note" }, "Stale: " + a.stale + ". Approving withdraws it.") : "";
   return el("li", { class: "card", id: "ap-" + a.id, "data-id": a.id },
     el("h3", {}, a.tool + " "),
     el("p", { class: "meta" }, a.kind + " from " + a.client + " · " + a.created_at + " · " + a.id),
+    bound ? el("p", { class: "meta bound" }, bound) : "",
+    stale,
     el("p", {}, a.preview || ""),
     el("pre", { class: "args" }, JSON.stringify(a.arguments, null, 2)),
     el("div", { class: "act" }, reason, approve, deny), out);

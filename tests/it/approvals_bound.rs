@@ -1,0 +1,93 @@
+//! An approval is bound to the exact call (issue 36): the SHA-256 of its canonical
+//! arguments, the version of the policy that gated it and an expiry. A policy edit while a
+//! card waits makes it stale (the card says why; approving withdraws it, nothing runs); an
+//! expired card cannot be approved, and its expiry is announced; arguments changed in the
+//! store after queueing are refused before anything runs. Against a real rmcp upstream
+//! that counts its calls.
+
+use crate::support::upstream::RmcpUpstream;
+use crate::support::*;
+use rmcp::ServiceExt;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::{Value, json};
+
+fn sql(env: &Env, stmt: &str, id: &str) {
+    let c = rusqlite::Connection::open(env.state_dir().join("hal0.db")).unwrap();
+    c.busy_timeout(std::time::Duration::from_secs(5)).unwrap();
+    assert_eq!(c.execute(stmt, [id]).unwrap(), 1, "{stmt}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_card_holds_only_for_the_call_and_the_policy_it_was_queued_under() {
+    let (base, rec) = crate::notify::Recorder::start(0).await;
+    let up = RmcpUpstream::start().await;
+    let env = Env::new();
+    env.ok(&["mcp", "install", &up.url(), "--id", "up"]);
+    env.ok(&["mcp", "gate", "up", "delete_everything"]);
+    env.ok(&["config", "set", "mcp.gate_wait_secs", "1"]);
+    env.ok(&["notify", "add", "webhook", &format!("{base}/hook")]);
+    let key = crate::proxy::key_for(&env, "up", "ci");
+    let s = env.serve();
+    let cfg = StreamableHttpClientTransportConfig::with_uri(s.url("/mcp/proxy/up/mcp")).auth_header(key);
+    let c = ().serve(StreamableHttpClientTransport::from_config(cfg)).await.unwrap();
+    let queue = |n: i64| {
+        let c = c.clone();
+        async move {
+            let out = crate::proxy::call(&c, "delete_everything", json!({"confirm": true, "n": n})).await.unwrap();
+            assert_eq!(out["status"], "pending_approval", "{out}");
+            out["approval_id"].as_str().unwrap().to_string()
+        }
+    };
+
+    // The card carries what it is bound to.
+    let a = queue(1).await;
+    let row = env.json(&["agent", "approvals", "show", &a, "--json"]);
+    let digest = row["args_sha256"].as_str().unwrap_or_else(|| panic!("{row}")).to_string();
+    assert_eq!(digest.len(), 64);
+    assert!(row["policy_version"].is_string() && row["expires_at"].is_string(), "{row}");
+
+    // A policy edit while it waits: stale, with why; approving withdraws it, nothing runs.
+    env.ok(&["mcp", "allow", "up", "echo"]);
+    let page = env.json(&["op", "approval_list", r#"{"status":"pending"}"#]);
+    let card = page["approvals"].as_array().unwrap().iter().find(|c| c["id"] == a.as_str()).unwrap().clone();
+    assert!(card["stale"].as_str().is_some_and(|w| w.contains("tool policy of `up` changed")), "{card}");
+    let o = env.run(&["agent", "approvals", "approve", &a, "--yes"]);
+    assert_ne!(o.code(), 0);
+    assert!(o.stderr().contains("approvals.stale"), "{}", o.stderr());
+    let row = env.json(&["agent", "approvals", "show", &a, "--json"]);
+    assert_eq!(row["status"], "withdrawn");
+    assert!(row["reason"].as_str().unwrap().starts_with("stale:"), "{row}");
+    assert_eq!(up.count("delete_everything"), 0);
+    rec.wait("/hook", "approval.withdrawn", 1).await;
+
+    // Queued under the policy as it is now: it holds, and runs once approved.
+    let b = queue(2).await;
+    assert!(env.json(&["op", "approval_list", r#"{"status":"pending"}"#])["approvals"][0].get("stale").is_none());
+    let done = env.json(&["agent", "approvals", "approve", &b, "--yes", "--json"]);
+    assert_eq!(done["status"], "executed", "{done}");
+    assert_eq!(up.count("delete_everything"), 1);
+
+    // Arguments changed in the store after queueing: refused before anything runs.
+    let t = queue(3).await;
+    sql(
+        &env,
+        r#"UPDATE approvals SET arguments = json_set(arguments, '$.arguments.confirm', json('false')) WHERE id = ?1"#,
+        &t,
+    );
+    let o = env.run(&["agent", "approvals", "approve", &t, "--yes"]);
+    assert!(o.stderr().contains("approvals.binding_mismatch"), "{}", o.stderr());
+    assert_eq!(env.json(&["agent", "approvals", "show", &t, "--json"])["status"], "failed");
+    assert_eq!(up.count("delete_everything"), 1);
+
+    // Past its expiry: the daemon expires it and says so; it cannot be approved.
+    let e = queue(4).await;
+    sql(&env, "UPDATE approvals SET expires_at = '2000-01-01T00:00:00Z' WHERE id = ?1", &e);
+    let gone = rec.wait("/hook", "approval.expired", 1).await;
+    let v: Value = serde_json::from_str(&gone[0].body).unwrap();
+    assert_eq!(v["approval"]["id"], e.as_str(), "{v}");
+    let o = env.run(&["agent", "approvals", "approve", &e, "--yes"]);
+    assert!(o.stderr().contains("approvals.expired"), "{}", o.stderr());
+    assert_eq!(env.json(&["agent", "approvals", "show", &e, "--json"])["status"], "expired");
+    assert_eq!(up.count("delete_everything"), 1);
+}
