@@ -127,6 +127,9 @@ _hal0() {
             hal0__subcmd__agent__subcmd__approvals,list)
                 cmd="hal0__subcmd__agent__subcmd__approvals__subcmd__list"
                 ;;
+            hal0__subcmd__agent__subcmd__approvals,rules)
+                cmd="hal0__subcmd__agent__subcmd__approvals__subcmd__rules"
+                ;;
             hal0__subcmd__agent__subcmd__approvals,show)
                 cmd="hal0__subcmd__agent__subcmd__approvals__subcmd__show"
                 ;;
@@ -142,8 +145,35 @@ _hal0() {
             hal0__subcmd__agent__subcmd__approvals__subcmd__help,list)
                 cmd="hal0__subcmd__agent__subcmd__approvals__subcmd__help__subcmd__list"
                 ;;
+            hal0__subcmd__agent__subcmd__approvals__subcmd__help,rules)
+                cmd="hal0__subcmd__agent__subcmd__approvals__subcmd__help__subcmd__rules"
+                ;;
             hal0__subcmd__agent__subcmd__approvals__subcmd__help,show)
                 cmd="hal0__subcmd__agent__subcmd__approvals__subcmd__help__subcmd__show"
+                ;;
+            hal0__subcmd__agent__subcmd__approvals__subcmd__help__subcmd__rules,list)
+                cmd="hal0__subcmd__agent__subcmd__approvals__subcmd__help__subcmd__rules__subcmd__list"
+                ;;
+            hal0__subcmd__agent__subcmd__approvals__subcmd__help__subcmd__rules,remove)
+                cmd="hal0__subcmd__agent__subcmd__approvals__subcmd__help__subcmd__rules__subcmd__remove"
+                ;;
+            hal0__subcmd__agent__subcmd__approvals__subcmd__rules,help)
+                cmd="hal0__subcmd__agent__subcmd__approvals__subcmd__rules__subcmd__help"
+                ;;
+            hal0__subcmd__agent__subcmd__approvals__subcmd__rules,list)
+                cmd="hal0__subcmd__agent__subcmd__approvals__subcmd__rules__subcmd__list"
+                ;;
+            hal0__subcmd__agent__subcmd__approvals__subcmd__rules,remove)
+                cmd="hal0__subcmd__agent__subcmd__approvals__subcmd__rules__subcmd__remove"
+                ;;
+            hal0__subcmd__agent__subcmd__approvals__subcmd__rules__subcmd__help,help)
+                cmd="hal0__subcmd__agent__subcmd__approvals__subcmd__rules__subcmd__help__subcmd__help"
+                ;;
+            hal0__subcmd__agent__subcmd__approvals__subcmd__rules__subcmd__help,list)
+                cmd="hal0__subcmd__agent__subcmd__approvals__subcmd__rules__subcmd__help__subcmd__list"
+                ;;
+            hal0__subcmd__agent__subcmd__approvals__subcmd__rules__subcmd__help,remove)
+                cmd="hal0__subcmd__agent__subcmd__approvals__subcmd__rules__subcmd__help__subcmd__remove"
                 ;;
             hal0__subcmd__agent__subcmd__help,approvals)
                 cmd="hal0__subcmd__agent__subcmd__help__subcmd__approvals"
@@ -163,8 +193,17 @@ _hal0() {
             hal0__subcmd__agent__subcmd__help__subcmd__approvals,list)
                 cmd="hal0__subcmd__agent__subcmd__help__subcmd__approvals__subcmd__list"
                 ;;
+            hal0__subcmd__agent__subcmd__help__subcmd__approvals,rules)
+                cmd="hal0__subcmd__agent__subcmd__help__subcmd__approvals__subcmd__rules"
+                ;;
             hal0__subcmd__agent__subcmd__help__subcmd__approvals,show)
                 cmd="hal0__subcmd__agent__subcmd__help__subcmd__approvals__subcmd__show"
+                ;;
+            hal0__subcmd__agent__subcmd__help__subcmd__approvals__subcmd__rules,list)
+                cmd="hal0__subcmd__agent__subcmd__help__subcmd__approvals__subcmd__rules__subcmd__list"
+                ;;
+            hal0__subcmd__agent__subcmd__help__subcmd__approvals__subcmd__rules,remove)
+                cmd="hal0__subcmd__agent__subcmd__help__subcmd__approvals__subcmd__rules__subcmd__remove"
                 ;;
             hal0__subcmd__approvals,approve)
                 cmd="hal0__subcmd__approvals__subcmd__approve"
@@ -177,6 +216,9 @@ _hal0() {
                 ;;
             hal0__subcmd__approvals,list)
                 cmd="hal0__subcmd__approvals__subcmd__list"
+                ;;
+            hal0__subcmd__approvals,rules)
+                cmd="hal0__subcmd__approvals__subcmd__rules"
                 ;;
             hal0__subcmd__approvals,show)
                 cmd="hal0__subcmd__approvals__subcmd__show"
@@ -193,8 +235,35 @@ _hal0() {
             hal0__subcmd__approvals__subcmd__help,list)
                 cmd="hal0__subcmd__approvals__subcmd__help__subcmd__list"
                 ;;
+            hal0__subcmd__approvals__subcmd__help,rules)
+                cmd="hal0__subcmd__approvals__subcmd__help__subcmd__rules"
+                ;;
             hal0__subcmd__approvals__subcmd__help,show)
                 cmd="hal0__subcmd__approvals__subcmd__help__subcmd__show"
+                ;;
+            hal0__subcmd__approvals__subcmd__help__subcmd__rules,list)
+                cmd="hal0__subcmd__approvals__subcmd__help__subcmd__rules__subcmd__list"
+                ;;
+            hal0__subcmd__approvals__subcmd__help__subcmd__rules,remove)
+                cmd="hal0__subcmd__approvals__subcmd__help__subcmd__rules__subcmd__remove"
+                ;;
+            hal0__subcmd__approvals__subcmd__rules,help)
+                cmd="hal0__subcmd__approvals__subcmd__rules__subcmd__help"
+                ;;
+            hal0__subcmd__approvals__subcmd__rules,list)
+                cmd="hal0__subcmd__approvals__subcmd__rules__subcmd__list"
+                ;;
+            hal0__subcmd__approvals__subcmd__rules,remove)
+                cmd="hal0__subcmd__approvals__subcmd__rules__subcmd__remove"
+                ;;
+            hal0__subcmd__approvals__subcmd__rules__subcmd__help,help)
+                cmd="hal0__subcmd__approvals__subcmd__rules__subcmd__help__subcmd__help"
+                ;;
+            hal0__subcmd__approvals__subcmd__rules__subcmd__help,list)
+                cmd="hal0__subcmd__approvals__subcmd__rules__subcmd__help__subcmd__list"
+                ;;
+            hal0__subcmd__approvals__subcmd__rules__subcmd__help,remove)
+                cmd="hal0__subcmd__approvals__subcmd__rules__subcmd__help__subcmd__remove"
                 ;;
             hal0__subcmd__auth,help)
                 cmd="hal0__subcmd__auth__subcmd__help"
@@ -367,8 +436,17 @@ _hal0() {
             hal0__subcmd__help__subcmd__agent__subcmd__approvals,list)
                 cmd="hal0__subcmd__help__subcmd__agent__subcmd__approvals__subcmd__list"
                 ;;
+            hal0__subcmd__help__subcmd__agent__subcmd__approvals,rules)
+                cmd="hal0__subcmd__help__subcmd__agent__subcmd__approvals__subcmd__rules"
+                ;;
             hal0__subcmd__help__subcmd__agent__subcmd__approvals,show)
                 cmd="hal0__subcmd__help__subcmd__agent__subcmd__approvals__subcmd__show"
+                ;;
+            hal0__subcmd__help__subcmd__agent__subcmd__approvals__subcmd__rules,list)
+                cmd="hal0__subcmd__help__subcmd__agent__subcmd__approvals__subcmd__rules__subcmd__list"
+                ;;
+            hal0__subcmd__help__subcmd__agent__subcmd__approvals__subcmd__rules,remove)
+                cmd="hal0__subcmd__help__subcmd__agent__subcmd__approvals__subcmd__rules__subcmd__remove"
                 ;;
             hal0__subcmd__help__subcmd__approvals,approve)
                 cmd="hal0__subcmd__help__subcmd__approvals__subcmd__approve"
@@ -379,8 +457,17 @@ _hal0() {
             hal0__subcmd__help__subcmd__approvals,list)
                 cmd="hal0__subcmd__help__subcmd__approvals__subcmd__list"
                 ;;
+            hal0__subcmd__help__subcmd__approvals,rules)
+                cmd="hal0__subcmd__help__subcmd__approvals__subcmd__rules"
+                ;;
             hal0__subcmd__help__subcmd__approvals,show)
                 cmd="hal0__subcmd__help__subcmd__approvals__subcmd__show"
+                ;;
+            hal0__subcmd__help__subcmd__approvals__subcmd__rules,list)
+                cmd="hal0__subcmd__help__subcmd__approvals__subcmd__rules__subcmd__list"
+                ;;
+            hal0__subcmd__help__subcmd__approvals__subcmd__rules,remove)
+                cmd="hal0__subcmd__help__subcmd__approvals__subcmd__rules__subcmd__remove"
                 ;;
             hal0__subcmd__help__subcmd__auth,rotate)
                 cmd="hal0__subcmd__help__subcmd__auth__subcmd__rotate"
@@ -1344,7 +1431,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__agent__subcmd__approvals)
-            opts="-h --config-dir --state-dir --help list show approve deny help"
+            opts="-h --config-dir --state-dir --help list show approve rules deny help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1366,12 +1453,20 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__agent__subcmd__approvals__subcmd__approve)
-            opts="-y -h --yes --json --config-dir --state-dir --help"
+            opts="-y -h --choice --allow-for --always-these-arguments --yes --json --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --choice)
+                    COMPREPLY=($(compgen -W "once session always" -- "${cur}"))
+                    return 0
+                    ;;
+                --allow-for)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1414,7 +1509,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__agent__subcmd__approvals__subcmd__help)
-            opts="list show approve deny help"
+            opts="list show approve rules deny help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1483,6 +1578,48 @@ _hal0() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        hal0__subcmd__agent__subcmd__approvals__subcmd__help__subcmd__rules)
+            opts="list remove"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__agent__subcmd__approvals__subcmd__help__subcmd__rules__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 6 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__agent__subcmd__approvals__subcmd__help__subcmd__rules__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 6 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         hal0__subcmd__agent__subcmd__approvals__subcmd__help__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
@@ -1508,6 +1645,132 @@ _hal0() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__agent__subcmd__approvals__subcmd__rules)
+            opts="-h --config-dir --state-dir --help list remove help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__agent__subcmd__approvals__subcmd__rules__subcmd__help)
+            opts="list remove help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__agent__subcmd__approvals__subcmd__rules__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 6 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__agent__subcmd__approvals__subcmd__rules__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 6 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__agent__subcmd__approvals__subcmd__rules__subcmd__help__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 6 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__agent__subcmd__approvals__subcmd__rules__subcmd__list)
+            opts="-h --server --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__agent__subcmd__approvals__subcmd__rules__subcmd__remove)
+            opts="-h --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --config-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1560,7 +1823,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__agent__subcmd__help__subcmd__approvals)
-            opts="list show approve deny"
+            opts="list show approve rules deny"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1604,6 +1867,48 @@ _hal0() {
         hal0__subcmd__agent__subcmd__help__subcmd__approvals__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__agent__subcmd__help__subcmd__approvals__subcmd__rules)
+            opts="list remove"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__agent__subcmd__help__subcmd__approvals__subcmd__rules__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 6 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__agent__subcmd__help__subcmd__approvals__subcmd__rules__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 6 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1680,7 +1985,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__approvals)
-            opts="-h --config-dir --state-dir --help list show approve deny help"
+            opts="-h --config-dir --state-dir --help list show approve rules deny help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1702,12 +2007,20 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__approvals__subcmd__approve)
-            opts="-y -h --yes --json --config-dir --state-dir --help"
+            opts="-y -h --choice --allow-for --always-these-arguments --yes --json --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --choice)
+                    COMPREPLY=($(compgen -W "once session always" -- "${cur}"))
+                    return 0
+                    ;;
+                --allow-for)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --config-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1750,7 +2063,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__approvals__subcmd__help)
-            opts="list show approve deny help"
+            opts="list show approve rules deny help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1819,6 +2132,48 @@ _hal0() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        hal0__subcmd__approvals__subcmd__help__subcmd__rules)
+            opts="list remove"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__approvals__subcmd__help__subcmd__rules__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__approvals__subcmd__help__subcmd__rules__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         hal0__subcmd__approvals__subcmd__help__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -1844,6 +2199,132 @@ _hal0() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__approvals__subcmd__rules)
+            opts="-h --config-dir --state-dir --help list remove help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__approvals__subcmd__rules__subcmd__help)
+            opts="list remove help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__approvals__subcmd__rules__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__approvals__subcmd__rules__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__approvals__subcmd__rules__subcmd__help__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__approvals__subcmd__rules__subcmd__list)
+            opts="-h --server --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__approvals__subcmd__rules__subcmd__remove)
+            opts="-h --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --config-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2536,7 +3017,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help__subcmd__agent__subcmd__approvals)
-            opts="list show approve deny"
+            opts="list show approve rules deny"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2591,6 +3072,48 @@ _hal0() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        hal0__subcmd__help__subcmd__agent__subcmd__approvals__subcmd__rules)
+            opts="list remove"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__agent__subcmd__approvals__subcmd__rules__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 6 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__agent__subcmd__approvals__subcmd__rules__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 6 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         hal0__subcmd__help__subcmd__agent__subcmd__approvals__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
@@ -2620,7 +3143,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help__subcmd__approvals)
-            opts="list show approve deny"
+            opts="list show approve rules deny"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2664,6 +3187,48 @@ _hal0() {
         hal0__subcmd__help__subcmd__approvals__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__approvals__subcmd__rules)
+            opts="list remove"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__approvals__subcmd__rules__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__approvals__subcmd__rules__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -161,6 +161,7 @@ complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcomm
 complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from approvals" -f -a "list" -d 'The cards waiting for a person, newest first (`--all`: every status)'
 complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from approvals" -f -a "show" -d 'One row: the whole card'
 complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from approvals" -f -a "approve" -d 'Approve a pending row (pick one on a terminal when ID is left out)'
+complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from approvals" -f -a "rules" -d 'The standing rules people chose while approving proxied calls: list, remove'
 complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from approvals" -f -a "deny" -d 'Deny a pending row'
 complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from approvals" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c hal0 -n "__fish_hal0_using_subcommand agent; and __fish_seen_subcommand_from reprovision" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
@@ -465,14 +466,15 @@ complete -c hal0 -n "__fish_hal0_using_subcommand oauth; and __fish_seen_subcomm
 complete -c hal0 -n "__fish_hal0_using_subcommand oauth; and __fish_seen_subcommand_from help" -f -a "grants" -d 'Grants a person approved: which client, which server, as which bridge client'
 complete -c hal0 -n "__fish_hal0_using_subcommand oauth; and __fish_seen_subcommand_from help" -f -a "revoke" -d 'End one grant (every token of it stops at once)'
 complete -c hal0 -n "__fish_hal0_using_subcommand oauth; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and not __fish_seen_subcommand_from list show approve deny help" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
-complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and not __fish_seen_subcommand_from list show approve deny help" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
-complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and not __fish_seen_subcommand_from list show approve deny help" -s h -l help -d 'Print help'
-complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and not __fish_seen_subcommand_from list show approve deny help" -f -a "list" -d 'The cards waiting for a person, newest first (`--all`: every status)'
-complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and not __fish_seen_subcommand_from list show approve deny help" -f -a "show" -d 'One row: the whole card'
-complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and not __fish_seen_subcommand_from list show approve deny help" -f -a "approve" -d 'Approve a pending row (pick one on a terminal when ID is left out)'
-complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and not __fish_seen_subcommand_from list show approve deny help" -f -a "deny" -d 'Deny a pending row'
-complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and not __fish_seen_subcommand_from list show approve deny help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and not __fish_seen_subcommand_from list show approve rules deny help" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and not __fish_seen_subcommand_from list show approve rules deny help" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and not __fish_seen_subcommand_from list show approve rules deny help" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and not __fish_seen_subcommand_from list show approve rules deny help" -f -a "list" -d 'The cards waiting for a person, newest first (`--all`: every status)'
+complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and not __fish_seen_subcommand_from list show approve rules deny help" -f -a "show" -d 'One row: the whole card'
+complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and not __fish_seen_subcommand_from list show approve rules deny help" -f -a "approve" -d 'Approve a pending row (pick one on a terminal when ID is left out)'
+complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and not __fish_seen_subcommand_from list show approve rules deny help" -f -a "rules" -d 'The standing rules people chose while approving proxied calls: list, remove'
+complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and not __fish_seen_subcommand_from list show approve rules deny help" -f -a "deny" -d 'Deny a pending row'
+complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and not __fish_seen_subcommand_from list show approve rules deny help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from list" -l status -d 'Only this status: pending (the default), approved, denied, withdrawn, expired, executed or failed' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from list" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from list" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
@@ -483,11 +485,22 @@ complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_sub
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from show" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from show" -l json
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from approve" -l choice -d 'A Hermes command: answer `once` (default), `session` or `always`, as the card offers' -r -f -a "once\t''
+session\t''
+always\t''"
+complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from approve" -l allow-for -d 'A proxied call: also allow this tool for this caller for MINUTES (a standing rule)' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from approve" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from approve" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from approve" -l always-these-arguments -d 'A proxied call: also always allow these exact arguments for this caller'
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from approve" -s y -l yes -d 'Do not ask for confirmation'
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from approve" -l json
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from approve" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from rules" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from rules" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
+complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from rules" -s h -l help -d 'Print help'
+complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from rules" -f -a "list" -d 'The live rules, newest first'
+complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from rules" -f -a "remove" -d 'End a rule: its calls wait for a person again'
+complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from rules" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from deny" -l reason -d 'Why (kept on the row)' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from deny" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from deny" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
@@ -497,6 +510,7 @@ complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_sub
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from help" -f -a "list" -d 'The cards waiting for a person, newest first (`--all`: every status)'
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from help" -f -a "show" -d 'One row: the whole card'
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from help" -f -a "approve" -d 'Approve a pending row (pick one on a terminal when ID is left out)'
+complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from help" -f -a "rules" -d 'The standing rules people chose while approving proxied calls: list, remove'
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from help" -f -a "deny" -d 'Deny a pending row'
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c hal0 -n "__fish_hal0_using_subcommand notify; and not __fish_seen_subcommand_from add list remove test help" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
@@ -771,6 +785,7 @@ complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcomma
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from approvals" -f -a "list" -d 'The cards waiting for a person, newest first (`--all`: every status)'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from approvals" -f -a "show" -d 'One row: the whole card'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from approvals" -f -a "approve" -d 'Approve a pending row (pick one on a terminal when ID is left out)'
+complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from approvals" -f -a "rules" -d 'The standing rules people chose while approving proxied calls: list, remove'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from approvals" -f -a "deny" -d 'Deny a pending row'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from notify" -f -a "add" -d 'Add a target: `webhook URL`, `ntfy URL` or `email --smtp HOST:PORT --from A --to B`'
 complete -c hal0 -n "__fish_hal0_using_subcommand help; and __fish_seen_subcommand_from notify" -f -a "list" -d 'The targets'

@@ -7,6 +7,50 @@ use crate::audit::Verdict;
 use crate::error::{Error, Kind, Result};
 use serde_json::json;
 
+/// What a person chose beyond approve or deny: Hermes's own choice for a dangerous
+/// command (`once`, `session`, `always`; the card lists which it offers), or a standing
+/// rule for a proxied call ([`super::rules::Standing`]).
+#[derive(Debug, Clone, Default)]
+pub struct Choice {
+    pub hermes: Option<String>,
+    pub standing: super::rules::Standing,
+}
+
+impl Choice {
+    /// Check the choice against `row` (its kind, and what Hermes offered).
+    fn check(&self, row: &Approval, approve: bool) -> Result<()> {
+        let bad = |m: String| Err(Error::invalid("approvals.invalid_choice", m));
+        if let Some(c) = &self.hermes {
+            if row.kind != ApprovalKind::HermesCommand {
+                return bad(format!(
+                    "`{c}` is a choice of Hermes's dangerous-command cards, not of a {} card",
+                    row.kind
+                ));
+            }
+            if !approve {
+                return bad("a denial takes no choice: it answers Hermes `deny`".into());
+            }
+            let offered: Vec<&str> = row.arguments["choices"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|v| v.as_str()).filter(|c| *c != "deny").collect())
+                .unwrap_or_else(|| vec!["once", "session", "always"]);
+            if !offered.contains(&c.as_str()) {
+                return bad(format!("Hermes offers {} for this command, not `{c}`", offered.join(", ")));
+            }
+        }
+        if self.standing.is_some() {
+            if row.kind != ApprovalKind::McpCall {
+                return bad(format!("a standing rule is for proxied calls, not a {} card", row.kind));
+            }
+            if !approve {
+                return bad("a denial makes no rule".into());
+            }
+            self.standing.validate()?;
+        }
+        Ok(())
+    }
+}
+
 /// A decided row and, for calls that produce one, the live result (unredacted, shown once
 /// to the person who approved; the row keeps a redacted copy).
 pub struct Decided {
@@ -27,10 +71,23 @@ impl Decider<'_> {
     /// outcome after: when it cannot be stored (a full disk or store) the decision is
     /// refused and the row stays pending, so no decision acts without its entry.
     pub async fn decide(&self, id: &str, approve: bool, by: &str, reason: Option<&str>) -> Result<Decided> {
+        self.decide_with(id, approve, &Choice::default(), by, reason).await
+    }
+
+    /// [`Decider::decide`] with what the person chose beyond approve or deny.
+    pub async fn decide_with(
+        &self,
+        id: &str,
+        approve: bool,
+        choice: &Choice,
+        by: &str,
+        reason: Option<&str>,
+    ) -> Result<Decided> {
         let store = &self.svc.store;
         let row = get(store, id)?;
+        choice.check(&row, approve)?;
         let started = crate::audit::begin(store, &entry(&row, by)).await?;
-        let out = self.decide_inner(id, approve, by, reason).await;
+        let out = self.decide_inner(id, approve, choice, by, reason).await;
         let (verdict, code) = match &out {
             Ok(d) => (
                 outcome(d, approve),
@@ -46,12 +103,20 @@ impl Decider<'_> {
     }
 
     /// Approve or deny row `id` as `by`: claim it, carry it out, record the outcome on the row.
-    async fn decide_inner(&self, id: &str, approve: bool, by: &str, reason: Option<&str>) -> Result<Decided> {
+    async fn decide_inner(
+        &self,
+        id: &str,
+        approve: bool,
+        choice: &Choice,
+        by: &str,
+        reason: Option<&str>,
+    ) -> Result<Decided> {
         let svc = self.svc;
         let (paths, store, config) = (&svc.paths, &svc.store, &svc.config);
         let row = get(store, id)?;
         if row.kind == ApprovalKind::HermesCommand {
-            let row = crate::bridge::decide_hermes_approval(store, config, id, approve, by, reason).await?;
+            let answer = if approve { choice.hermes.as_deref().unwrap_or("once") } else { "deny" };
+            let row = crate::bridge::decide_hermes_approval(store, config, id, answer, by, reason).await?;
             return Ok(Decided { row, output: None });
         }
         let builtin = [ApprovalKind::AdminCall, ApprovalKind::McpCall, ApprovalKind::AccountReauth];
@@ -85,6 +150,17 @@ impl Decider<'_> {
             (ApprovalKind::AccountReauth, _) => crate::ops::accounts::reconnect_approved(svc, &row).await,
             (_, Some(exec)) => exec(store, config, &row),
             _ => Err(Error::internal("no executor")),
+        };
+        // The standing rule a person chose goes with the call that ran.
+        let out = match out {
+            Ok(mut v) if choice.standing.is_some() => {
+                let rule = super::rules::create(store, &row, &choice.standing, by)?;
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("rule".into(), json!(rule));
+                }
+                Ok(v)
+            }
+            other => other,
         };
         let (status, mut stored, live) = match out {
             Ok(v) => (Status::Executed, json!({"ok": true, "result": v.clone()}), Some(v)),
@@ -140,5 +216,46 @@ fn entry<'a>(row: &'a Approval, by: &'a str) -> crate::audit::Entry<'a> {
         result_code: None,
         approval_id: Some(&row.id),
         detail: Some(row.kind.as_str()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::approvals::rules::Standing;
+
+    fn card(kind: ApprovalKind, arguments: serde_json::Value) -> Approval {
+        Approval {
+            id: "ap_1".into(),
+            kind,
+            client: "ci".into(),
+            tool: "t".into(),
+            arguments,
+            preview: String::new(),
+            created_at: String::new(),
+            status: Status::Pending,
+            decided_at: None,
+            decided_by: None,
+            reason: None,
+            result: None,
+            run_id: None,
+            binding: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_choice_fits_its_card() {
+        let hermes = card(ApprovalKind::HermesCommand, json!({"choices": ["once", "session", "deny"]}));
+        let say = |c: &str| Choice { hermes: Some(c.into()), ..Default::default() };
+        assert!(say("session").check(&hermes, true).is_ok());
+        let e = say("always").check(&hermes, true).unwrap_err();
+        assert!(e.message.contains("once, session"), "{}", e.message);
+        assert_eq!(say("once").check(&hermes, false).unwrap_err().code, "approvals.invalid_choice");
+        let call = card(ApprovalKind::McpCall, json!({"server": "s", "tool": "t", "arguments": {}}));
+        assert_eq!(say("once").check(&call, true).unwrap_err().code, "approvals.invalid_choice");
+        let rule = Choice { standing: Standing { minutes: Some(15), ..Default::default() }, ..Default::default() };
+        assert!(rule.check(&call, true).is_ok());
+        assert_eq!(rule.check(&call, false).unwrap_err().code, "approvals.invalid_choice");
+        assert_eq!(rule.check(&hermes, true).unwrap_err().code, "approvals.invalid_choice");
     }
 }

@@ -4,6 +4,7 @@
 //! `failed` with its result; `withdrawn` when it no longer applies.
 
 pub mod decide;
+pub mod rules;
 
 pub use decide::{Decided, Decider};
 

@@ -260,7 +260,7 @@ impl State {
                 payload["approval_id"] = json!(row.id);
                 u.pending = Some(Some(json!({
                     "kind": "approval", "approval_id": row.id, "command": command, "description": description,
-                    "note": "an operator decides this in the hal0 inbox (hal0 agent approvals)",
+                    "note": "a person decides this in the hal0 inbox (on the box: hal0 approvals approve|deny ID)",
                 })));
                 self.approval_row = Some(row.id);
                 self.set(u, RunStatus::WaitingForApproval);

@@ -689,7 +689,7 @@ pub async fn decide_hermes_approval(
     store: &Store,
     config: &Config,
     id: &str,
-    approve: bool,
+    choice: &str,
     by: &str,
     reason: Option<&str>,
 ) -> Result<approvals::Approval> {
@@ -697,18 +697,19 @@ pub async fn decide_hermes_approval(
     if row.kind != approvals::ApprovalKind::HermesCommand {
         return Err(Error::invalid("approvals.wrong_kind", format!("approval `{id}` is a {} row", row.kind)));
     }
+    let approve = choice != "deny";
     let row = approvals::claim(store, id, approve, by, reason)?;
     let run_id = row.run_id.clone().unwrap_or_default();
     let agent = row.arguments["agent"].as_str().unwrap_or("hermes").to_string();
     let outcome = async {
         let p = Profiles::from_config(config).get(&agent)?;
-        HermesClient::new(crate::hermes::client::http_client(), &p).approval(&run_id, approve).await
+        HermesClient::new(crate::hermes::client::http_client(), &p).approval(&run_id, choice).await
     }
     .await;
     let (status, result) = match outcome {
         Ok(Some(v)) => {
             let done = if approve { approvals::Status::Executed } else { approvals::Status::Denied };
-            (done, json!({"ok": true, "hermes": v}))
+            (done, json!({"ok": true, "choice": choice, "hermes": v}))
         }
         Ok(None) => (approvals::Status::Failed, json!({"ok": false, "error": "Hermes no longer has this run"})),
         Err(e) => (approvals::Status::Failed, json!({"ok": false, "error": e.to_string()})),

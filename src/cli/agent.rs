@@ -48,12 +48,24 @@ pub enum ApprovalsCmd {
     /// Approve a pending row (pick one on a terminal when ID is left out).
     Approve {
         id: Option<String>,
+        /// A Hermes command: answer `once` (default), `session` or `always`, as the card offers.
+        #[arg(long, value_parser = ["once", "session", "always"])]
+        choice: Option<String>,
+        /// A proxied call: also allow this tool for this caller for MINUTES (a standing rule).
+        #[arg(long, value_name = "MINUTES", value_parser = clap::value_parser!(u32).range(1..=1440), conflicts_with = "always_these_arguments")]
+        allow_for: Option<u32>,
+        /// A proxied call: also always allow these exact arguments for this caller.
+        #[arg(long)]
+        always_these_arguments: bool,
         /// Do not ask for confirmation.
         #[arg(long, short = 'y')]
         yes: bool,
         #[arg(long)]
         json: bool,
     },
+    /// The standing rules people chose while approving proxied calls: list, remove.
+    #[command(subcommand)]
+    Rules(RulesCmd),
     /// Deny a pending row.
     Deny {
         id: Option<String>,
@@ -66,6 +78,70 @@ pub enum ApprovalsCmd {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum RulesCmd {
+    /// The live rules, newest first.
+    List {
+        /// Only this server's.
+        #[arg(long, value_name = "ID")]
+        server: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// End a rule: its calls wait for a person again.
+    Remove {
+        rule_id: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// One rule in words: `ar_…  ci may call write on files (these arguments) until …`.
+pub fn rule_text(r: &approvals::rules::Rule) -> String {
+    let what = if r.args_sha256.is_some() { " with these exact arguments" } else { "" };
+    let until = r.expires_at.as_deref().map(|t| format!(" until {t}")).unwrap_or_else(|| " until removed".into());
+    format!("{} may call {}{what}{until} (by {})", r.client, r.tool, r.created_by)
+}
+
+fn rules(ctx: &Ctx, cmd: RulesCmd) -> Result<()> {
+    let ops = ctx.ops()?;
+    let rt = super::runtime()?;
+    match cmd {
+        RulesCmd::List { server, json } => {
+            let v = rt
+                .block_on(crate::ops::approvals::rules(&ops, crate::ops::approvals::RulesArgs { server_id: server }))?;
+            if json {
+                print_json(&v);
+                return Ok(());
+            }
+            let rules: Vec<approvals::rules::Rule> = serde_json::from_value(v["rules"].clone()).unwrap_or_default();
+            if rules.is_empty() {
+                println!("No standing rule: every gated call waits for a person.");
+                return Ok(());
+            }
+            let t = rules
+                .iter()
+                .map(|r| vec![r.id.clone(), safe_line(&r.server).into_owned(), safe_line(&rule_text(r)).into_owned()])
+                .collect();
+            println!("{}", table(&["ID", "SERVER", "RULE"], t));
+            Ok(())
+        }
+        RulesCmd::Remove { rule_id, json } => {
+            let v = rt.block_on(crate::ops::call::at_shell(
+                ops,
+                "approval_rule_remove",
+                serde_json::json!({"rule_id": rule_id}),
+            ))?;
+            if json {
+                print_json(&v);
+            } else {
+                println!("Removed rule {}: its calls wait for a person again.", safe_line(&rule_id));
+            }
+            Ok(())
+        }
+    }
 }
 
 fn pick(ctx: &Ctx, id: Option<String>) -> Result<String> {
@@ -130,7 +206,15 @@ fn print_card(a: &Approval) {
     }
 }
 
-fn decide(ctx: &Ctx, id: Option<String>, approve: bool, reason: Option<String>, yes: bool, json: bool) -> Result<()> {
+fn decide(
+    ctx: &Ctx,
+    id: Option<String>,
+    approve: bool,
+    choice: approvals::decide::Choice,
+    reason: Option<String>,
+    yes: bool,
+    json: bool,
+) -> Result<()> {
     let id = pick(ctx, id)?;
     let store = ctx.store()?;
     approvals::expire_due(&store)?;
@@ -148,7 +232,8 @@ fn decide(ctx: &Ctx, id: Option<String>, approve: bool, reason: Option<String>, 
         .map_err(|e| Error::internal(e.to_string()))?;
     // An approved admin call runs its operation here, as the daemon would.
     let svc = std::sync::Arc::new(crate::ops::Services::open(ctx.paths.clone(), cfg, false)?);
-    let decided = rt.block_on(approvals::Decider { svc: &svc }.decide(&id, approve, &who(), reason.as_deref()))?;
+    let decided =
+        rt.block_on(approvals::Decider { svc: &svc }.decide_with(&id, approve, &choice, &who(), reason.as_deref()))?;
     let done = decided.row;
     if let Some(out) = &decided.output {
         if json {
@@ -254,7 +339,14 @@ pub fn approvals(ctx: &Ctx, cmd: ApprovalsCmd) -> Result<()> {
             }
             Ok(())
         }
-        ApprovalsCmd::Approve { id, yes, json } => decide(ctx, id, true, None, yes, json),
-        ApprovalsCmd::Deny { id, reason, yes, json } => decide(ctx, id, false, reason, yes, json),
+        ApprovalsCmd::Approve { id, choice, allow_for, always_these_arguments, yes, json } => {
+            let choice = approvals::decide::Choice {
+                hermes: choice,
+                standing: approvals::rules::Standing { minutes: allow_for, these_arguments: always_these_arguments },
+            };
+            decide(ctx, id, true, choice, None, yes, json)
+        }
+        ApprovalsCmd::Rules(c) => rules(ctx, c),
+        ApprovalsCmd::Deny { id, reason, yes, json } => decide(ctx, id, false, Default::default(), reason, yes, json),
     }
 }

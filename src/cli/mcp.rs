@@ -349,6 +349,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
             let state = registry::state(&r);
             let cfg = ctx.config()?;
             let consumers = registry::consumers::list(&ctx.store()?, Some(&id))?;
+            let rules = crate::approvals::rules::list(&ctx.store()?, Some(&id))?;
             let proxy = crate::connect::proxy_url(&cfg, &id, crate::connect::Reach::Remote);
             let delegated = r.oauth.as_ref().is_some_and(|o| o.delegated());
             let account =
@@ -361,6 +362,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
                 let mut v = record_json(&r, Some(state));
                 v["proxy_url"] = json!(proxy);
                 v["consumers"] = json!(consumers);
+                v["rules"] = json!(rules);
                 if let Some(a) = &account {
                     v["account"] = json!(a);
                 }
@@ -433,6 +435,11 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
                     ),
                 };
                 rows.push(vec!["oauth".into(), text]);
+            }
+            if !rules.is_empty() {
+                let each: Vec<String> =
+                    rules.iter().map(|x| format!("{} {}", x.id, super::agent::rule_text(x))).collect();
+                rows.push(vec!["rules".into(), format!("{} (hal0 approvals rules remove ID)", each.join("; "))]);
             }
             for (row, p) in [("resources", &r.resource_access), ("prompts", &r.prompt_access)] {
                 if !p.is_empty() {

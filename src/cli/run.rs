@@ -188,6 +188,7 @@ async fn follow(c: &Client, run_id: &str, limit: Option<Duration>, print: bool) 
     let mut offset = 0i64;
     let mut more = false;
     let mut spin = Spinner::new();
+    let mut announced: Option<String> = None;
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     loop {
@@ -237,6 +238,22 @@ async fn follow(c: &Client, run_id: &str, limit: Option<Duration>, print: bool) 
         if v["pending"]["kind"] == "clarify" {
             spin.clear();
             return Ok(Ended::Asks(v));
+        }
+        // A run that waits on a person says so once per approval, terminal or not: which
+        // card, what it asks, and the command that decides it on the box.
+        if v["pending"]["kind"] == "approval"
+            && let Some(id) = v["pending"]["approval_id"].as_str()
+            && announced.as_deref() != Some(id)
+        {
+            spin.clear();
+            let what = v["pending"]["command"].as_str().unwrap_or("");
+            eprintln!(
+                "The run waits for a person: approval {} asks to run: {}\nOn the box: hal0 approvals approve {} (or deny), or the dashboard's inbox.",
+                safe_line(id),
+                safe_line(what),
+                safe_line(id)
+            );
+            announced = Some(id.to_string());
         }
         spin.tick(status.as_str());
     }

@@ -208,9 +208,8 @@ impl HermesClient {
         Ok(Some(resp.json().await.unwrap_or(Value::Null)))
     }
 
-    /// `POST /v1/runs/{id}/approval` with `once` or `deny` (hal0 never sends `always`).
-    pub async fn approval(&self, id: &str, approve: bool) -> Result<Option<Value>> {
-        let choice = if approve { "once" } else { "deny" };
+    /// `POST /v1/runs/{id}/approval` with the person's choice: `once`, `session`, `always` or `deny`.
+    pub async fn approval(&self, id: &str, choice: &str) -> Result<Option<Value>> {
         self.post_json(&format!("/v1/runs/{id}/approval"), json!({"choice": choice})).await
     }
 

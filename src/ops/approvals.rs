@@ -2,6 +2,7 @@
 //! carries out exactly the stored call (see [`crate::approvals::Decider`]).
 
 use super::Ctx;
+use crate::approvals::decide::Choice;
 use crate::approvals::{self, Approval, Decider};
 use crate::error::Result;
 use serde::Serialize;
@@ -96,12 +97,6 @@ pub async fn count(ctx: &Ctx, _: super::NoArgs) -> Result<serde_json::Value> {
     Ok(json!({"pending": pending}))
 }
 
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-pub struct IdArgs {
-    /// The row's id (`ap_…`).
-    pub id: String,
-}
-
 /// The longest `approval_get` wait: common MCP clients end a request that sends nothing
 /// for 60 s, so a waiting caller gets its answer (still pending, at worst) before that.
 pub const WAIT_MAX_S: u64 = 50;
@@ -148,9 +143,45 @@ pub struct DenyArgs {
     pub reason: Option<String>,
 }
 
+/// What `POST /api/agent/approvals/{id}/approve` takes besides the id.
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
+pub struct ApproveArgs {
+    /// The row's id (`ap_…`).
+    pub id: String,
+    /// A Hermes command: `once` (default), `session` or `always`, as the card offers.
+    #[serde(default)]
+    pub choice: Option<String>,
+    /// A proxied call: allow this tool for this caller for this many minutes (1-1440).
+    #[serde(default, deserialize_with = "super::de::opt_int")]
+    pub allow_minutes: Option<i64>,
+    /// A proxied call: always allow these exact arguments for this caller.
+    #[serde(default)]
+    pub always_these_arguments: bool,
+}
+
+impl ApproveArgs {
+    /// The choice it carries.
+    pub fn choice(&self) -> Result<Choice> {
+        let minutes = match self.allow_minutes {
+            None => None,
+            Some(m) => Some(u32::try_from(m).ok().filter(|m| *m >= 1).ok_or_else(|| {
+                crate::error::Error::invalid("approvals.invalid_choice", format!("allow_minutes {m}: give 1 to 1440"))
+            })?),
+        };
+        Ok(Choice {
+            hermes: self.choice.clone(),
+            standing: approvals::rules::Standing { minutes, these_arguments: self.always_these_arguments },
+        })
+    }
+}
+
 /// The decided row (redacted) with, for an admin call, its live answer shown once.
 async fn decide(ctx: &Ctx, id: &str, approve: bool, reason: Option<&str>) -> Result<Value> {
-    let d = Decider { svc: &ctx.svc }.decide(id, approve, &ctx.identity, reason).await?;
+    decide_with(ctx, id, approve, &Choice::default(), reason).await
+}
+
+async fn decide_with(ctx: &Ctx, id: &str, approve: bool, choice: &Choice, reason: Option<&str>) -> Result<Value> {
+    let d = Decider { svc: &ctx.svc }.decide_with(id, approve, choice, &ctx.identity, reason).await?;
     let mut v = json!(d.row.redacted());
     if let Some(mut out) = d.output {
         crate::redact::redact_json(&mut out);
@@ -160,8 +191,33 @@ async fn decide(ctx: &Ctx, id: &str, approve: bool, reason: Option<&str>) -> Res
 }
 
 /// Approve row `id` as the caller: the stored call runs once.
-pub async fn approve(ctx: &Ctx, a: IdArgs) -> Result<Value> {
-    decide(ctx, &a.id, true, None).await
+pub async fn approve(ctx: &Ctx, a: ApproveArgs) -> Result<Value> {
+    decide_with(ctx, &a.id, true, &a.choice()?, None).await
+}
+
+/// The live standing rules (of `server_id`, when given).
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
+pub struct RulesArgs {
+    #[serde(default)]
+    pub server_id: Option<String>,
+}
+
+/// `approval_rule_list`: the standing rules people chose, newest first.
+pub async fn rules(ctx: &Ctx, a: RulesArgs) -> Result<Value> {
+    let rules = ctx.store.call(move |s| approvals::rules::list(s, a.server_id.as_deref())).await?;
+    Ok(json!({"count": rules.len(), "rules": rules}))
+}
+
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
+pub struct RuleIdArgs {
+    /// The rule's id (`ar_…`).
+    pub rule_id: String,
+}
+
+/// `approval_rule_remove`: end a standing rule (its calls wait for a person again).
+pub async fn remove_rule(ctx: &Ctx, a: RuleIdArgs) -> Result<Value> {
+    let r = ctx.store.call(move |s| approvals::rules::remove(s, &a.rule_id)).await?;
+    Ok(json!({"removed": r}))
 }
 
 /// Deny row `id` as the caller, with an optional reason.

@@ -213,6 +213,26 @@ pub static ROUTES: &[OpDef] = &[
     },
     route!(
         "GET",
+        "/api/agent/approvals/rules",
+        "approval_rule_list",
+        AutonomousRead,
+        "The standing rules people chose while approving proxied calls (GET /api/agent/approvals/rules).",
+        approvals::rules,
+        approvals::RulesArgs,
+        "approvals.invalid_request"
+    ),
+    route!(
+        "DELETE",
+        "/api/agent/approvals/rules/{rule_id}",
+        "approval_rule_remove",
+        Gated,
+        "End a standing rule: its calls wait for a person again (DELETE /api/agent/approvals/rules/{rule_id}).",
+        approvals::remove_rule,
+        approvals::RuleIdArgs,
+        "approvals.invalid_request"
+    ),
+    route!(
+        "GET",
         "/api/agent/approvals/count",
         "approval_count",
         AutonomousRead,
@@ -236,7 +256,7 @@ pub static ROUTES: &[OpDef] = &[
         "/api/agent/approvals/{id}/approve",
         "a person decides; no MCP tool approves anything",
         approvals::approve,
-        approvals::IdArgs,
+        approvals::ApproveArgs,
         "approvals.invalid_request"
     ),
     excluded!(
@@ -643,6 +663,7 @@ pub const AUTONOMOUS_READ: &[&str] = &[
     "bridge_client_list",
     "approval_list",
     "approval_count",
+    "approval_rule_list",
     "approval_get",
     "settings_get",
     "settings_schema",
@@ -683,6 +704,7 @@ pub const GATED: &[&str] = &[
     "mcp_server_action",
     "mcp_account_connect",
     "mcp_account_disconnect",
+    "approval_rule_remove",
     "mcp_server_logs",
     "run_stop",
     "mcp_key_add",

@@ -529,14 +529,17 @@ impl Proxy {
     ) -> Result<CallToolResult> {
         let r = &served.record;
         let id = r.id.as_str();
-        let verdict = served.verdict(tool);
-        let c = Call {
-            surface: format!("mcp:proxy/{id}"),
-            tool,
-            who,
-            args,
-            policy: format!("policy: {}", verdict.as_str()),
-        };
+        let mut verdict = served.verdict(tool);
+        let mut policy = format!("policy: {}", verdict.as_str());
+        // A standing rule a person chose (this caller, this tool, maybe these arguments)
+        // lets a gated call run as an allowed one.
+        if verdict == Verdict::Gated
+            && let Some(rule) = self.standing_rule(id, tool, &who.client, args.as_ref()).await
+        {
+            verdict = Verdict::Allow;
+            policy = format!("policy: gated; allowed by rule {} of {}", rule.id, rule.created_by);
+        }
+        let c = Call { surface: format!("mcp:proxy/{id}"), tool, who, args, policy };
         match verdict {
             Verdict::Allow => {
                 // The entry is stored before the call goes upstream: a call whose entry
@@ -731,6 +734,23 @@ impl Proxy {
             }
             tokio::time::sleep(POLL).await;
         }
+    }
+
+    /// The live standing rule that lets `client` call `tool` on `server` with `args`.
+    async fn standing_rule(
+        &self,
+        server: &str,
+        tool: &str,
+        client: &str,
+        args: Option<&Map<String, Value>>,
+    ) -> Option<approvals::rules::Rule> {
+        let digest = approvals::digest(&Value::Object(args.cloned().unwrap_or_default()));
+        let (server, tool, client) = (server.to_string(), tool.to_string(), client.to_string());
+        let out = self.store.call(move |s| approvals::rules::matching(s, &server, &tool, &client, &digest)).await;
+        out.unwrap_or_else(|e| {
+            tracing::warn!(code = e.code, "cannot read the standing rules: {}", e.message);
+            None
+        })
     }
 
     /// The `started` audit row of call `c`, stored before it goes upstream.

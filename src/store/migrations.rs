@@ -352,11 +352,25 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX oauth_tokens_grant ON oauth_tokens(grant_id);
     ALTER TABLE bridge_clients ADD COLUMN origin TEXT NOT NULL DEFAULT '';",
     // 12: an approval is bound to the exact call: the SHA-256 of its canonical arguments,
-    // the version of the policy that gated it, and when it expires undecided.
+    // the version of the policy that gated it, and when it expires undecided. The standing
+    // rules a person chose instead of "once" (a tool for a caller for N minutes, or always
+    // these exact arguments).
     "ALTER TABLE approvals ADD COLUMN args_sha256 TEXT;
     ALTER TABLE approvals ADD COLUMN policy_version TEXT;
     ALTER TABLE approvals ADD COLUMN expires_at TEXT;
-    CREATE INDEX approvals_expiry ON approvals(expires_at) WHERE status = 'pending';",
+    CREATE INDEX approvals_expiry ON approvals(expires_at) WHERE status = 'pending';
+    CREATE TABLE approval_rules (
+        id          TEXT PRIMARY KEY,
+        server      TEXT NOT NULL,
+        tool        TEXT NOT NULL,
+        client      TEXT NOT NULL,
+        args_sha256 TEXT,
+        expires_at  TEXT,
+        created_at  TEXT NOT NULL,
+        created_by  TEXT NOT NULL,
+        approval_id TEXT
+    ) WITHOUT ROWID;
+    CREATE INDEX approval_rules_call ON approval_rules(server, tool, client);",
 ];
 
 pub fn current_version(conn: &Connection) -> Result<i64> {

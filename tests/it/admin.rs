@@ -187,6 +187,7 @@ async fn no_gated_call_runs_without_an_approved_row() {
         ("mcp_key_revoke", json!({"server_id": "files", "name": "workstation"})),
         ("mcp_account_connect", json!({"server_id": "files"})),
         ("mcp_account_disconnect", json!({"server_id": "files"})),
+        ("approval_rule_remove", json!({"rule_id": "ar_0000000000000000"})),
     ];
     let gated: Vec<&str> = hal0::admin::routes::GATED.to_vec();
     assert_eq!(calls.len(), gated.len(), "every gated tool is exercised");

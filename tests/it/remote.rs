@@ -196,6 +196,30 @@ async fn runs_from_a_workstation_end_with_the_documented_exit_codes() {
     assert!(out.stderr().contains(&format!("hal0 run status {run_id}")), "{}", out.stderr());
     assert!(!ledger(&env, &run_id)["status"].as_str().unwrap().contains("cancel"), "the run was left alone");
 
+    // --follow without a terminal says which approval the run waits on, what it asks and
+    // the command that decides it; approved on the box, the run ends.
+    let following =
+        ws.cmd(&["run", "APPROVE follow", "--follow"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let card = loop {
+        let rows = env.json(&["approvals", "list", "--json"]);
+        if let Some(r) = rows.as_array().unwrap().iter().find(|r| r["kind"] == "hermes_command") {
+            break r.clone();
+        }
+        assert!(std::time::Instant::now() < deadline, "no approval card");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    let card_id = card["id"].as_str().unwrap();
+    // Give the follower a wait of its own to see the card before it is decided.
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    env.ok(&["approvals", "approve", card_id, "--yes"]);
+    let out = Out(following.wait_with_output().unwrap());
+    assert_eq!(out.code(), 0, "{} {}", out.stdout(), out.stderr());
+    let said = out.stderr();
+    assert!(said.contains(&format!("approval {card_id} asks to run:")), "{said}");
+    assert!(said.contains(&format!("hal0 approvals approve {card_id}")), "{said}");
+    assert_eq!(said.matches("waits for a person").count(), 1, "said once: {said}");
+
     // status / events of that run, from the workstation.
     let o = ws.run(&["run", "status", &run_id, "--json"]);
     let v: Value = serde_json::from_str(&o.stdout()).unwrap();

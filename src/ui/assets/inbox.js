@@ -6,10 +6,25 @@ function card(a) {
   const approve = el("button", { type: "button", class: "approve", "data-id": a.id }, reconnect ? "Reconnect" : "Approve");
   const deny = el("button", { type: "button", class: "deny", "data-id": a.id }, reconnect ? "Dismiss" : "Deny");
   const out = el("p", { class: "meta result", role: "status" });
+  // More than once: a proxied call can leave a standing rule; a Hermes command offers
+  // Hermes's own choices (once, session, always) as Hermes does.
+  let how = "";
+  if (a.kind === "mcp_call") {
+    how = choice({ "aria-label": "How long to allow " + a.tool + " for " + a.client, class: "how", name: "how" },
+      [["", "Once"], ["15", "This tool for " + a.client + ", 15 minutes"], ["60", "… 1 hour"], ["480", "… 8 hours"], ["args", "Always these exact arguments"]], "");
+  } else if (a.kind === "hermes_command") {
+    const offered = (Array.isArray(a.arguments && a.arguments.choices) ? a.arguments.choices : ["once", "session", "always"]).filter((c) => c !== "deny");
+    how = choice({ "aria-label": "Hermes's choice for " + a.id, class: "how", name: "how" }, offered.map((c) => [c, c === "once" ? "Once" : c === "session" ? "For this session" : "Always"]), "once");
+  }
   const decide = async (verb) => {
     approve.disabled = deny.disabled = true;
     try {
       const body = verb === "deny" && reason.value ? { reason: reason.value } : {};
+      if (verb === "approve" && how && how.value) {
+        if (a.kind === "hermes_command") body.choice = how.value;
+        else if (how.value === "args") body.always_these_arguments = true;
+        else body.allow_minutes = Number(how.value);
+      }
       const v = await api("POST", "/api/agent/approvals/" + encodeURIComponent(a.id) + "/" + verb, body);
       if (reconnect && verb === "approve" && v.output && v.output.authorize_url) { location.assign(v.output.authorize_url); return; }
       out.textContent = verb === "approve" ? "Approved: " + v.status : "Denied.";
@@ -28,7 +43,7 @@ function card(a) {
     stale,
     el("p", {}, a.preview || ""),
     el("pre", { class: "args" }, JSON.stringify(a.arguments, null, 2)),
-    el("div", { class: "act" }, reason, approve, deny), out);
+    el("div", { class: "act" }, how, reason, approve, deny), out);
 }
 function decidedRow(a) {
   return el("li", { class: "card", id: "done-" + a.id },

@@ -51,6 +51,8 @@ function card(s) {
     } catch (e) { expose.checked = !expose.checked; out.textContent = String(e.message || e); }
   };
   const acts = el("div", { class: "act" }, save, test, el("label", { for: "expose-" + s.id }, expose, " Exposed to Hermes"));
+  const rules = el("ul", { class: "rules", id: "rules-" + s.id, "aria-label": "Standing rules of " + s.id, hidden: "" });
+  rulesOf(s, rules);
   const oauth = s.oauth ? el("p", { class: "meta oauth", id: "oauth-" + s.id }, "OAuth account: …") : "";
   if (s.oauth) accounts(s, oauth, acts, out);
   return el("li", { class: "card", id: "srv-" + s.id, "data-id": s.id },
@@ -59,6 +61,7 @@ function card(s) {
     el("p", {}, s.description || ""),
     oauth,
     table,
+    rules,
     acts, out);
 }
 /// The OAuth account line of server `s` and, for a box-wide account, a Connect button that
@@ -86,6 +89,23 @@ async function accounts(s, line, acts, out) {
     } catch (e) { out.textContent = String(e.message || e); }
   };
   acts.prepend(connect);
+}
+/// The standing rules people chose for `s` (a caller's tool for some minutes, or always
+/// these arguments), each with a Remove button.
+async function rulesOf(s, box) {
+  let v;
+  try { v = await api("GET", "/api/agent/approvals/rules?server_id=" + encodeURIComponent(s.id)); }
+  catch (e) { return; }
+  box.replaceChildren(...v.rules.map((r) => {
+    const rm = el("button", { type: "button", class: "deny", "data-rule": r.id }, "Remove");
+    rm.onclick = async () => {
+      try { await api("DELETE", "/api/agent/approvals/rules/" + encodeURIComponent(r.id)); rulesOf(s, box); }
+      catch (e) { showError(String(e.message || e)); }
+    };
+    const what = r.client + " may call " + r.tool + (r.args_sha256 ? " with these exact arguments" : "") + (r.expires_at ? " until " + fmtTime(r.expires_at) : " until removed");
+    return el("li", { class: "rule", id: "rule-" + r.id }, what + " ", rm);
+  }));
+  box.hidden = v.rules.length === 0;
 }
 async function refresh() {
   try {
