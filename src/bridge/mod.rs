@@ -448,8 +448,10 @@ impl Bridge {
 
     /// [`Bridge::wait`] that also ends when the run's output has grown past byte
     /// `output_after`, once [`FOLLOW_BATCH`] has passed since the call began (so a follower
-    /// gets output in batches, one call per batch, rather than polling); the answer's output
-    /// window then starts at `output_after`.
+    /// gets output in batches, one call per batch, rather than polling), or when the run
+    /// starts waiting on an approval it was not waiting on when the call began (a follower
+    /// tells its person which card to decide); the answer's output window then starts at
+    /// `output_after`.
     pub async fn wait_until(
         &self,
         asker: &Asker,
@@ -481,11 +483,22 @@ impl Bridge {
         self.load(asker, run_id).await?;
         let mut rx = self.subscribe(run_id);
         let run = self.load(asker, run_id).await?;
+        let approval_of = |r: &ledger::Run| {
+            r.pending
+                .as_ref()
+                .filter(|p| p["kind"] == "approval")
+                .and_then(|p| p["approval_id"].as_str().map(str::to_string))
+        };
+        let waited_on = approval_of(&run);
         let until_done = async move {
             let mut run = run;
             let timed_out = loop {
                 let asks = run.pending.as_ref().is_some_and(|p| p["kind"] == "clarify");
                 if run.finished || asks {
+                    break false;
+                }
+                let new_approval = approval_of(&run).is_some_and(|a| waited_on.as_deref() != Some(a.as_str()));
+                if output_after.is_some() && new_approval {
                     break false;
                 }
                 let now = Instant::now();

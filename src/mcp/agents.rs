@@ -107,8 +107,8 @@ pub struct WaitArgs {
     #[serde(default)]
     pub timeout_s: Option<i64>,
     /// Follow the output: also answer once the output has grown past this byte offset
-    /// (output_total or next_offset of the previous view), gathering it for 2 s; the output
-    /// window then starts here.
+    /// (output_total or next_offset of the previous view), gathering it for 2 s, or once the
+    /// run starts waiting on a new approval; the output window then starts here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset: Option<i64>,
 }
@@ -369,7 +369,7 @@ impl AgentsServer {
     }
 
     #[tool(
-        description = "Wait until the run ends, asks a question, or timeout_s passes (at most 600; default 120 when the call carries a progress token, which then gets progress notifications every few seconds, else 50). Returns the run view, events_tail (last 20 events) and timed_out: when true the run is still going, call again. An approval request does not end the wait."
+        description = "Wait until the run ends, asks a question, or timeout_s passes (at most 600; default 120 when the call carries a progress token, which then gets progress notifications every few seconds, else 50). Returns the run view, events_tail (last 20 events) and timed_out: when true the run is still going, call again. An approval request does not end the wait (with offset, a new one answers once, so a follower can say which card waits)."
     )]
     async fn agent_run_wait(
         &self,
