@@ -91,8 +91,10 @@ pub const ALL: &[&str] = &[
     "config.invalid",
     "config.invalid_key",
     "config.invalid_request",
+    "config.invalid_value",
     "config.shell_only",
     "config.tls_invalid",
+    "config.unknown_key",
     // fs
     "fs.read_failed",
     "fs.symlink_refused",

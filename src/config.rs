@@ -661,13 +661,19 @@ fn line_of_offset(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
+/// The name of a `[section]` (or `[[section]]`) header line, its comment left out.
+fn header_name(t: &str) -> String {
+    let t = t.trim_start_matches('[');
+    t.split(']').next().unwrap_or("").trim().to_string()
+}
+
 /// The dotted key defined on a line: `[section]` context plus the bare key before `=`.
 fn key_on_line(text: &str, line: usize) -> Option<String> {
     let mut section = String::new();
     for (i, l) in text.lines().enumerate() {
         let t = l.trim();
         if t.starts_with('[') {
-            section = t.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+            section = header_name(t);
         }
         if i + 1 == line {
             let (k, _) = t.split_once('=')?;
@@ -683,7 +689,7 @@ fn find_key_line(text: &str, section: &str, key: &str) -> Option<usize> {
     for (i, l) in text.lines().enumerate() {
         let t = l.trim();
         if t.starts_with('[') {
-            cur = t.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+            cur = header_name(t);
         } else if cur == section && t.split_once('=').map(|(k, _)| k.trim().trim_matches('"')) == Some(key) {
             return Some(i + 1);
         }
@@ -695,9 +701,99 @@ fn find_key_line(text: &str, section: &str, key: &str) -> Option<usize> {
 /// every comment and the order of everything else. The result is validated before it is
 /// written; a bad value leaves the file as it was.
 pub fn set_value(paths: &Paths, dotted: &str, raw: &str) -> Result<Config> {
+    known_setting(dotted)?;
     let path = paths.hal0_toml();
     crate::paths::ensure_dir(&paths.config_dir)?;
-    with_lock(&path, || set_locked(&path, dotted, raw))
+    with_lock(&path, || set_locked(&path, dotted, raw)).map_err(|e| {
+        // A value the typed config refuses is the command's fault, not the file's: say
+        // which value of which setting, and what it takes.
+        let marker = format!("key `{dotted}`: ");
+        if e.code == "config.invalid"
+            && let Some(at) = e.message.find(&marker)
+        {
+            // The rule's own words, unless it is serde's about types (then the schema's).
+            let why = e.message[at + marker.len()..].trim_end_matches(" (fix the file, or remove it to use defaults)");
+            let why = if why.contains("invalid type") || why.contains("invalid value") || why.contains("expected") {
+                expected(dotted)
+            } else {
+                why.to_string()
+            };
+            // The value itself is not echoed: it may be a credential in the wrong place.
+            Error::invalid(
+                "config.invalid_value",
+                format!("that is not a valid {dotted}: {why}; hal0.toml was not changed"),
+            )
+        } else {
+            e
+        }
+    })
+}
+
+/// `dotted` is a setting of `schema()`, or `config.unknown_key` with the nearest ones.
+fn known_setting(dotted: &str) -> Result<()> {
+    split_key(dotted)?;
+    let schema = schema();
+    let keys: Vec<&String> = schema.as_object().map(|m| m.keys().collect()).unwrap_or_default();
+    if keys.iter().any(|k| *k == dotted) {
+        return Ok(());
+    }
+    let mut near: Vec<(usize, &String)> = keys.iter().map(|k| (edit_distance(k, dotted), *k)).collect();
+    near.sort();
+    let close: Vec<&str> = near.iter().take_while(|(d, _)| *d <= 3).take(3).map(|(_, k)| k.as_str()).collect();
+    let section = dotted.split('.').next().unwrap_or("");
+    let same: Vec<&str> =
+        keys.iter().filter(|k| k.split('.').next() == Some(section)).map(|k| k.as_str()).take(12).collect();
+    let hint = if !close.is_empty() {
+        format!("did you mean {}?", close.join(" or "))
+    } else if !same.is_empty() {
+        format!("[{section}] has {}", same.join(", "))
+    } else {
+        "hal0 op settings_schema lists every setting".to_string()
+    };
+    Err(Error::invalid("config.unknown_key", format!("`{dotted}` is not a setting of hal0.toml: {hint}")))
+}
+
+/// What `dotted` takes, in words (from `schema()`).
+fn expected(dotted: &str) -> String {
+    let s = schema();
+    let k = &s[dotted];
+    let types: Vec<&str> = match &k["type"] {
+        serde_json::Value::String(t) => vec![t.as_str()],
+        serde_json::Value::Array(a) => a.iter().filter_map(|t| t.as_str()).filter(|t| *t != "null").collect(),
+        _ => vec![],
+    };
+    let mut what = match types.first().copied() {
+        Some("integer") => "a whole number".to_string(),
+        Some("boolean") => "true or false".to_string(),
+        Some("string") => "a string".to_string(),
+        _ => "a value".to_string(),
+    };
+    if let Some(e) = k["enum"].as_array() {
+        what = format!("one of {}", e.iter().filter_map(|v| v.as_str()).collect::<Vec<_>>().join(", "));
+    }
+    match (k["minimum"].as_u64(), k["maximum"].as_u64()) {
+        (Some(lo), Some(hi)) => what.push_str(&format!(" from {lo} to {hi}")),
+        (Some(lo), None) => what.push_str(&format!(" of at least {lo}")),
+        _ => {}
+    }
+    match k["description"].as_str() {
+        Some(d) => format!("it takes {what} ({d})"),
+        None => format!("it takes {what}"),
+    }
+}
+
+/// Levenshtein distance (for "did you mean").
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }
 
 fn set_locked(path: &Path, dotted: &str, raw: &str) -> Result<Config> {
@@ -762,14 +858,16 @@ fn split_key(dotted: &str) -> Result<(Vec<&str>, &str)> {
     Ok((tables.to_vec(), key))
 }
 
-/// Remove `section.key` from `hal0.toml` (back to its default), keeping everything else.
-pub fn unset_value(paths: &Paths, dotted: &str) -> Result<Config> {
+/// Remove `section.key` from `hal0.toml` (back to its default), keeping everything else;
+/// a table left empty goes too. Answers the config and whether the key was set at all.
+pub fn unset_value(paths: &Paths, dotted: &str) -> Result<(Config, bool)> {
+    known_setting(dotted)?;
     let path = paths.hal0_toml();
     with_lock(&path, || unset_locked(&path, dotted))
 }
 
-fn unset_locked(path: &Path, dotted: &str) -> Result<Config> {
-    let Some(text) = read_optional(path)? else { return Ok(Config::default()) };
+fn unset_locked(path: &Path, dotted: &str) -> Result<(Config, bool)> {
+    let Some(text) = read_optional(path)? else { return Ok((Config::default(), false)) };
     let mut doc: toml_edit::DocumentMut =
         text.parse().map_err(|e: toml_edit::TomlError| config_error(path, None, None, e.message().trim()))?;
     let (tables, key) = split_key(dotted)?;
@@ -777,13 +875,35 @@ fn unset_locked(path: &Path, dotted: &str) -> Result<Config> {
     for name in &tables {
         table = table.and_then(|t| t.get_mut(name)).and_then(|i| i.as_table_like_mut());
     }
-    if let Some(t) = table {
-        t.remove(key);
+    let removed = table.and_then(|t| t.remove(key)).is_some();
+    if !removed {
+        return Ok((Config::parse(path, &text)?, false));
+    }
+    // Drop the tables the removal left empty, innermost first (one that carries a comment
+    // stays: the comment is the operator's).
+    for depth in (1..=tables.len()).rev() {
+        let (parents, name) = (&tables[..depth - 1], tables[depth - 1]);
+        let mut parent: Option<&mut dyn toml_edit::TableLike> = Some(doc.as_table_mut());
+        for p in parents {
+            parent = parent.and_then(|t| t.get_mut(p)).and_then(|i| i.as_table_like_mut());
+        }
+        let Some(parent) = parent else { break };
+        let commented = |i: &toml_edit::Item| {
+            i.as_table().is_some_and(|t| {
+                let d = t.decor();
+                [d.prefix(), d.suffix()].into_iter().flatten().any(|r| r.as_str().is_some_and(|s| s.contains('#')))
+            })
+        };
+        if parent.get(name).is_some_and(|i| i.as_table_like().is_some_and(|t| t.is_empty()) && !commented(i)) {
+            parent.remove(name);
+        } else {
+            break;
+        }
     }
     let out = doc.to_string();
     let cfg = Config::parse(path, &out)?;
     write_atomic(path, out.as_bytes())?;
-    Ok(cfg)
+    Ok((cfg, true))
 }
 
 #[cfg(test)]
@@ -809,6 +929,12 @@ mod tests {
         let e = Config::parse(&p(), "# c\n[bridge]\nenabled = \"yes\"\n").unwrap_err();
         assert_eq!(e.code, "config.invalid");
         assert!(e.message.contains("/etc/hal0/hal0.toml line 3, key `bridge.enabled`"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_header_comment_is_not_part_of_the_key() {
+        let e = Config::parse(&p(), "[bridge] # runs\nrun_retention_days = \"soon\"\n").unwrap_err();
+        assert!(e.message.contains("line 2, key `bridge.run_retention_days`"), "{}", e.message);
     }
 
     #[test]
@@ -973,17 +1099,18 @@ mod tests {
             text,
             "[relay.langfuse]\nenabled = true\nbase_url = \"https://lf.example\"\n\n[network]\nbind = \"127.0.0.1:9\"\n"
         );
-        let cfg = unset_value(&paths, "relay.langfuse.enabled").unwrap();
+        let (cfg, removed) = unset_value(&paths, "relay.langfuse.enabled").unwrap();
+        assert!(removed);
         assert!(!cfg.relay.langfuse.enabled);
         assert_eq!(cfg.relay.langfuse.base_url, "https://lf.example");
         for bad in ["relay", "relay..enabled", ".x", "relay.langfuse."] {
             assert_eq!(set_value(&paths, bad, "1").unwrap_err().code, "config.invalid_key", "{bad}");
         }
         let e = set_value(&paths, "network.bind.x", "1").unwrap_err();
-        assert_eq!(e.code, "config.invalid_key");
-        assert!(e.message.contains("`network.bind` is not a table"), "{}", e.message);
+        assert_eq!(e.code, "config.unknown_key");
+        assert!(e.message.contains("did you mean network.bind?"), "{}", e.message);
         let e = set_value(&paths, "relay.langfuse.base_url", "nope").unwrap_err();
-        assert_eq!(e.code, "config.invalid");
+        assert_eq!(e.code, "config.invalid_value");
         assert_eq!(Config::load(&paths).unwrap().relay.langfuse.base_url, "https://lf.example", "left as it was");
     }
 

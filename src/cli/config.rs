@@ -12,7 +12,12 @@ pub enum ConfigCmd {
         json: bool,
     },
     /// Set SECTION.KEY to VALUE (a TOML literal, or a bare string), keeping comments.
-    Set { key: String, value: String },
+    Set {
+        key: String,
+        /// The value (a negative number is a value, not a flag).
+        #[arg(allow_hyphen_values = true)]
+        value: String,
+    },
     /// Remove SECTION.KEY so its default applies again.
     Unset { key: String },
 }
@@ -36,9 +41,16 @@ pub fn run(ctx: &Ctx, cmd: ConfigCmd) -> Result<()> {
             Ok(())
         }
         ConfigCmd::Unset { key } => {
-            let cfg = unset_value(&ctx.paths, &key)?;
-            println!("Removed {key} from {}; its default applies.", ctx.paths.hal0_toml().display());
-            unit_note(&cfg);
+            let (cfg, removed) = unset_value(&ctx.paths, &key)?;
+            if removed {
+                println!("Removed {key} from {}; its default applies.", ctx.paths.hal0_toml().display());
+                unit_note(&cfg);
+            } else {
+                println!(
+                    "{key} is not set in {}: its default applies already; nothing changed.",
+                    ctx.paths.hal0_toml().display()
+                );
+            }
             Ok(())
         }
     }

@@ -97,7 +97,7 @@ pub async fn put(ctx: &Ctx, a: PutArgs) -> Result<Value> {
     let paths = ctx.paths.clone();
     super::blocking(move || {
         let cfg = match a.value {
-            None | Some(Value::Null) => crate::config::unset_value(&paths, &a.key)?,
+            None | Some(Value::Null) => crate::config::unset_value(&paths, &a.key)?.0,
             Some(Value::String(s)) => crate::config::set_value(&paths, &a.key, &s)?,
             Some(other) => crate::config::set_value(&paths, &a.key, &other.to_string())?,
         };

@@ -185,12 +185,49 @@ fn config_set_keeps_comments_and_refuses_bad_values() {
     let o = env.run(&["config", "set", "bridge.run_retention_days", "soon"]);
     assert_eq!(o.code(), 2);
     assert_eq!(std::fs::read_to_string(&toml).unwrap(), text, "a refused value leaves the file as it was");
+    // The command's value is blamed, not the file, with what the setting takes.
+    assert!(
+        o.stderr().contains("[config.invalid_value]")
+            && o.stderr().contains("bridge.run_retention_days")
+            && o.stderr().contains("a whole number from 0 to 36500")
+            && !o.stderr().contains("fix the file"),
+        "{}",
+        o.stderr()
+    );
     let o = env.run(&["config", "set", "bridge.nonsense", "1"]);
     assert_eq!(o.code(), 2);
+    assert!(
+        o.stderr().contains("[config.unknown_key]") && o.stderr().contains("[bridge] has bridge.enabled"),
+        "{}",
+        o.stderr()
+    );
+    let o = env.run(&["config", "set", "network.bnd", "1.2.3.4:80"]);
+    assert!(o.stderr().contains("did you mean network.bind?"), "{}", o.stderr());
+    // A negative number is a value (refused by the setting's range), not a flag.
+    let o = env.run(&["config", "set", "mcp.gate_wait_secs", "-5"]);
+    assert!(
+        o.stderr().contains("[config.invalid_value]") && o.stderr().contains("mcp.gate_wait_secs"),
+        "{}",
+        o.stderr()
+    );
+    assert_eq!(std::fs::read_to_string(&toml).unwrap(), text, "refused commands leave the file as it was");
     env.ok(&["config", "unset", "network.bind"]);
     let shown = env.json(&["config", "show", "--json"]);
     assert_eq!(shown["network"]["bind"], "127.0.0.1:8080");
     assert!(std::fs::read_to_string(&toml).unwrap().contains("# operator notes"));
+    // Unsetting what is not set says so; an unknown key is refused; the last key of a
+    // table takes the table with it.
+    assert!(env.ok(&["config", "unset", "network.bind"]).contains("is not set"));
+    let o = env.run(&["config", "unset", "nonexist.key"]);
+    assert!(o.code() == 2 && o.stderr().contains("[config.unknown_key]"), "{}", o.stderr());
+    env.ok(&["config", "set", "memory.enabled", "false"]);
+    assert!(std::fs::read_to_string(&toml).unwrap().contains("[memory]"));
+    env.ok(&["config", "unset", "memory.enabled"]);
+    let left = std::fs::read_to_string(&toml).unwrap();
+    assert!(
+        !left.contains("[memory]") && left.contains("# operator notes") && left.contains("[bridge] # runs"),
+        "{left}"
+    );
 }
 
 #[test]
@@ -351,8 +388,8 @@ fn public_url_must_be_pasteable() {
     ] {
         let o = env.run(&["config", "set", "network.public_url", bad]);
         assert_eq!(o.code(), 2, "{bad}: {}", o.stderr());
-        assert!(o.stderr().contains("[config.invalid]"), "{bad}: {}", o.stderr());
-        assert!(o.stderr().contains("key `network.public_url`"), "{bad}: {}", o.stderr());
+        assert!(o.stderr().contains("[config.invalid_value]"), "{bad}: {}", o.stderr());
+        assert!(o.stderr().contains("valid network.public_url"), "{bad}: {}", o.stderr());
         assert_eq!(std::fs::read_to_string(&toml).unwrap(), before, "{bad}: nothing written");
     }
     // A hand-edited file with such a URL is refused at load, before any line is printed.

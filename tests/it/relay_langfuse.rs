@@ -521,7 +521,7 @@ fn a_malformed_base_url_is_refused_with_its_key() {
     let o = env.run(&["config", "set", "relay.langfuse.base_url", "langfuse.internal:3000"]);
     assert_eq!(o.code(), 2, "{}", o.stderr());
     assert!(
-        o.stderr().contains("[config.invalid]") && o.stderr().contains("key `relay.langfuse.base_url`"),
+        o.stderr().contains("[config.invalid_value]") && o.stderr().contains("valid relay.langfuse.base_url"),
         "{}",
         o.stderr()
     );
