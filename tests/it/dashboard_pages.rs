@@ -249,3 +249,61 @@ async fn servers_clients_activity_and_health_pages_work() {
     browser.shots("ui-health", (1280, 900)).await;
     browser.close().await;
 }
+
+/// At a phone's width: a run has a permalink that opens it, its streamed text is grouped
+/// (not one row per token), its approval event links to the card, times read as a person
+/// reads them (the exact time on hover), and nothing is wider than the viewport (headless
+/// Chromium keeps its window at least about 480 px wide, so that is the width checked).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_reads_well_on_a_phone() {
+    let Some(browser) = browser(390, 844).await else { return };
+    let (env, _hermes, _home) = with_hermes(Duration::from_millis(20)).await;
+    let key = env.bridge_key("laptop", &[]);
+    let server = env.serve();
+    let c = connect(&server, &key).await;
+    let slow = call(&c, "agent_run", json!({"agent": "hermes", "input": "SLOW a long story"})).await.unwrap();
+    let slow = slow["run_id"].as_str().unwrap().to_string();
+    call(&c, "agent_run_wait", json!({"run_id": slow, "timeout_s": 60})).await.unwrap();
+    let ask = call(&c, "agent_run", json!({"agent": "hermes", "input": "APPROVE it"})).await.unwrap();
+    let ask = ask["run_id"].as_str().unwrap().to_string();
+    assert!(
+        until(WAIT, || async {
+            call(&c, "agent_run_status", json!({"run_id": ask})).await.unwrap()["status"] == "waiting_for_approval"
+        })
+        .await
+    );
+    signed_in(&browser, &env, &server).await;
+
+    // The permalink opens the run; 60 deltas are a handful of rows, not 60.
+    browser.goto(&server.url(&format!("/ui/runs#run-{slow}"))).await;
+    let h = browser.wait_for("#h-run a.permalink", WAIT).await.expect("the run opens from its link");
+    assert_eq!(h.text().await, slow);
+    assert!(browser.wait_for("#events li.grouped", WAIT).await.is_some(), "grouped deltas");
+    let rows = browser.eval("return document.querySelectorAll('#events li').length").await.as_u64().unwrap();
+    assert!(rows < 20, "{rows} event rows for a run of 60 deltas");
+    let grouped = browser.eval("return document.querySelector('#events li.grouped code').textContent").await;
+    assert!(grouped.as_str().is_some_and(|g| g.contains('×')), "{grouped}");
+    let t = browser
+        .eval("const t = document.querySelector('#run-meta time'); return [t.getAttribute('datetime'), t.title]")
+        .await;
+    assert!(t[0].as_str().is_some_and(|d| d.contains('T')) && t[1].as_str().is_some_and(|s| !s.is_empty()), "{t}");
+    let wide = browser.eval("return document.documentElement.scrollWidth").await.as_u64().unwrap();
+    let view = browser.eval("return window.innerWidth").await.as_u64().unwrap();
+    let culprits = browser
+        .eval("return [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > window.innerWidth && ![...e.children].some(c => c.getBoundingClientRect().right > window.innerWidth)).slice(0, 8).map(e => e.tagName + '#' + e.id + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))")
+        .await;
+    assert!(wide <= view, "the page is {wide} px wide in a {view} px viewport: {culprits}");
+
+    // The run waiting on a person links to its card.
+    browser.goto(&server.url(&format!("/ui/runs#run-{ask}"))).await;
+    let link = browser.wait_for("#events a.to-card", WAIT).await.expect("the approval event links to its card");
+    let card = env.json(&["approvals", "list", "--json"])[0]["id"].as_str().unwrap().to_string();
+    let href = browser.eval("return document.querySelector('#events a.to-card').getAttribute('href')").await;
+    assert_eq!(href, json!(format!("/ui/#ap-{card}")));
+    link.click().await;
+    assert!(browser.wait_for(&format!("#ap-{card} time[title]"), WAIT).await.is_some(), "the card, with its time");
+    let wide = browser.eval("return document.documentElement.scrollWidth").await.as_u64().unwrap();
+    let view = browser.eval("return window.innerWidth").await.as_u64().unwrap();
+    assert!(wide <= view, "the inbox is {wide} px wide in a {view} px viewport");
+    browser.close().await;
+}

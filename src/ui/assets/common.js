@@ -18,7 +18,27 @@ async function api(method, path, body) {
   if (!r.ok) throw new Error((v.error && (v.error.message + " [" + v.error.code + "]")) || ("HTTP " + r.status));
   return v;
 }
-function fmtTime(t) { return t ? String(t).replace("T", " ").replace(/\.\d+/, "").replace("+00:00", "Z") : "–"; }
+/// A stored time as this browser's local date and time (`2026-12-06 14:03`).
+function fmtTime(t) {
+  const d = t ? new Date(t) : null;
+  if (!d || isNaN(d)) return t ? String(t) : "–";
+  const p = (n) => String(n).padStart(2, "0");
+  return d.getFullYear() + "-" + p(d.getMonth() + 1) + "-" + p(d.getDate()) + " " + p(d.getHours()) + ":" + p(d.getMinutes());
+}
+/// A stored time as a person reads it: relative when near ("5 min ago", "in 3 h"), else
+/// local; the exact local time on hover (a <time> element).
+function when(t) {
+  const d = t ? new Date(t) : null;
+  if (!d || isNaN(d)) return document.createTextNode(t ? String(t) : "–");
+  const s = Math.round((d.getTime() - Date.now()) / 1000);
+  const a = Math.abs(s);
+  const say = (n, unit) => (s < 0 ? n + " " + unit + " ago" : "in " + n + " " + unit);
+  const text = a < 45 ? "just now"
+    : a < 3600 ? say(Math.round(a / 60), "min")
+    : a < 86400 ? say(Math.round(a / 3600), "h")
+    : fmtTime(t);
+  return el("time", { datetime: String(t), title: d.toLocaleString() }, text);
+}
 function td(...kids) { return el("td", {}, ...kids); }
 /// A <select> of `options` ([value, label]) with `value` chosen.
 function choice(attrs, options, value) {

@@ -34,12 +34,13 @@ function card(a) {
   approve.onclick = () => decide("approve");
   deny.onclick = () => decide("deny");
   // What the decision is bound to, and why it no longer holds when it does not.
-  const bound = [a.expires_at ? "expires " + fmtTime(a.expires_at) : "", a.args_sha256 ? "arguments sha256 " + a.args_sha256.slice(0, 12) : "", a.policy_version ? "policy " + a.policy_version : ""].filter(Boolean).join(" · ");
+  const bound = [a.args_sha256 ? "arguments sha256 " + a.args_sha256.slice(0, 12) : "", a.policy_version ? "policy " + a.policy_version : ""].filter(Boolean).join(" · ");
+  const expires = a.expires_at ? ["expires ", when(a.expires_at), bound ? " · " : ""] : [];
   const stale = a.stale ? el("p", { class: "err stale", role: "note" }, "Stale: " + a.stale + ". Approving withdraws it.") : "";
   return el("li", { class: "card", id: "ap-" + a.id, "data-id": a.id },
     el("h3", {}, a.tool + " "),
-    el("p", { class: "meta" }, a.kind + " from " + a.client + " · " + a.created_at + " · " + a.id),
-    bound ? el("p", { class: "meta bound" }, bound) : "",
+    el("p", { class: "meta" }, a.kind + " from " + a.client + " · ", when(a.created_at), " · " + a.id),
+    bound || expires.length ? el("p", { class: "meta bound" }, ...expires, bound) : "",
     stale,
     el("p", {}, a.preview || ""),
     el("pre", { class: "args" }, JSON.stringify(a.arguments, null, 2)),
@@ -48,7 +49,7 @@ function card(a) {
 function decidedRow(a) {
   return el("li", { class: "card", id: "done-" + a.id },
     el("h3", {}, a.tool + " "),
-    el("p", { class: "meta" }, el("span", { class: "status-" + a.status }, a.status), " by " + (a.decided_by || "?") + " at " + (a.decided_at || "?") + (a.reason ? " · " + a.reason : "")));
+    el("p", { class: "meta" }, el("span", { class: "status-" + a.status }, a.status), " by " + (a.decided_by || "?") + " ", when(a.decided_at), a.reason ? " · " + a.reason : ""));
 }
 async function refresh() {
   try {

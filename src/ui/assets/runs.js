@@ -10,7 +10,7 @@ function render() {
     b.onclick = () => follow(r.run_id);
     return el("li", { class: "card", id: "run-" + r.run_id, "data-id": r.run_id },
       el("h3", {}, r.client + " → " + r.agent + " "),
-      el("p", { class: "meta" }, statusBadge(r.status), " " + fmtTime(r.created_at) + " · " + r.run_id),
+      el("p", { class: "meta" }, statusBadge(r.status), " ", when(r.created_at), " · ", el("a", { href: "#run-" + r.run_id, class: "permalink", title: "A link to this run" }, r.run_id)),
       el("p", { class: "msg" }, r.input_preview || ""), b);
   }));
   $("#none").hidden = shown.length > 0;
@@ -24,10 +24,32 @@ async function refresh() {
     showError("");
   } catch (e) { showError("Cannot reach hal0: " + (e.message || e)); }
 }
+/// One event as a row; an approval request links to its card in the inbox.
 function eventRow(e) {
   const rest = Object.assign({}, e); delete rest.seq; delete rest.event; delete rest.timestamp;
   const text = rest.text !== undefined && Object.keys(rest).length === 1 ? rest.text : JSON.stringify(rest);
-  return el("li", { class: "ev", "data-seq": String(e.seq) }, el("code", {}, e.seq + " " + e.event), " ", text);
+  const card = e.event === "approval.request" && e.approval_id
+    ? [" ", el("a", { href: "/ui/#ap-" + e.approval_id, class: "to-card" }, "Decide it in the inbox")] : [];
+  return el("li", { class: "ev", "data-seq": String(e.seq) }, el("code", {}, e.seq + " " + e.event), " ", text, ...card);
+}
+/// Streamed text arrives a few tokens per event: consecutive deltas share one row.
+function addEvent(e) {
+  const list = $("#events");
+  const last = list.lastElementChild;
+  const text = e.event === "message.text" && typeof e.text === "string";
+  if (text && last && last.dataset.text === "1") {
+    last.querySelector(".text").textContent += e.text;
+    const n = Number(last.dataset.count) + 1;
+    last.dataset.count = String(n);
+    last.querySelector("code").textContent = last.dataset.first + "–" + e.seq + " message.text ×" + n;
+    return;
+  }
+  if (text) {
+    list.append(el("li", { class: "ev grouped", "data-seq": String(e.seq), "data-text": "1", "data-count": "1", "data-first": String(e.seq) },
+      el("code", {}, e.seq + " message.text"), " ", el("span", { class: "text" }, e.text)));
+    return;
+  }
+  list.append(eventRow(e));
 }
 /// Follow run `id` from the start, or (`resume`) from where the page is: an EventSource
 /// that reconnects by itself would start over with windows cut elsewhere, so on an error
@@ -47,8 +69,8 @@ function follow(id, resume) {
   source.addEventListener("status", (m) => {
     const r = JSON.parse(m.data);
     showError("");
-    $("#h-run").textContent = "Run " + r.run_id;
-    $("#run-meta").replaceChildren(statusBadge(r.status), " " + r.client + " → " + r.agent + " · started " + fmtTime(r.created_at) + " · updated " + fmtTime(r.updated_at));
+    $("#h-run").replaceChildren("Run ", el("a", { href: "#run-" + r.run_id, class: "permalink" }, r.run_id));
+    $("#run-meta").replaceChildren(statusBadge(r.status), " " + r.client + " → " + r.agent + " · started ", when(r.created_at), " · updated ", when(r.updated_at));
     $("#run-input").textContent = r.input_preview || "";
     $("#run-error").textContent = r.error || "";
     $("#stop").hidden = ["completed", "failed", "cancelled", "interrupted"].includes(r.status);
@@ -62,7 +84,7 @@ function follow(id, resume) {
     $("#output").append(o.text);
   });
   source.addEventListener("events", (m) => {
-    for (const e of JSON.parse(m.data).events) if (e.seq > mine.seq) { mine.seq = e.seq; $("#events").append(eventRow(e)); }
+    for (const e of JSON.parse(m.data).events) if (e.seq > mine.seq) { mine.seq = e.seq; addEvent(e); }
   });
   source.addEventListener("end", () => { mine.ended = true; source.close(); $("#stop").hidden = true; showError(""); });
   source.onerror = () => {
@@ -88,3 +110,11 @@ $("#stop").onclick = async () => {
 for (const s of ["#f-client", "#f-agent", "#f-status"]) $(s).onchange = render;
 refresh();
 setInterval(refresh, 3000);
+
+/// A permalink (`/ui/runs#run-<id>`) opens that run.
+async function fromHash() {
+  const m = /^#run-(run_[A-Za-z0-9_-]+)$/.exec(location.hash);
+  if (m && !(open && open.id === m[1])) follow(m[1]);
+}
+window.addEventListener("hashchange", fromHash);
+fromHash();
