@@ -783,7 +783,7 @@ fn expected(dotted: &str) -> String {
 }
 
 /// Levenshtein distance (for "did you mean").
-fn edit_distance(a: &str, b: &str) -> usize {
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

@@ -37,8 +37,21 @@ pub fn run(ctx: &Ctx, a: OpArgs) -> Result<()> {
         return Ok(());
     }
     let name = a.name.unwrap_or_default();
-    let op = op_named(&name)
-        .ok_or_else(|| Error::not_found("mcp.unknown_tool", format!("no operation `{name}` (see `hal0 op --list`)")))?;
+    // An unknown name is a usage error (exit 2), with the nearest names.
+    let op = op_named(&name).ok_or_else(|| {
+        let mut near: Vec<(usize, String)> = crate::ops::routes::ROUTES
+            .iter()
+            .map(|r| r.name().into_owned())
+            .map(|n| (crate::config::edit_distance(&n, &name), n))
+            .filter(|(d, _)| *d <= 3)
+            .collect();
+        near.sort();
+        let hint = match near.first() {
+            Some((_, n)) => format!("did you mean `{n}`? "),
+            None => String::new(),
+        };
+        Error::invalid("mcp.unknown_tool", format!("no operation `{name}`: {hint}(see `hal0 op --list`)"))
+    })?;
     let args: Map<String, Value> = match a.args.as_deref().map(serde_json::from_str::<Value>) {
         None => Map::new(),
         Some(Ok(Value::Object(m))) => m,

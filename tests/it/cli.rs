@@ -436,7 +436,8 @@ fn op_runs_any_operation_by_its_tool_name() {
     let listed = env.ok(&["op", "--list"]);
     assert!(listed.contains("mcp_server_install") && listed.contains("POST /api/mcp/install"), "{listed}");
     for (args, code, want) in [
-        (vec!["op", "nope"], 1, "mcp.unknown_tool"),
+        (vec!["op", "nope"], 2, "mcp.unknown_tool"),
+        (vec!["op", "versoin_info"], 2, "did you mean `version_info`?"),
         (vec!["op", "bridge_client_revoke", r#"{"name":"../x"}"#], 2, "mcp.invalid_arg"),
         (vec!["op", "bridge_client_add", "[1]"], 2, "bridge.invalid_request"),
         (vec!["op", "bridge_client_add", "{"], 2, "bridge.invalid_request"),
