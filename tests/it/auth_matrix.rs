@@ -30,6 +30,13 @@ const ROUTES: &[(&str, &str)] = &[
     ("run_stream", "GET /api/runs/run_none/stream"),
     ("run_stop", "POST /api/runs/run_none/stop"),
     ("keys", "GET /api/mcp/keys"),
+    ("accounts", "GET /api/mcp/up/accounts"),
+    ("account_connect", "POST /api/mcp/up/connect"),
+    ("account_disconnect", "POST /api/mcp/up/disconnect"),
+    ("approval_count", "GET /api/agent/approvals/count"),
+    ("approval_rules", "GET /api/agent/approvals/rules"),
+    ("rule_remove", "DELETE /api/agent/approvals/rules/ar_none"),
+    ("upstream_start", "GET /upstream-oauth/start/not-a-token"),
     ("ui_runs", "GET /ui/runs"),
     ("metrics", "GET /metrics"),
 ];
@@ -81,6 +88,15 @@ const OFF: &[(&str, &str)] = &[
     ("run_stream", "404 401 401 -   -   403 403 403 403 401 403 403 403 404"),
     ("run_stop", "404 401 401 -   -   403 403 403 403 401 403 403 403 404"),
     ("keys", "200 401 401 -   -   403 403 403 403 401 403 403 403 200"),
+    ("accounts", "200 401 401 -   -   403 403 403 403 401 403 403 403 200"),
+    // `up` answers without asking for a credential: it needs no account (409), has none (404).
+    ("account_connect", "409 401 401 -   -   403 403 403 403 401 403 403 403 409"),
+    ("account_disconnect", "404 401 401 -   -   403 403 403 403 401 403 403 403 404"),
+    ("approval_count", "200 401 401 -   -   403 403 403 403 401 403 403 403 200"),
+    ("approval_rules", "200 401 401 -   -   403 403 403 403 401 403 403 403 200"),
+    ("rule_remove", "404 401 401 -   -   403 403 403 403 401 403 403 403 404"),
+    // A start link carries its own sealed token: no key opens it, none is needed.
+    ("upstream_start", "400 400 400 -   -   400 400 400 400 400 400 400 400 400"),
     ("ui_runs", "401 401 401 -   -   401 401 401 401 401 401 401 401 200"),
     ("metrics", "200 401 401 -   -   403 403 403 403 401 403 403 403 200"),
 ];
@@ -111,6 +127,13 @@ const ARMED: &[(&str, &str)] = &[
     ("run_stream", "401 401 401 403 404 403 403 403 403 401 403 403 403 404"),
     ("run_stop", "401 401 401 403 404 403 403 403 403 401 403 403 403 404"),
     ("keys", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
+    ("accounts", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
+    ("account_connect", "401 401 401 403 409 403 403 403 403 401 403 403 403 409"),
+    ("account_disconnect", "401 401 401 403 404 403 403 403 403 401 403 403 403 404"),
+    ("approval_count", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
+    ("approval_rules", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
+    ("rule_remove", "401 401 401 403 404 403 403 403 403 401 403 403 403 404"),
+    ("upstream_start", "400 400 400 400 400 400 400 400 400 400 400 400 400 400"),
     ("ui_runs", "401 401 401 401 401 401 401 401 401 401 401 401 401 200"),
     ("metrics", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
 ];
@@ -236,6 +259,7 @@ fn request(
         }
         "PUT" => http.put(server.url(path)).json(&serde_json::json!({"key": "bridge.run_retention_days", "value": 30})),
         "POST" if path.starts_with("/api/") => http.post(server.url(path)).json(&serde_json::json!({})),
+        "DELETE" => http.delete(server.url(path)),
         _ => return with_cred(mcp_post(http, &server.url(path), None, &initialize_body()), key),
     };
     with_cred(r, key)
@@ -359,6 +383,7 @@ async fn front_door(armed: bool, table: &[(&str, &str)]) {
             };
             let mut r = match method {
                 "PUT" => http.put(url),
+                "DELETE" => http.delete(url),
                 _ => http.post(url).header("accept", "application/json, text/event-stream"),
             };
             if let Some(s) = session {
