@@ -6,7 +6,6 @@
 
 use super::Ctx;
 use crate::approvals;
-use crate::audit::{self, Entry, Outcome, Verdict};
 use crate::auth::oauth::clients::{self, Client, Registration};
 use crate::auth::oauth::grants::{self, AuthorizeQuery, GrantRow, Refusal, RequestView, Tokens};
 use crate::auth::oauth::{self, Issuer, cimd};
@@ -18,7 +17,7 @@ fn issuer(ctx: &Ctx) -> Result<Issuer> {
     Issuer::of(&ctx.svc.config)
 }
 
-/// Run a change `f` on the store's thread, audited as `tool` with `args`.
+/// Run a change `f` on the store's thread, audited as `tool` with `args` ([`super::audited`]).
 async fn audited<T: Send + 'static>(
     ctx: &Ctx,
     tool: &'static str,
@@ -26,28 +25,7 @@ async fn audited<T: Send + 'static>(
     f: impl FnOnce(&crate::store::Store) -> Result<T> + Send + 'static,
 ) -> Result<T> {
     let store = ctx.svc.store.clone();
-    let surface = if ctx.from_shell { "cli" } else { "oauth" };
-    let entry = Entry {
-        surface,
-        tool,
-        identity: &ctx.identity,
-        arguments: &args,
-        verdict: Verdict::Ok,
-        result_code: None,
-        approval_id: None,
-        detail: None,
-    };
-    let id = audit::begin(&store, &entry).await?;
-    let out = store.call(f).await;
-    let (verdict, result_code) = match &out {
-        Ok(_) => (Verdict::Ok, None),
-        Err(e) => (Verdict::Error, Some(e.code.to_string())),
-    };
-    audit::finish(&store, Outcome { id, verdict, result_code, approval_id: None });
-    if ctx.from_shell {
-        audit::flush(&store).await;
-    }
-    out
+    super::audited(ctx, tool, args, store.call(f)).await
 }
 
 /// RFC 8414 metadata of this box's authorization server.
