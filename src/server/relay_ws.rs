@@ -39,16 +39,48 @@ pub async fn connect(State(state): State<Arc<AppState>>, req: Request) -> Respon
         Ok(ws) => ws,
         Err(rejection) => return rejection.into_response(),
     };
+    // Online before the bot reads the 101: an ask sent the moment its socket opens finds it.
+    let (generation, outbound) = match state.relay.connected(&client.name).await {
+        Ok(x) => x,
+        Err(e) => return e.into_response(),
+    };
+    let online = Online { relay: state.relay.clone(), name: client.name, generation, armed: true };
     // Frames from bots are heartbeats: small. Wakes to bots are checked before sending.
     ws.max_message_size(64 * 1024)
-        .on_upgrade(move |socket| run(state, client.name, auth, (caller.cred, caller.seen), socket, cancel))
+        .on_upgrade(move |socket| run(state, online, outbound, auth, (caller.cred, caller.seen), socket, cancel))
+}
+
+/// A bot registered online; dropped without [`Online::close`] (the upgrade never completed),
+/// it goes offline in the background.
+struct Online {
+    relay: Arc<crate::relay::Relay>,
+    name: String,
+    generation: u64,
+    armed: bool,
+}
+
+impl Online {
+    async fn close(mut self) {
+        self.armed = false;
+        self.relay.disconnected(&self.name, self.generation).await;
+    }
+}
+
+impl Drop for Online {
+    fn drop(&mut self) {
+        if self.armed {
+            let (relay, name, generation) = (self.relay.clone(), std::mem::take(&mut self.name), self.generation);
+            tokio::spawn(async move { relay.disconnected(&name, generation).await });
+        }
+    }
 }
 
 use axum::extract::FromRequestParts;
 
 async fn run(
     state: Arc<AppState>,
-    name: String,
+    online: Online,
+    mut outbound: crate::relay::Outgoing,
     auth: Option<String>,
     cred: (Credential, u64),
     socket: WebSocket,
@@ -58,13 +90,7 @@ async fn run(
     // At shutdown the daemon waits (bounded) for this socket's close frame to go out.
     let _held = relay.hold();
     let _counted = crate::metrics::websocket();
-    let (generation, mut outbound) = match relay.connected(&name).await {
-        Ok(x) => x,
-        Err(e) => {
-            tracing::warn!("relay: cannot register {name}: {}", e.message);
-            return;
-        }
-    };
+    let (name, generation) = (online.name.clone(), online.generation);
     tracing::info!(bot = name, generation, "relay: bot connected");
     let (mut sink, mut stream) = socket.split();
     let every = Duration::from_secs(state.config.relay.ping_secs);
@@ -126,7 +152,7 @@ async fn run(
             }
         }
     };
-    relay.disconnected(&name, generation).await;
+    online.close().await;
     tracing::info!(bot = name, generation, "relay: bot disconnected ({why})");
 }
 

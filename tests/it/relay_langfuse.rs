@@ -241,13 +241,14 @@ async fn call(c: &Client, tool: &str, args: Value) -> (bool, Value) {
 /// Bot a asks bot b `message`; b answers `answer`. Returns (request_id, conversation_id).
 async fn answered_ask(a: &Client, b: &Client, sb: &mut Bot, message: &str, answer: &str) -> (String, String) {
     let ask = call(a, "ask_agent", json!({"to": "bot-b", "message": message}));
-    let reply = async {
-        let w = sb.wake().await;
-        let (e, v) = call(b, "reply", json!({"request_id": w["request_id"], "answer": answer})).await;
-        assert!(!e, "{v}");
-        w
+    tokio::pin!(ask);
+    let w = tokio::select! {
+        w = sb.wake() => w,
+        (_, v) = &mut ask => panic!("the ask ended before bot-b was woken: {v}"),
     };
-    let ((e, v), w) = tokio::join!(ask, reply);
+    let (e, v) = call(b, "reply", json!({"request_id": w["request_id"], "answer": answer})).await;
+    assert!(!e, "{v}");
+    let (e, v) = ask.await;
     assert!(!e && v["answer"] == answer, "{v}");
     (w["request_id"].as_str().unwrap().to_string(), w["conversation_id"].as_str().unwrap().to_string())
 }
