@@ -150,9 +150,16 @@ enum Item {
     File(String, PathBuf),
 }
 
-/// Write the archive of `paths` to `out` (atomically, mode 0600). The store is copied to a
+/// Write the archive of `paths` to `out` (atomically, mode 0600; an existing `out` only when
+/// `overwrite`). The store is copied to a
 /// temp file beside `out` and streamed into the archive, never held in memory.
-pub fn create(paths: &Paths, out: &Path) -> Result<Made> {
+pub fn create(paths: &Paths, out: &Path, overwrite: bool) -> Result<Made> {
+    if !overwrite && fs::symlink_metadata(out).is_ok() {
+        return Err(Error::conflict(
+            "backup.exists",
+            format!("{} already exists: name another file, or pass --force to replace it", out.display()),
+        ));
+    }
     let out_dir = out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     if !out_dir.is_dir() {
         return Err(Error::invalid(
@@ -495,7 +502,7 @@ pub fn apply(paths: &Paths, staged: Staged) -> Result<Applied> {
         crate::paths::ensure_dir(&dir)?;
         let stamp = crate::store::now().replace(':', "");
         let p = dir.join(format!("pre-restore-{stamp}.tar.gz"));
-        create(paths, &p)?;
+        create(paths, &p, false)?;
         Some(p)
     } else {
         None

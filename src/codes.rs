@@ -41,6 +41,7 @@ pub const ALL: &[&str] = &[
     "auth.token_required",
     // backup
     "backup.daemon_running",
+    "backup.exists",
     "backup.invalid",
     "backup.invalid_path",
     "backup.newer_schema",
@@ -48,6 +49,8 @@ pub const ALL: &[&str] = &[
     "bridge.agent_refused",
     "bridge.agent_unavailable",
     "bridge.agent_unkeyed",
+    "bridge.client_busy",
+    "bridge.client_live",
     "bridge.client_revoked",
     "bridge.idempotency_conflict",
     "bridge.internal",

@@ -310,6 +310,69 @@ pub fn revoke(store: &Store, name: &str) -> Result<Client> {
     get(store, name)
 }
 
+/// What `hal0 bridge purge` removed with a revoked client's name.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct Purged {
+    pub name: String,
+    /// Its runs (with their events), approvals and standing rules, memory operations and
+    /// OAuth grants, deleted so a new client under the name sees none of them.
+    pub runs: usize,
+    pub approvals: usize,
+    pub rules: usize,
+    pub memory_operations: usize,
+    pub oauth_grants: usize,
+}
+
+/// Free a revoked client's name: delete the client and everything held under its name (its
+/// runs and their output, approvals, standing rules, memory operations, OAuth grants and
+/// tokens, relay presence), in one transaction. The audit log keeps what happened. A live
+/// client is refused (revoke it first), as is one with a run that has not ended.
+pub fn purge(store: &Store, name: &str) -> Result<Purged> {
+    validate_name(name)?;
+    store.with(|c| {
+        let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let state: Option<Option<String>> =
+            tx.query_row("SELECT revoked_at FROM bridge_clients WHERE name = ?1", [name], |r| r.get(0)).optional()?;
+        match state {
+            None => return Err(not_found(name)),
+            Some(None) => {
+                return Err(Error::conflict(
+                    "bridge.client_live",
+                    format!("client `{name}` is live: revoke it first (hal0 bridge revoke {name}), then purge"),
+                ));
+            }
+            Some(Some(_)) => {}
+        }
+        let statuses: Vec<crate::bridge::ledger::RunStatus> = tx
+            .prepare("SELECT status FROM runs WHERE client = ?1")?
+            .query_map([name], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        let open = statuses.iter().filter(|s| !s.is_terminal()).count();
+        if open > 0 {
+            return Err(Error::conflict(
+                "bridge.client_busy",
+                format!(
+                    "client `{name}` has {open} run(s) that have not ended: stop them (hal0 runs list --client {name}) and purge again"
+                ),
+            ));
+        }
+        let grants = "SELECT id FROM oauth_grants WHERE bridge_client = ?1";
+        tx.execute(&format!("DELETE FROM oauth_tokens WHERE grant_id IN ({grants})"), [name])?;
+        let purged = Purged {
+            name: name.to_string(),
+            oauth_grants: tx.execute("DELETE FROM oauth_grants WHERE bridge_client = ?1", [name])?,
+            runs: tx.execute("DELETE FROM runs WHERE client = ?1", [name])?,
+            approvals: tx.execute("DELETE FROM approvals WHERE client = ?1", [name])?,
+            rules: tx.execute("DELETE FROM approval_rules WHERE client = ?1", [name])?,
+            memory_operations: tx.execute("DELETE FROM memory_operations WHERE client = ?1", [name])?,
+        };
+        tx.execute("DELETE FROM relay_presence WHERE name = ?1", [name])?;
+        tx.execute("DELETE FROM bridge_clients WHERE name = ?1", [name])?;
+        tx.commit()?;
+        Ok(purged)
+    })
+}
+
 /// The live client holding `key`, if any (revoked and unknown keys give `None`).
 pub fn lookup(store: &Store, key: &str) -> Result<Option<Client>> {
     if !key.starts_with(KEY_PREFIX) {

@@ -9,6 +9,10 @@ use std::path::PathBuf;
 pub struct BackupArgs {
     /// The archive to write (a gzip'd tar, mode 0600; it holds the keys in api.env).
     pub file: PathBuf,
+    /// Replace FILE when it exists (without it, an existing file is refused and kept).
+    #[arg(long)]
+    pub force: bool,
+    /// Print what was written as JSON.
     #[arg(long)]
     pub json: bool,
 }
@@ -26,7 +30,7 @@ pub struct RestoreArgs {
 }
 
 pub fn backup(ctx: &Ctx, a: BackupArgs) -> Result<()> {
-    let made = backup::create(&ctx.paths, &a.file)?;
+    let made = backup::create(&ctx.paths, &a.file, a.force)?;
     if a.json {
         print_json(&serde_json::to_value(&made).unwrap_or_default());
         return Ok(());

@@ -45,7 +45,18 @@ pub enum BridgeCmd {
         #[arg(long)]
         json: bool,
     },
-    /// End a client's key; its name stays reserved.
+    /// Free a revoked client's name for reuse: deletes its runs (and their output), approvals,
+    /// standing rules, memory operations and OAuth grants; the audit log keeps its history.
+    Purge {
+        name: String,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'y')]
+        yes: bool,
+        /// Print what was removed as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// End a client's key; its name stays reserved (`hal0 bridge purge` frees it).
     Revoke {
         name: String,
         /// Do not ask for confirmation.
@@ -184,8 +195,33 @@ pub fn run(ctx: &Ctx, cmd: BridgeCmd) -> Result<()> {
                 print_json(&c);
             } else {
                 println!(
-                    "Revoked `{}`; its key no longer works. The name stays reserved.",
+                    "Revoked `{}`; its key no longer works. The name stays reserved (hal0 bridge purge frees it).",
                     c["name"].as_str().unwrap_or_default()
+                );
+            }
+            Ok(())
+        }
+        BridgeCmd::Purge { name, yes, json } => {
+            let store = ctx.store()?;
+            bridge::get(&store, &name)?;
+            drop(store);
+            confirm(
+                yes,
+                &format!("Purge `{name}`? Its runs and their output, approvals, rules and grants are deleted for good"),
+            )?;
+            let p = shell_op(ctx, "bridge_client_purge", json!({"name": name}))?;
+            if json {
+                print_json(&p);
+            } else {
+                let n = |f: &str| p[f].as_u64().unwrap_or_default();
+                println!(
+                    "Purged `{name}`: {} run(s), {} approval(s), {} rule(s), {} memory operation(s), {} OAuth grant(s) deleted. \
+                     The name is free; the audit log keeps its history.",
+                    n("runs"),
+                    n("approvals"),
+                    n("rules"),
+                    n("memory_operations"),
+                    n("oauth_grants")
                 );
             }
             Ok(())

@@ -114,6 +114,11 @@ pub async fn rotate(ctx: &Ctx, a: NameArgs) -> Result<Keyed> {
         .await
 }
 
+/// `bridge_client_purge`: a revoked client's name is freed, with everything held under it.
+pub async fn purge(ctx: &Ctx, a: NameArgs) -> Result<bridge::Purged> {
+    ctx.store.call(move |s| bridge::purge(s, &a.name)).await
+}
+
 /// `bridge_client_revoke`: the key ends, the name stays reserved.
 pub async fn revoke(ctx: &Ctx, a: NameArgs) -> Result<Client> {
     ctx.store.call(move |s| bridge::revoke(s, &a.name)).await

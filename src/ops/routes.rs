@@ -198,6 +198,16 @@ pub static ROUTES: &[OpDef] = &[
         bridge::NameArgs,
         "bridge.invalid_request"
     ),
+    route!(
+        "POST",
+        "/api/bridge/clients/{name}/purge",
+        "bridge_client_purge",
+        Gated,
+        "Free a revoked bridge client's name, deleting its runs, approvals, rules and grants (POST /api/bridge/clients/{name}/purge).",
+        bridge::purge,
+        bridge::NameArgs,
+        "bridge.invalid_request"
+    ),
     OpDef {
         wrap: Some("approvals"),
         ..route!(
@@ -693,6 +703,7 @@ pub const GATED: &[&str] = &[
     "bridge_client_scopes",
     "bridge_client_rotate",
     "bridge_client_revoke",
+    "bridge_client_purge",
     "config_write",
     "secret_write",
     "logs_tail",

@@ -20,8 +20,9 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-/// Close code sent when the bot's key stopped working (application range).
-const CLOSE_REVOKED: u16 = 4001;
+/// Close code sent when the bot's key stopped working: 4401, as the spec names it (bots
+/// written against it reconnect with the new key).
+const CLOSE_REVOKED: u16 = 4401;
 
 /// The upgrade handler; the guard already checked the key (a bridge key with `relay`).
 pub async fn connect(State(state): State<Arc<AppState>>, req: Request) -> Response {

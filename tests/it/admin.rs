@@ -188,6 +188,7 @@ async fn no_gated_call_runs_without_an_approved_row() {
         ("mcp_account_connect", json!({"server_id": "files"})),
         ("mcp_account_disconnect", json!({"server_id": "files"})),
         ("approval_rule_remove", json!({"rule_id": "ar_0000000000000000"})),
+        ("bridge_client_purge", json!({"name": "victim"})),
     ];
     let gated: Vec<&str> = hal0::admin::routes::GATED.to_vec();
     assert_eq!(calls.len(), gated.len(), "every gated tool is exercised");

@@ -36,6 +36,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("approval_count", "GET /api/agent/approvals/count"),
     ("approval_rules", "GET /api/agent/approvals/rules"),
     ("rule_remove", "DELETE /api/agent/approvals/rules/ar_none"),
+    ("purge", "POST /api/bridge/clients/nobody/purge"),
     ("upstream_start", "GET /upstream-oauth/start/not-a-token"),
     ("ui_runs", "GET /ui/runs"),
     ("metrics", "GET /metrics"),
@@ -95,6 +96,7 @@ const OFF: &[(&str, &str)] = &[
     ("approval_count", "200 401 401 -   -   403 403 403 403 401 403 403 403 200"),
     ("approval_rules", "200 401 401 -   -   403 403 403 403 401 403 403 403 200"),
     ("rule_remove", "404 401 401 -   -   403 403 403 403 401 403 403 403 404"),
+    ("purge", "404 401 401 -   -   403 403 403 403 401 403 403 403 404"),
     // A start link carries its own sealed token: no key opens it, none is needed.
     ("upstream_start", "400 400 400 -   -   400 400 400 400 400 400 400 400 400"),
     ("ui_runs", "401 401 401 -   -   401 401 401 401 401 401 401 401 200"),
@@ -133,6 +135,7 @@ const ARMED: &[(&str, &str)] = &[
     ("approval_count", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
     ("approval_rules", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
     ("rule_remove", "401 401 401 403 404 403 403 403 403 401 403 403 403 404"),
+    ("purge", "401 401 401 403 404 403 403 403 403 401 403 403 403 404"),
     ("upstream_start", "400 400 400 400 400 400 400 400 400 400 400 400 400 400"),
     ("ui_runs", "401 401 401 401 401 401 401 401 401 401 401 401 401 200"),
     ("metrics", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),

@@ -235,3 +235,26 @@ async fn restore_refuses_a_running_daemon_a_newer_schema_a_damaged_archive_and_n
         .unwrap();
     assert_eq!(names, "laptop");
 }
+
+#[test]
+fn a_backup_never_replaces_a_file_without_force() {
+    let env = Env::new();
+    env.bridge_key("ci", &["agents"]);
+    let archive = env.dir.path().join("keep.tar.gz");
+    std::fs::write(&archive, b"an older archive the operator meant to keep").unwrap();
+    let out = env.run(&["backup", archive.to_str().unwrap()]);
+    assert_eq!(out.code(), 1, "{}", out.stderr());
+    assert!(out.stderr().contains("already exists") && out.stderr().contains("--force"), "{}", out.stderr());
+    assert!(out.stderr().contains("[backup.exists]"), "{}", out.stderr());
+    assert_eq!(std::fs::read(&archive).unwrap(), b"an older archive the operator meant to keep");
+    let left: Vec<_> = std::fs::read_dir(env.dir.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".keep"))
+        .collect();
+    assert!(left.is_empty(), "no temp file left: {left:?}");
+    // With --force it is replaced by a real archive.
+    env.ok(&["backup", archive.to_str().unwrap(), "--force"]);
+    assert_ne!(std::fs::read(&archive).unwrap(), b"an older archive the operator meant to keep");
+    env.ok(&["restore", archive.to_str().unwrap(), "--yes"]);
+}

@@ -96,6 +96,57 @@ fn revoked_name_stays_reserved() {
 }
 
 #[test]
+fn purge_frees_a_revoked_name_and_nothing_of_the_old_client_follows_it() {
+    let env = Env::new();
+    env.ok(&["bridge", "add", "old"]);
+    let db = || rusqlite::Connection::open(env.state_dir().join("hal0.db")).unwrap();
+    let run = |id: &str, status: &str| {
+        db().execute(
+            "INSERT INTO runs (run_id, agent, profile, client, status, created_at, updated_at, fingerprint, output) \
+             VALUES (?1, 'hermes', 'default', 'old', ?2, '2026-12-01T00:00:00Z', '2026-12-01T00:00:00Z', 'f', 'the old output')",
+            [id, status],
+        )
+        .unwrap();
+    };
+    run("run_done", "completed");
+    run("run_open", "running");
+    db().execute(
+        "INSERT INTO run_events (run_id, seq, event, payload) VALUES ('run_done', 1, 'message.delta', '{}')",
+        [],
+    )
+    .unwrap();
+    // A live client is refused: revoke first.
+    let o = env.run(&["bridge", "purge", "old", "--yes"]);
+    assert_eq!(o.code(), 1, "{}", o.stderr());
+    assert!(o.stderr().contains("[bridge.client_live]") && o.stderr().contains("hal0 bridge revoke old"), "{}", o.stderr());
+    env.ok(&["bridge", "revoke", "old", "--yes"]);
+    // Without a terminal or --yes nothing is done.
+    let o = env.run(&["bridge", "purge", "old"]);
+    assert_eq!(o.code(), 3, "{}", o.stderr());
+    // A run that has not ended holds the name.
+    let o = env.run(&["bridge", "purge", "old", "--yes"]);
+    assert_eq!(o.code(), 1, "{}", o.stderr());
+    assert!(o.stderr().contains("[bridge.client_busy]") && o.stderr().contains("1 run(s)"), "{}", o.stderr());
+    assert_eq!(env.json(&["runs", "list", "--json"]).as_array().unwrap().len(), 2, "nothing was deleted");
+    db().execute("UPDATE runs SET status = 'cancelled', finished = 1 WHERE run_id = 'run_open'", []).unwrap();
+    let purged = env.json(&["bridge", "purge", "old", "--yes", "--json"]);
+    assert_eq!(purged["name"], "old");
+    assert_eq!(purged["runs"], 2);
+    // The name is free; the new client sees nothing of the old one's runs.
+    env.ok(&["bridge", "add", "old"]);
+    assert_eq!(env.json(&["runs", "list", "--json"]), serde_json::json!([]));
+    let left: i64 =
+        db().query_row("SELECT count(*) FROM run_events WHERE run_id = 'run_done'", [], |r| r.get(0)).unwrap();
+    assert_eq!(left, 0);
+    // The audit log keeps the purge; unknown names are refused with their code.
+    let audit = env.ok(&["activity", "list", "--json"]);
+    assert!(audit.contains("bridge_client_purge"), "{audit}");
+    let o = env.run(&["bridge", "purge", "nobody", "--yes"]);
+    assert_eq!(o.code(), 1, "{}", o.stderr());
+    assert!(o.stderr().contains("[bridge.unknown_client]"), "{}", o.stderr());
+}
+
+#[test]
 fn scopes_rotate_and_unknown_clients() {
     let env = Env::new();
     let k1 = env.bridge_key("c", &[]);

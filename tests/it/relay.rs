@@ -345,7 +345,7 @@ async fn revoking_a_bot_closes_its_socket_and_stopping_hal0_ends_waiting_asks() 
     let server = env.serve();
     let mut sb = open_socket(&server, &kb).await.unwrap();
     env.ok(&["bridge", "revoke", "bot-b", "--yes"]);
-    assert_eq!(sb.close_code().await, 4001);
+    assert_eq!(sb.close_code().await, 4401);
 
     // §11.8: SIGTERM with a bot connected and an ask waiting: hal0 exits promptly and the
     // ask ends relay_stopping, recorded.
