@@ -84,6 +84,7 @@ pub const ALL: &[&str] = &[
     "bridge.unavailable",
     "bridge.unknown_agent",
     "bridge.unknown_client",
+    "bridge.unknown_client_kind",
     "bridge.unknown_scope",
     // cli
     "cli.declined",

@@ -704,7 +704,11 @@ pub fn set_value(paths: &Paths, dotted: &str, raw: &str) -> Result<Config> {
     known_setting(dotted)?;
     let path = paths.hal0_toml();
     crate::paths::ensure_dir(&paths.config_dir)?;
-    with_lock(&path, || set_locked(&path, dotted, raw)).map_err(|e| {
+    let set = with_lock(&path, || set_locked(&path, dotted, raw));
+    if let Ok(cfg) = &set {
+        crate::clients::refresh(paths, cfg);
+    }
+    set.map_err(|e| {
         // A value the typed config refuses is the command's fault, not the file's: say
         // which value of which setting, and what it takes.
         let marker = format!("key `{dotted}`: ");
@@ -863,7 +867,9 @@ fn split_key(dotted: &str) -> Result<(Vec<&str>, &str)> {
 pub fn unset_value(paths: &Paths, dotted: &str) -> Result<(Config, bool)> {
     known_setting(dotted)?;
     let path = paths.hal0_toml();
-    with_lock(&path, || unset_locked(&path, dotted))
+    let unset = with_lock(&path, || unset_locked(&path, dotted))?;
+    crate::clients::refresh(paths, &unset.0);
+    Ok(unset)
 }
 
 fn unset_locked(path: &Path, dotted: &str) -> Result<(Config, bool)> {

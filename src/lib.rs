@@ -11,6 +11,7 @@ pub(crate) mod auth;
 pub(crate) mod backup;
 pub mod bridge;
 pub mod cli;
+pub mod clients;
 pub(crate) mod codes;
 pub(crate) mod config;
 pub(crate) mod connect;

@@ -351,6 +351,11 @@ pub fn with_lock<T>(path: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
 /// Write `contents` to `path` atomically (temp file in the same dir, fsync, rename) with
 /// mode 0600. A failure leaves the old file untouched and no temp file behind.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
+    write_atomic_mode(path, contents, 0o600)
+}
+
+/// [`write_atomic`] with another mode (only for files that hold no secret).
+pub fn write_atomic_mode(path: &Path, contents: &[u8], mode: u32) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     ensure_dir(dir)?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
@@ -360,6 +365,9 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
     let result = (|| -> std::io::Result<()> {
         let mut f = fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
         adopt_fd(&f, dir)?;
+        if mode != 0o600 {
+            f.set_permissions(fs::Permissions::from_mode(mode))?;
+        }
         f.write_all(contents)?;
         f.sync_all()?;
         fs::rename(&tmp, path)?;

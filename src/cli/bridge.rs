@@ -18,6 +18,11 @@ pub enum BridgeCmd {
         /// A scope to grant (repeatable): agents, memory, admin, relay. Default: agents memory.
         #[arg(long = "scope", value_name = "SCOPE")]
         scopes: Vec<String>,
+        /// Print this MCP client's config instead of the `claude mcp add` lines (the key is
+        /// read from $HAL0_BRIDGE_KEY or the client's prompt, never written in it).
+        #[arg(long, value_name = "CLIENT", value_parser = clap::builder::PossibleValuesParser::new(crate::clients::KINDS))]
+        client: Option<String>,
+        /// Print the key and everything to paste as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -78,8 +83,9 @@ fn shell_op(ctx: &Ctx, tool: &str, args: serde_json::Value) -> Result<serde_json
     runtime()?.block_on(crate::ops::call::at_shell(ops, tool, args))
 }
 
-/// Print a new or rotated key as the op answered it (a `Keyed`).
-fn print_key(k: &serde_json::Value, json_out: bool, verb: &str) -> Result<()> {
+/// Print a new or rotated key as the op answered it (a `Keyed`), with client `kind`'s
+/// config (one of [`crate::clients::KINDS`]).
+fn print_key(k: &serde_json::Value, json_out: bool, verb: &str, kind: &str) -> Result<()> {
     let text = |f: &str| k[f].as_str().unwrap_or_default().to_string();
     let list = |v: &serde_json::Value| -> Vec<String> {
         v.as_array().map(|a| a.iter().filter_map(|l| l.as_str().map(str::to_string)).collect()).unwrap_or_default()
@@ -106,12 +112,19 @@ fn print_key(k: &serde_json::Value, json_out: bool, verb: &str) -> Result<()> {
     println!();
     println!("  {key}");
     println!();
-    println!("On the remote machine, paste:");
-    println!();
-    for l in &lines {
-        println!("{}", safe(l));
+    let servers: Vec<crate::clients::Server> = serde_json::from_value(k["servers"].clone()).unwrap_or_default();
+    if !servers.is_empty() {
+        let s = crate::clients::snippet(kind, &servers)?;
+        println!("For {}, in {}:", s.client, s.place);
+        if kind != "claude-code" {
+            println!("(first, on the remote machine: {})", crate::clients::key_prompt());
+        }
+        println!();
+        for l in s.text.lines() {
+            println!("  {}", safe(l));
+        }
+        println!();
     }
-    println!();
     if let Some(bot) = k.get("relay_bot").filter(|b| b.is_object()) {
         println!("For a hermes-bridge bot (the relay's Hermes plugin), in the bot's .env:");
         println!();
@@ -127,17 +140,18 @@ fn print_key(k: &serde_json::Value, json_out: bool, verb: &str) -> Result<()> {
         println!();
     }
     let me = format!("{base}/api/bridge/me");
-    let header = format!("Authorization: Bearer {key}");
-    println!("Check it from there: {}", safe(&format!("curl -s {} -H {}", shell_quote(&me), shell_quote(&header))));
+    let header = format!("\"Authorization: Bearer ${}\"", crate::clients::KEY_VAR);
+    println!("Check it from there: {}", safe(&format!("curl -s {} -H {header}", shell_quote(&me))));
     Ok(())
 }
 
 pub fn run(ctx: &Ctx, cmd: BridgeCmd) -> Result<()> {
     match cmd {
-        BridgeCmd::Add { name, note, scopes, json } => {
+        BridgeCmd::Add { name, note, scopes, client, json } => {
             // A malformed hal0.toml fails (in ctx.ops) before anything is written.
             let k = shell_op(ctx, "bridge_client_add", json!({"name": name, "note": note, "scopes": scopes}))?;
-            print_key(&k, json, "Added")
+            crate::clients::refresh(&ctx.paths, &ctx.config()?);
+            print_key(&k, json, "Added", client.as_deref().unwrap_or("claude-code"))
         }
         BridgeCmd::List { json } => {
             let list = bridge::list(&ctx.store()?)?;
@@ -183,7 +197,7 @@ pub fn run(ctx: &Ctx, cmd: BridgeCmd) -> Result<()> {
             ctx.config()?;
             confirm(yes, &format!("Rotate the key of `{name}`? Its current key stops working at once"))?;
             let k = shell_op(ctx, "bridge_client_rotate", json!({"name": name}))?;
-            print_key(&k, json, "Rotated the key of")
+            print_key(&k, json, "Rotated the key of", "claude-code")
         }
         BridgeCmd::Revoke { name, yes, json } => {
             let store = ctx.store()?;

@@ -34,6 +34,9 @@ pub struct Keyed {
     pub scopes: BTreeSet<Scope>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub claude_mcp_add: Vec<String>,
+    /// The servers the key opens and their URLs (what `hal0 bridge add --client` writes
+    /// a client's config for).
+    pub servers: Vec<crate::clients::Server>,
     /// For a client holding `relay` while the relay is on: a hermes-bridge bot's setup.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub relay_bot: Option<RelayBot>,
@@ -57,11 +60,24 @@ impl Keyed {
     pub fn of(cfg: &crate::config::Config, client: Client, key: String) -> Keyed {
         let (base, warning) = crate::connect::base_url(cfg);
         let claude_mcp_add = crate::connect::claude_lines(&base, cfg, &client.scopes, &key);
+        let servers = crate::connect::servers_for(cfg, &client.scopes)
+            .into_iter()
+            .map(|(name, mount)| crate::clients::Server { name: name.to_string(), url: format!("{base}/mcp/{mount}/mcp") })
+            .collect();
         let relay_bot = (client.scopes.contains(&Scope::Relay) && cfg.relay.enabled).then(|| {
             let (env, config_yaml) = crate::connect::relay_bot_setup(&base, &key);
             RelayBot { env, config_yaml }
         });
-        Keyed { name: client.name, key, scopes: client.scopes, claude_mcp_add, relay_bot, base_url: base, warning }
+        Keyed {
+            name: client.name,
+            key,
+            scopes: client.scopes,
+            claude_mcp_add,
+            servers,
+            relay_bot,
+            base_url: base,
+            warning,
+        }
     }
 }
 

@@ -257,6 +257,7 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     crate::telemetry::init(&state.config.telemetry)?;
     state.relay.reset()?;
     state.relay.join(cancel.clone()).await;
+    crate::clients::refresh(&state.paths, &state.config);
     let app = router(state.clone(), &cancel);
     crate::service::start(&state.ops, &cancel);
     if state.config.memory.enabled {

@@ -69,6 +69,55 @@ fn bridge_add_bad_inputs() {
 }
 
 #[test]
+fn pasted_client_configs_read_the_key_from_the_environment_and_mcp_clients_md_follows_the_address() {
+    let env = Env::new();
+    env.ok(&["config", "set", "network.public_url", "https://box.example:8443"]);
+    let text = env.ok(&["bridge", "add", "ws"]);
+    let key = text.lines().map(str::trim).find(|l| l.starts_with("hal0bk_")).unwrap().to_string();
+    // The key is shown once on its own line; nothing to paste holds it.
+    let paste: Vec<&str> = text.lines().map(str::trim).filter(|l| l.starts_with("claude mcp add")).collect();
+    assert_eq!(paste.len(), 2, "{text}");
+    assert!(paste.iter().all(|l| !l.contains(&key) && l.contains("${HAL0_BRIDGE_KEY}")), "{text}");
+    assert!(text.contains("read -rs HAL0_BRIDGE_KEY"), "{text}");
+    // The shell reads back one header word holding the key from the environment.
+    let argv = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("printf '%s\\n' {}", paste[0].trim_start_matches("claude mcp add ")))
+        .env("HAL0_BRIDGE_KEY", &key)
+        .output()
+        .unwrap();
+    let words: Vec<String> = String::from_utf8(argv.stdout).unwrap().lines().map(str::to_string).collect();
+    assert_eq!(words.last().unwrap(), &format!("Authorization: Bearer {key}"), "{words:?}");
+    // Each client's own form, none holding the key.
+    for (kind, needle) in [
+        ("cursor", "${env:HAL0_BRIDGE_KEY}"),
+        ("vscode", "${input:hal0-bridge-key}"),
+        ("codex", "bearer_token_env_var = \"HAL0_BRIDGE_KEY\""),
+        ("claude-desktop", "mcp-remote"),
+    ] {
+        let out = env.ok(&["bridge", "add", &format!("c-{kind}"), "--client", kind]);
+        let k = out.lines().map(str::trim).find(|l| l.starts_with("hal0bk_")).unwrap();
+        assert_eq!(out.matches(k).count(), 1, "{kind}: the key is printed once: {out}");
+        assert!(out.contains(needle) && out.contains("https://box.example:8443/mcp/agents/mcp"), "{kind}: {out}");
+    }
+    let o = env.run(&["bridge", "add", "x", "--client", "emacs"]);
+    assert_eq!(o.code(), 2, "{}", o.stderr());
+    assert!(o.stderr().contains("cursor"), "{}", o.stderr());
+    assert!(env.json(&["bridge", "list", "--json"]).as_array().unwrap().iter().all(|c| c["name"] != "x"));
+    // MCP-CLIENTS.md: every client, this box's address, no key, readable by all; it follows the address.
+    let md_path = env.config_dir().join("MCP-CLIENTS.md");
+    let md = std::fs::read_to_string(&md_path).unwrap();
+    assert_eq!(mode(&md_path), 0o644);
+    for heading in ["## Claude Code", "## Cursor", "## VS Code", "## Codex", "## Claude Desktop"] {
+        assert!(md.contains(heading), "{heading}: {md}");
+    }
+    assert!(md.contains("https://box.example:8443/mcp/agents/mcp") && !md.contains("hal0bk_"), "{md}");
+    env.ok(&["config", "set", "network.public_url", "https://hal0.lan"]);
+    let md = std::fs::read_to_string(&md_path).unwrap();
+    assert!(md.contains("https://hal0.lan/mcp/memory/mcp") && !md.contains("box.example"), "{md}");
+}
+
+#[test]
 fn revoked_name_stays_reserved() {
     let env = Env::new();
     env.ok(&["bridge", "add", "old"]);
