@@ -130,9 +130,73 @@ pub async fn diagnose(url: &str, ca_file: Option<&Path>) -> Option<Error> {
     }
 }
 
+/// Why a request to `url` never got an answer, in words a person acts on, from its error
+/// chain (`text`): the name did not resolve, the connection was refused or timed out, the
+/// network is unreachable, or the certificate was refused. `None` when the chain names none
+/// of these (the caller keeps its own words).
+pub fn in_words(url: &str, text: &str) -> Option<String> {
+    let parsed = url::Url::parse(url).ok();
+    let host = parsed.as_ref().and_then(|u| u.host_str()).unwrap_or(url).to_string();
+    let port = parsed.as_ref().and_then(|u| u.port_or_known_default()).map(|p| format!(":{p}")).unwrap_or_default();
+    let t = text.to_ascii_lowercase();
+    if let Some(why) = certificate_problem(text) {
+        return Some(format!("TLS: {why}"));
+    }
+    Some(
+        if t.contains("dns error") || t.contains("failed to lookup address") || t.contains("name or service not known")
+        {
+            format!("DNS lookup failed for {host} (is the host name right?)")
+        } else if t.contains("connection refused") {
+            format!("connection refused by {host}{port} (is the server running? is the port right?)")
+        } else if t.contains("timed out") || t.contains("timeout") {
+            format!("no answer from {host}{port} in time (a firewall, or the wrong address?)")
+        } else if t.contains("network is unreachable") || t.contains("no route to host") {
+            format!("no route to {host} from this box (network unreachable)")
+        } else if t.contains("connection reset") || t.contains("connection closed before message completed") {
+            format!("{host}{port} closed the connection (is it an http server? http vs https?)")
+        } else {
+            return None;
+        },
+    )
+}
+
+/// After a request to `url` failed without saying why (rmcp keeps only an error's text):
+/// one bare `HEAD` (no credentials, no body) with the same trust; why it fails, in words
+/// ([`in_words`]), or `None` when it is answered.
+pub async fn why_unanswered(url: &str, ca_file: Option<&Path>) -> Option<String> {
+    let client = builder(ca_file).ok()?.timeout(Duration::from_secs(5)).build().ok()?;
+    match client.head(url).send().await {
+        Ok(_) => None,
+        Err(e) => in_words(url, &chain(&e)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unanswered_requests_are_named_in_words() {
+        let cases = [
+            (
+                "client error (Connect): dns error: failed to lookup address information",
+                "DNS lookup failed for x.invalid",
+            ),
+            ("tcp connect error: Connection refused (os error 111)", "connection refused by x.invalid:8443"),
+            ("operation timed out", "no answer from x.invalid:8443 in time"),
+            ("Network is unreachable (os error 101)", "no route to x.invalid"),
+            ("invalid peer certificate: NotValidForName", "TLS: its certificate is not valid for this host name"),
+        ];
+        for (text, want) in cases {
+            let got = in_words("https://x.invalid:8443/mcp", text).unwrap();
+            assert!(got.starts_with(want), "{text}: {got}");
+        }
+        assert_eq!(
+            in_words("http://h/mcp", "connection refused").unwrap(),
+            "connection refused by h:80 (is the server running? is the port right?)"
+        );
+        assert!(in_words("http://h/mcp", "expected value at line 1").is_none());
+    }
 
     #[test]
     fn certificate_failures_are_named() {

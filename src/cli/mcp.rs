@@ -192,6 +192,10 @@ pub struct AccessFlags {
     /// The name is a prompt ([prompt_access]).
     #[arg(long)]
     prompt: bool,
+    /// Refuse (exit 2, nothing written) when the server does not offer the tool or cannot
+    /// be asked; without it, that is a warning.
+    #[arg(long)]
+    strict: bool,
 }
 
 impl AccessFlags {
@@ -220,7 +224,9 @@ fn set(ctx: &Ctx, id: &str, tool: &str, tier: ToolList, what: AccessFlags) -> Re
         }
         return Ok(());
     }
-    let before = reg.get(id)?.tools.tier_of(tool);
+    let record = reg.get(id)?;
+    check_offered(ctx, &record, tool, what.strict)?;
+    let before = record.tools.tier_of(tool);
     reg.set_tier(id, tool, tier)?;
     let tool = safe_line(tool);
     match before {
@@ -228,6 +234,28 @@ fn set(ctx: &Ctx, id: &str, tool: &str, tier: ToolList, what: AccessFlags) -> Re
         Some(b) => println!("`{tool}` on `{id}`: {} → {}.", b.key(), tier.key()),
         None => println!("`{tool}` on `{id}`: {}.", tier.key()),
     }
+    Ok(())
+}
+
+/// Warn (or with `strict`, refuse) when `record`'s server does not offer `tool`: a typo
+/// would otherwise wait in the policy until the server grows a tool of that name.
+fn check_offered(ctx: &Ctx, record: &registry::record::Record, tool: &str, strict: bool) -> Result<()> {
+    use registry::probe::Offer;
+    let offer = runtime()?.block_on(registry::probe::offers(record, &ctx.paths, tool));
+    let (id, name) = (&record.id, safe_line(tool));
+    let problem = match offer {
+        Offer::Offered => return Ok(()),
+        Offer::NotOffered { nearest, offered } => {
+            let hint = nearest.map(|n| format!("; did you mean `{}`?", safe_line(&n))).unwrap_or_default();
+            format!("`{id}` offers no tool `{name}` (it lists {offered}: hal0 mcp test {id}){hint}")
+        }
+        Offer::Unknown(why) if strict => format!("cannot check that `{id}` offers `{name}`: {}", safe_line(&why)),
+        Offer::Unknown(_) => return Ok(()),
+    };
+    if strict {
+        return Err(Error::invalid("mcp.unknown_tool", format!("{problem}; nothing was changed")));
+    }
+    eprintln!("warning: {problem}; the policy names it anyway (--strict refuses)");
     Ok(())
 }
 
@@ -284,7 +312,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
                 return Err(Error::invalid("mcp.invalid_name", "a name is 1–128 characters"));
             }
             let (cfg, store) = (ctx.config()?, ctx.store()?);
-            let (r, sync) = runtime()?.block_on(registry::manage::install(
+            let (r, sync, warning) = runtime()?.block_on(registry::manage::install(
                 &ctx.paths,
                 &cfg,
                 &store,
@@ -292,6 +320,9 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
                 registry::manage::InstallOptions { id, name, ca_file },
                 registry::program::Via::Shell,
             ))?;
+            if let Some(w) = &warning {
+                eprintln!("warning: {}", safe_line(w));
+            }
             if json {
                 print_json(&json!({"installed": record_json(&r, None), "hermes_sync": sync}));
                 return Ok(());

@@ -62,7 +62,10 @@ impl Keyed {
         let claude_mcp_add = crate::connect::claude_lines(&base, cfg, &client.scopes, &key);
         let servers = crate::connect::servers_for(cfg, &client.scopes)
             .into_iter()
-            .map(|(name, mount)| crate::clients::Server { name: name.to_string(), url: format!("{base}/mcp/{mount}/mcp") })
+            .map(|(name, mount)| crate::clients::Server {
+                name: name.to_string(),
+                url: format!("{base}/mcp/{mount}/mcp"),
+            })
             .collect();
         let relay_bot = (client.scopes.contains(&Scope::Relay) && cfg.relay.enabled).then(|| {
             let (env, config_yaml) = crate::connect::relay_bot_setup(&base, &key);

@@ -190,8 +190,12 @@ pub async fn install(ctx: &Ctx, a: InstallArgs) -> Result<Value> {
         }
     };
     let opts = manage::InstallOptions { id: a.id, name: a.name, ca_file: None };
-    let (r, sync) = manage::install(&ctx.paths, &ctx.config, &ctx.store, src, opts, via(ctx)?).await?;
-    Ok(redacted(json!({"installed": server_json(&r), "hermes_sync": sync})))
+    let (r, sync, warning) = manage::install(&ctx.paths, &ctx.config, &ctx.store, src, opts, via(ctx)?).await?;
+    let mut out = json!({"installed": server_json(&r), "hermes_sync": sync});
+    if let Some(w) = warning {
+        out["warning"] = json!(w);
+    }
+    Ok(redacted(out))
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]

@@ -93,7 +93,7 @@ pub async fn install(
     src: Source,
     opts: InstallOptions,
     via: Via,
-) -> Result<(Record, HermesSync)> {
+) -> Result<(Record, HermesSync, Option<String>)> {
     check_name(&opts.name)?;
     let mut r = resolve(&src, opts.id.as_deref(), &Guard::system()).await?;
     if let Some(n) = opts.name {
@@ -103,15 +103,27 @@ pub async fn install(
         r.ca_file = Some(check_ca_file(&r, &p)?);
     }
     program::check_install(via, &r)?;
-    // A server that answers 401 with OAuth metadata is recorded as wanting an account
-    // (a server that does not answer in time, or at all, is installed as it is).
-    if r.transport != super::record::Transport::Stdio
-        && let Ok(Ok(Some(d))) = tokio::time::timeout(DISCOVER_AT_INSTALL, super::oauth::flow::probe(&r)).await
-    {
-        r.oauth = Some(super::oauth::flow::need_of(&d, None));
+    // A server that answers 401 with OAuth metadata is recorded as wanting an account; one
+    // that does not answer in time, or at all, is installed as it is, with a warning.
+    let mut warning = None;
+    if r.transport != super::record::Transport::Stdio {
+        match tokio::time::timeout(DISCOVER_AT_INSTALL, super::oauth::flow::probe(&r)).await {
+            Ok(Ok(Some(d))) => r.oauth = Some(super::oauth::flow::need_of(&d, None)),
+            Ok(Ok(None)) => {}
+            Ok(Err(e)) => {
+                warning = Some(format!("{}; installed anyway (check it with: hal0 mcp test ID)", e.message));
+            }
+            Err(_) => {
+                warning = Some(format!(
+                    "the server did not answer within {} s; installed anyway (check it with: hal0 mcp test ID)",
+                    DISCOVER_AT_INSTALL.as_secs()
+                ))
+            }
+        }
     }
     let r = Registry::new(paths).install(r)?;
-    Ok((r, expose::join(paths, cfg, store)))
+    let warning = warning.map(|w| w.replace("ID", &r.id));
+    Ok((r, expose::join(paths, cfg, store), warning))
 }
 
 /// Uninstall `id`: the record goes, every consumer key of it is revoked, and the join

@@ -72,3 +72,60 @@ pub async fn probe_with(record: &Record, client: &super::upstream::Client, missi
         missing_secrets: missing,
     })
 }
+
+/// Whether an installed server offers a tool, as far as hal0 can tell without starting a
+/// program.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Offer {
+    Offered,
+    /// Not in its list: the nearest name it does offer, if one is close.
+    NotOffered {
+        nearest: Option<String>,
+        offered: usize,
+    },
+    /// Not checked: a stdio server (a check would start it), or no answer (why, in words).
+    Unknown(String),
+}
+
+/// Whether `record`'s server offers tool `name` (a pattern with `*` is not checked).
+pub async fn offers(record: &Record, paths: &crate::paths::Paths, name: &str) -> Offer {
+    if name.contains('*') {
+        return Offer::Offered;
+    }
+    if record.url.is_none() {
+        return Offer::Unknown(format!("`{}` runs as a program; hal0 does not start it to check", record.id));
+    }
+    const CHECK: Duration = Duration::from_secs(5);
+    match tokio::time::timeout(CHECK, probe(record, paths)).await {
+        Err(_) => Offer::Unknown(format!("{} did not list its tools within {} s", record.id, CHECK.as_secs())),
+        Ok(Err(e)) => Offer::Unknown(e.message),
+        Ok(Ok(p)) => judge(&p.tools.iter().map(|t| t.tool.as_str()).collect::<Vec<_>>(), name),
+    }
+}
+
+/// `name` against the tools a server listed.
+fn judge(listed: &[&str], name: &str) -> Offer {
+    if listed.contains(&name) {
+        return Offer::Offered;
+    }
+    let nearest = listed
+        .iter()
+        .map(|t| (crate::config::edit_distance(t, name), *t))
+        .filter(|(d, t)| *d <= 2.max(t.len() / 4))
+        .min()
+        .map(|(_, t)| t.to_string());
+    Offer::NotOffered { nearest, offered: listed.len() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_typo_is_not_offered_and_names_the_nearest_tool() {
+        let listed = ["read_file", "write_file", "list_directory"];
+        assert_eq!(judge(&listed, "read_file"), Offer::Offered);
+        assert_eq!(judge(&listed, "read_fiel"), Offer::NotOffered { nearest: Some("read_file".into()), offered: 3 });
+        assert_eq!(judge(&listed, "no_such_tool"), Offer::NotOffered { nearest: None, offered: 3 });
+    }
+}

@@ -186,6 +186,32 @@ pub fn work_dir(paths: &crate::paths::Paths, id: &str) -> std::path::PathBuf {
 /// with proto 0, and asyncio sets NODELAY only for IPPROTO_TCP sockets), so its Nagle held a
 /// response's body until this side's delayed ACK. uvicorn's own bind sets it; a server that
 /// does not will still be slow on a kept-alive connection.
+/// An rmcp error's text for people: without the transport's Rust type names, redacted.
+fn plain(text: &str) -> String {
+    let mut t = text.to_string();
+    // `Transport [rmcp::transport::worker::WorkerTransport<…>] error: ` says nothing to a person.
+    while let Some(at) = t.find(" [rmcp::") {
+        let mut depth = 0usize;
+        let end = t[at + 1..].char_indices().find_map(|(i, c)| {
+            match c {
+                '[' => depth += 1,
+                ']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(at + 1 + i + 1);
+                    }
+                }
+                _ => {}
+            }
+            None
+        });
+        let Some(end) = end else { break };
+        t.replace_range(at..end, "");
+    }
+    crate::redact::redact(&t.replace("Send message error Transport error: ", "").replace("Client error: ", ""))
+        .into_owned()
+}
+
 fn http_client(ca_file: Option<&Path>) -> Result<reqwest::Client> {
     use std::sync::LazyLock;
     type Key = (Option<std::path::PathBuf>, Option<std::time::SystemTime>);
@@ -270,18 +296,21 @@ pub async fn connect(
                 return Err(tls);
             }
             let low = text.to_lowercase();
-            let why = if text.contains("401")
+            if text.contains("401")
                 || text.contains("403")
                 || low.contains("unauthorized")
                 || low.contains("auth required")
             {
-                if record.oauth.is_some() { TOKEN_REFUSED } else { CREDENTIALS_REFUSED }
-            } else if low.contains("connect") || low.contains("refused") {
-                "does not answer (is the server running? is the url right?)"
-            } else {
-                "did not answer like an MCP server"
-            };
-            return Err(failed(code, format!("{url} {why}: {}", crate::redact::redact(&text))));
+                let why = if record.oauth.is_some() { TOKEN_REFUSED } else { CREDENTIALS_REFUSED };
+                return Err(failed(code, format!("{url} {why}: {}", plain(&text))));
+            }
+            // A request that got no answer at all: say why in words (DNS, refused, timeout).
+            if (low.contains("sending request") || low.contains("connect"))
+                && let Some(why) = crate::outbound::why_unanswered(&url, record.ca_file.as_deref()).await
+            {
+                return Err(failed(code, format!("{url} does not answer: {why}")));
+            }
+            return Err(failed(code, format!("{url} did not answer like an MCP server: {}", plain(&text))));
         }
     };
     let wire = tapped.and_then(|t| {

@@ -167,7 +167,11 @@ fn purge_frees_a_revoked_name_and_nothing_of_the_old_client_follows_it() {
     // A live client is refused: revoke first.
     let o = env.run(&["bridge", "purge", "old", "--yes"]);
     assert_eq!(o.code(), 1, "{}", o.stderr());
-    assert!(o.stderr().contains("[bridge.client_live]") && o.stderr().contains("hal0 bridge revoke old"), "{}", o.stderr());
+    assert!(
+        o.stderr().contains("[bridge.client_live]") && o.stderr().contains("hal0 bridge revoke old"),
+        "{}",
+        o.stderr()
+    );
     env.ok(&["bridge", "revoke", "old", "--yes"]);
     // Without a terminal or --yes nothing is done.
     let o = env.run(&["bridge", "purge", "old"]);

@@ -413,3 +413,57 @@ fn mcp_secret_set_reads_stdin_and_writes_api_env_and_the_record() {
     assert_eq!(api_env(), before_env, "refusals write nothing to api.env");
     assert_eq!(std::fs::read_to_string(record_path(&env, "files")).unwrap(), before_rec, "nor to the record");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_policy_for_a_tool_the_server_does_not_offer_warns_and_strict_refuses() {
+    let up = crate::support::upstream::RmcpUpstream::start().await;
+    let env = Env::new();
+    let url = up.url();
+    tokio::task::spawn_blocking(move || {
+        env.ok(&["mcp", "install", &url, "--id", "notes"]);
+        let p = record_path(&env, "notes");
+        // An offered tool: no warning.
+        let o = env.run(&["mcp", "allow", "notes", "echo"]);
+        assert_eq!(o.code(), 0, "{}", o.stderr());
+        assert_eq!(o.stderr(), "", "no warning for an offered tool");
+        // A typo: written, with a warning naming the nearest tool.
+        let o = env.run(&["mcp", "allow", "notes", "ecoh"]);
+        assert_eq!(o.code(), 0, "{}", o.stderr());
+        assert!(
+            o.stderr().contains("offers no tool `ecoh`") && o.stderr().contains("did you mean `echo`"),
+            "{}",
+            o.stderr()
+        );
+        assert!(std::fs::read_to_string(&p).unwrap().contains("ecoh"));
+        // --strict refuses it and leaves the record as it was.
+        let before = std::fs::read_to_string(&p).unwrap();
+        let err = fails(&env, &["mcp", "gate", "notes", "no_such_tool", "--strict"], 2, "mcp.unknown_tool");
+        assert!(err.contains("nothing was changed"), "{err}");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), before);
+        // A server that does not answer cannot be checked: --strict refuses, naming why in words.
+        env.ok(&["mcp", "install", "http://127.0.0.1:9/mcp", "--id", "gone"]);
+        let err = fails(&env, &["mcp", "allow", "gone", "echo", "--strict"], 2, "mcp.unknown_tool");
+        assert!(err.contains("connection refused by 127.0.0.1:9"), "{err}");
+        assert!(!err.contains("rmcp::"), "{err}");
+        let o = env.run(&["mcp", "allow", "gone", "echo"]);
+        assert_eq!(o.code(), 0, "without --strict an unchecked name is written: {}", o.stderr());
+    })
+    .await
+    .unwrap();
+}
+
+#[test]
+fn installing_and_testing_a_server_that_does_not_answer_say_why_in_words() {
+    let env = Env::new();
+    let o = env.run(&["mcp", "install", "http://127.0.0.1:9/mcp", "--id", "gone"]);
+    assert_eq!(o.code(), 0, "{}", o.stderr());
+    assert!(
+        o.stderr().contains("warning: http://127.0.0.1:9/mcp does not answer: connection refused by 127.0.0.1:9")
+            && o.stderr().contains("hal0 mcp test gone"),
+        "{}",
+        o.stderr()
+    );
+    let err = fails(&env, &["mcp", "test", "gone"], 1, "mcp.probe_failed");
+    assert!(err.contains("connection refused by 127.0.0.1:9 (is the server running? is the port right?)"), "{err}");
+    assert!(!err.contains("rmcp::") && !err.contains("WorkerTransport"), "{err}");
+}

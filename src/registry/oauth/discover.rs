@@ -145,7 +145,10 @@ pub async fn challenge(url: &str, ca_file: Option<&std::path::Path>) -> Result<O
         .send()
         .await
         .map_err(|e| {
-            failed(format!("{url} does not answer: {}", crate::redact::redact(&crate::outbound::chain(&e))))
+            let text = crate::outbound::chain(&e);
+            let why =
+                crate::outbound::in_words(url, &text).unwrap_or_else(|| crate::redact::redact(&text).into_owned());
+            failed(format!("{url} does not answer: {why}"))
         })?;
     if resp.status() != reqwest::StatusCode::UNAUTHORIZED {
         return Ok(None);
