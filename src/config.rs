@@ -733,6 +733,38 @@ pub fn set_value(paths: &Paths, dotted: &str, raw: &str) -> Result<Config> {
     })
 }
 
+/// The effective configuration `effective` (TOML, as serialized) with ` # default` after
+/// each setting that `file` (hal0.toml's text) does not set.
+pub fn mark_defaults(effective: &str, file: &str) -> String {
+    let doc: toml_edit::DocumentMut = file.parse().unwrap_or_default();
+    let set = |dotted: &[&str]| {
+        let mut item: Option<&toml_edit::Item> = Some(doc.as_item());
+        for part in dotted {
+            item = item.and_then(|i| i.get(part));
+        }
+        item.is_some()
+    };
+    let mut section: Vec<String> = Vec::new();
+    let mut out = String::new();
+    for line in effective.lines() {
+        let t = line.trim();
+        if let Some(h) = t.strip_prefix('[').and_then(|h| h.strip_suffix(']')).filter(|h| !h.starts_with('[')) {
+            section = h.split('.').map(|p| p.trim().trim_matches('"').to_string()).collect();
+        } else if let Some((key, _)) = t.split_once(" = ").filter(|(k, _)| !k.contains(' ') && !line.starts_with(' ')) {
+            let mut path: Vec<&str> = section.iter().map(String::as_str).collect();
+            path.push(key.trim_matches('"'));
+            if !set(&path) {
+                out.push_str(line);
+                out.push_str(if line.ends_with('[') { " # default\n" } else { "  # default\n" });
+                continue;
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
 /// `dotted` is a setting of `schema()`, or `config.unknown_key` with the nearest ones.
 fn known_setting(dotted: &str) -> Result<()> {
     split_key(dotted)?;
@@ -915,6 +947,17 @@ fn unset_locked(path: &Path, dotted: &str) -> Result<(Config, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn defaults_are_marked_and_set_values_are_not() {
+        let effective = "[network]\nbind = \"0.0.0.0:8080\"\nallow_unauthenticated = false\n\n[mcp]\ngate_wait_secs = 30\n";
+        let file = "[network]\nbind = \"0.0.0.0:8080\"\n";
+        let out = mark_defaults(effective, file);
+        assert!(out.contains("bind = \"0.0.0.0:8080\"\n"), "{out}");
+        assert!(out.contains("allow_unauthenticated = false  # default"), "{out}");
+        assert!(out.contains("gate_wait_secs = 30  # default"), "{out}");
+        let _: toml_edit::DocumentMut = out.parse().expect("still TOML");
+    }
 
     fn p() -> PathBuf {
         PathBuf::from("/etc/hal0/hal0.toml")

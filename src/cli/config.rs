@@ -7,7 +7,13 @@ use crate::error::Result;
 #[derive(Debug, clap::Subcommand)]
 pub enum ConfigCmd {
     /// Print the effective configuration (file values over defaults).
+    /// Show the effective configuration: every setting, those not set in hal0.toml marked
+    /// `# default`.
     Show {
+        /// Show hal0's built-in defaults instead (what an unset setting falls back to).
+        #[arg(long)]
+        defaults: bool,
+        /// Print it as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -24,14 +30,22 @@ pub enum ConfigCmd {
 
 pub fn run(ctx: &Ctx, cmd: ConfigCmd) -> Result<()> {
     match cmd {
-        ConfigCmd::Show { json } => {
-            let cfg = ctx.config()?;
+        ConfigCmd::Show { defaults, json } => {
+            let cfg = if defaults { crate::config::Config::default() } else { ctx.config()? };
             if json {
                 print_json(&serde_json::to_value(&cfg).unwrap_or_default());
-            } else {
-                println!("# {}", ctx.paths.hal0_toml().display());
-                print!("{}", crate::term::safe(&toml_edit::ser::to_string_pretty(&cfg).unwrap_or_default()));
+                return Ok(());
             }
+            let text = toml_edit::ser::to_string_pretty(&cfg).unwrap_or_default();
+            if defaults {
+                println!("# hal0's defaults (an unset setting takes these)");
+                print!("{}", crate::term::safe(&text));
+                return Ok(());
+            }
+            let path = ctx.paths.hal0_toml();
+            let file = crate::paths::read_optional(&path)?.unwrap_or_default();
+            println!("# {} (effective; `# default`: not set in the file)", path.display());
+            print!("{}", crate::term::safe(&crate::config::mark_defaults(&text, &file)));
             Ok(())
         }
         ConfigCmd::Set { key, value } => {

@@ -575,3 +575,19 @@ fn a_closed_stdout_is_not_a_panic() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(matches!(out.status.code(), Some(0) | Some(141)), "{:?} {stderr}", out.status);
 }
+
+#[test]
+fn config_show_marks_defaults_and_shows_the_built_in_ones() {
+    let env = Env::new();
+    env.ok(&["config", "set", "mcp.gate_wait_secs", "45"]);
+    let shown = env.ok(&["config", "show"]);
+    assert!(shown.lines().any(|l| l == "gate_wait_secs = 45"), "set in the file: {shown}");
+    assert!(shown.lines().any(|l| l == "call_timeout_secs = 120  # default"), "{shown}");
+    let doc: toml_edit::DocumentMut = shown.parse().expect("the effective config is TOML");
+    assert_eq!(doc["mcp"]["gate_wait_secs"].as_integer(), Some(45));
+    let defaults = env.ok(&["config", "show", "--defaults"]);
+    assert!(defaults.lines().any(|l| l == "gate_wait_secs = 30"), "{defaults}");
+    let j = env.json(&["config", "show", "--defaults", "--json"]);
+    assert_eq!(j["mcp"]["gate_wait_secs"], 30);
+    assert_eq!(env.json(&["config", "show", "--json"])["mcp"]["gate_wait_secs"], 45);
+}
