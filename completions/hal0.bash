@@ -292,6 +292,9 @@ _hal0() {
             hal0__subcmd__bridge,list)
                 cmd="hal0__subcmd__bridge__subcmd__list"
                 ;;
+            hal0__subcmd__bridge,purge)
+                cmd="hal0__subcmd__bridge__subcmd__purge"
+                ;;
             hal0__subcmd__bridge,revoke)
                 cmd="hal0__subcmd__bridge__subcmd__revoke"
                 ;;
@@ -309,6 +312,9 @@ _hal0() {
                 ;;
             hal0__subcmd__bridge__subcmd__help,list)
                 cmd="hal0__subcmd__bridge__subcmd__help__subcmd__list"
+                ;;
+            hal0__subcmd__bridge__subcmd__help,purge)
+                cmd="hal0__subcmd__bridge__subcmd__help__subcmd__purge"
                 ;;
             hal0__subcmd__bridge__subcmd__help,revoke)
                 cmd="hal0__subcmd__bridge__subcmd__help__subcmd__revoke"
@@ -480,6 +486,9 @@ _hal0() {
                 ;;
             hal0__subcmd__help__subcmd__bridge,list)
                 cmd="hal0__subcmd__help__subcmd__bridge__subcmd__list"
+                ;;
+            hal0__subcmd__help__subcmd__bridge,purge)
+                cmd="hal0__subcmd__help__subcmd__bridge__subcmd__purge"
                 ;;
             hal0__subcmd__help__subcmd__bridge,revoke)
                 cmd="hal0__subcmd__help__subcmd__bridge__subcmd__revoke"
@@ -1229,7 +1238,7 @@ _hal0() {
 
     case "${cmd}" in
         hal0)
-            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent config activity store mcp relay doctor oauth approvals notify ui backup restore op run remote memory skills completions help"
+            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent activity store mcp relay doctor oauth approvals notify ui backup restore op run remote memory skills completions config help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2485,7 +2494,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__backup)
-            opts="-h --json --config-dir --state-dir --help"
+            opts="-h --force --json --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2507,7 +2516,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__bridge)
-            opts="-h --config-dir --state-dir --help add list scopes rotate revoke help"
+            opts="-h --config-dir --state-dir --help add list scopes rotate purge revoke help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2529,7 +2538,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__bridge__subcmd__add)
-            opts="-h --note --scope --json --config-dir --state-dir --help"
+            opts="-h --note --scope --client --json --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2541,6 +2550,10 @@ _hal0() {
                     ;;
                 --scope)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --client)
+                    COMPREPLY=($(compgen -W "claude-code cursor vscode codex claude-desktop" -- "${cur}"))
                     return 0
                     ;;
                 --config-dir)
@@ -2559,7 +2572,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__bridge__subcmd__help)
-            opts="add list scopes rotate revoke help"
+            opts="add list scopes rotate purge revoke help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2601,6 +2614,20 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__bridge__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__bridge__subcmd__help__subcmd__purge)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2658,6 +2685,28 @@ _hal0() {
             ;;
         hal0__subcmd__bridge__subcmd__list)
             opts="-h --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__bridge__subcmd__purge)
+            opts="-y -h --yes --json --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2767,7 +2816,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__config)
-            opts="-h --config-dir --state-dir --help show set unset help"
+            opts="-h --config-dir --state-dir --help show unset set help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2789,7 +2838,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__config__subcmd__help)
-            opts="show set unset help"
+            opts="show unset set help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2881,7 +2930,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__config__subcmd__show)
-            opts="-h --json --config-dir --state-dir --help"
+            opts="-h --defaults --json --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2925,7 +2974,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__doctor)
-            opts="-h --json --config-dir --state-dir --help"
+            opts="-h --json --strict --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2947,7 +2996,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help)
-            opts="serve bridge auth runs agent config activity store mcp relay doctor oauth approvals notify ui backup restore op run remote memory skills completions help"
+            opts="serve bridge auth runs agent activity store mcp relay doctor oauth approvals notify ui backup restore op run remote memory skills completions config help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3311,7 +3360,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help__subcmd__bridge)
-            opts="add list scopes rotate revoke"
+            opts="add list scopes rotate purge revoke"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3339,6 +3388,20 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help__subcmd__bridge__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__bridge__subcmd__purge)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -3409,7 +3472,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help__subcmd__config)
-            opts="show set unset"
+            opts="show unset set"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4651,7 +4714,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp__subcmd__allow)
-            opts="-h --resource --prompt --config-dir --state-dir --help"
+            opts="-h --resource --prompt --strict --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4673,7 +4736,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp__subcmd__block)
-            opts="-h --resource --prompt --config-dir --state-dir --help"
+            opts="-h --resource --prompt --strict --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4959,7 +5022,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp__subcmd__gate)
-            opts="-h --resource --prompt --config-dir --state-dir --help"
+            opts="-h --resource --prompt --strict --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -950,7 +950,8 @@ mod tests {
 
     #[test]
     fn defaults_are_marked_and_set_values_are_not() {
-        let effective = "[network]\nbind = \"0.0.0.0:8080\"\nallow_unauthenticated = false\n\n[mcp]\ngate_wait_secs = 30\n";
+        let effective =
+            "[network]\nbind = \"0.0.0.0:8080\"\nallow_unauthenticated = false\n\n[mcp]\ngate_wait_secs = 30\n";
         let file = "[network]\nbind = \"0.0.0.0:8080\"\n";
         let out = mark_defaults(effective, file);
         assert!(out.contains("bind = \"0.0.0.0:8080\"\n"), "{out}");

@@ -81,11 +81,13 @@ impl Report {
     }
 
     /// 0 when every row is ok, 1 with warnings, 2 with failures.
-    pub fn exit_code(&self) -> i32 {
+    /// The global legend's codes: 1 when a check failed, 0 otherwise; warnings fail too
+    /// only when `strict`.
+    pub fn exit_code(&self, strict: bool) -> i32 {
         match self.worst() {
             Status::Ok => 0,
-            Status::Warn => 1,
-            Status::Fail => 2,
+            Status::Warn => i32::from(strict),
+            Status::Fail => 1,
         }
     }
 
@@ -1025,11 +1027,11 @@ mod tests {
     #[test]
     fn exit_codes() {
         let mut r = Report { rows: vec![row("a", Status::Ok, "")] };
-        assert_eq!(r.exit_code(), 0);
+        assert_eq!((r.exit_code(false), r.exit_code(true)), (0, 0));
         r.rows.push(row("b", Status::Warn, ""));
-        assert_eq!(r.exit_code(), 1);
+        assert_eq!((r.exit_code(false), r.exit_code(true)), (0, 1));
         r.rows.push(row("c", Status::Fail, ""));
-        assert_eq!(r.exit_code(), 2);
+        assert_eq!((r.exit_code(false), r.exit_code(true)), (1, 1));
         assert_eq!(r.to_json()["rows"][2], serde_json::json!({"name": "c", "status": "fail", "detail": ""}));
     }
 }

@@ -1,16 +1,22 @@
-//! `hal0 doctor`: checks the installation and prints one row per check. Its exit code is its
-//! own: 0 when every row is ok, 1 with warnings, 2 with failures (no `error:` line for those).
+//! `hal0 doctor`: checks the installation and prints one row per check. Its exit code follows
+//! the global legend: 1 when a check failed, 0 otherwise; with `--strict` warnings fail too
+//! (no `error:` line for either).
 
 use super::{Ctx, table};
 use crate::doctor::{self, Status};
 use crate::error::Result;
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Exit codes: 0 every check ok, 1 warnings, 2 failures.")]
+#[command(
+    after_help = "Exit codes: 0 no check failed (warnings are not failures), 1 a check failed (with --strict: or warned)."
+)]
 pub struct DoctorArgs {
     /// Print `{"rows":[{"name","status","detail"}]}`.
     #[arg(long)]
     pub json: bool,
+    /// Exit 1 on warnings too (for scripts that want a spotless box).
+    #[arg(long)]
+    pub strict: bool,
 }
 
 fn badge(s: Status) -> &'static str {
@@ -40,5 +46,5 @@ pub fn run(ctx: &Ctx, args: DoctorArgs) -> Result<i32> {
             (w, f) => println!("{f} failed, {w} with warnings, {} ok.", report.rows.len() - w - f),
         }
     }
-    Ok(report.exit_code())
+    Ok(report.exit_code(args.strict))
 }

@@ -258,3 +258,13 @@ fn retable_matches_comfy_after_a_replacement() {
     assert_eq!(got, render("valid ([tmp]/etc/hal0.toml)"));
     assert_ne!(got, long);
 }
+
+#[test]
+fn help_pages() {
+    let env = Env::new();
+    let s = Scrub::new(&env);
+    // The top page groups the commands and says the inherited options once; a command's
+    // page points to them.
+    insta::assert_snapshot!("help_top", s.out(&env.run(&["--help"])));
+    insta::assert_snapshot!("help_bridge_add", s.out(&env.run(&["bridge", "add", "--help"])));
+}
