@@ -34,11 +34,14 @@ fn no_help_subcommand(cmd: clap::Command) -> clap::Command {
     cmd
 }
 
+/// One of clap_mangen's section renderers.
+type Section = fn(&clap_mangen::Man, &mut dyn std::io::Write) -> std::io::Result<()>;
+
 fn man_pages(cmd: &clap::Command, name: &str, out: &mut Vec<(PathBuf, Vec<u8>)>) {
     let page = cmd.clone().name(name.to_string());
     let man = clap_mangen::Man::new(page.clone());
     let mut buf = Vec::new();
-    let sections: [fn(&clap_mangen::Man, &mut dyn std::io::Write) -> std::io::Result<()>; 4] = [
+    let sections: [Section; 4] = [
         clap_mangen::Man::render_title,
         clap_mangen::Man::render_name_section,
         clap_mangen::Man::render_synopsis_section,
