@@ -134,7 +134,8 @@ impl RouteClass {
     pub fn of(path: &str) -> RouteClass {
         let p = path.trim_end_matches('/');
         match p {
-            "/api/health" | "/ui/login" => RouteClass::Open,
+            // `/` (trimmed to ``) says where things are, and nothing else.
+            "" | "/api/health" | "/ui/login" => RouteClass::Open,
             // OAuth's own endpoints check the client themselves; its metadata is public.
             "/oauth/authorize" | "/oauth/token" | "/oauth/revoke" | "/oauth/register" => RouteClass::Open,
             // hal0 as an OAuth client: the callback is bound to its `state`, the client
@@ -300,6 +301,7 @@ mod tests {
     #[test]
     fn classify() {
         assert_eq!(RouteClass::of("/api/health"), RouteClass::Open);
+        assert_eq!(RouteClass::of("/"), RouteClass::Open);
         assert_eq!(RouteClass::of("/api/health/"), RouteClass::Open);
         assert_eq!(RouteClass::of("/mcp/agents/mcp"), RouteClass::Agents);
         assert_eq!(RouteClass::of("/mcp/agentsx/mcp"), RouteClass::Admin);

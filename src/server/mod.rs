@@ -193,7 +193,7 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
         .route("/ui/login", axum::routing::get(crate::ui::pages::login).post(crate::ui::pages::password_login))
         .route("/ui/logout", axum::routing::post(crate::ui::pages::logout))
         .route("/ui/assets/{name}", axum::routing::get(crate::ui::pages::asset));
-    app = app.route("/metrics", axum::routing::get(scrape::metrics));
+    app = app.route("/metrics", axum::routing::get(scrape::metrics)).route("/", axum::routing::get(front_page));
     for path in crate::ui::pages::paths() {
         app = app.route(path, axum::routing::get(crate::ui::pages::show));
     }
@@ -207,6 +207,29 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
         .layer(axum::middleware::from_fn(request_id::layer))
         .with_state(state.clone());
     app
+}
+
+/// `GET /`: a browser goes to the dashboard; anything else learns where things are (the
+/// dashboard, the health check, the MCP endpoints this box mounts; each wants its key).
+async fn front_page(
+    axum::extract::State(state): axum::extract::State<Arc<AppState>>,
+    headers: axum::http::HeaderMap,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let html =
+        headers.get(axum::http::header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains("text/html"));
+    if html {
+        return axum::response::Redirect::to("/ui/").into_response();
+    }
+    let mcp: Vec<String> = crate::connect::mounted(&state.config).map(|m| m.path()).collect();
+    axum::Json(serde_json::json!({
+        "service": "hal0",
+        "dashboard": "/ui/",
+        "health": "/api/health",
+        "mcp": mcp,
+        "note": "each MCP endpoint and /api route wants a key (hal0 bridge add NAME on the box prints one)",
+    }))
+    .into_response()
 }
 
 /// Mount an MCP service at `/mcp/<name>/mcp` (and at `/oauth/<name>/mcp` with `oauth`, for

@@ -125,3 +125,20 @@ async fn a_malformed_body_gets_a_jsonrpc_error() {
     assert!(ok.headers().contains_key("mcp-session-id"));
     server.terminate().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_front_page_points_to_the_dashboard_and_the_endpoints() {
+    let env = Env::new();
+    let server = env.serve();
+    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let r = http.get(server.url("/")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let v: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(v["dashboard"], "/ui/");
+    assert_eq!(v["health"], "/api/health");
+    assert!(v["mcp"].as_array().unwrap().iter().any(|p| p == "/mcp/agents/mcp"), "{v}");
+    // A browser goes to the dashboard.
+    let r = http.get(server.url("/")).header("accept", "text/html,application/xhtml+xml").send().await.unwrap();
+    assert_eq!(r.status(), 303);
+    assert_eq!(r.headers()["location"], "/ui/");
+}
