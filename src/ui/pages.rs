@@ -81,9 +81,27 @@ fn page(title: &str, head: &str, body: &str, scripts: &[&str]) -> String {
 const SIGN_IN: &str = "Sign in with a one-time link: run `hal0 ui login` on the box and open the link it prints \
      (or at /ui/login with the dashboard password, when one is set).";
 
-/// The 401 page for someone without a session.
-fn sign_in_first() -> Response {
+/// The 401 page for someone without a session: the password form when a dashboard
+/// password is set (it names the one-time link too), else how to get a link.
+fn sign_in_first(paths: &crate::paths::Paths) -> Response {
+    if password::is_set(paths) {
+        return (StatusCode::UNAUTHORIZED, Html(page("Sign in", "", LOGIN_FORM, &["login.js"]))).into_response();
+    }
     refusal(StatusCode::UNAUTHORIZED, "ui.session_required", SIGN_IN)
+}
+
+/// Escaped text with its `code` spans as `<code>` (messages name commands that way).
+fn with_code(text: &str) -> String {
+    let escaped = escape(text);
+    let mut out = String::new();
+    for (i, part) in escaped.split('`').enumerate() {
+        match i % 2 {
+            1 => out.push_str(&format!("<code>{part}</code>")),
+            _ => out.push_str(part),
+        }
+    }
+    // An unmatched backtick stays as it was.
+    if escaped.matches('`').count() % 2 == 1 { escaped.to_string() } else { out }
 }
 
 /// A page that says what went wrong and what to do, with its code (the OAuth front's
@@ -117,7 +135,7 @@ pub async fn consent(axum::extract::Path(id): axum::extract::Path<String>) -> Re
          hal0 bridge revoke ends every token it holds).</p>\
          <p><button id=\"approve\" type=\"button\">Approve</button> <button id=\"deny\" type=\"button\">Deny</button></p>\
          </section><p id=\"done\" hidden></p></main>",
-        escape(SIGN_IN)
+        with_code(SIGN_IN)
     );
     Html(page("Connect an app", "", &body, &["consent.js"])).into_response()
 }
@@ -138,7 +156,7 @@ pub fn account_connected(server: &str) -> Response {
 fn refusal(status: StatusCode, code: &str, message: &str) -> Response {
     let body = format!(
         "<main class=\"narrow\"><h1>hal0</h1><p class=\"err\" role=\"alert\">{}</p><p><code>{}</code></p></main>",
-        escape(message),
+        with_code(message),
         escape(code)
     );
     (status, Html(page("Not signed in", "", &body, &[]))).into_response()
@@ -184,7 +202,7 @@ pub async fn login(State(state): State<Arc<AppState>>, Query(q): Query<LoginQuer
         if password::is_set(&state.paths) {
             return Html(page("Sign in", "", LOGIN_FORM, &["login.js"])).into_response();
         }
-        return sign_in_first();
+        return sign_in_first(&state.paths);
     }
     let checked = state.store.call(move |s| session::check_link(s, &q.token)).await;
     match checked {
@@ -258,8 +276,8 @@ fn person(req: &Request) -> Option<Session> {
 /// Dashboard page `path` for the request's person (the header and `{session}` filled in,
 /// the CSRF token in `<meta name="csrf-token">`, the shared script before the page's own),
 /// never cached; for anyone else, how to sign in.
-fn for_person(req: &Request, path: &str) -> Response {
-    let Some(p) = person(req) else { return sign_in_first() };
+fn for_person(state: &AppState, req: &Request, path: &str) -> Response {
+    let Some(p) = person(req) else { return sign_in_first(&state.paths) };
     let Some((_, title, template, script)) = PAGES.iter().find(|(at, ..)| *at == path) else {
         return refusal(StatusCode::NOT_FOUND, "not_found", "no such page");
     };
@@ -272,9 +290,9 @@ fn for_person(req: &Request, path: &str) -> Response {
 
 /// `GET /ui/` and every other dashboard page (`/ui/runs`, `/ui/conversations`,
 /// `/ui/servers`, `/ui/clients`, `/ui/activity`, `/ui/health`).
-pub async fn show(req: Request) -> Response {
+pub async fn show(State(state): State<Arc<AppState>>, req: Request) -> Response {
     let path = req.uri().path().to_string();
-    for_person(&req, &path)
+    for_person(&state, &req, &path)
 }
 
 /// The paths of the dashboard's pages (the router mounts [`show`] at each).

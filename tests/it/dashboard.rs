@@ -626,3 +626,32 @@ async fn a_dashboard_decision_is_audited_as_the_dashboards() {
     assert_eq!(decision[0]["surface"], "ui", "{}", decision[0]);
     assert!(decision[0]["identity"].as_str().unwrap().starts_with("ui:us_"), "{}", decision[0]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signed_out_page_says_how_to_sign_in_in_words_and_offers_the_password_form() {
+    let env = Env::new();
+    let server = env.serve();
+    let http = reqwest::Client::new();
+    let r = http.get(server.url("/ui/runs")).send().await.unwrap();
+    assert_eq!(r.status(), 401);
+    let body = r.text().await.unwrap();
+    assert!(body.contains("<code>hal0 ui login</code>"), "{body}");
+    assert!(!body.contains('`'), "no raw Markdown: {body}");
+    drop(server);
+    let mut c = env
+        .cmd(&["ui", "passwd"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        c.stdin.take().unwrap().write_all(b"correct horse battery\n").unwrap();
+    }
+    assert!(c.wait().unwrap().success());
+    let server = env.serve();
+    let r = http.get(server.url("/ui/runs")).send().await.unwrap();
+    assert_eq!(r.status(), 401);
+    let body = r.text().await.unwrap();
+    assert!(body.contains("id=\"password\"") && body.contains("<code>hal0 ui login</code>"), "{body}");
+}
