@@ -2553,7 +2553,7 @@ _hal0() {
                     return 0
                     ;;
                 --client)
-                    COMPREPLY=($(compgen -W "claude-code cursor vscode codex claude-desktop" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "claude-code hermes cursor vscode codex claude-desktop" -- "${cur}"))
                     return 0
                     ;;
                 --config-dir)

@@ -70,6 +70,7 @@ complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and not __fish_seen_su
 complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from add" -l note -d 'A note for people (what and where this client is)' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from add" -l scope -d 'A scope to grant (repeatable): agents, memory, admin, relay. Default: agents memory' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from add" -l client -d 'Print this MCP client\'s config instead of the `claude mcp add` lines (the key is read from $HAL0_BRIDGE_KEY or the client\'s prompt, never written in it)' -r -f -a "claude-code\t''
+hermes\t''
 cursor\t''
 vscode\t''
 codex\t''

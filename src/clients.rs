@@ -27,7 +27,7 @@ pub struct Server {
 }
 
 /// The MCP clients hal0 writes configs for, by their `--client` names.
-pub const KINDS: [&str; 5] = ["claude-code", "cursor", "vscode", "codex", "claude-desktop"];
+pub const KINDS: [&str; 6] = ["claude-code", "hermes", "cursor", "vscode", "codex", "claude-desktop"];
 
 /// A client's config: where it goes, and the text.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,6 +64,22 @@ pub fn snippet(kind: &str, servers: &[Server]) -> Result<Snippet> {
                 );
             }
             Snippet { client: "Claude Code", place: "the shell on the remote machine", text }
+        }
+        "hermes" => {
+            let mut text = String::from("mcp_servers:\n");
+            for s in servers {
+                let _ = write!(
+                    text,
+                    "  {}:\n    url: {}\n    timeout: 30\n    headers:\n      X-hal0-Agent: my-workstation-hermes\n      \
+                     Authorization: Bearer ${{{KEY_VAR}}}\n",
+                    s.name, s.url
+                );
+            }
+            Snippet {
+                client: "Hermes on a workstation",
+                place: "~/.hermes/config.yaml (Hermes reads the key from the environment: export HAL0_BRIDGE_KEY)",
+                text: text.trim_end().to_string(),
+            }
         }
         "cursor" => Snippet {
             client: "Cursor",
@@ -140,6 +156,7 @@ pub fn render(cfg: &Config) -> String {
         let lang = match kind {
             "claude-code" => "sh",
             "codex" => "toml",
+            "hermes" => "yaml",
             _ => "json",
         };
         let _ = write!(md, "\n## {} (`--client {kind}`)\n\nIn {}:\n\n```{lang}\n{}\n```\n", s.client, s.place, s.text);

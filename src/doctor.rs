@@ -584,7 +584,11 @@ async fn check_bridge(
     http: &reqwest::Client,
 ) -> Row {
     if !cfg.bridge.enabled {
-        return row("agent-bridge", Status::Ok, "disabled");
+        return row(
+            "agent-bridge",
+            Status::Ok,
+            "off ([bridge].enabled = false): a box that only proxies MCP servers needs no Hermes",
+        );
     }
     let clients = match db {
         StoreFacts::Read { live_clients: Some(n), .. } => {
@@ -597,7 +601,8 @@ async fn check_bridge(
             "agent-bridge",
             Status::Warn,
             format!(
-                "enabled, {clients}; no Hermes home at {} (set [hermes].home or HAL0_HERMES_HOME)",
+                "enabled, {clients}; no Hermes home at {} (set [hermes].home or HAL0_HERMES_HOME; a box that only \
+                 proxies MCP servers needs no Hermes: hal0 config set bridge.enabled false)",
                 profiles.home.display()
             ),
         );

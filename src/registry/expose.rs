@@ -36,8 +36,9 @@ pub const CONNECT_TIMEOUT_SECS: u64 = 10;
 /// How long `[hermes].restart_command` may run.
 pub const RESTART_TIMEOUT: Duration = Duration::from_secs(60);
 /// The note when Hermes must be restarted by hand.
-pub const RESTART_NOTE: &str = "Hermes reads mcp_servers only at start: restart it (e.g. sudo systemctl restart \
-                                hal0-agent@hermes) to load the change";
+pub const RESTART_NOTE: &str = "Hermes reads mcp_servers only at start: restart it as it runs on this box (its \
+                                service, or `hermes gateway`) to load the change, or set [hermes].restart_command \
+                                (hal0 config set hermes.restart_command '...') so hal0 restarts it";
 /// Always kept out of the proxy in a joined profile's `.env`.
 const LOOPBACK: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 const SECTION: &str = "mcp_servers";

@@ -108,7 +108,9 @@ fn pasted_client_configs_read_the_key_from_the_environment_and_mcp_clients_md_fo
     let md_path = env.config_dir().join("MCP-CLIENTS.md");
     let md = std::fs::read_to_string(&md_path).unwrap();
     assert_eq!(mode(&md_path), 0o644);
-    for heading in ["## Claude Code", "## Cursor", "## VS Code", "## Codex", "## Claude Desktop"] {
+    for heading in
+        ["## Claude Code", "## Hermes on a workstation", "## Cursor", "## VS Code", "## Codex", "## Claude Desktop"]
+    {
         assert!(md.contains(heading), "{heading}: {md}");
     }
     assert!(md.contains("https://box.example:8443/mcp/agents/mcp") && !md.contains("hal0bk_"), "{md}");
