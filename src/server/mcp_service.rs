@@ -14,27 +14,60 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use tokio_util::sync::CancellationToken;
 
-/// An MCP server's streamable-HTTP endpoint, cheap to clone.
-pub struct McpService<H>(Arc<StreamableHttpService<H, LocalSessionManager>>);
+type Rmcp<H> = Arc<StreamableHttpService<H, LocalSessionManager>>;
+
+/// An MCP server's streamable-HTTP endpoint, cheap to clone: the sessions of MCP clients,
+/// and (on hal0's own mounts) a sessionless JSON answer for a plain HTTP client.
+pub struct McpService<H> {
+    sessions: Rmcp<H>,
+    /// Serves a POST without a session from a client that takes no event stream (the
+    /// spec's `curl … tools/list` check): a fresh server for that one request, answered
+    /// as JSON.
+    plain: Option<Rmcp<H>>,
+}
 
 impl<H> Clone for McpService<H> {
     fn clone(&self) -> Self {
-        McpService(self.0.clone())
+        McpService { sessions: self.sessions.clone(), plain: self.plain.clone() }
     }
 }
 
 impl<H: ServerHandler + Send + 'static> McpService<H> {
     /// The endpoint of the server `make` builds for each new session, with hal0's sessions
-    /// and configuration.
+    /// and configuration, which also answers a plain JSON POST without a session.
     pub fn new(state: &Arc<AppState>, cancel: &CancellationToken, make: fn(Arc<AppState>) -> H) -> Self {
+        let mut svc = Self::sessions_only(state, cancel, make);
+        let st = state.clone();
+        let cfg = super::mcp_config(state, cancel).with_legacy_session_mode(false).with_json_response(true);
+        svc.plain =
+            Some(Arc::new(StreamableHttpService::new(move || Ok(make(st.clone())), state.sessions.manager(), cfg)));
+        svc
+    }
+
+    /// The endpoint with sessions only (the proxy: a consumer's calls belong to its session).
+    pub fn sessions_only(state: &Arc<AppState>, cancel: &CancellationToken, make: fn(Arc<AppState>) -> H) -> Self {
         let st = state.clone();
         let svc = StreamableHttpService::new(
             move || Ok(make(st.clone())),
             state.sessions.manager(),
             super::mcp_config(state, cancel),
         );
-        McpService(Arc::new(svc))
+        McpService { sessions: Arc::new(svc), plain: None }
     }
+}
+
+/// A POST with no session from a client that does not take an event stream: it gets the
+/// sessionless answer, its `Accept` completed as rmcp wants it (JSON comes back unless the
+/// call streams).
+fn plain_request(req: &mut Request) -> bool {
+    use axum::http::header::ACCEPT;
+    let h = req.headers();
+    let sse = h.get_all(ACCEPT).iter().filter_map(|v| v.to_str().ok()).any(|v| v.contains("text/event-stream"));
+    if req.method() != axum::http::Method::POST || h.contains_key("mcp-session-id") || sse {
+        return false;
+    }
+    req.headers_mut().insert(ACCEPT, axum::http::HeaderValue::from_static("application/json, text/event-stream"));
+    true
 }
 
 /// The proxy's mount (`/mcp/proxy/<id>/mcp`): a consumer's POST that the wire path
@@ -48,7 +81,10 @@ pub struct ProxyMount {
 
 impl ProxyMount {
     pub fn new(state: &Arc<AppState>, cancel: &CancellationToken) -> Self {
-        ProxyMount { inner: McpService::new(state, cancel, crate::mcp::proxy::ProxyServer::new), state: state.clone() }
+        ProxyMount {
+            inner: McpService::sessions_only(state, cancel, crate::mcp::proxy::ProxyServer::new),
+            state: state.clone(),
+        }
     }
 }
 
@@ -131,7 +167,7 @@ impl tower_service::Service<Request> for ProxyMount {
     }
 
     fn call(&mut self, req: Request) -> Self::Future {
-        let (svc, state) = (self.inner.0.clone(), self.state.clone());
+        let (svc, state) = (self.inner.sessions.clone(), self.state.clone());
         Box::pin(async move {
             match wire(&state, req).await {
                 Ok(answer) => Ok(answer),
@@ -158,8 +194,11 @@ impl<H: ServerHandler + Send + 'static> tower_service::Service<Request> for McpS
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, req: Request) -> Self::Future {
-        let svc = self.0.clone();
+    fn call(&mut self, mut req: Request) -> Self::Future {
+        let svc = match &self.plain {
+            Some(plain) if plain_request(&mut req) => plain.clone(),
+            _ => self.sessions.clone(),
+        };
         Box::pin(async move { Ok(svc.handle(req).await) })
     }
 }

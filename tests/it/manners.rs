@@ -142,3 +142,37 @@ async fn the_front_page_points_to_the_dashboard_and_the_endpoints() {
     assert_eq!(r.status(), 303);
     assert_eq!(r.headers()["location"], "/ui/");
 }
+
+/// The spec's first check of a mount: a plain `curl -X POST` of `tools/list` with a bearer
+/// key, JSON in and out, no `Accept`, no session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_json_post_without_a_session_gets_a_json_answer() {
+    let env = Env::new();
+    let key = env.bridge_key("ops", &["admin"]);
+    let memory_only = env.bridge_key("notes", &["memory"]);
+    env.ok(&["auth", "rotate", "admin", "--yes"]);
+    let server = env.serve();
+    let http = reqwest::Client::new();
+    let post = |key: &str, body: serde_json::Value| {
+        http.post(server.url("/mcp/admin/mcp"))
+            .header("content-type", "application/json")
+            .bearer_auth(key)
+            .body(body.to_string())
+            .send()
+    };
+    let r = post(&key, json!({"jsonrpc": "2.0", "method": "tools/list", "id": 1})).await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(r.headers()["content-type"].to_str().unwrap().starts_with("application/json"));
+    assert!(r.headers().get("mcp-session-id").is_none(), "no session is opened");
+    let v: serde_json::Value = r.json().await.unwrap();
+    let tools = v["result"]["tools"].as_array().unwrap();
+    assert!(tools.iter().any(|t| t["name"] == "version_info"), "{v}");
+    let call = json!({"jsonrpc": "2.0", "method": "tools/call", "id": 2,
+                      "params": {"name": "version_info", "arguments": {}}});
+    let v: serde_json::Value = post(&key, call.clone()).await.unwrap().json().await.unwrap();
+    assert_eq!(v["result"]["structuredContent"]["name"], "hal0", "{v}");
+    // The same gate as a session: a key without the scope is refused, and the call is audited.
+    assert_eq!(post(&memory_only, call).await.unwrap().status(), 403);
+    let audit = env.ok(&["activity", "list", "--json"]);
+    assert!(audit.contains("version_info"), "{audit}");
+}
