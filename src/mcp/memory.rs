@@ -1,4 +1,7 @@
-//! `hal0-memory` (`/mcp/memory/mcp`): the 26 long-term memory tools with typed signatures.
+//! `hal0-memory` (`/mcp/memory/mcp`): the long-term memory tools with typed signatures. The
+//! seven that need a language model ([`NEEDS_A_MODEL`]) are not listed on this engine (they
+//! would be a third of the tool text a client loads for nothing); a call still answers
+//! `{status: "unsupported"}`.
 //! This front only translates: it reads the caller (identity, private mode) the guard
 //! resolved, applies [`crate::memory::namespace`] through the engine, and renders results as
 //! plain JSON objects. Failures are the structured envelope
@@ -380,6 +383,18 @@ pub fn memory_error(e: &Error) -> CallToolResult {
     }
     CallToolResult::structured_error(json!({"status": "error", "error": err}))
 }
+
+/// The tools that need a language model, which the embedded engine does not have: not
+/// listed, and answered `unsupported` when called anyway.
+pub const NEEDS_A_MODEL: [&str; 7] = [
+    "memory_reflect",
+    "memory_mental_model_list",
+    "memory_mental_model_get",
+    "memory_mental_model_create",
+    "memory_mental_model_update",
+    "memory_mental_model_refresh",
+    "memory_mental_model_delete",
+];
 
 fn unsupported() -> CallToolResult {
     ok_json(json!({"status": "unsupported", "detail": NO_LLM}))
@@ -895,6 +910,15 @@ fn blank_checked(q: &str) -> Result<&str> {
 
 #[tool_handler(router = self.tool_router, name = "hal0-memory", instructions = "hal0 long-term memory (embedded SQLite engine, bm25 word index). Datasets: shared (default), agents, project:<id>; send X-hal0-Private: 1 to keep notes in your own private dataset (a bridge client's private memory is reachable only with its own bridge key; the admin key may read it). Prefer memory_recall for context and memory_search for ranked hits. Bulk deletes and directive deletes wait for the operator's approval.")]
 impl ServerHandler for MemoryServer {
+    async fn list_tools(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<rmcp::model::ListToolsResult, rmcp::ErrorData> {
+        let tools = self.tool_router.list_all().into_iter().filter(|t| !NEEDS_A_MODEL.contains(&t.name.as_ref()));
+        Ok(rmcp::model::ListToolsResult::with_all_items(tools.collect()))
+    }
+
     async fn call_tool(
         &self,
         request: rmcp::model::CallToolRequestParams,
