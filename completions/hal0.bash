@@ -1376,7 +1376,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__activity__subcmd__list)
-            opts="-h --since --client --tool --until --limit --json --config-dir --state-dir --help"
+            opts="-q -h --since --client --tool --until --limit --json --quiet --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1644,7 +1644,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__agent__subcmd__approvals__subcmd__list)
-            opts="-h --status --all --json --config-dir --state-dir --help"
+            opts="-q -h --status --all --json --quiet --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1748,7 +1748,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__agent__subcmd__approvals__subcmd__rules__subcmd__list)
-            opts="-h --server --json --config-dir --state-dir --help"
+            opts="-q -h --server --json --quiet --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2198,7 +2198,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__approvals__subcmd__list)
-            opts="-h --status --all --json --config-dir --state-dir --help"
+            opts="-q -h --status --all --json --quiet --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2302,7 +2302,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__approvals__subcmd__rules__subcmd__list)
-            opts="-h --server --json --config-dir --state-dir --help"
+            opts="-q -h --server --json --quiet --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2684,7 +2684,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__bridge__subcmd__list)
-            opts="-h --json --config-dir --state-dir --help"
+            opts="-q -h --json --quiet --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5602,7 +5602,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp__subcmd__keys__subcmd__list)
-            opts="-h --json --config-dir --state-dir --help"
+            opts="-q -h --json --quiet --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -5646,7 +5646,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp__subcmd__list)
-            opts="-h --json --config-dir --state-dir --help"
+            opts="-q -h --json --quiet --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6412,7 +6412,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__notify__subcmd__list)
-            opts="-h --json --config-dir --state-dir --help"
+            opts="-q -h --json --quiet --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6920,7 +6920,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__relay__subcmd__exchanges)
-            opts="-h --agent --since --limit --json --config-dir --state-dir --help"
+            opts="-q -h --agent --since --limit --json --quiet --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -7612,7 +7612,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__runs__subcmd__list)
-            opts="-h --client --status --limit --json --config-dir --state-dir --help"
+            opts="-q -h --client --status --limit --json --quiet --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

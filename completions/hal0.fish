@@ -82,6 +82,7 @@ complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcom
 complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from list" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from list" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from list" -l json -d 'Print the result as JSON (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only the ids, one per line (for scripts: `-q | xargs …`)'
 complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from scopes" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from scopes" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
@@ -141,6 +142,7 @@ complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcomma
 complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -l json -d 'Print the result as JSON (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only the ids, one per line (for scripts: `-q | xargs …`)'
 complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from show" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from show" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
@@ -199,6 +201,7 @@ complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subc
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l json -d 'Print the result as JSON (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only the ids, one per line (for scripts: `-q | xargs …`)'
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from export" -l since -d 'Only rows at or after this: RFC 3339 or a duration back from now (30m, 1h, 7d)' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from export" -l until -d 'Only rows before this: RFC 3339 or a duration back from now' -r
@@ -271,6 +274,7 @@ complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcomman
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from list" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from list" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from list" -l json -d 'Print the result as JSON (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only the ids, one per line (for scripts: `-q | xargs …`)'
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from status" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from status" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
@@ -420,6 +424,7 @@ complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcomm
 complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -l json -d 'Print the result as JSON (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -s q -l quiet -d 'Print only the ids, one per line (for scripts: `-q | xargs …`)'
 complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from help" -f -a "agents" -d 'The bots (bridge clients holding the relay scope) and whether each is connected'
 complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from help" -f -a "exchanges" -d 'Exchanges between bots, newest first: who asked whom, the answer or the failure'
@@ -476,6 +481,7 @@ complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_sub
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from list" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from list" -l all -d 'Every card, whatever its status'
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from list" -l json -d 'Print the result as JSON (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only the ids, one per line (for scripts: `-q | xargs …`)'
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from show" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from show" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
@@ -527,6 +533,7 @@ complete -c hal0 -n "__fish_hal0_using_subcommand notify; and __fish_seen_subcom
 complete -c hal0 -n "__fish_hal0_using_subcommand notify; and __fish_seen_subcommand_from list" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand notify; and __fish_seen_subcommand_from list" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand notify; and __fish_seen_subcommand_from list" -l json -d 'Print the result as JSON (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand notify; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only the ids, one per line (for scripts: `-q | xargs …`)'
 complete -c hal0 -n "__fish_hal0_using_subcommand notify; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand notify; and __fish_seen_subcommand_from remove" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand notify; and __fish_seen_subcommand_from remove" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F

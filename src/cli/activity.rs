@@ -1,6 +1,6 @@
 //! `hal0 activity list|export`: the audit log of MCP tool calls and decisions.
 
-use super::{Ctx, print_json, table};
+use super::{Ctx, table};
 use crate::audit::{self, Filter};
 use crate::error::Result;
 use serde_json::json;
@@ -24,8 +24,8 @@ pub enum ActivityCmd {
         /// At most this many (default 100, at most 10000).
         #[arg(long)]
         limit: Option<i64>,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: super::ListOut,
     },
     /// Every matching row as JSON lines to stdout, oldest first (to ship the log elsewhere
     /// before retention prunes it).
@@ -66,15 +66,14 @@ fn one_line(v: &serde_json::Value, max: usize) -> String {
 
 pub fn run(ctx: &Ctx, cmd: ActivityCmd) -> Result<()> {
     match cmd {
-        ActivityCmd::List { since, until, client, tool, limit, json } => {
+        ActivityCmd::List { since, until, client, tool, limit, out } => {
             let args = crate::ops::activity::ListArgs {
                 filter: crate::ops::activity::ExportArgs { since, until, client, tool },
                 limit,
             };
             let ops = ctx.ops()?;
             let rows = super::runtime()?.block_on(crate::ops::activity::list(&ops, args))?;
-            if json {
-                print_json(&json!(rows));
+            if out.done(&json!(rows), "id") {
                 return Ok(());
             }
             if rows.is_empty() {

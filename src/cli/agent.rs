@@ -36,8 +36,8 @@ pub enum ApprovalsCmd {
         /// Every card, whatever its status.
         #[arg(long)]
         all: bool,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: super::ListOut,
     },
     /// One row: the whole card.
     Show {
@@ -87,8 +87,8 @@ pub enum RulesCmd {
         /// Only this server's.
         #[arg(long, value_name = "ID")]
         server: Option<String>,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: super::ListOut,
     },
     /// End a rule: its calls wait for a person again.
     Remove {
@@ -109,11 +109,10 @@ fn rules(ctx: &Ctx, cmd: RulesCmd) -> Result<()> {
     let ops = ctx.ops()?;
     let rt = super::runtime()?;
     match cmd {
-        RulesCmd::List { server, json } => {
+        RulesCmd::List { server, out } => {
             let v = rt
                 .block_on(crate::ops::approvals::rules(&ops, crate::ops::approvals::RulesArgs { server_id: server }))?;
-            if json {
-                print_json(&v);
+            if out.done(&v, "id") {
                 return Ok(());
             }
             let rules: Vec<approvals::rules::Rule> = serde_json::from_value(v["rules"].clone()).unwrap_or_default();
@@ -293,14 +292,13 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> Result<()> {
 /// `hal0 agent approvals …` and its shortcut `hal0 approvals …`.
 pub fn approvals(ctx: &Ctx, cmd: ApprovalsCmd) -> Result<()> {
     match cmd {
-        ApprovalsCmd::List { status, all, json } => {
+        ApprovalsCmd::List { status, all, out } => {
             let store = ctx.store()?;
             approvals::expire_due(&store)?;
             let status = if all { None } else { Some(status.unwrap_or_else(|| "pending".into())) };
             let rows: Vec<_> =
                 approvals::list(&store, status.as_deref())?.into_iter().map(Approval::for_shell).collect();
-            if json {
-                print_json(&serde_json::json!(rows));
+            if out.done(&serde_json::json!(rows), "id") {
                 return Ok(());
             }
             if rows.is_empty() {

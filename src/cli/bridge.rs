@@ -29,8 +29,8 @@ pub enum BridgeCmd {
     /// List clients: name, scopes, note, created, last seen, revoked, origin (a key, or the
     /// OAuth client a person approved).
     List {
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: super::ListOut,
     },
     /// Replace a client's scope set (agents is always held, except by a relay-only bot).
     Scopes {
@@ -153,10 +153,9 @@ pub fn run(ctx: &Ctx, cmd: BridgeCmd) -> Result<()> {
             crate::clients::refresh(&ctx.paths, &ctx.config()?);
             print_key(&k, json, "Added", client.as_deref().unwrap_or("claude-code"))
         }
-        BridgeCmd::List { json } => {
+        BridgeCmd::List { out } => {
             let list = bridge::list(&ctx.store()?)?;
-            if json {
-                print_json(&json!(list));
+            if out.done(&json!(list), "name") {
                 return Ok(());
             }
             if list.is_empty() {

@@ -29,8 +29,8 @@ pub enum McpCmd {
     },
     /// List bundled and installed servers with their state; broken record files are shown too.
     List {
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: super::ListOut,
     },
     /// Show one server: transport, tool policy, env names (secret values are never shown), exposure.
     Status {
@@ -339,11 +339,11 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
             println!("No tool is callable yet; allow one with: hal0 mcp allow {} TOOL", r.id);
             Ok(())
         }
-        McpCmd::List { json } => {
-            if json {
+        McpCmd::List { out } => {
+            if out.json || out.quiet {
                 // The same view as GET /api/mcp/servers.
                 let ops = ctx.ops()?;
-                print_json(&super::runtime()?.block_on(crate::ops::mcp::list(&ops, crate::ops::NoArgs {}))?);
+                out.done(&super::runtime()?.block_on(crate::ops::mcp::list(&ops, crate::ops::NoArgs {}))?, "id");
                 return Ok(());
             }
             let listing = reg.list()?;

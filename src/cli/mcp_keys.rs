@@ -14,8 +14,8 @@ pub enum KeysCmd {
     List {
         /// Only this server's consumers.
         id: Option<String>,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: super::ListOut,
     },
     /// Mint a key for consumer NAME on server ID (replaces NAME's old key); printed once.
     Add {
@@ -41,10 +41,9 @@ pub fn run(ctx: &Ctx, cmd: KeysCmd) -> Result<()> {
     let ops = ctx.ops()?;
     let rt = runtime()?;
     match cmd {
-        KeysCmd::List { id, json } => {
+        KeysCmd::List { id, out } => {
             let rows = rt.block_on(keys::list(&ops, keys::ListArgs { server: id }))?;
-            if json {
-                print_json(&json!({"consumers": rows, "count": rows.len()}));
+            if out.done(&json!({"consumers": rows, "count": rows.len()}), "name") {
                 return Ok(());
             }
             let t = rows

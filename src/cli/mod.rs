@@ -163,6 +163,50 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 /// Print JSON to stdout (control and invisible characters inside strings as `\u` escapes).
+/// How a list command prints: a table for people, `--json`, or `-q` (ids only).
+#[derive(Debug, clap::Args)]
+pub struct ListOut {
+    /// Print the result as JSON (one document on stdout)
+    #[arg(long, conflicts_with = "quiet")]
+    pub json: bool,
+    /// Print only the ids, one per line (for scripts: `-q | xargs …`)
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+impl ListOut {
+    /// Print `v` (the list as `--json` shows it) as JSON or, with `-q`, each item's `field`,
+    /// one per line; `true` when printed (no table wanted). In an object, the list is the
+    /// array whose items carry `field`.
+    pub fn done(&self, v: &serde_json::Value, field: &str) -> bool {
+        if self.json {
+            print_json(v);
+            return true;
+        }
+        if !self.quiet {
+            return false;
+        }
+        let items = match v {
+            serde_json::Value::Array(a) => a.as_slice(),
+            serde_json::Value::Object(o) => o
+                .values()
+                .filter_map(|x| x.as_array())
+                .find(|a| a.iter().any(|i| i.get(field).is_some()))
+                .map(Vec::as_slice)
+                .unwrap_or(&[]),
+            _ => &[],
+        };
+        for item in items {
+            match item.get(field) {
+                Some(serde_json::Value::String(id)) => println!("{}", crate::term::safe_line(id)),
+                Some(serde_json::Value::Number(n)) => println!("{n}"),
+                _ => {}
+            }
+        }
+        true
+    }
+}
+
 pub fn print_json(v: &serde_json::Value) {
     println!("{}", crate::term::json_safe(&serde_json::to_string_pretty(v).unwrap_or_default()));
 }
@@ -383,9 +427,14 @@ pub fn main() -> i32 {
         },
         Command::Ui(c) => ui::run(&ctx, c),
         Command::Notify(c) => notify::run(&ctx, c),
-        Command::Approvals { cmd } => {
-            agent::approvals(&ctx, cmd.unwrap_or(agent::ApprovalsCmd::List { status: None, all: false, json: false }))
-        }
+        Command::Approvals { cmd } => agent::approvals(
+            &ctx,
+            cmd.unwrap_or(agent::ApprovalsCmd::List {
+                status: None,
+                all: false,
+                out: ListOut { json: false, quiet: false },
+            }),
+        ),
         Command::Oauth(c) => oauth::run(&ctx, c),
         Command::Backup(a) => backup::backup(&ctx, a),
         Command::Restore(a) => backup::restore(&ctx, a),

@@ -15,8 +15,8 @@ pub enum NotifyCmd {
     Add(AddCmd),
     /// The targets.
     List {
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: super::ListOut,
     },
     /// Remove a target (a secret it named stays in api.env).
     Remove {
@@ -143,10 +143,9 @@ fn add(ctx: &Ctx, c: AddCmd) -> Result<()> {
 pub fn run(ctx: &Ctx, cmd: NotifyCmd) -> Result<()> {
     match cmd {
         NotifyCmd::Add(c) => add(ctx, c),
-        NotifyCmd::List { json } => {
+        NotifyCmd::List { out } => {
             let all = crate::ops::notify::list(&ctx.ops()?)?;
-            if json {
-                print_json(&serde_json::json!(all));
+            if out.done(&serde_json::json!(all), "id") {
                 return Ok(());
             }
             if all.is_empty() {

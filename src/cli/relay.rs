@@ -23,8 +23,8 @@ pub enum RelayCmd {
         /// At most this many (default 100, at most 10000).
         #[arg(long)]
         limit: Option<i64>,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: super::ListOut,
     },
 }
 
@@ -62,11 +62,10 @@ pub fn run(ctx: &Ctx, cmd: RelayCmd) -> Result<()> {
                 .collect();
             println!("{}", table(&["BOT", "STATE", "CONNECTED", "LAST SEEN"], rows));
         }
-        RelayCmd::Exchanges { agent, since, limit, json } => {
+        RelayCmd::Exchanges { agent, since, limit, out } => {
             let args = ExchangesArgs { agent, since, limit, ..Default::default() };
             let list = rt.block_on(relay::exchanges(&ops, args))?;
-            if json {
-                print_json(&serde_json::to_value(&list).unwrap_or_default());
+            if out.done(&serde_json::to_value(&list).unwrap_or_default(), "request_id") {
                 return Ok(());
             }
             if list.is_empty() {

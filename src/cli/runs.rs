@@ -19,8 +19,8 @@ pub enum RunsCmd {
         /// At most this many (default 50, at most 1000).
         #[arg(long)]
         limit: Option<i64>,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: super::ListOut,
     },
     /// One run with its whole output (redacted unless --raw).
     Show {
@@ -59,12 +59,11 @@ fn load(ctx: &Ctx, run_id: &str) -> Result<ledger::Run> {
 
 pub fn run(ctx: &Ctx, cmd: RunsCmd) -> Result<()> {
     match cmd {
-        RunsCmd::List { client, status, limit, json } => {
+        RunsCmd::List { client, status, limit, out } => {
             let ops = ctx.ops()?;
             let args = crate::ops::runs::ListArgs { client, status, limit };
             let runs = runtime()?.block_on(crate::ops::runs::list(&ops, args))?;
-            if json {
-                print_json(&json!(runs));
+            if out.done(&json!(runs), "run_id") {
                 return Ok(());
             }
             if runs.is_empty() {

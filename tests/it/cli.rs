@@ -593,3 +593,18 @@ fn config_show_marks_defaults_and_shows_the_built_in_ones() {
     assert_eq!(j["mcp"]["gate_wait_secs"], 30);
     assert_eq!(env.json(&["config", "show", "--json"])["mcp"]["gate_wait_secs"], 45);
 }
+
+#[test]
+fn list_commands_print_ids_only_with_q() {
+    let env = Env::new();
+    env.ok(&["bridge", "add", "beta"]);
+    env.ok(&["bridge", "add", "alpha"]);
+    env.ok(&["mcp", "install", "http://127.0.0.1:9/mcp", "--id", "files"]);
+    assert_eq!(env.ok(&["bridge", "list", "-q"]), "alpha\nbeta\n");
+    let servers = env.ok(&["mcp", "list", "--quiet"]);
+    assert!(servers.lines().any(|l| l == "files") && servers.lines().all(|l| !l.contains(' ')), "{servers}");
+    assert_eq!(env.ok(&["runs", "list", "-q"]), "", "no runs: nothing, not a sentence");
+    assert_eq!(env.ok(&["approvals", "list", "-q"]), "");
+    let o = env.run(&["bridge", "list", "-q", "--json"]);
+    assert_eq!(o.code(), 2, "{}", o.stderr());
+}
