@@ -82,6 +82,9 @@ _hal0() {
             hal0,skills)
                 cmd="hal0__subcmd__skills"
                 ;;
+            hal0,status)
+                cmd="hal0__subcmd__status"
+                ;;
             hal0,store)
                 cmd="hal0__subcmd__store"
                 ;;
@@ -414,6 +417,9 @@ _hal0() {
                 ;;
             hal0__subcmd__help,skills)
                 cmd="hal0__subcmd__help__subcmd__skills"
+                ;;
+            hal0__subcmd__help,status)
+                cmd="hal0__subcmd__help__subcmd__status"
                 ;;
             hal0__subcmd__help,store)
                 cmd="hal0__subcmd__help__subcmd__store"
@@ -1238,7 +1244,7 @@ _hal0() {
 
     case "${cmd}" in
         hal0)
-            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent activity store mcp relay doctor oauth approvals notify ui backup restore op run remote memory skills completions config help"
+            opts="-h -V --config-dir --state-dir --help --version serve bridge auth runs agent activity store mcp relay doctor status oauth approvals notify ui backup restore op run remote memory skills completions config help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2996,7 +3002,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__help)
-            opts="serve bridge auth runs agent activity store mcp relay doctor oauth approvals notify ui backup restore op run remote memory skills completions config help"
+            opts="serve bridge auth runs agent activity store mcp relay doctor status oauth approvals notify ui backup restore op run remote memory skills completions config help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -4538,6 +4544,20 @@ _hal0() {
         hal0__subcmd__help__subcmd__skills__subcmd__push)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__help__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -7834,6 +7854,28 @@ _hal0() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --config-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        hal0__subcmd__status)
+            opts="-h --json --config-dir --state-dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --config-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -559,6 +559,19 @@ fn open_daemon_lock(paths: &Paths) -> Result<fs::File> {
     crate::paths::open_lock(&paths.state_dir, DAEMON_LOCK)
 }
 
+/// Whether a `hal0 serve` uses this state dir now (it holds the daemon lock); never
+/// creates the lock file.
+pub fn daemon_running(paths: &Paths) -> bool {
+    let Ok(f) = fs::File::open(paths.state_dir.join(DAEMON_LOCK)) else { return false };
+    match f.try_lock() {
+        Ok(()) => {
+            let _ = f.unlock();
+            false
+        }
+        Err(_) => true,
+    }
+}
+
 /// Held by `hal0 serve` while it runs (shared: several daemons may share a state dir in
 /// tests). Refused while a restore swaps files in.
 pub fn daemon_guard(paths: &Paths) -> Result<fs::File> {

@@ -42,6 +42,7 @@ pub(crate) mod server;
 pub(crate) mod service;
 pub(crate) mod skills;
 pub(crate) mod sse;
+pub mod status;
 pub mod store;
 pub mod telemetry;
 pub(crate) mod term;

@@ -24,6 +24,7 @@ pub mod remote;
 pub mod run;
 pub mod runs;
 pub mod serve;
+pub mod status;
 pub mod store;
 pub mod teach;
 pub mod ui;
@@ -90,6 +91,8 @@ pub enum Command {
     Relay(relay::RelayCmd),
     /// Check the installation: config, modes, store, auth, Hermes wiring, registry, listener.
     Doctor(doctor::DoctorArgs),
+    /// The box on one screen: daemon, URL, auth, TLS, what waits, servers, newest errors.
+    Status(status::StatusArgs),
     /// OAuth 2.1 for clients that speak only OAuth (claude.ai, ChatGPT): URLs, clients, grants.
     #[command(subcommand)]
     Oauth(oauth::OauthCmd),
@@ -264,7 +267,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
         ],
     ),
     ("From a workstation", &["run", "remote", "memory", "skills"]),
-    ("Look into it", &["doctor", "activity", "runs", "relay", "op"]),
+    ("Look into it", &["status", "doctor", "activity", "runs", "relay", "op"]),
     ("Shell", &["completions", "help"]),
 ];
 
@@ -438,6 +441,7 @@ pub fn main() -> i32 {
         Command::Oauth(c) => oauth::run(&ctx, c),
         Command::Backup(a) => backup::backup(&ctx, a),
         Command::Restore(a) => backup::restore(&ctx, a),
+        Command::Status(a) => status::run(&ctx, a),
         Command::Doctor(a) => match doctor::run(&ctx, a) {
             Ok(code) => return code,
             Err(e) => Err(e),

@@ -608,3 +608,38 @@ fn list_commands_print_ids_only_with_q() {
     let o = env.run(&["bridge", "list", "-q", "--json"]);
     assert_eq!(o.code(), 2, "{}", o.stderr());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_shows_the_box_on_one_screen() {
+    let env = Env::new();
+    env.ok(&["bridge", "add", "ci"]);
+    env.ok(&["mcp", "install", "http://127.0.0.1:9/mcp", "--id", "files"]);
+    let s = env.json(&["status", "--json"]);
+    assert_eq!(s["daemon_running"], false);
+    assert_eq!(s["auth_armed"], false);
+    assert_eq!((s["live_clients"].as_i64(), s["pending_approvals"].as_i64()), (Some(1), Some(0)));
+    assert_eq!(s["servers"]["installed"], 1);
+    // A card waits and a call failed: both show.
+    let db = rusqlite::Connection::open(env.state_dir().join("hal0.db")).unwrap();
+    let now = time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339).unwrap();
+    db.execute(
+        "INSERT INTO approvals (id, kind, client, tool, arguments, created_at, status) \
+         VALUES ('ap_0000000000000001', 'admin_call', 'bridge:ci', 'config_write', '{}', ?1, 'pending')",
+        [&now],
+    )
+    .unwrap();
+    db.execute(
+        "INSERT INTO audit_log (at, surface, tool, identity, arguments, verdict, result_code) \
+         VALUES (?1, 'mcp:admin', 'mcp_server_test', 'bridge:ci', '{}', 'ok', 'mcp.probe_failed')",
+        [&now],
+    )
+    .unwrap();
+    let text = env.ok(&["status"]);
+    assert!(text.contains("not running") && text.contains("OFF: this box only"), "{text}");
+    assert!(text.contains("1 waiting for a person: hal0 approvals"), "{text}");
+    assert!(text.contains("mcp_server_test") && text.contains("[mcp.probe_failed]"), "{text}");
+    assert!(text.lines().count() <= 15, "one screen: {text}");
+    let _server = env.serve();
+    let s = env.json(&["status", "--json"]);
+    assert_eq!(s["daemon_running"], true, "{s}");
+}
