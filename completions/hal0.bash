@@ -5958,7 +5958,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__memory__subcmd__add)
-            opts="-h --agent --tag --remote --json --config-dir --state-dir --help"
+            opts="-h --agent --tag --remote --local --json --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6048,7 +6048,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__memory__subcmd__search)
-            opts="-h --agent --limit --remote --json --config-dir --state-dir --help"
+            opts="-h --agent --limit --remote --local --json --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

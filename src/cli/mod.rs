@@ -118,7 +118,7 @@ pub enum Command {
     /// The remote boxes `hal0 run` talks to; keys in the OS keyring.
     #[command(subcommand)]
     Remote(remote::RemoteCmd),
-    /// A remote box's Hermes memory: add and search notes (see `hal0 remote`).
+    /// Hermes memory: add and search notes on a remote box (see `hal0 remote`), or this box's.
     #[command(subcommand)]
     Memory(teach::MemoryCmd),
     /// A remote box's drop-in skills: list, and push one for a person to approve.
@@ -266,7 +266,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "store",
         ],
     ),
-    ("From a workstation", &["run", "remote", "memory", "skills"]),
+    ("From a workstation (memory: on the box too)", &["run", "remote", "memory", "skills"]),
     ("Look into it", &["status", "doctor", "activity", "runs", "relay", "op"]),
     ("Shell", &["completions", "help"]),
 ];
@@ -422,7 +422,7 @@ pub fn main() -> i32 {
         Command::Mcp(c) => mcp::run(&ctx, c),
         Command::Op(a) => op::run(&ctx, a),
         Command::Remote(c) => remote::run(c),
-        Command::Memory(c) => teach::memory(c),
+        Command::Memory(c) => teach::memory(&ctx, c),
         Command::Skills(c) => teach::skills(c),
         Command::Run(a) => match run::run(a) {
             Ok(code) => return code,

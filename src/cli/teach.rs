@@ -1,6 +1,8 @@
 //! `hal0 memory add|search` and `hal0 skills list|push` against a remote box: teach a Hermes
 //! profile from a workstation through the box's `agent_memory_*` and `agent_skill*` tools
-//! (the box's argument types; a pushed skill waits for a person in the box's inbox).
+//! (the box's argument types; a pushed skill waits for a person in the box's inbox). On the
+//! box itself (`--local`, or no remote configured and a store here), `hal0 memory` reads and
+//! writes the local store through the same domain functions, as the admin.
 
 use super::print_json;
 use super::run::connect;
@@ -23,8 +25,11 @@ pub enum MemoryCmd {
         #[arg(long = "tag", value_name = "TAG")]
         tags: Vec<String>,
         /// The remote box (default: HAL0_REMOTE_URL + HAL0_KEY, else the default remote).
-        #[arg(long, value_name = "NAME")]
+        #[arg(long, value_name = "NAME", conflicts_with = "local")]
         remote: Option<String>,
+        /// This box's own store (the default when no remote is configured and a store is here).
+        #[arg(long)]
+        local: bool,
         #[arg(long)]
         json: bool,
     },
@@ -36,8 +41,11 @@ pub enum MemoryCmd {
         /// At most this many (1 to 50).
         #[arg(long)]
         limit: Option<i64>,
-        #[arg(long, value_name = "NAME")]
+        #[arg(long, value_name = "NAME", conflicts_with = "local")]
         remote: Option<String>,
+        /// This box's own store (the default when no remote is configured and a store is here).
+        #[arg(long)]
+        local: bool,
         #[arg(long)]
         json: bool,
     },
@@ -75,10 +83,37 @@ fn call(remote: Option<&str>, tool: &str, args: &impl serde::Serialize) -> Resul
     })
 }
 
-pub fn memory(cmd: MemoryCmd) -> Result<()> {
+/// Whether a memory command without `--remote` works on this box's own store: asked with
+/// `--local`, or no remote is configured and this box has a store.
+fn on_this_box(ctx: &super::Ctx, remote: Option<&str>, local: bool) -> bool {
+    local
+        || (remote.is_none()
+            && crate::remote::resolve(None).is_err_and(|e| e.code == "remote.none")
+            && ctx.paths.db().exists())
+}
+
+/// Run a teach function on this box's store and profiles, as the admin.
+fn locally(
+    ctx: &super::Ctx,
+    f: impl FnOnce(&crate::memory::MemoryEngine, &crate::hermes::Profiles, &str) -> Result<Value>,
+) -> Result<Value> {
+    let cfg = ctx.config()?;
+    if !cfg.memory.enabled {
+        return Err(Error::invalid("bridge.memory_disabled", "memory is off on this box ([memory].enabled = false)"));
+    }
+    let engine = crate::memory::MemoryEngine::new(ctx.store()?);
+    let profiles = crate::hermes::Profiles::from_config(&cfg);
+    f(&engine, &profiles, &crate::bridge::Asker::admin().client)
+}
+
+pub fn memory(ctx: &super::Ctx, cmd: MemoryCmd) -> Result<()> {
     match cmd {
-        MemoryCmd::Add { text, agent, tags, remote, json } => {
-            let v = call(remote.as_deref(), "agent_memory_add", &MemoryAddArgs { agent, text, tags })?;
+        MemoryCmd::Add { text, agent, tags, remote, local, json } => {
+            let v = if on_this_box(ctx, remote.as_deref(), local) {
+                locally(ctx, |e, p, me| crate::bridge::teach::add(e, p, me, &agent, &text, &tags))?
+            } else {
+                call(remote.as_deref(), "agent_memory_add", &MemoryAddArgs { agent, text, tags })?
+            };
             if json {
                 print_json(&v);
             } else {
@@ -86,8 +121,12 @@ pub fn memory(cmd: MemoryCmd) -> Result<()> {
             }
             Ok(())
         }
-        MemoryCmd::Search { query, agent, limit, remote, json } => {
-            let v = call(remote.as_deref(), "agent_memory_search", &MemorySearchArgs { agent, query, limit })?;
+        MemoryCmd::Search { query, agent, limit, remote, local, json } => {
+            let v = if on_this_box(ctx, remote.as_deref(), local) {
+                locally(ctx, |e, p, me| crate::bridge::teach::search(e, p, me, &agent, &query, limit))?
+            } else {
+                call(remote.as_deref(), "agent_memory_search", &MemorySearchArgs { agent, query, limit })?
+            };
             if json {
                 print_json(&v);
                 return Ok(());

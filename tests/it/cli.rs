@@ -643,3 +643,29 @@ async fn status_shows_the_box_on_one_screen() {
     let s = env.json(&["status", "--json"]);
     assert_eq!(s["daemon_running"], true, "{s}");
 }
+
+#[test]
+fn memory_on_the_box_uses_the_local_store() {
+    let env = Env::new();
+    env.ok(&["bridge", "add", "ci"]);
+    let remotes = env.dir.path().join("no-remotes");
+    let mem = |args: &[&str]| {
+        Out(env.cmd(args).env("HAL0_REMOTE_CONFIG_DIR", &remotes).env_remove("HAL0_REMOTE_URL").output().unwrap())
+    };
+    let o = mem(&["memory", "add", "the deploy host is gamma", "--agent", "shared"]);
+    assert_eq!(o.code(), 0, "{}", o.stderr());
+    assert!(o.stdout().starts_with("Remembered (mem_"), "{}", o.stdout());
+    let o = mem(&["memory", "search", "deploy host", "--agent", "shared", "--json"]);
+    assert_eq!(o.code(), 0, "{}", o.stderr());
+    assert!(o.stdout().contains("the deploy host is gamma"), "{}", o.stdout());
+    // --local says so explicitly; with --remote it is a usage error.
+    let o = mem(&["memory", "search", "gamma", "--agent", "shared", "--local"]);
+    assert!(o.stdout().contains("gamma"), "{}", o.stdout());
+    let o = mem(&["memory", "search", "gamma", "--local", "--remote", "desk"]);
+    assert_eq!(o.code(), 2, "{}", o.stderr());
+    // A box without a store and no remote: the remote error says what to do.
+    let bare = Env::new();
+    let o = Out(bare.cmd(&["memory", "search", "x"]).env("HAL0_REMOTE_CONFIG_DIR", &remotes).output().unwrap());
+    assert_eq!(o.code(), 2, "{}", o.stderr());
+    assert!(o.stderr().contains("remote.none"), "{}", o.stderr());
+}
