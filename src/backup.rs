@@ -501,7 +501,16 @@ pub fn apply(paths: &Paths, staged: Staged) -> Result<Applied> {
         let dir = paths.state_dir.join("backups");
         crate::paths::ensure_dir(&dir)?;
         let stamp = crate::store::now().replace(':', "");
-        let p = dir.join(format!("pre-restore-{stamp}.tar.gz"));
+        // A free name: the archive being restored may be one of these, from this second.
+        let p = (0..100)
+            .map(|n| match n {
+                0 => dir.join(format!("pre-restore-{stamp}.tar.gz")),
+                n => dir.join(format!("pre-restore-{stamp}-{n}.tar.gz")),
+            })
+            .find(|p| fs::symlink_metadata(p).is_err())
+            .ok_or_else(|| {
+                Error::conflict("backup.exists", format!("no free pre-restore name in {}", dir.display()))
+            })?;
         create(paths, &p, false)?;
         Some(p)
     } else {

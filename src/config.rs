@@ -224,6 +224,13 @@ pub struct Network {
     /// network then reads what the admin tier reads (writes still come from this box only).
     /// Off: `hal0 serve` refuses such a bind until `hal0 auth rotate admin` arms auth.
     pub allow_unauthenticated: bool,
+    /// Extra `Host` names hal0 answers (beyond loopback, its LAN addresses and hostname, the
+    /// public URL's host): `name`, `name:port` or `name:*`; `*` turns the check off.
+    /// Added to `HAL0_MCP_ALLOWED_HOSTS`.
+    pub allowed_hosts: Vec<String>,
+    /// Extra browser `Origin`s allowed (`scheme://host[:port]`). Added to
+    /// `HAL0_MCP_ALLOWED_ORIGINS`.
+    pub allowed_origins: Vec<String>,
 }
 
 impl Default for Network {
@@ -234,6 +241,8 @@ impl Default for Network {
             tls_cert: None,
             tls_key: None,
             allow_unauthenticated: false,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
         }
     }
 }
@@ -521,6 +530,9 @@ pub fn schema() -> serde_json::Value {
     });
     if let Some(m) = keys.as_object_mut() {
         m.extend(retention::schema(&d));
+        // (Outside the literal above: json! would pass its recursion limit.)
+        m.insert("network.allowed_hosts".into(), serde_json::json!({"type": "array", "items": {"type": "string"}, "default": [], "description": "extra Host names hal0 answers: name, name:port or name:* (restart to apply; HAL0_MCP_ALLOWED_HOSTS adds to it)"}));
+        m.insert("network.allowed_origins".into(), serde_json::json!({"type": "array", "items": {"type": "string"}, "default": [], "description": "extra browser Origins allowed, scheme://host[:port] (restart to apply; HAL0_MCP_ALLOWED_ORIGINS adds to it)"}));
     }
     keys
 }
@@ -538,6 +550,8 @@ pub const SHELL_ONLY: &[(&str, &str)] = &[
     ("network.bind", "it decides who can reach hal0"),
     ("oauth.enabled", "it opens hal0 to clients a person approves over OAuth"),
     ("network.allow_unauthenticated", "it decides who can reach hal0"),
+    ("network.allowed_hosts", "it decides who can reach hal0"),
+    ("network.allowed_origins", "it decides which pages may call hal0"),
     ("network.tls_cert", "hal0 reads that file"),
     ("network.tls_key", "hal0 reads that file"),
     ("relay.database_url", "the relay's whole history goes there"),
@@ -802,6 +816,7 @@ fn expected(dotted: &str) -> String {
         Some("integer") => "a whole number".to_string(),
         Some("boolean") => "true or false".to_string(),
         Some("string") => "a string".to_string(),
+        Some("array") => "a list of strings in TOML, such as '[\"hal0.lan\", \"box.example:8443\"]'".to_string(),
         _ => "a value".to_string(),
     };
     if let Some(e) = k["enum"].as_array() {

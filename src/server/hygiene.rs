@@ -46,12 +46,19 @@ pub fn check_origin(state: &AppState, req: &Request) -> Result<(), Refusal> {
     }
     let host = host_of(req);
     if !state.hosts.host_allowed(host.as_deref()) {
-        tracing::info!(path, host = host.as_deref().unwrap_or(""), "refused: host not allowed");
+        tracing::info!(
+            path,
+            host = host.as_deref().unwrap_or(""),
+            "refused: host not allowed (to answer it: add it to [network].allowed_hosts in hal0.toml and restart)"
+        );
         return Err(Refusal::Host);
     }
     let origin = req.headers().get(header::ORIGIN).map(|v| v.to_str().unwrap_or("\u{0}"));
     if !state.hosts.origin_allowed(origin) {
-        tracing::info!(path, "refused: origin not allowed");
+        tracing::info!(
+            path,
+            "refused: origin not allowed (to allow a page: add it to [network].allowed_origins in hal0.toml and restart)"
+        );
         return Err(Refusal::Error(Error::forbidden(
             "this Origin is not allowed: hal0 answers pages served from this box only (add an origin to \
              HAL0_MCP_ALLOWED_ORIGINS to allow another)",

@@ -84,10 +84,16 @@ pub fn build_state(paths: Paths, config: Config, port: u16, cancel: &Cancellatio
     let ops = Arc::new(crate::ops::Services::open_with_node(paths, config, true, Some(node))?);
     let (paths, config, store) = (&ops.paths, &ops.config, &ops.store);
     let names = BoxNames::detect(port, config.network.public_url.as_deref());
+    // hal0.toml's lists and the environment's add up.
+    let joined = |env: &str, listed: &[String]| {
+        let mut all: Vec<String> = std::env::var(env).ok().into_iter().collect();
+        all.extend(listed.iter().cloned());
+        all.join(",")
+    };
     let hosts = HostPolicy::new(
         &names,
-        std::env::var("HAL0_MCP_ALLOWED_HOSTS").ok().as_deref(),
-        std::env::var("HAL0_MCP_ALLOWED_ORIGINS").ok().as_deref(),
+        Some(&joined("HAL0_MCP_ALLOWED_HOSTS", &config.network.allowed_hosts)),
+        Some(&joined("HAL0_MCP_ALLOWED_ORIGINS", &config.network.allowed_origins)),
     );
     let epoch = revoke::spawn_watcher(paths.api_env(), store.clone(), cancel.clone());
     if config.bridge.enabled {

@@ -176,3 +176,31 @@ async fn a_plain_json_post_without_a_session_gets_a_json_answer() {
     let audit = env.ok(&["activity", "list", "--json"]);
     assert!(audit.contains("version_info"), "{audit}");
 }
+
+/// Extra Host names come from hal0.toml too (the environment variable adds to them), and
+/// the refusal's log line names the key that fixes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allowed_hosts_are_a_hal0_toml_key() {
+    let env = Env::new();
+    let http = reqwest::Client::new();
+    let health_as =
+        |server: &Server, host: &'static str| http.get(server.url("/api/status")).header("host", host).send();
+    let server = env.serve();
+    assert_eq!(health_as(&server, "hal0.example.lan").await.unwrap().status(), 421);
+    drop(server);
+    let o = env.run(&["config", "set", "network.allowed_hosts", "hal0.example.lan"]);
+    assert_eq!(o.code(), 2, "a bare word is not a list: {}", o.stderr());
+    assert!(o.stderr().contains("a list of strings"), "{}", o.stderr());
+    env.ok(&["config", "set", "network.allowed_hosts", r#"["hal0.example.lan"]"#]);
+    let server = env.serve();
+    assert_eq!(health_as(&server, "hal0.example.lan").await.unwrap().status(), 200);
+    assert_eq!(health_as(&server, "other.example.lan").await.unwrap().status(), 421);
+    // Only the box's shell sets it.
+    let r = http
+        .put(server.url("/api/settings"))
+        .json(&json!({"key": "network.allowed_hosts", "value": ["evil.example"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+}
