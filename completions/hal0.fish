@@ -319,8 +319,8 @@ complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcomman
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from expose" -l no-hermes -d 'Withdraw it from those profiles'
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from expose" -l brain -d 'Join it into the hal0-brain profile'
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from expose" -l no-brain -d 'Withdraw it from hal0-brain'
-complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from expose" -l openwebui -d 'Reserved: answers 501 mcp.exposure_unsupported'
-complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from expose" -l opencode -d 'Reserved: answers 501 mcp.exposure_unsupported'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from expose" -l openwebui -d 'Reserved by the spec: answers 501 mcp.exposure_unsupported (hidden from the help: hal0 cannot expose to Open WebUI)'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from expose" -l opencode -d 'Reserved by the spec: answers 501 mcp.exposure_unsupported (hidden, as above)'
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from expose" -l json -d 'Print the result as JSON (one document on stdout)'
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from expose" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from enable" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F

@@ -93,11 +93,12 @@ pub enum McpCmd {
         /// Withdraw it from hal0-brain.
         #[arg(long)]
         no_brain: bool,
-        /// Reserved: answers 501 mcp.exposure_unsupported.
-        #[arg(long)]
+        /// Reserved by the spec: answers 501 mcp.exposure_unsupported (hidden from the help:
+        /// hal0 cannot expose to Open WebUI).
+        #[arg(long, hide = true)]
         openwebui: bool,
-        /// Reserved: answers 501 mcp.exposure_unsupported.
-        #[arg(long)]
+        /// Reserved by the spec: answers 501 mcp.exposure_unsupported (hidden, as above).
+        #[arg(long, hide = true)]
         opencode: bool,
         #[arg(long)]
         json: bool,

@@ -145,6 +145,9 @@ fn refused_flags_and_the_restart_command() {
     };
     fails(&["mcp", "expose", "web", "--openwebui"], "mcp.exposure_unsupported");
     fails(&["mcp", "expose", "web", "--opencode"], "mcp.exposure_unsupported");
+    // The help lists only targets that work.
+    let help = env.ok(&["mcp", "expose", "--help"]);
+    assert!(help.contains("--hermes") && !help.contains("openwebui") && !help.contains("opencode"), "{help}");
     fails(&["mcp", "expose", "stdio1", "--hermes"], "mcp.exposure_needs_supervisor");
     fails(&["mcp", "expose", "web"], "mcp.exposure_invalid");
     fails(&["mcp", "expose", "nope", "--hermes"], "mcp.not_found");
