@@ -4,6 +4,7 @@
 
 pub mod guard;
 pub mod hygiene;
+mod keepalive;
 pub mod listen;
 mod mcp_service;
 pub mod oauth;
@@ -208,6 +209,7 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
         .fallback(rest::not_found)
         .layer(axum::extract::DefaultBodyLimit::max(hygiene::MAX_BODY))
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard::guard))
+        .layer(axum::middleware::from_fn(keepalive::layer))
         // Outside the guard: its refusals under /ui get the dashboard's headers too.
         .layer(axum::middleware::from_fn(crate::ui::headers::layer))
         .layer(axum::middleware::from_fn(request_id::layer))

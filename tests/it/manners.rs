@@ -204,3 +204,39 @@ async fn allowed_hosts_are_a_hal0_toml_key() {
         .unwrap();
     assert_eq!(r.status(), 403);
 }
+
+/// A refusal sent before the request's body was read closes the connection, and says so,
+/// so a client never sends its next request on a connection hal0 is about to drop (httpx:
+/// "Server disconnected without sending a response"). A request whose body was read keeps
+/// its connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_closed_after_an_unread_body_says_so() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let env = Env::new();
+    let key = env.bridge_key("ops", &["admin"]);
+    env.ok(&["auth", "rotate", "admin", "--yes"]);
+    let server = env.serve();
+    let body = r#"{"jsonrpc":"2.0","method":"tools/list","id":1}"#;
+    let head = |auth: &str| {
+        format!(
+            "POST /mcp/admin/mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\n{auth}Content-Length: {}\r\n\r\n",
+            server.port,
+            body.len()
+        )
+    };
+    let answer = |mut tcp: tokio::net::TcpStream| async move {
+        let mut buf = vec![0u8; 65536];
+        let n = tokio::time::timeout(std::time::Duration::from_secs(10), tcp.read(&mut buf)).await.unwrap().unwrap();
+        String::from_utf8_lossy(&buf[..n]).to_ascii_lowercase()
+    };
+    // Refused at the guard, the body still on its way: `connection: close`.
+    let mut tcp = tokio::net::TcpStream::connect(("127.0.0.1", server.port)).await.unwrap();
+    tcp.write_all(head("").as_bytes()).await.unwrap();
+    let refused = answer(tcp).await;
+    assert!(refused.starts_with("http/1.1 401") && refused.contains("connection: close"), "{refused}");
+    // Read and answered: the connection stays open for the next request.
+    let mut tcp = tokio::net::TcpStream::connect(("127.0.0.1", server.port)).await.unwrap();
+    tcp.write_all(format!("{}{body}", head(&format!("Authorization: Bearer {key}\r\n"))).as_bytes()).await.unwrap();
+    let ok = answer(tcp).await;
+    assert!(ok.starts_with("http/1.1 200") && !ok.contains("connection: close"), "{ok}");
+}
