@@ -1,7 +1,7 @@
 //! Every URL hal0 advertises, decided here: the base URL of this box for remote clients
 //! (`[network].public_url`, else a LAN address and the bound port), the proxy URL of an
 //! installed server (for remote consumers, and for the Hermes on this box, which reaches
-//! it on loopback), and one `claude mcp add` line per server a key opens. Also the one list
+//! it on loopback), the servers a key opens and a `claude mcp add` line for each. Also the one list
 //! of hal0's own MCP servers and their mounts ([`MOUNTS`]): the router, the guard, these
 //! lines, `version_info`, the registry's reserved ids and the audit read all take it.
 
@@ -180,12 +180,9 @@ pub fn relay_bot_setup(base: &str, key: &str) -> (Vec<String>, String) {
     (env, yaml)
 }
 
-/// One `claude mcp add` line per server the key opens.
-pub fn claude_lines(base: &str, cfg: &Config, scopes: &BTreeSet<Scope>, key: &str) -> Vec<String> {
-    servers_for(cfg, scopes)
-        .into_iter()
-        .map(|(server, mount)| claude_line(server, &format!("{base}/mcp/{mount}/mcp"), key))
-        .collect()
+/// The servers a key with `scopes` opens, as (server name, its URL at `base`).
+pub fn urls_for(base: &str, cfg: &Config, scopes: &BTreeSet<Scope>) -> Vec<(&'static str, String)> {
+    servers_for(cfg, scopes).into_iter().map(|(server, mount)| (server, format!("{base}/mcp/{mount}/mcp"))).collect()
 }
 
 /// `claude mcp add --transport http NAME URL --header 'Authorization: Bearer KEY'`, every
@@ -210,7 +207,10 @@ mod tests {
         c.network.public_url = Some("https://hal0.example.com/".into());
         assert_eq!(base_url(&c), ("https://hal0.example.com".into(), None));
         let scopes = BTreeSet::from([Scope::Agents, Scope::Memory]);
-        let lines = claude_lines("https://h", &c, &scopes, "hal0bk_x");
+        let lines: Vec<String> = urls_for("https://h", &c, &scopes)
+            .iter()
+            .map(|(server, url)| claude_line(server, url, "hal0bk_x"))
+            .collect();
         assert_eq!(
             lines,
             vec![

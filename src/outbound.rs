@@ -116,20 +116,6 @@ pub fn tls_error(url: &str, text: &str) -> Option<Error> {
     })
 }
 
-/// After an https request failed without saying why: one bare `HEAD` of `url` (no
-/// credentials, no body) with the same trust, returning the certificate error if that was
-/// the cause.
-pub async fn diagnose(url: &str, ca_file: Option<&Path>) -> Option<Error> {
-    if !url.starts_with("https://") {
-        return None;
-    }
-    let client = builder(ca_file).ok()?.timeout(Duration::from_secs(5)).build().ok()?;
-    match client.head(url).send().await {
-        Ok(_) => None,
-        Err(e) => tls_error(url, &chain(&e)),
-    }
-}
-
 /// Why a request to `url` never got an answer, in words a person acts on, from its error
 /// chain (`text`): the name did not resolve, the connection was refused or timed out, the
 /// network is unreachable, or the certificate was refused. `None` when the chain names none
@@ -161,14 +147,11 @@ pub fn in_words(url: &str, text: &str) -> Option<String> {
 }
 
 /// After a request to `url` failed without saying why (rmcp keeps only an error's text):
-/// one bare `HEAD` (no credentials, no body) with the same trust; why it fails, in words
-/// ([`in_words`]), or `None` when it is answered.
-pub async fn why_unanswered(url: &str, ca_file: Option<&Path>) -> Option<String> {
+/// one bare `HEAD` (no credentials, no body) with the same trust; the error chain of its
+/// failure ([`tls_error`] and [`in_words`] read it), or `None` when it is answered.
+pub async fn head_failure(url: &str, ca_file: Option<&Path>) -> Option<String> {
     let client = builder(ca_file).ok()?.timeout(Duration::from_secs(5)).build().ok()?;
-    match client.head(url).send().await {
-        Ok(_) => None,
-        Err(e) => in_words(url, &chain(&e)),
-    }
+    client.head(url).send().await.err().map(|e| chain(&e))
 }
 
 #[cfg(test)]

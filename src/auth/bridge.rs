@@ -148,10 +148,7 @@ pub fn add(store: &Store, name: &str, note: &str, scopes: BTreeSet<Scope>) -> Re
     let created = now();
     store.with(|c| {
         let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let existing: Option<Option<String>> = tx
-            .query_row("SELECT revoked_at FROM bridge_clients WHERE name = ?1", [name], |r| r.get(0))
-            .optional()?;
-        match existing {
+        match revoked_at(&tx, name)? {
             Some(Some(_)) => {
                 return Err(Error::conflict(
                     "bridge.name_revoked",
@@ -244,6 +241,12 @@ fn revoked(name: &str) -> Error {
     )
 }
 
+/// Whether client `name` exists (`None`: no such client) and, if so, when it was revoked
+/// (`Some(None)`: live), read inside the caller's transaction.
+fn revoked_at(tx: &rusqlite::Connection, name: &str) -> Result<Option<Option<String>>> {
+    Ok(tx.query_row("SELECT revoked_at FROM bridge_clients WHERE name = ?1", [name], |r| r.get(0)).optional()?)
+}
+
 /// Update one live (not revoked) client inside a transaction.
 /// `ends_grants`: also end every OAuth grant of the client (and so its tokens), saying why.
 fn update_live(
@@ -256,9 +259,7 @@ fn update_live(
     validate_name(name)?;
     store.with(|c| {
         let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let state: Option<Option<String>> =
-            tx.query_row("SELECT revoked_at FROM bridge_clients WHERE name = ?1", [name], |r| r.get(0)).optional()?;
-        match state {
+        match revoked_at(&tx, name)? {
             None => return Err(not_found(name)),
             Some(Some(_)) => return Err(revoked(name)),
             Some(None) => {}
@@ -331,9 +332,7 @@ pub fn purge(store: &Store, name: &str) -> Result<Purged> {
     validate_name(name)?;
     store.with(|c| {
         let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let state: Option<Option<String>> =
-            tx.query_row("SELECT revoked_at FROM bridge_clients WHERE name = ?1", [name], |r| r.get(0)).optional()?;
-        match state {
+        match revoked_at(&tx, name)? {
             None => return Err(not_found(name)),
             Some(None) => {
                 return Err(Error::conflict(

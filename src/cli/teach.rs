@@ -86,10 +86,7 @@ fn call(remote: Option<&str>, tool: &str, args: &impl serde::Serialize) -> Resul
 /// Whether a memory command without `--remote` works on this box's own store: asked with
 /// `--local`, or no remote is configured and this box has a store.
 fn on_this_box(ctx: &super::Ctx, remote: Option<&str>, local: bool) -> bool {
-    local
-        || (remote.is_none()
-            && crate::remote::resolve(None).is_err_and(|e| e.code == "remote.none")
-            && ctx.paths.db().exists())
+    local || (remote.is_none() && crate::remote::configured().is_ok_and(|set| !set) && ctx.paths.db().exists())
 }
 
 /// Run a teach function on this box's store and profiles, as the admin.

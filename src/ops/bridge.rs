@@ -59,14 +59,11 @@ impl Keyed {
     /// The key of `client` with everything to paste, for `cfg`.
     pub fn of(cfg: &crate::config::Config, client: Client, key: String) -> Keyed {
         let (base, warning) = crate::connect::base_url(cfg);
-        let claude_mcp_add = crate::connect::claude_lines(&base, cfg, &client.scopes, &key);
-        let servers = crate::connect::servers_for(cfg, &client.scopes)
+        let servers: Vec<crate::clients::Server> = crate::connect::urls_for(&base, cfg, &client.scopes)
             .into_iter()
-            .map(|(name, mount)| crate::clients::Server {
-                name: name.to_string(),
-                url: format!("{base}/mcp/{mount}/mcp"),
-            })
+            .map(|(name, url)| crate::clients::Server { name: name.to_string(), url })
             .collect();
+        let claude_mcp_add = servers.iter().map(|s| crate::connect::claude_line(&s.name, &s.url, &key)).collect();
         let relay_bot = (client.scopes.contains(&Scope::Relay) && cfg.relay.enabled).then(|| {
             let (env, config_yaml) = crate::connect::relay_bot_setup(&base, &key);
             RelayBot { env, config_yaml }

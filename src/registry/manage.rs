@@ -105,24 +105,19 @@ pub async fn install(
     program::check_install(via, &r)?;
     // A server that answers 401 with OAuth metadata is recorded as wanting an account; one
     // that does not answer in time, or at all, is installed as it is, with a warning.
-    let mut warning = None;
+    let mut unanswered = None;
     if r.transport != super::record::Transport::Stdio {
         match tokio::time::timeout(DISCOVER_AT_INSTALL, super::oauth::flow::probe(&r)).await {
             Ok(Ok(Some(d))) => r.oauth = Some(super::oauth::flow::need_of(&d, None)),
             Ok(Ok(None)) => {}
-            Ok(Err(e)) => {
-                warning = Some(format!("{}; installed anyway (check it with: hal0 mcp test ID)", e.message));
-            }
+            Ok(Err(e)) => unanswered = Some(e.message),
             Err(_) => {
-                warning = Some(format!(
-                    "the server did not answer within {} s; installed anyway (check it with: hal0 mcp test ID)",
-                    DISCOVER_AT_INSTALL.as_secs()
-                ))
+                unanswered = Some(format!("the server did not answer within {} s", DISCOVER_AT_INSTALL.as_secs()))
             }
         }
     }
     let r = Registry::new(paths).install(r)?;
-    let warning = warning.map(|w| w.replace("ID", &r.id));
+    let warning = unanswered.map(|why| format!("{why}; installed anyway (check it with: hal0 mcp test {})", r.id));
     Ok((r, expose::join(paths, cfg, store), warning))
 }
 

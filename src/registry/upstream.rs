@@ -290,12 +290,19 @@ pub async fn connect(
             if let Some(tls) = crate::outbound::tls_error(&url, &text) {
                 return Err(tls);
             }
-            // rmcp keeps only the text of the HTTP error, not its cause: ask once more
-            // without MCP to learn whether the certificate was the reason.
-            if let Some(tls) = crate::outbound::diagnose(&url, record.ca_file.as_deref()).await {
+            // rmcp keeps only the text of the HTTP error, not its cause: for https, or a
+            // request that got no answer, one bare HEAD learns it (the certificate, DNS,
+            // refused, a timeout).
+            let low = text.to_lowercase();
+            let unanswered = low.contains("sending request") || low.contains("connect");
+            let ca = record.ca_file.as_deref();
+            let cause = match url.starts_with("https://") || unanswered {
+                true => crate::outbound::head_failure(&url, ca).await,
+                false => None,
+            };
+            if let Some(tls) = cause.as_deref().and_then(|c| crate::outbound::tls_error(&url, c)) {
                 return Err(tls);
             }
-            let low = text.to_lowercase();
             if text.contains("401")
                 || text.contains("403")
                 || low.contains("unauthorized")
@@ -304,10 +311,7 @@ pub async fn connect(
                 let why = if record.oauth.is_some() { TOKEN_REFUSED } else { CREDENTIALS_REFUSED };
                 return Err(failed(code, format!("{url} {why}: {}", plain(&text))));
             }
-            // A request that got no answer at all: say why in words (DNS, refused, timeout).
-            if (low.contains("sending request") || low.contains("connect"))
-                && let Some(why) = crate::outbound::why_unanswered(&url, record.ca_file.as_deref()).await
-            {
+            if unanswered && let Some(why) = cause.as_deref().and_then(|c| crate::outbound::in_words(&url, c)) {
                 return Err(failed(code, format!("{url} does not answer: {why}")));
             }
             return Err(failed(code, format!("{url} did not answer like an MCP server: {}", plain(&text))));

@@ -224,6 +224,15 @@ pub fn set_default(name: &str) -> Result<()> {
     save(&all)
 }
 
+/// Whether a box to talk to is set up without naming one: `HAL0_REMOTE_URL`, or a default
+/// remote (read without touching its key).
+pub fn configured() -> Result<bool> {
+    if std::env::var("HAL0_REMOTE_URL").is_ok_and(|v| !v.is_empty()) {
+        return Ok(true);
+    }
+    Ok(load()?.default.is_some())
+}
+
 /// The box to talk to: `--remote NAME`, else `HAL0_REMOTE_URL` + `HAL0_KEY`, else the
 /// default remote.
 pub fn resolve(name: Option<&str>) -> Result<Target> {
