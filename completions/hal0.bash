@@ -4856,7 +4856,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__mcp__subcmd__catalog__subcmd__list)
-            opts="-h --json --category --config-dir --state-dir --help"
+            opts="-q -h --json --quiet --category --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6048,7 +6048,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__memory__subcmd__search)
-            opts="-h --agent --limit --remote --local --json --config-dir --state-dir --help"
+            opts="-q -h --agent --limit --remote --local --json --quiet --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6638,7 +6638,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__oauth__subcmd__client__subcmd__list)
-            opts="-h --json --config-dir --state-dir --help"
+            opts="-q -h --json --quiet --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6682,7 +6682,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__oauth__subcmd__grants)
-            opts="-h --all --json --config-dir --state-dir --help"
+            opts="-q -h --all --json --quiet --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -6918,7 +6918,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__relay__subcmd__agents)
-            opts="-h --json --config-dir --state-dir --help"
+            opts="-q -h --json --quiet --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -7184,7 +7184,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__remote__subcmd__list)
-            opts="-h --json --config-dir --state-dir --help"
+            opts="-q -h --json --quiet --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -7814,7 +7814,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__skills__subcmd__list)
-            opts="-h --remote --json --config-dir --state-dir --help"
+            opts="-q -h --remote --json --quiet --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -8190,7 +8190,7 @@ _hal0() {
             return 0
             ;;
         hal0__subcmd__ui__subcmd__sessions)
-            opts="-h --all --json --config-dir --state-dir --help"
+            opts="-q -h --all --json --quiet --config-dir --state-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -82,7 +82,7 @@ complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcom
 complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from list" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from list" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
-complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from list" -l json -d 'Print the result as JSON (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from list" -l json -d 'Print the list as a JSON array of items (one document on stdout)'
 complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only the ids, one per line (for scripts: `-q | xargs …`)'
 complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand bridge; and __fish_seen_subcommand_from scopes" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
@@ -142,7 +142,7 @@ complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcomma
 complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -l limit -d 'At most this many (default 50, at most 1000)' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
-complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -l json -d 'Print the result as JSON (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -l json -d 'Print the list as a JSON array of items (one document on stdout)'
 complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only the ids, one per line (for scripts: `-q | xargs …`)'
 complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand runs; and __fish_seen_subcommand_from show" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
@@ -201,7 +201,7 @@ complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subc
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l limit -d 'At most this many (default 100, at most 10000)' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
-complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l json -d 'Print the result as JSON (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -l json -d 'Print the list as a JSON array of items (one document on stdout)'
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only the ids, one per line (for scripts: `-q | xargs …`)'
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand activity; and __fish_seen_subcommand_from export" -l since -d 'Only rows at or after this: RFC 3339 or a duration back from now (30m, 1h, 7d)' -r
@@ -274,7 +274,7 @@ complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcomman
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from list" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from list" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
-complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from list" -l json -d 'Print the result as JSON (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from list" -l json -d 'Print the list as a JSON array of items (one document on stdout)'
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only the ids, one per line (for scripts: `-q | xargs …`)'
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand mcp; and __fish_seen_subcommand_from status" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
@@ -417,14 +417,15 @@ complete -c hal0 -n "__fish_hal0_using_subcommand relay; and not __fish_seen_sub
 complete -c hal0 -n "__fish_hal0_using_subcommand relay; and not __fish_seen_subcommand_from agents exchanges help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from agents" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from agents" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
-complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from agents" -l json -d 'Print the result as JSON (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from agents" -l json -d 'Print the list as a JSON array of items (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from agents" -s q -l quiet -d 'Print only the ids, one per line (for scripts: `-q | xargs …`)'
 complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from agents" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -l agent -d 'Only exchanges this bot asked or was asked' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -l since -d 'Only exchanges started at or after this: RFC 3339 or a duration back from now (30m, 1h, 7d)' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -l limit -d 'At most this many (default 100, at most 10000)' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
-complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -l json -d 'Print the result as JSON (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -l json -d 'Print the list as a JSON array of items (one document on stdout)'
 complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -s q -l quiet -d 'Print only the ids, one per line (for scripts: `-q | xargs …`)'
 complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from exchanges" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand relay; and __fish_seen_subcommand_from help" -f -a "agents" -d 'The bots (bridge clients holding the relay scope) and whether each is connected'
@@ -461,7 +462,8 @@ complete -c hal0 -n "__fish_hal0_using_subcommand oauth; and __fish_seen_subcomm
 complete -c hal0 -n "__fish_hal0_using_subcommand oauth; and __fish_seen_subcommand_from grants" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand oauth; and __fish_seen_subcommand_from grants" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand oauth; and __fish_seen_subcommand_from grants" -l all -d 'Ended grants too'
-complete -c hal0 -n "__fish_hal0_using_subcommand oauth; and __fish_seen_subcommand_from grants" -l json -d 'Print the result as JSON (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand oauth; and __fish_seen_subcommand_from grants" -l json -d 'Print the list as a JSON array of items (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand oauth; and __fish_seen_subcommand_from grants" -s q -l quiet -d 'Print only the ids, one per line (for scripts: `-q | xargs …`)'
 complete -c hal0 -n "__fish_hal0_using_subcommand oauth; and __fish_seen_subcommand_from grants" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand oauth; and __fish_seen_subcommand_from revoke" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand oauth; and __fish_seen_subcommand_from revoke" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
@@ -485,7 +487,7 @@ complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_sub
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from list" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from list" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from list" -l all -d 'Every card, whatever its status'
-complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from list" -l json -d 'Print the result as JSON (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from list" -l json -d 'Print the list as a JSON array of items (one document on stdout)'
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only the ids, one per line (for scripts: `-q | xargs …`)'
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand approvals; and __fish_seen_subcommand_from show" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
@@ -537,7 +539,7 @@ complete -c hal0 -n "__fish_hal0_using_subcommand notify; and __fish_seen_subcom
 complete -c hal0 -n "__fish_hal0_using_subcommand notify; and __fish_seen_subcommand_from add" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c hal0 -n "__fish_hal0_using_subcommand notify; and __fish_seen_subcommand_from list" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand notify; and __fish_seen_subcommand_from list" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
-complete -c hal0 -n "__fish_hal0_using_subcommand notify; and __fish_seen_subcommand_from list" -l json -d 'Print the result as JSON (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand notify; and __fish_seen_subcommand_from list" -l json -d 'Print the list as a JSON array of items (one document on stdout)'
 complete -c hal0 -n "__fish_hal0_using_subcommand notify; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only the ids, one per line (for scripts: `-q | xargs …`)'
 complete -c hal0 -n "__fish_hal0_using_subcommand notify; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand notify; and __fish_seen_subcommand_from remove" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
@@ -569,7 +571,8 @@ complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand
 complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from sessions" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from sessions" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from sessions" -l all -d 'Also ended and expired ones'
-complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from sessions" -l json -d 'Print the result as JSON (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from sessions" -l json -d 'Print the list as a JSON array of items (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from sessions" -s q -l quiet -d 'Print only the ids, one per line (for scripts: `-q | xargs …`)'
 complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from sessions" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from passwd" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand ui; and __fish_seen_subcommand_from passwd" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
@@ -660,7 +663,8 @@ complete -c hal0 -n "__fish_hal0_using_subcommand remote; and __fish_seen_subcom
 complete -c hal0 -n "__fish_hal0_using_subcommand remote; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand remote; and __fish_seen_subcommand_from list" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand remote; and __fish_seen_subcommand_from list" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
-complete -c hal0 -n "__fish_hal0_using_subcommand remote; and __fish_seen_subcommand_from list" -l json -d 'Print the result as JSON (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand remote; and __fish_seen_subcommand_from list" -l json -d 'Print the list as a JSON array of items (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand remote; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only the ids, one per line (for scripts: `-q | xargs …`)'
 complete -c hal0 -n "__fish_hal0_using_subcommand remote; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand remote; and __fish_seen_subcommand_from remove" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand remote; and __fish_seen_subcommand_from remove" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
@@ -694,7 +698,8 @@ complete -c hal0 -n "__fish_hal0_using_subcommand memory; and __fish_seen_subcom
 complete -c hal0 -n "__fish_hal0_using_subcommand memory; and __fish_seen_subcommand_from search" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand memory; and __fish_seen_subcommand_from search" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand memory; and __fish_seen_subcommand_from search" -l local -d 'This box\'s own store (the default when no remote is configured and a store is here)'
-complete -c hal0 -n "__fish_hal0_using_subcommand memory; and __fish_seen_subcommand_from search" -l json -d 'Print the result as JSON (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand memory; and __fish_seen_subcommand_from search" -l json -d 'Print the list as a JSON array of items (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand memory; and __fish_seen_subcommand_from search" -s q -l quiet -d 'Print only the ids, one per line (for scripts: `-q | xargs …`)'
 complete -c hal0 -n "__fish_hal0_using_subcommand memory; and __fish_seen_subcommand_from search" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand memory; and __fish_seen_subcommand_from help" -f -a "add" -d 'Remember TEXT in a profile\'s memory on the remote box'
 complete -c hal0 -n "__fish_hal0_using_subcommand memory; and __fish_seen_subcommand_from help" -f -a "search" -d 'Search a profile\'s memory on the remote box'
@@ -708,7 +713,8 @@ complete -c hal0 -n "__fish_hal0_using_subcommand skills; and not __fish_seen_su
 complete -c hal0 -n "__fish_hal0_using_subcommand skills; and __fish_seen_subcommand_from list" -l remote -d 'The remote box (default: HAL0_REMOTE_URL + HAL0_KEY, else the default remote)' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand skills; and __fish_seen_subcommand_from list" -l config-dir -d 'Config directory (default /etc/hal0; $XDG_CONFIG_HOME/hal0 when not root and that is not writable)' -r -F
 complete -c hal0 -n "__fish_hal0_using_subcommand skills; and __fish_seen_subcommand_from list" -l state-dir -d 'State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable)' -r -F
-complete -c hal0 -n "__fish_hal0_using_subcommand skills; and __fish_seen_subcommand_from list" -l json -d 'Print the result as JSON (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand skills; and __fish_seen_subcommand_from list" -l json -d 'Print the list as a JSON array of items (one document on stdout)'
+complete -c hal0 -n "__fish_hal0_using_subcommand skills; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print only the ids, one per line (for scripts: `-q | xargs …`)'
 complete -c hal0 -n "__fish_hal0_using_subcommand skills; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c hal0 -n "__fish_hal0_using_subcommand skills; and __fish_seen_subcommand_from push" -l name -d 'The skill\'s name (default: the directory\'s name)' -r
 complete -c hal0 -n "__fish_hal0_using_subcommand skills; and __fish_seen_subcommand_from push" -l remote -d 'The remote box (default: HAL0_REMOTE_URL + HAL0_KEY, else the default remote)' -r

@@ -3,7 +3,6 @@
 use super::{Ctx, table};
 use crate::audit::{self, Filter};
 use crate::error::Result;
-use serde_json::json;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum ActivityCmd {
@@ -73,7 +72,7 @@ pub fn run(ctx: &Ctx, cmd: ActivityCmd) -> Result<()> {
             };
             let ops = ctx.ops()?;
             let rows = super::runtime()?.block_on(crate::ops::activity::list(&ops, args))?;
-            if out.done(&json!(rows), "id") {
+            if out.done_with(&rows, "id") {
                 return Ok(());
             }
             if rows.is_empty() {

@@ -112,7 +112,7 @@ fn rules(ctx: &Ctx, cmd: RulesCmd) -> Result<()> {
         RulesCmd::List { server, out } => {
             let v = rt
                 .block_on(crate::ops::approvals::rules(&ops, crate::ops::approvals::RulesArgs { server_id: server }))?;
-            if out.done(&v, "id") {
+            if out.done(&super::items_of(&v, "rules"), "id") {
                 return Ok(());
             }
             let rules: Vec<approvals::rules::Rule> = serde_json::from_value(v["rules"].clone()).unwrap_or_default();
@@ -298,7 +298,7 @@ pub fn approvals(ctx: &Ctx, cmd: ApprovalsCmd) -> Result<()> {
             let status = if all { None } else { Some(status.unwrap_or_else(|| "pending".into())) };
             let rows: Vec<_> =
                 approvals::list(&store, status.as_deref())?.into_iter().map(Approval::for_shell).collect();
-            if out.done(&serde_json::json!(rows), "id") {
+            if out.done_with(&rows, "id") {
                 return Ok(());
             }
             if rows.is_empty() {

@@ -155,7 +155,7 @@ pub fn run(ctx: &Ctx, cmd: BridgeCmd) -> Result<()> {
         }
         BridgeCmd::List { out } => {
             let list = bridge::list(&ctx.store()?)?;
-            if out.done(&json!(list), "name") {
+            if out.done_with(&list, "name") {
                 return Ok(());
             }
             if list.is_empty() {

@@ -175,6 +175,17 @@ pub enum McpCmd {
     },
 }
 
+/// `hal0 mcp list --json`: GET /api/mcp/servers's servers, then each broken record as an
+/// item of its own (`"state": "broken"`, its file and the error), so the list is one array.
+fn listed(v: &serde_json::Value) -> Vec<serde_json::Value> {
+    let mut items = super::items_of(v, "servers");
+    for b in super::items_of(v, "broken") {
+        let file = b["file"].as_str().unwrap_or_default();
+        items.push(json!({"id": file.trim_end_matches(".toml"), "state": "broken", "file": file, "error": b["error"]}));
+    }
+    items
+}
+
 fn record_json(r: &Record, state: Option<&str>) -> serde_json::Value {
     let v = registry::view::ServerView::of(r);
     match state {
@@ -344,7 +355,8 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
             if out.json || out.quiet {
                 // The same view as GET /api/mcp/servers.
                 let ops = ctx.ops()?;
-                out.done(&super::runtime()?.block_on(crate::ops::mcp::list(&ops, crate::ops::NoArgs {}))?, "id");
+                let v = super::runtime()?.block_on(crate::ops::mcp::list(&ops, crate::ops::NoArgs {}))?;
+                out.done(&listed(&v), "id");
                 return Ok(());
             }
             let listing = reg.list()?;

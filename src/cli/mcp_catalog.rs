@@ -13,8 +13,8 @@ use serde_json::json;
 pub enum CatalogCmd {
     /// List the curated, known-good servers you can install (`hal0 mcp install SPEC --id ID`).
     List {
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: super::ListOut,
         /// Only this category (e.g. web, files, database).
         #[arg(long)]
         category: Option<String>,
@@ -35,7 +35,7 @@ fn ids(v: &[String]) -> String {
 
 pub fn run(ctx: &Ctx, cmd: CatalogCmd) -> Result<()> {
     match cmd {
-        CatalogCmd::List { json, category } => {
+        CatalogCmd::List { out, category } => {
             let cat = catalog::load(&ctx.paths);
             if let Some(w) = &cat.source.warning {
                 eprintln!("warning: {}", safe(w));
@@ -44,8 +44,7 @@ pub fn run(ctx: &Ctx, cmd: CatalogCmd) -> Result<()> {
                 Some(c) => cat.in_category(c)?,
                 None => cat.items.clone(),
             };
-            if json {
-                print_json(&json!({"items": items, "categories": cat.categories, "source": cat.source}));
+            if out.done_with(&items, "id") {
                 return Ok(());
             }
             let rows = items
@@ -106,9 +105,13 @@ mod tests {
     #[test]
     fn list_refresh_and_unknown_category() {
         let (d, ctx) = ctx();
-        run(&ctx, CatalogCmd::List { json: false, category: None }).unwrap();
-        run(&ctx, CatalogCmd::List { json: true, category: Some("web".into()) }).unwrap();
-        let e = run(&ctx, CatalogCmd::List { json: false, category: Some("nope".into()) }).unwrap_err();
+        run(&ctx, CatalogCmd::List { out: Default::default(), category: None }).unwrap();
+        run(
+            &ctx,
+            CatalogCmd::List { out: crate::cli::ListOut { json: true, quiet: false }, category: Some("web".into()) },
+        )
+        .unwrap();
+        let e = run(&ctx, CatalogCmd::List { out: Default::default(), category: Some("nope".into()) }).unwrap_err();
         assert_eq!(e.code, "mcp.catalog_unknown_category");
         let e = run(&ctx, CatalogCmd::Refresh { from: None, json: false }).unwrap_err();
         assert_eq!(e.code, "mcp.catalog_source_missing");
@@ -117,6 +120,6 @@ mod tests {
         std::fs::write(&src, json!({"version": 1, "items": [item]}).to_string()).unwrap();
         run(&ctx, CatalogCmd::Refresh { from: Some(src.display().to_string()), json: false }).unwrap();
         assert_eq!(catalog::load(&ctx.paths).items.len(), 1);
-        run(&ctx, CatalogCmd::List { json: false, category: None }).unwrap();
+        run(&ctx, CatalogCmd::List { out: Default::default(), category: None }).unwrap();
     }
 }

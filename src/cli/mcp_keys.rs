@@ -6,7 +6,6 @@ use super::{Ctx, confirm, print_json, runtime, table};
 use crate::error::Result;
 use crate::ops::keys;
 use crate::registry::consumers;
-use serde_json::json;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum KeysCmd {
@@ -43,7 +42,7 @@ pub fn run(ctx: &Ctx, cmd: KeysCmd) -> Result<()> {
     match cmd {
         KeysCmd::List { id, out } => {
             let rows = rt.block_on(keys::list(&ops, keys::ListArgs { server: id }))?;
-            if out.done(&json!({"consumers": rows, "count": rows.len()}), "name") {
+            if out.done_with(&rows, "name") {
                 return Ok(());
             }
             let t = rows

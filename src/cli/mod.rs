@@ -168,9 +168,14 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 /// How a list command prints: a table for people, `--json`, or `-q` (ids only).
-#[derive(Debug, clap::Args)]
+///
+/// One rule for scripts: every list command's `--json` prints a JSON array of its items
+/// (`jq '.[]'`), never an object around them; an empty list is `[]`. A paged read
+/// (`runs events`, `run events`) prints its page, an object, as the cursor belongs beside
+/// the items.
+#[derive(Debug, Default, clap::Args)]
 pub struct ListOut {
-    /// Print the result as JSON (one document on stdout)
+    /// Print the list as a JSON array of items (one document on stdout)
     #[arg(long, conflicts_with = "quiet")]
     pub json: bool,
     /// Print only the ids, one per line (for scripts: `-q | xargs …`)
@@ -179,27 +184,16 @@ pub struct ListOut {
 }
 
 impl ListOut {
-    /// Print `v` (the list as `--json` shows it) as JSON or, with `-q`, each item's `field`,
-    /// one per line; `true` when printed (no table wanted). In an object, the list is the
-    /// array whose items carry `field`.
-    pub fn done(&self, v: &serde_json::Value, field: &str) -> bool {
+    /// Print `items` (the list's items, in order) as a JSON array or, with `-q`, each
+    /// item's `field`, one per line; `true` when printed (no table wanted).
+    pub fn done(&self, items: &[serde_json::Value], field: &str) -> bool {
         if self.json {
-            print_json(v);
+            print_json(&serde_json::Value::Array(items.to_vec()));
             return true;
         }
         if !self.quiet {
             return false;
         }
-        let items = match v {
-            serde_json::Value::Array(a) => a.as_slice(),
-            serde_json::Value::Object(o) => o
-                .values()
-                .filter_map(|x| x.as_array())
-                .find(|a| a.iter().any(|i| i.get(field).is_some()))
-                .map(Vec::as_slice)
-                .unwrap_or(&[]),
-            _ => &[],
-        };
         for item in items {
             match item.get(field) {
                 Some(serde_json::Value::String(id)) => println!("{}", crate::term::safe_line(id)),
@@ -209,6 +203,20 @@ impl ListOut {
         }
         true
     }
+
+    /// [`ListOut::done`] for a serializable list.
+    pub fn done_with<T: serde::Serialize>(&self, items: &[T], field: &str) -> bool {
+        if !(self.json || self.quiet) {
+            return false;
+        }
+        let v: Vec<serde_json::Value> = items.iter().map(|i| serde_json::to_value(i).unwrap_or_default()).collect();
+        self.done(&v, field)
+    }
+}
+
+/// The items of an operation's answer that holds its list under `key` (`{"servers": […]}`).
+pub fn items_of(v: &serde_json::Value, key: &str) -> Vec<serde_json::Value> {
+    v.get(key).and_then(|a| a.as_array()).cloned().unwrap_or_default()
 }
 
 /// Print JSON to stdout (control and invisible characters inside strings as `\u` escapes).

@@ -145,7 +145,7 @@ pub fn run(ctx: &Ctx, cmd: NotifyCmd) -> Result<()> {
         NotifyCmd::Add(c) => add(ctx, c),
         NotifyCmd::List { out } => {
             let all = crate::ops::notify::list(&ctx.ops()?)?;
-            if out.done(&serde_json::json!(all), "id") {
+            if out.done_with(&all, "id") {
                 return Ok(());
             }
             if all.is_empty() {

@@ -23,8 +23,8 @@ pub enum OauthCmd {
         /// Ended grants too.
         #[arg(long)]
         all: bool,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: super::ListOut,
     },
     /// End one grant (every token of it stops at once).
     Revoke {
@@ -52,8 +52,8 @@ pub enum ClientCmd {
     },
     /// List clients.
     List {
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: super::ListOut,
     },
     /// Remove a client: every grant it holds ends.
     Remove {
@@ -112,10 +112,9 @@ pub fn run(ctx: &Ctx, cmd: OauthCmd) -> Result<()> {
             }
             Ok(())
         }
-        OauthCmd::Client(ClientCmd::List { json }) => {
+        OauthCmd::Client(ClientCmd::List { out }) => {
             let list = rt.block_on(crate::ops::oauth::clients(&ops))?;
-            if json {
-                print_json(&json!(list));
+            if out.done_with(&list, "client_id") {
                 return Ok(());
             }
             if list.is_empty() {
@@ -147,10 +146,9 @@ pub fn run(ctx: &Ctx, cmd: OauthCmd) -> Result<()> {
             }
             Ok(())
         }
-        OauthCmd::Grants { all, json } => {
+        OauthCmd::Grants { all, out } => {
             let list = rt.block_on(crate::ops::oauth::grants(&ops, all))?;
-            if json {
-                print_json(&json!(list));
+            if out.done_with(&list, "id") {
                 return Ok(());
             }
             if list.is_empty() {

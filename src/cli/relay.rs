@@ -1,7 +1,7 @@
 //! `hal0 relay agents|exchanges`: the agent relay's bots and its history, read through the
 //! same operations as `GET /api/relay/*`.
 
-use super::{Ctx, print_json, runtime, table};
+use super::{Ctx, runtime, table};
 use crate::error::Result;
 use crate::ops::relay::{self, ExchangesArgs};
 
@@ -9,8 +9,8 @@ use crate::ops::relay::{self, ExchangesArgs};
 pub enum RelayCmd {
     /// The bots (bridge clients holding the relay scope) and whether each is connected.
     Agents {
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: super::ListOut,
     },
     /// Exchanges between bots, newest first: who asked whom, the answer or the failure.
     Exchanges {
@@ -39,10 +39,9 @@ pub fn run(ctx: &Ctx, cmd: RelayCmd) -> Result<()> {
     let ops = ctx.ops()?;
     let rt = runtime()?;
     match cmd {
-        RelayCmd::Agents { json } => {
+        RelayCmd::Agents { out } => {
             let bots = rt.block_on(relay::agents(&ops, crate::ops::NoArgs {}))?;
-            if json {
-                print_json(&serde_json::to_value(&bots).unwrap_or_default());
+            if out.done_with(&bots, "name") {
                 return Ok(());
             }
             if bots.is_empty() {
@@ -65,7 +64,7 @@ pub fn run(ctx: &Ctx, cmd: RelayCmd) -> Result<()> {
         RelayCmd::Exchanges { agent, since, limit, out } => {
             let args = ExchangesArgs { agent, since, limit, ..Default::default() };
             let list = rt.block_on(relay::exchanges(&ops, args))?;
-            if out.done(&serde_json::to_value(&list).unwrap_or_default(), "request_id") {
+            if out.done_with(&list, "request_id") {
                 return Ok(());
             }
             if list.is_empty() {

@@ -30,8 +30,8 @@ pub enum RemoteCmd {
     },
     /// The remotes, their URLs and where each key is kept (never the key).
     List {
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: crate::cli::ListOut,
     },
     /// Remove remote NAME and its key.
     Remove {
@@ -105,10 +105,17 @@ pub fn run(cmd: RemoteCmd) -> Result<()> {
             }
             Ok(())
         }
-        RemoteCmd::List { json } => {
+        RemoteCmd::List { out } => {
             let all = remote::load()?;
-            if json {
-                print_json(&json!({"default": all.default, "remotes": all.remote, "count": all.remote.len()}));
+            let items: Vec<serde_json::Value> = all
+                .remote
+                .iter()
+                .map(|(n, r)| {
+                    let default = all.default.as_deref() == Some(n);
+                    json!({"name": n, "url": r.url, "key_in": r.key_in, "ca_file": r.ca_file, "default": default})
+                })
+                .collect();
+            if out.done(&items, "name") {
                 return Ok(());
             }
             if all.remote.is_empty() {

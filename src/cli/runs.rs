@@ -63,7 +63,7 @@ pub fn run(ctx: &Ctx, cmd: RunsCmd) -> Result<()> {
             let ops = ctx.ops()?;
             let args = crate::ops::runs::ListArgs { client, status, limit };
             let runs = runtime()?.block_on(crate::ops::runs::list(&ops, args))?;
-            if out.done(&json!(runs), "run_id") {
+            if out.done_with(&runs, "run_id") {
                 return Ok(());
             }
             if runs.is_empty() {

@@ -46,8 +46,8 @@ pub enum MemoryCmd {
         /// This box's own store (the default when no remote is configured and a store is here).
         #[arg(long)]
         local: bool,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: super::ListOut,
     },
 }
 
@@ -57,8 +57,8 @@ pub enum SkillsCmd {
     List {
         #[arg(long, value_name = "NAME")]
         remote: Option<String>,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: super::ListOut,
     },
     /// Propose the skill in DIR (its SKILL.md and the text files beside it) to the remote
     /// box; a person approves it there before anything is written.
@@ -118,17 +118,16 @@ pub fn memory(ctx: &super::Ctx, cmd: MemoryCmd) -> Result<()> {
             }
             Ok(())
         }
-        MemoryCmd::Search { query, agent, limit, remote, local, json } => {
+        MemoryCmd::Search { query, agent, limit, remote, local, out } => {
             let v = if on_this_box(ctx, remote.as_deref(), local) {
                 locally(ctx, |e, p, me| crate::bridge::teach::search(e, p, me, &agent, &query, limit))?
             } else {
                 call(remote.as_deref(), "agent_memory_search", &MemorySearchArgs { agent, query, limit })?
             };
-            if json {
-                print_json(&v);
+            let hits = super::items_of(&v, "results");
+            if out.done(&hits, "id") {
                 return Ok(());
             }
-            let hits = v["results"].as_array().cloned().unwrap_or_default();
             if hits.is_empty() {
                 println!("Nothing found.");
             }
@@ -195,10 +194,9 @@ fn read_skill(dir: &Path) -> Result<(String, BTreeMap<String, String>)> {
 
 pub fn skills(cmd: SkillsCmd) -> Result<()> {
     match cmd {
-        SkillsCmd::List { remote, json } => {
+        SkillsCmd::List { remote, out } => {
             let v = call(remote.as_deref(), "agent_skills_list", &json!({}))?;
-            if json {
-                print_json(&v);
+            if out.done(&super::items_of(&v, "skills"), "name") {
                 return Ok(());
             }
             let rows: Vec<Vec<String>> = v["skills"]

@@ -19,8 +19,8 @@ pub enum UiCmd {
         /// Also ended and expired ones.
         #[arg(long)]
         all: bool,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: super::ListOut,
     },
     /// Set the dashboard password (sign-in at /ui/login without a shell); read from stdin
     /// when it is not a terminal, else asked twice. Stored as an argon2id hash.
@@ -66,11 +66,12 @@ pub fn run(ctx: &Ctx, cmd: UiCmd) -> Result<()> {
                 );
             }
         }
-        UiCmd::Sessions { all, json } => {
+        UiCmd::Sessions { all, out } => {
             let rows = session::list(&store, all)?;
-            if json {
-                print_json(&serde_json::json!({"sessions": rows, "count": rows.len()}));
-            } else if rows.is_empty() {
+            if out.done_with(&rows, "id") {
+                return Ok(());
+            }
+            if rows.is_empty() {
                 println!("No dashboard sessions (open one: hal0 ui login).");
             } else {
                 let t = table(

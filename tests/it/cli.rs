@@ -609,6 +609,59 @@ fn list_commands_print_ids_only_with_q() {
     assert_eq!(o.code(), 2, "{}", o.stderr());
 }
 
+/// One JSON rule for scripts: every list command's `--json` is an array of items, empty or
+/// not (`jq '.[]'` works on each); `-q` prints the same items' ids.
+#[test]
+fn every_list_command_prints_a_json_array() {
+    let env = Env::new();
+    let lists: &[&[&str]] = &[
+        &["bridge", "list"],
+        &["runs", "list"],
+        &["activity", "list"],
+        &["approvals", "list"],
+        &["approvals", "rules", "list"],
+        &["notify", "list"],
+        &["mcp", "list"],
+        &["mcp", "keys", "list"],
+        &["mcp", "catalog", "list"],
+        &["oauth", "client", "list"],
+        &["oauth", "grants"],
+        &["relay", "agents"],
+        &["relay", "exchanges"],
+        &["remote", "list"],
+        &["ui", "sessions"],
+        &["memory", "search", "anything", "--local"],
+    ];
+    let shape = |args: &[&str]| {
+        let mut a = args.to_vec();
+        a.push("--json");
+        let v = env.json(&a);
+        assert!(v.is_array(), "{args:?} --json is not an array: {v}");
+        v
+    };
+    for args in lists {
+        shape(args);
+    }
+    // With items in them, too (and -q names the same items).
+    env.ok(&["bridge", "add", "ci", "--scope", "relay"]);
+    env.ok(&["mcp", "install", "http://127.0.0.1:9/mcp", "--id", "files"]);
+    env.ok(&["mcp", "keys", "add", "files", "ci"]);
+    std::fs::write(env.config_dir().join("mcp-servers").join("broken.toml"), "id = 3\n").unwrap();
+    for (args, field, want) in [
+        (&["bridge", "list"][..], "name", "ci"),
+        (&["relay", "agents"][..], "name", "ci"),
+        (&["mcp", "keys", "list"][..], "name", "ci"),
+        (&["mcp", "list"][..], "id", "files"),
+        (&["mcp", "list"][..], "id", "broken"),
+    ] {
+        let v = shape(args);
+        assert!(v.as_array().unwrap().iter().any(|i| i[field] == want), "{args:?}: no {want}: {v}");
+        let mut q = args.to_vec();
+        q.push("-q");
+        assert!(env.ok(&q).lines().any(|l| l == want), "{args:?} -q");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn status_shows_the_box_on_one_screen() {
     let env = Env::new();

@@ -73,7 +73,7 @@ fn expose_writes_only_its_own_entries_and_withdraws_them() {
     assert_ne!(work_key, key, "one key per profile");
     assert!(!read(&home.path().join("profiles/hal0-brain/config.yaml")).contains("files-2"));
     let keys = env.json(&["mcp", "keys", "list", "files-2", "--json"]);
-    let names: Vec<&str> = keys["consumers"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = keys.as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
     assert_eq!(names, vec!["hermes", "hermes__work"]);
 
     // Again: nothing changes, the same key is kept.
@@ -94,7 +94,7 @@ fn expose_writes_only_its_own_entries_and_withdraws_them() {
     assert!(!read(&home.path().join("profiles/work/config.yaml")).contains("files-2"));
     assert!(read(&home.path().join("profiles/hal0-brain/config.yaml")).contains("files-2"), "brain still exposed");
     let keys = env.json(&["mcp", "keys", "list", "files-2", "--json"]);
-    let live: Vec<&str> = keys["consumers"]
+    let live: Vec<&str> = keys
         .as_array()
         .unwrap()
         .iter()
