@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+pub mod live;
 pub mod retention;
 pub use retention::{Approvals, Audit};
 

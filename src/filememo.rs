@@ -51,6 +51,12 @@ impl<T> FileMemo<T> {
         }
         Ok(v)
     }
+
+    /// Forget the kept value: the next [`FileMemo::get`] computes it again (what it derives
+    /// from changed though the file did not).
+    pub fn clear(&self) {
+        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
 }
 
 #[cfg(test)]

@@ -49,7 +49,7 @@ pub fn start(svc: &Arc<Services>, cancel: &CancellationToken) {
         async move {
             let rows = tokio::task::spawn_blocking(move || {
                 let _lock = crate::registry::expose::lock(&s.paths);
-                crate::hermes::wiring::converge(&s.store, &s.config, false, false)
+                crate::hermes::wiring::converge(&s.store, &s.config(), false, false)
             })
             .await
             .unwrap_or_default();
@@ -63,7 +63,7 @@ pub fn start(svc: &Arc<Services>, cancel: &CancellationToken) {
     let s = svc.clone();
     tokio::spawn(async move {
         let sync =
-            tokio::task::spawn_blocking(move || crate::registry::expose::join(&s.paths, &s.config, &s.store)).await;
+            tokio::task::spawn_blocking(move || crate::registry::expose::join(&s.paths, &s.config(), &s.store)).await;
         if let Ok(sync) = sync {
             for e in &sync.errors {
                 tracing::warn!("mcp exposure: {e}");
@@ -77,10 +77,10 @@ pub fn start(svc: &Arc<Services>, cancel: &CancellationToken) {
     // for the bridge's recovery, so a run being followed again is never pruned under it.
     let recovered = std::sync::Arc::new(tokio::sync::Notify::new());
     let s = svc.clone();
-    let (every, ready) = (Duration::from_secs(svc.config.store.prune_every_mins * 60), recovered.clone());
+    let (every, ready) = (Duration::from_secs(svc.config().store.prune_every_mins * 60), recovered.clone());
     let c = cancel.clone();
     tokio::spawn(async move {
-        if s.config.bridge.enabled {
+        if s.config().bridge.enabled {
             tokio::select! {
                 _ = ready.notified() => {}
                 _ = c.cancelled() => return,

@@ -90,7 +90,7 @@ pub async fn call(ctx: Ctx, name: &str, arguments: Option<&Map<String, Value>>) 
     let preview = format!("{name}: {} {} {}", op.method, op.path, shown);
     let (tool, client) = (name.to_string(), ctx.identity.to_string());
     let stored = json!({"tool": name, "args": args});
-    let expire = i64::from(ctx.config.approvals.expire_hours) * 3600;
+    let expire = i64::from(ctx.config().approvals.expire_hours) * 3600;
     let row = ctx
         .store
         .call(move |s| {

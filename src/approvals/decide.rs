@@ -112,7 +112,7 @@ impl Decider<'_> {
         reason: Option<&str>,
     ) -> Result<Decided> {
         let svc = self.svc;
-        let (paths, store, config) = (&svc.paths, &svc.store, &svc.config);
+        let (paths, store, config) = (&svc.paths, &svc.store, &svc.config());
         let row = get(store, id)?;
         if row.kind == ApprovalKind::HermesCommand {
             let answer = if approve { choice.hermes.as_deref().unwrap_or("once") } else { "deny" };

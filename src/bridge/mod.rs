@@ -105,7 +105,8 @@ pub struct Bridge {
 struct Inner {
     store: Store,
     profiles: Profiles,
-    max_runs: i64,
+    /// `[bridge].max_concurrent_runs_per_client` (a reload may change it).
+    max_runs: std::sync::atomic::AtomicI64,
     http: reqwest::Client,
     watchers: Mutex<HashMap<String, tokio::sync::watch::Sender<u64>>>,
     followed: Mutex<HashSet<String>>,
@@ -170,7 +171,7 @@ impl Bridge {
             inner: Arc::new(Inner {
                 store,
                 profiles: Profiles::from_config(config),
-                max_runs: config.bridge.max_concurrent_runs_per_client as i64,
+                max_runs: std::sync::atomic::AtomicI64::new(config.bridge.max_concurrent_runs_per_client as i64),
                 http: crate::hermes::client::http_client(),
                 watchers: Mutex::new(HashMap::new()),
                 followed: Mutex::new(HashSet::new()),
@@ -179,6 +180,11 @@ impl Bridge {
                 caps: Mutex::new(HashMap::new()),
             }),
         }
+    }
+
+    /// A new `[bridge].max_concurrent_runs_per_client` (a reload): the next start checks it.
+    pub fn set_max_runs(&self, max: u32) {
+        self.inner.max_runs.store(i64::from(max), std::sync::atomic::Ordering::Relaxed);
     }
 
     pub fn store(&self) -> &Store {
@@ -345,13 +351,13 @@ impl Bridge {
         }
         let c2 = client.clone();
         let active = self.db(move |s| ledger::count_active(s, &c2)).await?;
-        if active >= self.inner.max_runs {
+        if active >= self.inner.max_runs.load(std::sync::atomic::Ordering::Relaxed) {
             return Err(Error::new(
                 "bridge.too_many_runs",
                 Kind::TooMany,
                 format!(
                     "{active} of your runs are still going ([bridge].max_concurrent_runs_per_client is {}); wait for one to end or stop one",
-                    self.inner.max_runs
+                    self.inner.max_runs.load(std::sync::atomic::Ordering::Relaxed)
                 ),
             ));
         }

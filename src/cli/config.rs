@@ -50,7 +50,8 @@ pub fn run(ctx: &Ctx, cmd: ConfigCmd) -> Result<()> {
         }
         ConfigCmd::Set { key, value } => {
             let cfg = set_value(&ctx.paths, &key, &value)?;
-            println!("Set {key} in {} (restart hal0 serve to apply).", ctx.paths.hal0_toml().display());
+            println!("Set {key} in {}.", ctx.paths.hal0_toml().display());
+            running_note(&ctx.paths, &key);
             unit_note(&cfg);
             Ok(())
         }
@@ -58,6 +59,7 @@ pub fn run(ctx: &Ctx, cmd: ConfigCmd) -> Result<()> {
             let (cfg, removed) = unset_value(&ctx.paths, &key)?;
             if removed {
                 println!("Removed {key} from {}; its default applies.", ctx.paths.hal0_toml().display());
+                running_note(&ctx.paths, &key);
                 unit_note(&cfg);
             } else {
                 println!(
@@ -67,6 +69,16 @@ pub fn run(ctx: &Ctx, cmd: ConfigCmd) -> Result<()> {
             }
             Ok(())
         }
+    }
+}
+
+/// When a running `hal0 serve` takes the change: at a reload or only at a restart.
+fn running_note(paths: &crate::paths::Paths, key: &str) {
+    let hint = crate::config::live::applies(key.trim()).hint();
+    if crate::backup::daemon_running(paths) {
+        println!("hal0 serve is running: {hint}.");
+    } else {
+        println!("hal0 serve is not running; it reads this when it starts.");
     }
 }
 

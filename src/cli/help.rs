@@ -72,11 +72,25 @@ pub fn command() -> clap::Command {
         let path = name.clone();
         cmd = cmd.mut_subcommand(name, |c| inherit(c, &path));
     }
-    // `hal0 config set` names every key it takes.
-    let keys: Vec<String> =
-        crate::config::schema().as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default();
+    // `hal0 config set` names every key it takes, and which a running daemon takes at a
+    // reload (the others need a restart).
+    let keys: Vec<String> = crate::config::schema()
+        .as_object()
+        .map(|m| {
+            m.keys()
+                .map(|k| match crate::config::live::applies(k) {
+                    crate::config::live::Applies::Reload => format!("{k} (reload)"),
+                    crate::config::live::Applies::Restart => k.clone(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let reload = "Keys marked (reload) apply to a running hal0 serve at `systemctl reload hal0` (SIGHUP); \
+                  the others when it starts again (systemctl restart hal0).";
     cmd.mut_subcommand("config", |c| {
-        c.mut_subcommand("set", |s| s.after_long_help(format!("Keys:\n  {}\n\n{INHERITED}", keys.join("\n  "))))
+        c.mut_subcommand("set", |s| {
+            s.after_long_help(format!("Keys:\n  {}\n\n{reload}\n\n{INHERITED}", keys.join("\n  ")))
+        })
     })
 }
 

@@ -26,7 +26,7 @@ pub struct AdminServer {
 impl AdminServer {
     pub fn new(state: Arc<AppState>) -> Self {
         static TOOLS: std::sync::OnceLock<Arc<Vec<rmcp::model::Tool>>> = std::sync::OnceLock::new();
-        let memory = state.config.memory.enabled.then(|| super::memory::MemoryServer::new(state.clone()));
+        let memory = state.config().memory.enabled.then(|| super::memory::MemoryServer::new(state.clone()));
         AdminServer { state, tools: TOOLS.get_or_init(|| Arc::new(admin::tools())).clone(), memory }
     }
 

@@ -235,7 +235,7 @@ impl ServerHandler for ProxyServer {
             }
         };
         let who = who(&context);
-        let progress = super::progress::of(&context, &self.state.config);
+        let progress = super::progress::of(&context, &self.state.config());
         let started = std::time::Instant::now();
         let surface = format!("proxy/{}", served.record.id);
         let span = crate::telemetry::tool_call_span(&surface, &request.name, &crate::telemetry::Incoming::of(&context));

@@ -34,7 +34,7 @@ pub fn announce(svc: &Arc<Services>, what: What, a: &Approval) {
     if targets.is_empty() {
         return;
     }
-    let event = Event::of(&svc.config, what, a);
+    let event = Event::of(&svc.config(), what, a);
     for t in targets {
         let (svc, event) = (svc.clone(), event.clone());
         tokio::spawn(async move {

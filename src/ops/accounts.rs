@@ -117,7 +117,7 @@ async fn begin_connect(ctx: &Ctx, a: &ConnectArgs) -> Result<flow::Begun> {
             })?),
         };
         let o = flow::Options { client_id, client_secret, scope: a.scope.clone(), holder };
-        let begun = flow::begin(&ctx.paths, &ctx.config, &r, &o, &ctx.identity).await?;
+        let begun = flow::begin(&ctx.paths, &ctx.config(), &r, &o, &ctx.identity).await?;
         // Record what was found (and the operator's client, if given now).
         let mut need = r.oauth.clone().unwrap_or_else(|| crate::registry::record::OauthNeed {
             accounts: crate::registry::record::BOX_ACCOUNTS.into(),

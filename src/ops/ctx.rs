@@ -3,6 +3,7 @@
 
 use crate::auth::boxkeys::BoxKeyCache;
 use crate::config::Config;
+use crate::config::live::{Live, Reloaded};
 use crate::error::Result;
 use crate::filememo::FileMemo;
 use crate::paths::Paths;
@@ -15,12 +16,10 @@ use std::time::{Duration, Instant};
 /// `AppState`, a CLI command opens its own).
 pub struct Services {
     pub paths: Paths,
-    /// The configuration this process runs with: `hal0.toml` as read at start, plus what
-    /// was derived at start (the relay's node name). The file may have changed since.
-    pub config: Config,
-    /// `hal0.toml` as read at start, before anything was derived: `settings_get` compares
-    /// the file on disk with it to report what waits for a restart.
-    pub loaded: Config,
+    /// The configuration this process runs with (`hal0.toml` as read at start, plus what
+    /// was derived at start, such as the relay's node name, and the reloadable keys of each
+    /// reload since) and the file as applied: see [`Services::config`], [`Services::reload`].
+    pub live: Arc<Live>,
     pub store: Store,
     pub keys: BoxKeyCache,
     pub started: Instant,
@@ -62,7 +61,8 @@ impl Services {
         }
         let keys = BoxKeyCache::new(paths.api_env());
         keys.get()?;
-        let proxy = Proxy::new(paths.clone(), config.clone(), store.clone());
+        let live = Arc::new(Live::new(config.clone(), loaded));
+        let proxy = Proxy::new(paths.clone(), live.clone(), store.clone());
         let settings = FileMemo::new(paths.hal0_toml(), Duration::from_secs(1));
         let cluster = match config.relay.database() {
             Some(url) => {
@@ -81,8 +81,7 @@ impl Services {
         ));
         Ok(Services {
             paths,
-            config,
-            loaded,
+            live,
             store,
             keys,
             started: Instant::now(),
@@ -92,6 +91,29 @@ impl Services {
             relay,
             bridge: std::sync::OnceLock::new(),
         })
+    }
+}
+
+impl Services {
+    /// The configuration in use now (a reload may replace it between two calls).
+    pub fn config(&self) -> Arc<Config> {
+        self.live.get()
+    }
+
+    /// Read hal0.toml again and apply what a running daemon can (SIGHUP): the reloadable
+    /// keys go live and the parts built from them follow; a file that does not parse
+    /// changes nothing (its error names the file, the line and the key).
+    pub fn reload(&self) -> Result<Reloaded> {
+        let file = Config::load(&self.paths)?;
+        let done = self.live.reload(&file);
+        let now = self.config();
+        self.store.set_max_size(now.store.max_size_mb);
+        self.relay.set_window(Duration::from_secs(now.relay.ask_timeout_secs));
+        if let Some(b) = self.bridge.get() {
+            b.set_max_runs(now.bridge.max_concurrent_runs_per_client);
+        }
+        self.settings.clear();
+        Ok(done)
     }
 }
 

@@ -190,7 +190,7 @@ pub async fn install(ctx: &Ctx, a: InstallArgs) -> Result<Value> {
         }
     };
     let opts = manage::InstallOptions { id: a.id, name: a.name, ca_file: None };
-    let (r, sync, warning) = manage::install(&ctx.paths, &ctx.config, &ctx.store, src, opts, via(ctx)?).await?;
+    let (r, sync, warning) = manage::install(&ctx.paths, &ctx.config(), &ctx.store, src, opts, via(ctx)?).await?;
     let mut out = json!({"installed": server_json(&r), "hermes_sync": sync});
     if let Some(w) = warning {
         out["warning"] = json!(w);
@@ -218,7 +218,7 @@ pub async fn uninstall(ctx: &Ctx, a: UninstallArgs) -> Result<Value> {
     let account_revoked = super::accounts::forget(ctx, &a.id, ca.as_deref()).await;
     let c = ctx.clone();
     blocking(move || {
-        let (revoked, sync) = manage::uninstall(&c.paths, &c.config, &c.store, &a.id, a.force.unwrap_or(false))?;
+        let (revoked, sync) = manage::uninstall(&c.paths, &c.config(), &c.store, &a.id, a.force.unwrap_or(false))?;
         c.proxy.evict(&a.id);
         Ok(redacted(json!({"uninstalled": a.id, "keys_revoked": revoked, "hermes_sync": sync,
                            "account_revoked": account_revoked})))
@@ -249,7 +249,7 @@ pub async fn configure(ctx: &Ctx, a: ConfigArgs) -> Result<Value> {
     let c = ctx.clone();
     let via = via(ctx)?;
     blocking(move || {
-        let (r, sync) = manage::configure(&c.paths, &c.config, &c.store, &a.id, env, a.enabled, via)?;
+        let (r, sync) = manage::configure(&c.paths, &c.config(), &c.store, &a.id, env, a.enabled, via)?;
         c.proxy.evict(&a.id);
         let mut out = json!({"server": server_json(&r)});
         if let Some(s) = sync {
@@ -285,7 +285,7 @@ pub async fn test(ctx: &Ctx, a: IdArgs) -> Result<Value> {
     };
     let verdicts: Map<String, Value> = p.tools.iter().map(|t| (t.tool.clone(), json!(t.verdict))).collect();
     let exposure = json!({"available": true, "hermes": r.exposure.hermes, "brain": r.exposure.brain,
-                          "proxy_url": crate::connect::proxy_url(&ctx.config, &id, crate::connect::Reach::Box)});
+                          "proxy_url": crate::connect::proxy_url(&ctx.config(), &id, crate::connect::Reach::Box)});
     Ok(redacted(json!({"server_id": id, "probe": p, "verdicts": verdicts, "agent_exposure": exposure})))
 }
 
@@ -311,7 +311,7 @@ pub async fn set_tools(ctx: &Ctx, a: ToolsArgs) -> Result<Value> {
     let p = manage::tool_policy(a.allow, a.gated, a.blocked)?;
     let c = ctx.clone();
     blocking(move || {
-        let (r, sync) = manage::set_tools(&c.paths, &c.config, &c.store, &a.id, p)?;
+        let (r, sync) = manage::set_tools(&c.paths, &c.config(), &c.store, &a.id, p)?;
         Ok(redacted(json!({"server": server_json(&r), "hermes_sync": sync})))
     })
     .await
@@ -350,7 +350,7 @@ pub async fn set_exposure(ctx: &Ctx, a: ExposureArgs) -> Result<Value> {
             format!("give at least one of {} as true or false", manage::FLAGS.join(", ")),
         ));
     }
-    let (r, sync) = manage::set_exposure(&ctx.paths, &ctx.config, &ctx.store, &a.id, flags).await?;
+    let (r, sync) = manage::set_exposure(&ctx.paths, &ctx.config(), &ctx.store, &a.id, flags).await?;
     Ok(redacted(json!({"server": server_json(&r), "hermes_sync": sync})))
 }
 

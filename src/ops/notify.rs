@@ -85,7 +85,7 @@ pub async fn test(ctx: &Ctx, id: Option<&str>) -> Result<Value> {
                 ),
             });
         }
-        let event = Event::test(&ctx.config);
+        let event = Event::test(&ctx.config());
         let mut results = Vec::new();
         for t in &chosen {
             let r = send::deliver(&ctx.paths, t, &event, false).await;

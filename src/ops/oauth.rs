@@ -14,7 +14,7 @@ use crate::registry::ssrf::Guard;
 use serde_json::{Value, json};
 
 fn issuer(ctx: &Ctx) -> Result<Issuer> {
-    Issuer::of(&ctx.svc.config)
+    Issuer::of(&ctx.svc.config())
 }
 
 /// Run a change `f` on the store's thread, audited as `tool` with `args` ([`super::audited`]).
@@ -36,7 +36,7 @@ pub fn metadata(ctx: &Ctx) -> Result<Value> {
 /// RFC 9728 metadata of one OAuth mount (`oauth.off` for a mount not served).
 pub fn resource_metadata(ctx: &Ctx, mount: &str) -> Result<Value> {
     let i = issuer(ctx)?;
-    let m = crate::connect::Mount::named(mount).filter(|m| m.enabled(&ctx.svc.config));
+    let m = crate::connect::Mount::named(mount).filter(|m| m.enabled(&ctx.svc.config()));
     match (oauth::mount_scope(mount), m) {
         (Some(_), Some(_)) => Ok(i.resource_metadata_doc(mount)),
         _ => Err(Error::not_found("oauth.unknown_resource", "no OAuth resource at this path")),
@@ -275,7 +275,7 @@ fn missing(what: &str) -> Error {
 /// The token endpoint: an authorization code or a refresh token for tokens.
 pub async fn token(ctx: &Ctx, t: TokenRequest) -> Result<Tokens> {
     let i = issuer(ctx)?;
-    let cfg = ctx.svc.config.oauth.clone();
+    let cfg = ctx.svc.config().oauth.clone();
     if t.client_id.is_empty() {
         return Err(missing("client_id"));
     }
@@ -330,7 +330,7 @@ pub fn urls(ctx: &Ctx) -> Result<Value> {
     let i = issuer(ctx)?;
     let mounts: Vec<Value> = oauth::MOUNTS
         .iter()
-        .filter(|(m, _)| crate::connect::Mount::named(m).is_some_and(|x| x.enabled(&ctx.svc.config)))
+        .filter(|(m, _)| crate::connect::Mount::named(m).is_some_and(|x| x.enabled(&ctx.svc.config())))
         .map(|(m, _)| json!({"server": format!("hal0-{m}"), "url": i.resource(m)}))
         .collect();
     Ok(json!({"issuer": i.issuer(), "mounts": mounts}))

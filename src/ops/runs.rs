@@ -97,7 +97,7 @@ pub async fn stop(ctx: &Ctx, a: StopArgs) -> Result<serde_json::Value> {
     let id = a.run_id.clone();
     let run = ctx.store.call(move |s| crate::bridge::load_any(s, &id)).await?;
     if !run.finished {
-        let profile = crate::hermes::Profiles::from_config(&ctx.config).get(&run.agent)?;
+        let profile = crate::hermes::Profiles::from_config(&ctx.config()).get(&run.agent)?;
         let hermes = crate::hermes::HermesClient::new(crate::hermes::client::http_client(), &profile);
         crate::bridge::request_stop(&ctx.store, &hermes, &run.run_id).await?;
     }

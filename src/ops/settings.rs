@@ -16,16 +16,17 @@ pub async fn get(ctx: &Ctx, _: NoArgs) -> Result<Value> {
             crate::redact::redact_json(&mut v);
             v
         };
-        let (file, loaded) = (redacted(&crate::config::Config::load(&ctx.paths)?), redacted(&ctx.loaded));
-        let running = redacted(&ctx.config);
+        let (file, loaded) = (redacted(&crate::config::Config::load(&ctx.paths)?), redacted(&ctx.live.loaded()));
+        let running = redacted(&ctx.config());
         let pending = pending_restart(&file, &loaded, &running);
         Ok(json!({"path": ctx.paths.hal0_toml(), "running": running, "pending_restart": pending}))
     })?;
     Ok(std::sync::Arc::unwrap_or_clone(kept))
 }
 
-/// `SECTION.KEY` → `{"file": …, "running": …}` for every leaf where `file` differs from
-/// `loaded` (the file as read at start); `running` is the value in use.
+/// `SECTION.KEY` → `{"file": …, "running": …, "applies": "reload"|"restart"}` for every
+/// leaf where `file` differs from `loaded` (the file as applied: at start and by reloads);
+/// `running` is the value in use, `applies` what puts the file's value in use.
 fn pending_restart(file: &Value, loaded: &Value, running: &Value) -> serde_json::Map<String, Value> {
     fn walk(prefix: &str, [file, loaded, running]: [&Value; 3], out: &mut serde_json::Map<String, Value>) {
         match (file, loaded) {
@@ -38,7 +39,8 @@ fn pending_restart(file: &Value, loaded: &Value, running: &Value) -> serde_json:
                 }
             }
             (f, l) if f != l => {
-                out.insert(prefix.to_string(), json!({"file": f, "running": running}));
+                let applies = crate::config::live::applies(prefix).as_str();
+                out.insert(prefix.to_string(), json!({"file": f, "running": running, "applies": applies}));
             }
             _ => {}
         }
@@ -61,8 +63,8 @@ mod tests {
         let got = super::pending_restart(&file, &loaded, &running);
         assert_eq!(
             serde_json::Value::Object(got),
-            json!({"network.bind": {"file": "0.0.0.0:80", "running": "127.0.0.1:8080"},
-                   "relay.new": {"file": 1, "running": null}})
+            json!({"network.bind": {"file": "0.0.0.0:80", "running": "127.0.0.1:8080", "applies": "restart"},
+                   "relay.new": {"file": 1, "running": null, "applies": "restart"}})
         );
     }
 }
@@ -104,7 +106,8 @@ pub async fn put(ctx: &Ctx, a: PutArgs) -> Result<Value> {
         let unit = crate::unit::sync(&cfg);
         let mut settings = json!(cfg);
         crate::redact::redact_json(&mut settings);
-        let mut out = json!({"key": a.key, "settings": settings, "note": "takes effect when hal0 serve restarts"});
+        let applies = crate::config::live::applies(a.key.trim());
+        let mut out = json!({"key": a.key, "settings": settings, "applies": applies.as_str(), "note": applies.hint()});
         if let Some(unit) = unit {
             out["unit"] = json!(unit);
         }

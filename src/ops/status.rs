@@ -39,9 +39,9 @@ pub async fn version_info(ctx: &Ctx, _: NoArgs) -> Result<VersionInfo> {
         version: env!("CARGO_PKG_VERSION"),
         uptime_s: ctx.started.elapsed().as_secs(),
         auth_armed: ctx.keys.get().map(|k| k.armed()).unwrap_or(true),
-        bridge_enabled: ctx.config.bridge.enabled,
-        memory_enabled: ctx.config.memory.enabled,
-        mcp_servers: mounted_servers(&ctx.config),
+        bridge_enabled: ctx.config().bridge.enabled,
+        memory_enabled: ctx.config().memory.enabled,
+        mcp_servers: mounted_servers(&ctx.config()),
     })
 }
 

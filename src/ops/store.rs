@@ -43,11 +43,11 @@ pub fn status_of(svc: &Services) -> Result<Status> {
         path: svc.store.path().display().to_string(),
         store_bytes: sizes.store_bytes,
         free_in_store_bytes: sizes.free_bytes,
-        max_size_mb: svc.config.store.max_size_mb,
+        max_size_mb: svc.config().store.max_size_mb,
         disk_free_bytes: disk.map(|d| d.0),
         disk_total_bytes: disk.map(|d| d.1),
         rows: sizes.tables.into_iter().map(|(t, n)| (t, json!(n))).collect(),
-        retention: Policy::from_config(&svc.config),
+        retention: Policy::from_config(&svc.config()),
     })
 }
 
@@ -94,7 +94,7 @@ pub async fn prune_now(svc: &std::sync::Arc<Services>, surface: &'static str, id
 /// Prune `svc`'s store by its configured windows and log what went.
 async fn prune_store(svc: &std::sync::Arc<Services>) -> Result<Report> {
     let s = svc.clone();
-    let policy = Policy::from_config(&svc.config);
+    let policy = Policy::from_config(&svc.config());
     let mut report = super::blocking(move || retention::prune(&s.store, &policy)).await?;
     // The relay's history in a shared PostgreSQL, when it has one: a database that cannot
     // be reached is a warning, the store's pruning stands.

@@ -497,7 +497,7 @@ impl Ending {
             up_id: wire.next_id(),
             consumer_id: id.get().to_string(),
             token: None,
-            timeout_secs: proxy.config.mcp.call_timeout_secs,
+            timeout_secs: proxy.config().mcp.call_timeout_secs,
             path: "wire",
             done: false,
         }

@@ -147,7 +147,7 @@ fn stamp(p: &std::path::Path) -> Stamp {
 #[derive(Clone)]
 pub struct Proxy {
     paths: Paths,
-    pub(super) config: Config,
+    live: Arc<crate::config::live::Live>,
     pub(super) store: Store,
     pool: Pool,
     /// Consumer sessions the wire path ([`super::fast`]) may serve.
@@ -225,8 +225,13 @@ fn refused(code: &'static str, msg: String) -> Error {
 }
 
 impl Proxy {
-    pub fn new(paths: Paths, config: Config, store: Store) -> Proxy {
-        Proxy { paths, config, store, pool: Pool::default(), fast: Arc::default(), served: Default::default() }
+    pub fn new(paths: Paths, live: Arc<crate::config::live::Live>, store: Store) -> Proxy {
+        Proxy { paths, live, store, pool: Pool::default(), fast: Arc::default(), served: Default::default() }
+    }
+
+    /// The configuration in use now (a reload may change the call timeouts and waits).
+    pub(super) fn config(&self) -> Arc<Config> {
+        self.live.get()
     }
 
     fn account_stamp(&self, id: &str, holder: Option<&str>) -> Stamp {
@@ -305,7 +310,7 @@ impl Proxy {
     /// server, with a link that starts connecting its own account (fresh each time).
     fn account_error(&self, s: &Served, e: &Error) -> Error {
         let Some(h) = s.record.oauth.as_ref().and_then(|o| o.holder.as_deref()) else { return e.clone() };
-        match super::oauth::flow::start_link(&self.paths, &self.config, &s.record.id, h) {
+        match super::oauth::flow::start_link(&self.paths, &self.config(), &s.record.id, h) {
             Ok(link) => Error::new(
                 e.code,
                 e.kind,
@@ -482,7 +487,7 @@ impl Proxy {
         Fut: std::future::Future<Output = std::result::Result<T, rmcp::ServiceError>>,
     {
         let r = &s.record;
-        let timeout = Duration::from_secs(self.config.mcp.call_timeout_secs);
+        let timeout = Duration::from_secs(self.config().mcp.call_timeout_secs);
         for attempt in 0..2 {
             let c = self.client(s, who).await?;
             match tokio::time::timeout(timeout, f(c.clone())).await {
@@ -592,7 +597,7 @@ impl Proxy {
         who: &Consumer,
     ) -> Result<CallToolResult> {
         let (r, secrets) = (&s.record, &s.secrets);
-        let timeout = Duration::from_secs(self.config.mcp.call_timeout_secs);
+        let timeout = Duration::from_secs(self.config().mcp.call_timeout_secs);
         for attempt in 0..2 {
             let c = self.client(s, who).await?;
             let mut p = CallToolRequestParams::new(tool.to_string());
@@ -652,7 +657,7 @@ impl Proxy {
         let stored = json!({"server": r.id, "tool": tool, "arguments": arguments});
         let (client, tool_s) = (c.who.client.clone(), tool.to_string());
         let version = policy_version(r);
-        let expire = i64::from(self.config.approvals.expire_hours) * 3600;
+        let expire = i64::from(self.config().approvals.expire_hours) * 3600;
         let row = self
             .store
             .call(move |s| {
@@ -680,8 +685,8 @@ impl Proxy {
         };
         self.audit(c, Logged::Gated, None, Some(&row.id)).await;
         let (gate, run) = (
-            Duration::from_secs(self.config.mcp.gate_wait_secs),
-            Duration::from_secs(self.config.mcp.call_timeout_secs),
+            Duration::from_secs(self.config().mcp.gate_wait_secs),
+            Duration::from_secs(self.config().mcp.call_timeout_secs),
         );
         let what = format!("waiting for a person to approve `{tool}` (approval {})", row.id);
         progress.during(gate + run, &what, self.decision(&row.id, tool, gate, run)).await
@@ -725,8 +730,8 @@ impl Proxy {
                             format!("approval {} was {}{why}; the call was not made", cur.id, cur.status),
                         ));
                     }
-                    "pending" if now >= decided_by => return pending(&cur.id, self.config.mcp.gate_wait_secs),
-                    "approved" if now >= executed_by => return pending(&cur.id, self.config.mcp.gate_wait_secs),
+                    "pending" if now >= decided_by => return pending(&cur.id, self.config().mcp.gate_wait_secs),
+                    "approved" if now >= executed_by => return pending(&cur.id, self.config().mcp.gate_wait_secs),
                     _ => {}
                 },
                 Err(e) if now >= decided_by => return error_result(&e),

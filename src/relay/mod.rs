@@ -219,7 +219,9 @@ const CONVERSATIONS_CACHED: usize = 65_536;
 /// The relay of one daemon.
 pub struct Relay {
     store: Store,
-    window: Duration,
+    /// How long an ask waits (re-armed by each heartbeat), in milliseconds: a reload may
+    /// change it for the asks that start after.
+    window: AtomicU64,
     state: Mutex<State>,
     next_generation: AtomicU64,
     stopping: AtomicBool,
@@ -294,7 +296,7 @@ impl Relay {
     pub fn new(store: Store, window: Duration, cluster: Option<Cluster>) -> Relay {
         Relay {
             store,
-            window,
+            window: AtomicU64::new(window.as_millis() as u64),
             state: Mutex::new(State::default()),
             next_generation: AtomicU64::new(1),
             stopping: AtomicBool::new(false),
@@ -305,6 +307,16 @@ impl Relay {
             cluster: cluster.map(Arc::new),
             export: std::sync::OnceLock::new(),
         }
+    }
+
+    /// How long an ask waits for its answer (re-armed by each heartbeat).
+    pub(super) fn window(&self) -> Duration {
+        Duration::from_millis(self.window.load(Ordering::Relaxed))
+    }
+
+    /// A new `[relay].ask_timeout_secs` (a reload): asks that start from now wait this long.
+    pub fn set_window(&self, window: Duration) {
+        self.window.store(window.as_millis() as u64, Ordering::Relaxed);
     }
 
     /// Retention in the shared database, when the relay uses one (the store's relay
@@ -525,7 +537,7 @@ impl Relay {
         let mut st = self.lock();
         if let Some(p) = st.pending.get_mut(request_id) {
             if p.to == from {
-                p.deadline = Instant::now() + self.window;
+                p.deadline = Instant::now() + self.window();
                 return true;
             }
             return false;
@@ -533,7 +545,7 @@ impl Relay {
         // An ask made on another relay: the window is kept there.
         match (st.remote.get_mut(request_id), &self.cluster) {
             (Some(r), Some(c)) if r.to == from => {
-                r.deadline = Instant::now() + self.window + REMOTE_SLACK;
+                r.deadline = Instant::now() + self.window() + REMOTE_SLACK;
                 c.mail_later(r.origin.clone(), cluster::Kind::Heartbeat, request_id.to_string(), String::new());
                 true
             }
@@ -666,10 +678,10 @@ impl Relay {
         let outcome = match wake {
             None => {
                 let bridge = self.local.get().expect("admitted only with the bridge attached");
-                let run = local::ask(bridge, client, to, message, &ex.conversation_id, self.window, progress);
+                let run = local::ask(bridge, client, to, message, &ex.conversation_id, self.window(), progress);
                 tokio::select! {
                     out = run => out,
-                    _ = self.stopped.cancelled() => Err(Refusal::new(Failure::RelayStopping, describe(&Failure::RelayStopping, to, self.window))),
+                    _ = self.stopped.cancelled() => Err(Refusal::new(Failure::RelayStopping, describe(&Failure::RelayStopping, to, self.window()))),
                 }
             }
             Some(wake) => self.wake(to, &request_id, wake, route, progress).await,
@@ -797,7 +809,7 @@ impl Relay {
                 to: to.to_string(),
                 generation: 0,
                 node: Some(node.clone()),
-                deadline: Instant::now() + self.window,
+                deadline: Instant::now() + self.window(),
                 done,
             };
             self.lock().pending.insert(request_id.to_string(), p);
@@ -820,7 +832,7 @@ impl Relay {
                             to: to.to_string(),
                             generation,
                             node: None,
-                            deadline: Instant::now() + self.window,
+                            deadline: Instant::now() + self.window(),
                             done,
                         },
                     );
@@ -831,11 +843,11 @@ impl Relay {
         };
         let out = if sent {
             let what = format!("waiting for {to}'s answer");
-            progress.during(self.window, &what, self.wait(request_id, answer)).await
+            progress.during(self.window(), &what, self.wait(request_id, answer)).await
         } else {
             Err(Failure::AgentOffline)
         };
-        out.map_err(|f| Refusal::new(f, describe(&f, to, self.window)))
+        out.map_err(|f| Refusal::new(f, describe(&f, to, self.window())))
     }
 
     /// Wait for the answer of `request_id` until its deadline, which heartbeats move.

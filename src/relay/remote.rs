@@ -152,7 +152,7 @@ impl Relay {
                                     to,
                                     generation,
                                     origin: m.sender.clone(),
-                                    deadline: now + self.window + REMOTE_SLACK,
+                                    deadline: now + self.window() + REMOTE_SLACK,
                                 },
                             );
                             true
@@ -175,7 +175,7 @@ impl Relay {
             Kind::Heartbeat => {
                 let mut st = self.lock();
                 if let Some(p) = st.pending.get_mut(&m.request_id).filter(|p| p.node.as_ref() == Some(&m.sender)) {
-                    p.deadline = Instant::now() + self.window;
+                    p.deadline = Instant::now() + self.window();
                 }
             }
             Kind::Answer | Kind::Fail => {

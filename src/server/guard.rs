@@ -74,7 +74,7 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
         }
         Err(super::hygiene::Refusal::Error(e)) => return e.into_response(),
     }
-    let oauth_on = state.config.oauth.enabled;
+    let oauth_on = state.config().oauth.enabled;
     if (path == "/oauth" || path.starts_with("/oauth/")) && !oauth_on {
         return crate::auth::oauth::off().into_response();
     }
@@ -92,7 +92,7 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
         RouteClass::Relay => Some("relay"),
         _ => None,
     };
-    let disabled = mount.and_then(crate::connect::Mount::named).is_some_and(|m| !m.enabled(&state.config));
+    let disabled = mount.and_then(crate::connect::Mount::named).is_some_and(|m| !m.enabled(&state.config()));
     if disabled {
         return super::rest::not_found().await.into_response();
     }
@@ -157,7 +157,7 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
     // let in with allow_unauthenticated.
     if class != RouteClass::Open {
         let peer = req.extensions().get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
-        let allow = state.config.network.allow_unauthenticated;
+        let allow = state.config().network.allow_unauthenticated;
         let write = !req.method().is_safe();
         if let Some(e) = crate::auth::exposure::refusal(peer, armed, allow, &cred, class, write) {
             tracing::info!(path, peer = ?peer, "refused: {}", e.message);
@@ -254,7 +254,7 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
         });
     }
     let (mut req, body) =
-        match super::hygiene::buffer_body(req, std::time::Duration::from_secs(state.config.limits.body_timeout_secs))
+        match super::hygiene::buffer_body(req, std::time::Duration::from_secs(state.config().limits.body_timeout_secs))
             .await
         {
             Ok(r) => r,

@@ -9,6 +9,7 @@ pub mod listen;
 mod mcp_service;
 pub mod oauth;
 pub mod relay_ws;
+mod reload;
 pub mod request_id;
 pub mod rest;
 pub mod rest_mcp;
@@ -83,7 +84,7 @@ pub fn build_state(paths: Paths, config: Config, port: u16, cancel: &Cancellatio
     // The relay's name in a cluster defaults to HOSTNAME:PORT, the port this daemon got.
     let node = format!("{}:{port}", gethostname::gethostname().to_string_lossy());
     let ops = Arc::new(crate::ops::Services::open_with_node(paths, config, true, Some(node))?);
-    let (paths, config, store) = (&ops.paths, &ops.config, &ops.store);
+    let (paths, config, store) = (&ops.paths, &ops.config(), &ops.store);
     let names = BoxNames::detect(port, config.network.public_url.as_deref());
     // hal0.toml's lists and the environment's add up.
     let joined = |env: &str, listed: &[String]| {
@@ -154,8 +155,8 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
 
     // hal0's own servers: each of `connect::MOUNTS` the configuration enables (at its
     // OAuth URL too, the same server, while OAuth is on).
-    let oauth = state.config.oauth.enabled;
-    for m in crate::connect::mounted(&state.config) {
+    let oauth = state.config().oauth.enabled;
+    for m in crate::connect::mounted(&state.config()) {
         app = match m.scope {
             Scope::Agents => {
                 mount(app, m, oauth, McpService::new(&state, cancel, crate::mcp::agents::AgentsServer::new))
@@ -229,7 +230,7 @@ async fn front_page(
     if html {
         return axum::response::Redirect::to("/ui/").into_response();
     }
-    let mcp: Vec<String> = crate::connect::mounted(&state.config).map(|m| m.path()).collect();
+    let mcp: Vec<String> = crate::connect::mounted(&state.config()).map(|m| m.path()).collect();
     axum::Json(serde_json::json!({
         "service": "hal0",
         "dashboard": "/ui/",
@@ -262,7 +263,7 @@ where
         .nest_service(&format!("{root}/mcp"), svc)
 }
 
-/// Run the daemon until SIGTERM/SIGINT.
+/// Run the daemon until SIGTERM/SIGINT (SIGHUP reloads hal0.toml).
 pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()> {
     let cancel = CancellationToken::new();
     // A bad certificate pair stops the start before anything listens.
@@ -285,13 +286,13 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     })?;
     let local = listener.local_addr().map_err(|e| Error::internal(e.to_string()))?;
     let state = build_state(paths, config, local.port(), &cancel)?;
-    crate::telemetry::init(&state.config.telemetry)?;
+    crate::telemetry::init(&state.config().telemetry)?;
     state.relay.reset()?;
     state.relay.join(cancel.clone()).await;
-    crate::clients::refresh(&state.paths, &state.config);
+    crate::clients::refresh(&state.paths, &state.config());
     let app = router(state.clone(), &cancel);
     crate::service::start(&state.ops, &cancel);
-    if state.config.memory.enabled {
+    if state.config().memory.enabled {
         // Build the memory search index from the notes now, so no search waits for it
         // (a search before it is ready builds or waits for it itself).
         let store = state.store.clone();
@@ -313,7 +314,7 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     if !armed {
         tracing::warn!(
             "auth is {}",
-            crate::auth::exposure::account(false, local, state.config.network.allow_unauthenticated)
+            crate::auth::exposure::account(false, local, state.config().network.allow_unauthenticated)
         );
     }
     // Machine-readable line for scripts and tests that bind port 0.
@@ -324,11 +325,12 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
         tracing::warn!("cannot notify systemd: {e}");
     }
     let limits = listen::Limits {
-        max_connections: state.config.limits.max_connections,
-        max_per_peer: state.config.limits.max_connections_per_peer,
-        header_timeout: Duration::from_secs(state.config.limits.header_timeout_secs),
+        max_connections: state.config().limits.max_connections,
+        max_per_peer: state.config().limits.max_connections_per_peer,
+        header_timeout: Duration::from_secs(state.config().limits.header_timeout_secs),
         tls,
     };
+    reload::spawn(state.clone(), cancel.clone());
     let server = listen::serve(listener, app, limits, cancel.clone());
     let cancelled = cancel.clone();
     tokio::select! {

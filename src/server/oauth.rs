@@ -303,7 +303,7 @@ pub async fn revoke(State(state): State<Arc<AppState>>, headers: HeaderMap, body
 /// The `401` of an OAuth mount: where its resource metadata is (RFC 9728 §5.1), the scope
 /// it needs, and with a token that is not good here, `invalid_token` and why.
 pub fn challenge(state: &AppState, mount: &str, sent: bool, why: Option<&str>) -> Response {
-    let Ok(i) = crate::auth::oauth::Issuer::of(&state.config) else {
+    let Ok(i) = crate::auth::oauth::Issuer::of(&state.config()) else {
         return oauth_error(&crate::auth::oauth::off());
     };
     let scope = crate::auth::oauth::mount_scope(mount).map(|s| s.as_str()).unwrap_or("agents");
@@ -371,7 +371,7 @@ pub async fn upstream_start(
 /// `GET /upstream-oauth/client.json`: hal0's Client ID Metadata Document, for authorization servers
 /// that take one (served when `network.public_url` is https).
 pub async fn client_document(State(state): State<Arc<AppState>>) -> Response {
-    match crate::registry::oauth::client_doc(&state.ops.config) {
+    match crate::registry::oauth::client_doc(&state.ops.config()) {
         Some(v) => axum::Json(v).into_response(),
         None => oauth_error(&Error::not_found(
             "oauth.unknown_resource",

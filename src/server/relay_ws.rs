@@ -94,7 +94,7 @@ async fn run(
     let (name, generation) = (online.name.clone(), online.generation);
     tracing::info!(bot = name, generation, "relay: bot connected");
     let (mut sink, mut stream) = socket.split();
-    let every = Duration::from_secs(state.config.relay.ping_secs);
+    let every = Duration::from_secs(state.config().relay.ping_secs);
     let mut ping = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     let mut unanswered = false;
     let revoked = super::revoke::until_revoked(state.clone(), auth, cred.0, cred.1);

@@ -56,7 +56,7 @@ pub fn session_token(config: &crate::config::Config, headers: &HeaderMap) -> cra
 /// The person whose live dashboard session the request's cookie names, if any (the guard
 /// asks this for a request without a key).
 pub async fn person_of(state: &Arc<AppState>, headers: &HeaderMap) -> crate::error::Result<Option<Session>> {
-    let Some(token) = session_token(&state.config, headers)? else { return Ok(None) };
+    let Some(token) = session_token(&state.config(), headers)? else { return Ok(None) };
     state.store.call(move |s| session::resolve(s, &token)).await
 }
 
@@ -175,10 +175,10 @@ fn signed_in(state: &AppState, token: &str, then: Response) -> Response {
     // The cookie is Strict: every request that needs it comes from hal0's own pages (the
     // link's page spends the link with a same-origin request), so no cross-site navigation
     // or form ever carries the session.
-    let secure = if state.config.network.tls_cert.is_some() { "; Secure" } else { "" };
+    let secure = if state.config().network.tls_cert.is_some() { "; Secure" } else { "" };
     let cookie = format!(
         "{}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{secure}",
-        cookie_name(&state.config),
+        cookie_name(&state.config()),
         session::SESSION_HOURS * 3600
     );
     let mut r = then;
@@ -313,8 +313,8 @@ pub async fn logout(State(state): State<Arc<AppState>>, req: Request) -> Respons
             return e.into_response();
         }
     }
-    let secure = if state.config.network.tls_cert.is_some() { "; Secure" } else { "" };
-    let gone = format!("{}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0{secure}", cookie_name(&state.config));
+    let secure = if state.config().network.tls_cert.is_some() { "; Secure" } else { "" };
+    let gone = format!("{}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0{secure}", cookie_name(&state.config()));
     (StatusCode::NO_CONTENT, [(header::SET_COOKIE, gone)]).into_response()
 }
 

@@ -9,15 +9,15 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 
-type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+pub(crate) type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 
-async fn admin(server: &Server, key: &str) -> Client {
+pub(crate) async fn admin(server: &Server, key: &str) -> Client {
     let cfg = StreamableHttpClientTransportConfig::with_uri(server.url("/mcp/admin/mcp")).auth_header(key.to_string());
     ().serve(StreamableHttpClientTransport::from_config(cfg)).await.expect("MCP handshake")
 }
 
 /// (is_error, structured content)
-async fn call(c: &Client, tool: &str, args: Value) -> (bool, Value) {
+pub(crate) async fn call(c: &Client, tool: &str, args: Value) -> (bool, Value) {
     let p =
         CallToolRequestParams::new(tool.to_string()).with_arguments(json!({"args": args}).as_object().unwrap().clone());
     let r = c.call_tool(p).await.expect("transport");
@@ -103,8 +103,12 @@ async fn tools_come_from_the_route_table() {
     assert!(!e, "{v}");
     let pending = v["pending_restart"].as_object().unwrap();
     assert_eq!(pending.len(), 3, "{v}");
-    assert_eq!(pending["network.public_url"], json!({"file": "https://box.example", "running": null}));
-    assert_eq!(pending["relay.langfuse.flush_ms"], json!({"file": 500, "running": 1000}));
+    assert_eq!(
+        pending["network.public_url"],
+        json!({"file": "https://box.example", "running": null, "applies": "restart"})
+    );
+    assert_eq!(pending["relay.langfuse.flush_ms"], json!({"file": 500, "running": 1000, "applies": "restart"}));
+    assert_eq!(pending["hermes.restart_command"]["applies"], "reload", "{v}");
     let command = pending["hermes.restart_command"]["file"].as_str().unwrap();
     assert!(command.contains("REDACTED") && !command.contains("ghp_ZYX"), "{v}");
     assert!(v["running"]["network"]["public_url"].is_null(), "{v}");

@@ -47,6 +47,7 @@ mod relay;
 mod relay_cluster;
 mod relay_hermes;
 mod relay_langfuse;
+mod reload;
 mod remote;
 mod reprovision;
 mod retention;
