@@ -523,7 +523,7 @@ pub fn schema() -> serde_json::Value {
         "limits.max_sessions": {"type": "integer", "minimum": 1, "maximum": 100000, "default": d.limits.max_sessions, "description": "open MCP sessions across every mount"},
         "limits.max_sessions_per_key": {"type": "integer", "minimum": 1, "maximum": 100000, "default": d.limits.max_sessions_per_key, "description": "open MCP sessions of one credential (anonymous callers share one count)"},
         "limits.session_idle_secs": {"type": "integer", "minimum": 10, "maximum": 86400, "default": d.limits.session_idle_secs, "description": "an MCP session unused this long is closed"},
-        "telemetry.otlp_endpoint": {"type": ["string", "null"], "default": null, "description": "an OTLP/HTTP collector's base URL; every MCP tool call becomes a span sent to <url>/v1/traces (unset: no traces)"},
+        "telemetry.otlp_endpoint": {"type": ["string", "null"], "default": null, "description": "an OTLP/HTTP collector's base URL; every MCP tool call becomes a span sent to <url>/v1/traces (unset: OTEL_EXPORTER_OTLP_ENDPOINT, else no traces)"},
         "oauth.enabled": {"type": "boolean", "default": d.oauth.enabled, "description": "serve hal0's MCP servers to OAuth clients at /oauth/<mount>/mcp, a person consenting to each (needs an https network.public_url: the issuer is it plus /oauth)"},
         "oauth.access_minutes": {"type": "integer", "minimum": 5, "maximum": 1440, "default": d.oauth.access_minutes, "description": "minutes an OAuth access token lives"},
         "oauth.refresh_days": {"type": "integer", "minimum": 1, "maximum": 365, "default": d.oauth.refresh_days, "description": "days an OAuth refresh token lives (each use rotates it; a reused one ends the grant)"},

@@ -151,6 +151,10 @@ fn extra_sections(page: &str, top: bool) -> Roff {
         ("HAL0_KEYRING", "off: keep remote keys out of the OS keyring (a 0600 file instead)"),
         ("HAL0_BRIDGE_KEY", "read by the client configs hal0 bridge add prints (never written into them)"),
         ("HAL0_MCP_ALLOWED_HOSTS, HAL0_MCP_ALLOWED_ORIGINS", "extra Host and Origin names the daemon answers"),
+        (
+            "OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME, OTEL_SDK_DISABLED, OTEL_*",
+            "OpenTelemetry's standard configuration of hal0 serve's traces (hal0.toml's [telemetry] wins where both are set)",
+        ),
     ];
     for (var, what) in env {
         r.control("TP", []).text([bold(*var)]).text([roman(*what)]);

@@ -143,7 +143,7 @@ impl Audited<'_> {
         let server = self.surface.strip_prefix("mcp:").unwrap_or(self.surface);
         let span = crate::telemetry::tool_call_span(server, self.tool, &self.trace);
         let timed = async {
-            let out = crate::telemetry::within(span.as_ref().map(|s| s.ctx), call).await;
+            let out = crate::telemetry::within(span.as_ref().map(|s| s.ctx.clone()), call).await;
             crate::metrics::tool_call(self.surface, self.tool, crate::metrics::outcome_of(&out), started.elapsed());
             crate::telemetry::end_tool_call(span, &out);
             out

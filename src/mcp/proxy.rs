@@ -241,7 +241,7 @@ impl ServerHandler for ProxyServer {
         let span = crate::telemetry::tool_call_span(&surface, &request.name, &crate::telemetry::Incoming::of(&context));
         let consumer = self.consumer(&context);
         let call = self.state.proxy.call(&served, &request.name, request.arguments, &who, &progress, &consumer);
-        let out = match crate::telemetry::within(span.as_ref().map(|s| s.ctx), call).await {
+        let out = match crate::telemetry::within(span.as_ref().map(|s| s.ctx.clone()), call).await {
             Ok(r) => Ok(r.into()),
             Err(e) => Err(super::unknown_tool(&request.name, &e)),
         };

@@ -616,18 +616,16 @@ impl Proxy {
                 s.attr("gen_ai.tool.name", tool);
                 s.attr("gen_ai.operation.name", "execute_tool");
                 s.attr("hal0.mcp.upstream", r.id.clone());
-                let mut meta = rmcp::model::RequestMetaObject::default();
-                meta.set_traceparent(s.ctx.traceparent());
-                p.meta = Some(meta);
+                p.meta = Some(s.meta());
             }
             let answered = tokio::time::timeout(timeout, relayed_call(&c, p, who)).await;
             if let Some(mut s) = span {
                 match &answered {
-                    Ok(Ok(res)) if res.is_error == Some(true) => s.fail("tool_error"),
+                    Ok(Ok(res)) if res.is_error == Some(true) => s.fail("tool_error", None),
                     Ok(Ok(_)) => {}
-                    Ok(Err(rmcp::ServiceError::Cancelled { .. })) => s.fail("cancelled"),
-                    Ok(Err(_)) => s.fail("upstream_error"),
-                    Err(_) => s.fail("timeout"),
+                    Ok(Err(rmcp::ServiceError::Cancelled { .. })) => s.fail("cancelled", None),
+                    Ok(Err(e)) => s.fail("upstream_error", Some(crate::redact::redact(&e.to_string()).into_owned())),
+                    Err(_) => s.fail("timeout", None),
                 }
                 s.end();
             }

@@ -363,6 +363,7 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     }
     state.relay.flush().await;
     crate::audit::flush(&state.store).await;
+    crate::telemetry::shutdown().await;
     Ok(())
 }
 

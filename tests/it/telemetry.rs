@@ -2,49 +2,53 @@
 //! the caller's `traceparent` in `_meta` is a SERVER span in the caller's trace, named and
 //! attributed after the MCP semantic conventions, whose CLIENT child is the upstream call;
 //! the upstream receives that child's `traceparent`; a call without trace context starts
-//! its own trace; a tool error marks its span.
+//! its own trace; a tool error marks its span. The standard OpenTelemetry environment
+//! (`OTEL_EXPORTER_OTLP_ENDPOINT`, `_HEADERS`, `OTEL_SERVICE_NAME`) configures it alone, and
+//! hal0.toml's endpoint and service name win over it.
 
 use crate::support::mcp::{call, connect_with};
 use crate::support::upstream::RmcpUpstream;
 use crate::support::*;
+use opentelemetry_proto::tonic::collector::trace::v1::{ExportTraceServiceRequest, ExportTraceServiceResponse};
+use prost::Message;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// An OTLP/HTTP collector stub: every span POSTed to `/v1/traces`, with its resource's
-/// `service.name`.
+/// An OTLP/HTTP collector stub: every span POSTed to `/v1/traces` (protobuf, decoded with
+/// the official OTLP message types), with its resource's `service.name`, and each request's
+/// `authorization` header.
 struct Collector {
     port: u16,
     spans: Arc<Mutex<Vec<(String, Value)>>>,
+    auth: Arc<Mutex<Vec<String>>>,
 }
 
 impl Collector {
     async fn start() -> Collector {
         let spans: Arc<Mutex<Vec<(String, Value)>>> = Arc::default();
-        let keep = spans.clone();
+        let auth: Arc<Mutex<Vec<String>>> = Arc::default();
+        let (keep, keep_auth) = (spans.clone(), auth.clone());
         let app = axum::Router::new().route(
             "/v1/traces",
-            axum::routing::post(move |headers: axum::http::HeaderMap, body: axum::Json<Value>| {
-                let keep = keep.clone();
+            axum::routing::post(move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+                let (keep, keep_auth) = (keep.clone(), keep_auth.clone());
                 async move {
-                    assert_eq!(headers["content-type"], "application/json");
-                    for rs in body["resourceSpans"].as_array().unwrap() {
-                        let service = attr(&rs["resource"]["attributes"], "service.name").unwrap_or_default();
-                        for ss in rs["scopeSpans"].as_array().unwrap() {
-                            for s in ss["spans"].as_array().unwrap() {
-                                keep.lock().unwrap().push((service.clone(), s.clone()));
-                            }
-                        }
+                    assert_eq!(headers["content-type"], "application/x-protobuf");
+                    if let Some(a) = headers.get("authorization") {
+                        keep_auth.lock().unwrap().push(a.to_str().unwrap().to_string());
                     }
-                    axum::Json(json!({}))
+                    keep.lock().unwrap().extend(decoded(&body));
+                    let answer = ExportTraceServiceResponse::default().encode_to_vec();
+                    ([("content-type", "application/x-protobuf")], answer)
                 }
             }),
         );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         tokio::spawn(async move { axum::serve(listener, app).await.ok() });
-        Collector { port, spans }
+        Collector { port, spans, auth }
     }
 
     /// The spans named `name` once there are `n` of them (waiting up to 15 s).
@@ -58,6 +62,55 @@ impl Collector {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
+}
+
+/// Each span of an OTLP protobuf export as OTLP's JSON shape names it (hex ids, string
+/// nanoseconds, `{"key", "value": {"stringValue" | "intValue"}}` attributes), with its
+/// resource's `service.name`.
+fn decoded(body: &[u8]) -> Vec<(String, Value)> {
+    use opentelemetry_proto::tonic::common::v1::{KeyValue, any_value};
+    let attrs = |list: &[KeyValue]| {
+        Value::Array(
+            list.iter()
+                .map(|kv| {
+                    let v = match kv.value.as_ref().and_then(|v| v.value.as_ref()) {
+                        Some(any_value::Value::StringValue(s)) => json!({"stringValue": s}),
+                        Some(any_value::Value::IntValue(i)) => json!({"intValue": i.to_string()}),
+                        Some(any_value::Value::BoolValue(b)) => json!({"boolValue": b}),
+                        other => json!({"other": format!("{other:?}")}),
+                    };
+                    json!({"key": kv.key, "value": v})
+                })
+                .collect(),
+        )
+    };
+    let req = ExportTraceServiceRequest::decode(body).expect("an OTLP protobuf export");
+    let mut out = Vec::new();
+    for rs in req.resource_spans {
+        let resource = attrs(&rs.resource.map(|r| r.attributes).unwrap_or_default());
+        let service = attr(&resource, "service.name").unwrap_or_default();
+        for s in rs.scope_spans.into_iter().flat_map(|ss| ss.spans) {
+            let mut v = json!({
+                "traceId": hex(&s.trace_id),
+                "spanId": hex(&s.span_id),
+                "name": s.name,
+                "kind": s.kind,
+                "startTimeUnixNano": s.start_time_unix_nano.to_string(),
+                "endTimeUnixNano": s.end_time_unix_nano.to_string(),
+                "attributes": attrs(&s.attributes),
+                "status": s.status.map(|st| json!({"code": st.code, "message": st.message})).unwrap_or(json!({"code": 0})),
+            });
+            if !s.parent_span_id.is_empty() {
+                v["parentSpanId"] = json!(hex(&s.parent_span_id));
+            }
+            out.push((service.clone(), v));
+        }
+    }
+    out
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// A string attribute of an OTLP key-value list.
@@ -131,6 +184,29 @@ async fn a_proxied_call_is_a_span_tree_in_the_callers_trace() {
     assert!(listed[0].1.get("parentSpanId").is_none(), "a root span");
     assert_ne!(listed[0].1["traceId"], trace);
     assert_eq!(attr(&listed[0].1["attributes"], "hal0.mcp.server").as_deref(), Some("agents"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_standard_environment_alone_configures_the_exporter() {
+    let collector = Collector::start().await;
+    let env = Env::new();
+    let bridge = env.bridge_key("ops", &[]);
+    let endpoint = format!("http://127.0.0.1:{}", collector.port);
+    let server = env.serve_with(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+        ("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20collector-key-1"),
+        ("OTEL_SERVICE_NAME", "box-from-env"),
+    ]);
+    let a = connect_with(&server, "agents", &bridge, false).await;
+    call(&a, "agent_runs_list", json!({})).await.unwrap();
+    let spans = collector.wait("tools/call agent_runs_list", 1).await;
+    assert_eq!(spans.len(), 1, "{spans:?}");
+    assert_eq!(spans[0].0, "box-from-env", "OTEL_SERVICE_NAME names the service");
+    let attrs = &spans[0].1["attributes"];
+    assert!(attr(attrs, "mcp.protocol.version").is_some_and(|v| v.starts_with("20")), "{attrs}");
+    assert_eq!(attr(attrs, "client.address").as_deref(), Some("127.0.0.1"), "{attrs}");
+    let auth = collector.auth.lock().unwrap().clone();
+    assert!(!auth.is_empty() && auth.iter().all(|a| a == "Bearer collector-key-1"), "the collector's key: {auth:?}");
 }
 
 #[test]
