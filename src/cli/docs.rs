@@ -1,4 +1,5 @@
-//! Generated documentation committed beside the code: shell completions (bash, zsh, fish)
+//! Generated documentation committed beside the code: shell completions (bash, zsh, fish:
+//! the dynamic completion's registration)
 //! and one man page per command and subcommand, all from the clap definition as users see
 //! it ([`super::command`]), each page with ENVIRONMENT, FILES and EXIT STATUS sections (and
 //! EXAMPLES where a command has them).
@@ -14,9 +15,10 @@ pub fn render_all() -> Vec<(PathBuf, Vec<u8>)> {
         (clap_complete::Shell::Zsh, "_hal0"),
         (clap_complete::Shell::Fish, "hal0.fish"),
     ] {
-        let mut buf = Vec::new();
-        clap_complete::generate(shell, &mut super::command(), "hal0", &mut buf);
-        out.push((PathBuf::from("completions").join(name), buf));
+        // What `hal0 completions SHELL` prints: the lines that wire the shell to hal0's
+        // dynamic completion (values too).
+        let script = super::complete::registration(shell).expect("bash, zsh and fish complete dynamically");
+        out.push((PathBuf::from("completions").join(name), script.into_bytes()));
     }
     let mut cmd = no_help_subcommand(super::command());
     cmd.build();

@@ -1,7 +1,8 @@
 //! The help as users see it, built from the clap definition: the top page's command groups
 //! (as gh and kubectl group theirs), `--config-dir`/`--state-dir` described once, a
 //! description for every argument that says nothing of itself, and the keys `config set`
-//! takes. Man pages and completions are generated from the same [`command`].
+//! takes, and the values the shell completes ([`super::complete`]). Man pages and
+//! completions are generated from the same [`command`].
 
 use super::{Cli, EXIT_CODES};
 use crate::paths::Paths;
@@ -131,18 +132,26 @@ fn inherit(sub: clap::Command, path: &str) -> clap::Command {
     let mut sub = sub;
     // Every argument is taken out and put back, in order: `mut_arg` moves the one it touches
     // to the end, which would reorder positionals (and the help).
-    let args: Vec<(String, Option<&'static str>)> = sub
+    // Each argument's words (when it has none) and the values the shell completes for it.
+    type Shaped = (String, Option<&'static str>, Option<clap_complete::engine::ArgValueCandidates>);
+    let args: Vec<Shaped> = sub
         .get_arguments()
         .map(|a| {
-            let bare = a.get_help().is_none() && a.get_long_help().is_none();
-            (a.get_id().to_string(), if bare { described(path, a.get_id().as_str()) } else { None })
+            let (id, bare) = (a.get_id().as_str(), a.get_help().is_none() && a.get_long_help().is_none());
+            (id.to_string(), if bare { described(path, id) } else { None }, super::complete::candidates(path, id))
         })
         .collect();
-    if args.iter().any(|(_, w)| w.is_some()) {
-        for (id, words) in args {
-            sub = sub.mut_arg(id, |a| match words {
-                Some(w) => a.help(w),
-                None => a,
+    if args.iter().any(|(_, w, c)| w.is_some() || c.is_some()) {
+        for (id, words, values) in args {
+            sub = sub.mut_arg(id, |a| {
+                let a = match words {
+                    Some(w) => a.help(w),
+                    None => a,
+                };
+                match values {
+                    Some(v) => a.add(v),
+                    None => a,
+                }
             });
         }
     }

@@ -7,6 +7,7 @@ pub mod agent;
 pub mod auth;
 pub mod backup;
 pub mod bridge;
+pub mod complete;
 pub mod config;
 pub mod docs;
 pub mod doctor;
@@ -126,7 +127,8 @@ pub enum Command {
     /// A remote box's drop-in skills: list, and push one for a person to approve.
     #[command(subcommand)]
     Skills(teach::SkillsCmd),
-    /// Print a shell completion script.
+    /// Print a shell completion script: bash, zsh and fish complete values too (server ids,
+    /// client names, approval and run ids, scopes, settings) by asking hal0 at each TAB.
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
@@ -257,6 +259,8 @@ pub fn confirm(yes: bool, prompt: &str) -> Result<()> {
 
 /// Parse, run, and turn the outcome into an exit code.
 pub fn main() -> i32 {
+    // A shell asking for completions (`COMPLETE=bash hal0 -- …`) is answered, then exits.
+    complete::answer_if_asked();
     let matches = match command_with_paths().try_get_matches() {
         Ok(m) => m,
         Err(e) => {
@@ -311,7 +315,10 @@ pub fn main() -> i32 {
             Err(e) => Err(e),
         },
         Command::Completions { shell } => {
-            clap_complete::generate(shell, &mut command(), "hal0", &mut std::io::stdout());
+            match complete::registration(shell) {
+                Some(script) => print!("{script}"),
+                None => clap_complete::generate(shell, &mut command(), "hal0", &mut std::io::stdout()),
+            }
             Ok(())
         }
     };

@@ -14,6 +14,7 @@ mod backup;
 mod bridge;
 mod claude_code;
 mod cli;
+mod completion;
 mod concurrent_writes;
 mod conformance;
 mod dashboard;
