@@ -189,6 +189,8 @@ async fn follow(c: &Client, run_id: &str, limit: Option<Duration>, print: bool) 
     let mut more = false;
     let mut spin = Spinner::new();
     let mut announced: Option<String> = None;
+    // Whether the output printed so far leaves its last line open (no newline yet).
+    let mut open_line = false;
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     loop {
@@ -218,12 +220,14 @@ async fn follow(c: &Client, run_id: &str, limit: Option<Duration>, print: bool) 
                 spin.clear();
                 print!("{}", safe(text));
                 let _ = std::io::stdout().flush();
+                open_line = !text.ends_with('\n');
             }
             offset = v["next_offset"].as_i64().or(v["output_total"].as_i64()).unwrap_or(offset).max(offset);
             more = !v["next_offset"].is_null();
             if status.is_terminal() && !more {
                 spin.clear();
-                if !text.is_empty() && !text.ends_with('\n') {
+                // The output printed (on this page or an earlier one) ends its line.
+                if open_line {
                     println!();
                 }
                 return Ok(Ended::Run(v));

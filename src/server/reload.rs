@@ -51,6 +51,6 @@ fn summary(r: &crate::config::live::Reloaded) -> String {
     if r.restart.is_empty() {
         now
     } else {
-        format!("{now}; {} still need a restart (systemctl restart hal0)", r.restart.join(", "))
+        format!("{now}; waiting for a restart (systemctl restart hal0): {}", r.restart.join(", "))
     }
 }

@@ -97,7 +97,7 @@ async fn a_reload_applies_what_it_can_and_names_what_waits_for_a_restart() {
     d.hup();
     let line = d.line(from, "hal0.toml reloaded").await;
     assert!(line.contains("applied approvals.expire_hours"), "{line}");
-    assert!(line.contains("memory.enabled still need a restart"), "{line}");
+    assert!(line.contains("waiting for a restart (systemctl restart hal0): memory.enabled"), "{line}");
     // Applied: a card queued now expires in 2 hours; memory is still served.
     assert_eq!(card_hours(&env, &gated().await), 2, "the reloaded expiry is in use");
     let (_, s) = call(&c, "settings_get", json!({})).await;

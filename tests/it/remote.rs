@@ -220,6 +220,8 @@ async fn runs_from_a_workstation_end_with_the_documented_exit_codes() {
     assert!(said.contains(&format!("approval {card_id} asks to run:")), "{said}");
     assert!(said.contains(&format!("hal0 approvals approve {card_id}")), "{said}");
     assert_eq!(said.matches("waits for a person").count(), 1, "said once: {said}");
+    let shown = out.stdout();
+    assert!(shown.contains("approved") && shown.ends_with('\n'), "the output ends its line: {shown:?}");
 
     // status / events of that run, from the workstation.
     let o = ws.run(&["run", "status", &run_id, "--json"]);
