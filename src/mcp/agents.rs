@@ -249,7 +249,7 @@ impl AgentsServer {
         description = "The skills Hermes loads: name, source (shipped or dropin), category, description, mtime, files, broken."
     )]
     async fn agent_skills_list(&self) -> CallToolResult {
-        let (store, cfg) = (self.state.store.clone(), self.state.config().clone());
+        let (store, cfg) = (self.state.store.clone(), self.state.config());
         done(store.call(move |s| Ok(crate::bridge::skills::list(s, &cfg))).await)
     }
 
@@ -257,7 +257,7 @@ impl AgentsServer {
         description = "A skill's SKILL.md (through the redactor, cut at 16 KiB) and the names of its files. Not an exact copy: do not prepare a replacement from it as it stands."
     )]
     async fn agent_skill_get(&self, Parameters(a): Parameters<SkillNameArgs>) -> CallToolResult {
-        let (store, cfg) = (self.state.store.clone(), self.state.config().clone());
+        let (store, cfg) = (self.state.store.clone(), self.state.config());
         done(store.call(move |s| crate::bridge::skills::get(s, &cfg, &a.name)).await)
     }
 
@@ -271,7 +271,7 @@ impl AgentsServer {
     ) -> CallToolResult {
         let r = async {
             let client = Self::asker(&ctx)?.client;
-            let (store, cfg) = (self.state.store.clone(), self.state.config().clone());
+            let (store, cfg) = (self.state.store.clone(), self.state.config());
             store
                 .call(move |s| crate::bridge::skills::propose_put(s, &cfg, &client, &a.name, &a.skill_md, &a.files))
                 .await
@@ -289,7 +289,7 @@ impl AgentsServer {
     ) -> CallToolResult {
         let r = async {
             let client = Self::asker(&ctx)?.client;
-            let (store, cfg) = (self.state.store.clone(), self.state.config().clone());
+            let (store, cfg) = (self.state.store.clone(), self.state.config());
             store.call(move |s| crate::bridge::skills::propose_delete(s, &cfg, &client, &a.name)).await
         };
         done(r.await)

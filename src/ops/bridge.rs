@@ -90,7 +90,7 @@ pub fn requested_scopes(names: &[String]) -> Result<BTreeSet<Scope>> {
 pub async fn add(ctx: &Ctx, a: AddArgs) -> Result<Keyed> {
     let scopes = requested_scopes(&a.scopes)?;
     bridge::validate_name(&a.name)?;
-    let cfg = ctx.config().clone();
+    let cfg = ctx.config();
     ctx.store
         .call(move |s| {
             let (c, key) = bridge::add(s, &a.name, &a.note, scopes)?;
@@ -121,7 +121,7 @@ pub struct NameArgs {
 
 /// `bridge_client_rotate`: a new key (the old one stops at once), with what to paste.
 pub async fn rotate(ctx: &Ctx, a: NameArgs) -> Result<Keyed> {
-    let cfg = ctx.config().clone();
+    let cfg = ctx.config();
     ctx.store
         .call(move |s| {
             let (c, key) = bridge::rotate(s, &a.name)?;

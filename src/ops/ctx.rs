@@ -92,9 +92,7 @@ impl Services {
             bridge: std::sync::OnceLock::new(),
         })
     }
-}
 
-impl Services {
     /// The configuration in use now (a reload may replace it between two calls).
     pub fn config(&self) -> Arc<Config> {
         self.live.get()

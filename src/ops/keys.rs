@@ -42,7 +42,7 @@ pub struct AddArgs {
 /// `mcp_key_add`: a new key for consumer `name` on a served server (it replaces the name's
 /// old key), shown in this answer only, with the proxy URL and its `claude mcp add` line.
 pub async fn add(ctx: &Ctx, a: AddArgs) -> Result<Value> {
-    let (paths, store, cfg) = (ctx.paths.clone(), ctx.store.clone(), ctx.config().clone());
+    let (paths, store, cfg) = (ctx.paths.clone(), ctx.store.clone(), ctx.config());
     blocking(move || {
         crate::registry::proxy::serving(&Registry::new(&paths), &a.server)?;
         let (c, key) = consumers::mint(&store, &a.server, &a.name, &a.note)?;
