@@ -27,11 +27,7 @@ fn claude_bin() -> PathBuf {
 fn available() -> bool {
     for p in [claude_bin(), repo().join(".venv/bin/python"), repo().join("../shared/tools/fake_anthropic.py")] {
         if !p.exists() {
-            let msg = format!("{} not found", p.display());
-            if std::env::var("HAL0_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
-                panic!("{msg}; HAL0_REQUIRE_EXTERNAL=1 is set: run tests/external/setup.sh first");
-            }
-            eprintln!("skipped: run tests/external/setup.sh ({msg})");
+            missing_external(p.display(), "run tests/external/setup.sh");
             return false;
         }
     }

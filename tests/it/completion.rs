@@ -12,10 +12,7 @@ fn shell(name: &str) -> Option<String> {
     if std::path::Path::new(&path).exists() {
         return Some(path);
     }
-    assert!(
-        std::env::var("HAL0_REQUIRE_EXTERNAL").as_deref() != Ok("1"),
-        "HAL0_REQUIRE_EXTERNAL=1 but {name} is missing (apt-get install {name})"
-    );
+    missing_external(path, &format!("apt-get install {name}"));
     None
 }
 

@@ -18,10 +18,7 @@ pub(crate) const WAIT: Duration = Duration::from_secs(20);
 pub(crate) async fn browser(width: u32, height: u32) -> Option<Browser> {
     let b = Browser::start(width, height).await;
     if b.is_none() {
-        if std::env::var("HAL0_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
-            panic!("chromium and chromium-driver are needed (apt install chromium chromium-driver)");
-        }
-        eprintln!("skipped: no /usr/bin/chromedriver");
+        missing_external("chromium or /usr/bin/chromedriver", "apt install chromium chromium-driver");
     }
     b
 }

@@ -34,11 +34,7 @@ fn external_available(what: &str, path: &Path) -> bool {
     if path.exists() {
         return true;
     }
-    let msg = format!("{what} not found at {}", path.display());
-    if std::env::var("HAL0_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
-        panic!("{msg}; HAL0_REQUIRE_EXTERNAL=1 is set: run tests/external/setup.sh first");
-    }
-    eprintln!("skipped: run tests/external/setup.sh ({msg})");
+    crate::support::missing_external(format!("{what} at {}", path.display()), "run tests/external/setup.sh");
     false
 }
 

@@ -109,11 +109,7 @@ impl Smtp {
         let has = python.exists()
             && Command::new(&python).args(["-c", "import aiosmtpd"]).status().is_ok_and(|s| s.success());
         if !has {
-            assert!(
-                std::env::var("HAL0_REQUIRE_EXTERNAL").as_deref() != Ok("1"),
-                "HAL0_REQUIRE_EXTERNAL=1 but aiosmtpd is missing: run tests/external/setup.sh"
-            );
-            eprintln!("skipped: no aiosmtpd (tests/external/setup.sh)");
+            missing_external("aiosmtpd (in .venv)", "run tests/external/setup.sh");
             return None;
         }
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();

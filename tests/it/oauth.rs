@@ -559,10 +559,7 @@ fn have(path: &std::path::Path) -> bool {
     if path.exists() {
         return true;
     }
-    if std::env::var("HAL0_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
-        panic!("{} is needed: run tests/external/setup.sh", path.display());
-    }
-    eprintln!("skipped: no {} (tests/external/setup.sh)", path.display());
+    missing_external(path.display(), "run tests/external/setup.sh");
     false
 }
 

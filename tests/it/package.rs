@@ -44,11 +44,7 @@ fn prerequisites() -> Option<(PathBuf, PathBuf)> {
         _ => None,
     };
     if let Some(what) = missing {
-        let msg = format!("package test needs {what}: run tests/external/package.sh as root");
-        if std::env::var("HAL0_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
-            panic!("{msg}");
-        }
-        eprintln!("skipped: {msg}");
+        missing_external(what, "run tests/external/package.sh as root");
         return None;
     }
     Some((deb.unwrap(), root))

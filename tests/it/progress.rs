@@ -201,11 +201,7 @@ fn repo() -> PathBuf {
 async fn typescript_sdk_keeps_a_long_wait_open_on_progress() {
     let sdk = repo().join(".tools/node/node_modules/@modelcontextprotocol/sdk");
     if !sdk.exists() {
-        let msg = format!("the TypeScript SDK not found at {}", sdk.display());
-        if std::env::var("HAL0_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
-            panic!("{msg}; HAL0_REQUIRE_EXTERNAL=1 is set: run tests/external/setup.sh first");
-        }
-        eprintln!("skipped: run tests/external/setup.sh ({msg})");
+        missing_external(format!("the TypeScript SDK at {}", sdk.display()), "run tests/external/setup.sh");
         return;
     }
     let b = busy_hermes_box("[mcp]\nprogress_secs = 1\n").await;

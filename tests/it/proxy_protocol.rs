@@ -121,9 +121,7 @@ async fn typescript_sdk_speaks_the_whole_protocol_through_the_proxy() {
 async fn the_same_through_a_shared_stdio_child() {
     let script = repo().join(".tools/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     if !script.exists() {
-        let required = std::env::var("HAL0_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1");
-        assert!(!required, "{} is missing: run tests/external/setup.sh", script.display());
-        eprintln!("skipped: run tests/external/setup.sh ({} is missing)", script.display());
+        missing_external(script.display(), "run tests/external/setup.sh");
         return;
     }
     let env = Env::new();

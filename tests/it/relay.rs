@@ -406,11 +406,7 @@ async fn a_bot_built_from_the_hermes_bridge_plugin_code_answers_through_hal0() {
     use crate::support::real_hermes::{available, hermes_venv};
     use std::io::BufRead;
     if !available() {
-        assert!(
-            std::env::var("HAL0_REQUIRE_EXTERNAL").is_err(),
-            "HAL0_REQUIRE_EXTERNAL=1: run tests/external/setup.sh"
-        );
-        eprintln!("skipped: no .hermes-venv (tests/external/setup.sh)");
+        missing_external(format!("the real Hermes at {}", hermes_venv().display()), "run tests/external/setup.sh");
         return;
     }
     let env = Env::new();
@@ -543,11 +539,7 @@ async fn the_typescript_sdk_keeps_a_slow_ask_open_on_progress() {
     let sdk =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools/node/node_modules/@modelcontextprotocol/sdk");
     if !sdk.exists() {
-        assert!(
-            std::env::var("HAL0_REQUIRE_EXTERNAL").is_err(),
-            "HAL0_REQUIRE_EXTERNAL=1: run tests/external/setup.sh"
-        );
-        eprintln!("skipped: no TypeScript SDK (tests/external/setup.sh)");
+        missing_external(format!("the TypeScript SDK at {}", sdk.display()), "run tests/external/setup.sh");
         return;
     }
     let env = Env::new();

@@ -21,7 +21,7 @@
 //!    `agent_disconnected`.
 //!
 //! Without `.hermes-venv` or the peer folder the test is skipped with a message, unless
-//! `HAL0_REQUIRE_EXTERNAL` is set. All on 127.0.0.1; only processes this test starts are
+//! `HAL0_REQUIRE_EXTERNAL=1` is set. All on 127.0.0.1; only processes this test starts are
 //! stopped (hal0 serve; stack.py and its children through [`RealHermes`]).
 
 use crate::support::mcp::{Client, connect_with};
@@ -57,17 +57,16 @@ fn adapter_dir() -> PathBuf {
 }
 
 /// True when the real Hermes and the plugin are there; otherwise prints why it is skipped,
-/// or panics when `HAL0_REQUIRE_EXTERNAL` is set.
+/// or panics when `HAL0_REQUIRE_EXTERNAL=1` is set.
 fn prerequisites() -> bool {
-    let missing = if !available() {
-        format!("no real Hermes at {} (tests/external/setup.sh)", hermes_venv().display())
+    let (what, how) = if !available() {
+        (format!("the real Hermes at {}", hermes_venv().display()), "run tests/external/setup.sh")
     } else if !adapter_dir().join("plugin.yaml").is_file() {
-        format!("no hermes-bridge plugin at {}", adapter_dir().display())
+        (format!("the hermes-bridge plugin at {}", adapter_dir().display()), "put the hermes-bridge peer there")
     } else {
         return true;
     };
-    assert!(std::env::var("HAL0_REQUIRE_EXTERNAL").is_err(), "HAL0_REQUIRE_EXTERNAL is set: {missing}");
-    eprintln!("skipped: {missing}");
+    missing_external(what, how);
     false
 }
 

@@ -23,10 +23,7 @@ fn python() -> Option<PathBuf> {
     if p.exists() {
         return Some(p);
     }
-    if std::env::var("HAL0_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
-        panic!("{} is missing; HAL0_REQUIRE_EXTERNAL=1 is set: run tests/external/setup.sh", p.display());
-    }
-    eprintln!("skipped: run tests/external/setup.sh ({} is missing)", p.display());
+    missing_external(p.display(), "run tests/external/setup.sh");
     None
 }
 

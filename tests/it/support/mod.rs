@@ -9,6 +9,12 @@ pub mod real_hermes;
 pub mod tls;
 pub mod upstream;
 
+// Skip or fail when an external part is missing (`HAL0_REQUIRE_EXTERNAL=1`): the one place
+// that decides it (`support/external.rs`, with `external_required`). Its file is loaded
+// through `upstream`, which the benches in examples/ include alone. Only what tests call is
+// re-exported here: an unused `pub use` is a warning, and CI denies warnings.
+pub use upstream::external::missing_external;
+
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};

@@ -33,10 +33,7 @@ impl DemoOauth {
     pub fn start() -> Option<DemoOauth> {
         let s = script();
         if !s.exists() {
-            if std::env::var("HAL0_REQUIRE_EXTERNAL").as_deref() == Ok("1") {
-                panic!("HAL0_REQUIRE_EXTERNAL=1 but {} is missing: run tests/external/setup.sh", s.display());
-            }
-            eprintln!("skipped: {} is missing (tests/external/setup.sh)", s.display());
+            crate::support::missing_external(s.display(), "run tests/external/setup.sh");
             return None;
         }
         for _ in 0..3 {

@@ -54,10 +54,6 @@ pub fn available() -> bool {
     hermes_bin().is_file() && hermes_venv().join("bin").join("python").is_file()
 }
 
-fn require_external() -> bool {
-    std::env::var("HAL0_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1")
-}
-
 /// One profile's API server.
 #[derive(Debug, Clone)]
 pub struct Profile {
@@ -93,7 +89,7 @@ pub struct RealHermes {
 
 impl RealHermes {
     /// Start the default profile plus the named `profiles`, or return `None` (after printing
-    /// `skipped: run tests/external/setup.sh`) when the real Hermes is not installed. Panics
+    /// `skipped: … (run tests/external/setup.sh)`) when the real Hermes is not installed. Panics
     /// when it is installed but the stack does not come up, and when it is missing while
     /// `HAL0_REQUIRE_EXTERNAL=1`.
     pub fn start(profiles: &[&str]) -> Option<RealHermes> {
@@ -111,11 +107,7 @@ impl RealHermes {
     /// `--bridge-*` ones that make a profile a hermes-bridge bot of a relay.
     pub fn start_with_args(profiles: &[&str], envs: &[(&str, &str)], args: &[&str]) -> Option<RealHermes> {
         if !available() {
-            let msg = format!("real Hermes not installed at {}", hermes_venv().display());
-            if require_external() {
-                panic!("{msg}; HAL0_REQUIRE_EXTERNAL=1 is set: {SETUP_HINT} first");
-            }
-            eprintln!("skipped: {SETUP_HINT} ({msg})");
+            crate::support::missing_external(format!("the real Hermes at {}", hermes_venv().display()), SETUP_HINT);
             return None;
         }
 

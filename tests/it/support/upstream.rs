@@ -29,6 +29,11 @@ use rmcp::{RoleServer, ServerHandler, schemars, tool, tool_handler, tool_router}
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
+// The skip-or-fail rule for missing external parts, re-exported by `support`; loaded here
+// (with `#[path]`) so that the benches, which include this file alone, get it too.
+#[path = "external.rs"]
+pub mod external;
+
 const STARTUP: Duration = Duration::from_secs(60);
 
 fn root() -> &'static Path {
@@ -36,12 +41,9 @@ fn root() -> &'static Path {
 }
 
 /// An external server is not installed: skip (`None`), or panic under `HAL0_REQUIRE_EXTERNAL=1`.
+#[track_caller]
 fn missing<T>(what: &Path) -> Option<T> {
-    let msg = format!("skipped: run tests/external/setup.sh ({} is missing)", what.display());
-    if std::env::var("HAL0_REQUIRE_EXTERNAL").as_deref() == Ok("1") {
-        panic!("HAL0_REQUIRE_EXTERNAL=1 but {msg}");
-    }
-    eprintln!("{msg}");
+    external::missing_external(what.display(), "run tests/external/setup.sh");
     None
 }
 
