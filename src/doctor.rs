@@ -80,14 +80,13 @@ impl Report {
         self.rows.iter().map(|r| r.status).max().unwrap_or(Status::Ok)
     }
 
-    /// 0 when every row is ok, 1 with warnings, 2 with failures.
     /// The global legend's codes: 1 when a check failed, 0 otherwise; warnings fail too
     /// only when `strict`.
     pub fn exit_code(&self, strict: bool) -> i32 {
         match self.worst() {
-            Status::Ok => 0,
-            Status::Warn => i32::from(strict),
-            Status::Fail => 1,
+            Status::Warn if strict => crate::exit::FAILURE,
+            Status::Ok | Status::Warn => crate::exit::OK,
+            Status::Fail => crate::exit::FAILURE,
         }
     }
 

@@ -107,14 +107,9 @@ impl Error {
         }
     }
 
-    /// CLI exit code: 0 ok, 1 failure, 2 usage, 3 declined, 4 auth.
+    /// The CLI's exit code for this error ([`crate::exit::of`]).
     pub fn exit_code(&self) -> i32 {
-        match self.kind {
-            Kind::Invalid | Kind::Unprocessable | Kind::UnsupportedMedia | Kind::TooLarge => 2,
-            Kind::Declined => 3,
-            Kind::Unauthorized | Kind::Forbidden => 4,
-            _ => 1,
-        }
+        crate::exit::of(&self.kind)
     }
 
     /// `{"error":{"code","message"}}`, the REST body. The message is outward text, so it

@@ -18,6 +18,7 @@ pub(crate) mod connect;
 pub mod doctor;
 pub(crate) mod envfile;
 pub(crate) mod error;
+pub mod exit;
 pub(crate) mod filememo;
 pub(crate) mod hermes;
 pub(crate) mod logbuf;

@@ -40,7 +40,7 @@ pub use help::{GROUPS, command, command_with_paths};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-pub const EXIT_CODES: &str = "Exit codes: 0 ok, 1 failure, 2 usage or invalid input, 3 declined (a run: cancelled), 4 auth, 5 a run failed, 6 a run timed out.";
+pub use crate::exit::LEGEND as EXIT_CODES;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -264,7 +264,7 @@ pub fn main() -> i32 {
     let matches = match command_with_paths().try_get_matches() {
         Ok(m) => m,
         Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
+            let code = if e.use_stderr() { crate::exit::USAGE } else { crate::exit::OK };
             let _ = e.print();
             return code;
         }
@@ -273,7 +273,7 @@ pub fn main() -> i32 {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
-            return 2;
+            return crate::exit::USAGE;
         }
     };
     let ctx = Ctx { paths: Paths::resolve(cli.config_dir.clone(), cli.state_dir.clone()) };
@@ -323,7 +323,7 @@ pub fn main() -> i32 {
         }
     };
     match result {
-        Ok(()) => 0,
+        Ok(()) => crate::exit::OK,
         Err(e) => {
             eprintln!("error: {} [{}]", crate::term::safe(&e.message), e.code);
             e.exit_code()

@@ -14,14 +14,8 @@ use serde_json::Value;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
-/// The run ended and failed (or hal0 lost it).
-pub const EXIT_FAILED: i32 = 5;
-/// The run was cancelled.
-pub const EXIT_CANCELLED: i32 = 3;
-/// `--timeout` passed before the run ended.
-pub const EXIT_TIMED_OUT: i32 = 6;
-/// Interrupted (Ctrl-C) and the run left going.
-pub const EXIT_INTERRUPTED: i32 = 130;
+use crate::exit::{DECLINED as EXIT_CANCELLED, INTERRUPTED as EXIT_INTERRUPTED};
+use crate::exit::{RUN_FAILED as EXIT_FAILED, RUN_TIMED_OUT as EXIT_TIMED_OUT};
 
 #[derive(Debug, clap::Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
@@ -106,7 +100,7 @@ fn status_of(v: &Value) -> RunStatus {
 /// The exit code of an ended run.
 fn exit_for(status: RunStatus) -> i32 {
     match status {
-        RunStatus::Completed => 0,
+        RunStatus::Completed => crate::exit::OK,
         RunStatus::Cancelled => EXIT_CANCELLED,
         _ => EXIT_FAILED,
     }
