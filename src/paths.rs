@@ -24,6 +24,15 @@ pub struct Paths {
 }
 
 impl Paths {
+    /// [`Paths::resolve`] from `HAL0_CONFIG_DIR` / `HAL0_STATE_DIR` alone (before, or
+    /// without, a parsed command line).
+    pub fn from_env() -> Paths {
+        Paths::resolve(
+            std::env::var_os("HAL0_CONFIG_DIR").map(PathBuf::from),
+            std::env::var_os("HAL0_STATE_DIR").map(PathBuf::from),
+        )
+    }
+
     /// Resolve from explicit values (flag or env, already merged by clap) or the defaults,
     /// falling back to XDG dirs when not root and the defaults are not writable.
     pub fn resolve(config: Option<PathBuf>, state: Option<PathBuf>) -> Paths {

@@ -10,7 +10,6 @@
 
 use crate::paths::Paths;
 use clap_complete::engine::{ArgValueCandidates, CompletionCandidate};
-use std::path::PathBuf;
 
 /// The environment variable that switches `hal0` into completing.
 const VAR: &str = "COMPLETE";
@@ -52,16 +51,9 @@ pub fn candidates(path: &str, id: &str) -> Option<ArgValueCandidates> {
     Some(ArgValueCandidates::new(f))
 }
 
-fn paths() -> Paths {
-    Paths::resolve(
-        std::env::var_os("HAL0_CONFIG_DIR").map(PathBuf::from),
-        std::env::var_os("HAL0_STATE_DIR").map(PathBuf::from),
-    )
-}
-
 /// The store, when it exists and this user may open it.
 fn store() -> Option<crate::store::Store> {
-    let p = paths();
+    let p = Paths::from_env();
     p.db().exists().then(|| crate::store::Store::open(&p.db()).ok()).flatten()
 }
 
@@ -72,7 +64,7 @@ fn named(items: impl IntoIterator<Item = (String, String)>) -> Vec<CompletionCan
 fn server_ids() -> Vec<CompletionCandidate> {
     let mut out: Vec<(String, String)> =
         crate::registry::bundled().into_iter().map(|b| (b.id.to_string(), "bundled".to_string())).collect();
-    if let Ok(l) = crate::registry::Registry::new(&paths()).list() {
+    if let Ok(l) = crate::registry::Registry::new(&Paths::from_env()).list() {
         out.extend(l.records.into_iter().map(|r| {
             let at = r.url.clone().or(r.command.clone()).unwrap_or(r.spec.clone());
             (r.id, at)

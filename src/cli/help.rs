@@ -7,7 +7,6 @@
 use super::{Cli, EXIT_CODES};
 use crate::paths::Paths;
 use clap::CommandFactory;
-use std::path::PathBuf;
 
 /// The top-level help's command groups, as gh and kubectl group theirs; every subcommand
 /// is in exactly one (a unit test holds it).
@@ -170,9 +169,6 @@ fn inherit(sub: clap::Command, path: &str) -> clap::Command {
 
 /// The clap command as users see it (help text that names the dirs in use).
 pub fn command_with_paths() -> clap::Command {
-    let paths = Paths::resolve(
-        std::env::var_os("HAL0_CONFIG_DIR").map(PathBuf::from),
-        std::env::var_os("HAL0_STATE_DIR").map(PathBuf::from),
-    );
+    let paths = Paths::from_env();
     command().after_help(format!("{}\n\n{EXIT_CODES}", paths.describe()))
 }

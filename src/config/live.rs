@@ -61,8 +61,14 @@ pub fn applies(dotted: &str) -> Applies {
     let reloadable = RELOAD.iter().any(|k| match k.strip_suffix('*') {
         Some(prefix) => dotted.starts_with(prefix),
         None => *k == dotted,
-    }) || super::retention::schema(&Config::default()).contains_key(dotted);
+    }) || retention_keys().iter().any(|k| k == dotted);
     if reloadable { Applies::Reload } else { Applies::Restart }
+}
+
+/// The retention windows' keys (reloadable: each prune reads them), listed once.
+fn retention_keys() -> &'static [String] {
+    static KEYS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| super::retention::schema(&Config::default()).keys().cloned().collect())
 }
 
 /// What a reload did: the keys it applied and the changed keys that wait for a restart.

@@ -28,26 +28,15 @@ pub async fn get(ctx: &Ctx, _: NoArgs) -> Result<Value> {
 /// leaf where `file` differs from `loaded` (the file as applied: at start and by reloads);
 /// `running` is the value in use, `applies` what puts the file's value in use.
 fn pending_restart(file: &Value, loaded: &Value, running: &Value) -> serde_json::Map<String, Value> {
-    fn walk(prefix: &str, [file, loaded, running]: [&Value; 3], out: &mut serde_json::Map<String, Value>) {
-        match (file, loaded) {
-            (Value::Object(f), Value::Object(l)) => {
-                let keys: std::collections::BTreeSet<&String> = f.keys().chain(l.keys()).collect();
-                for k in keys {
-                    let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                    let [f, l, r] = [file, loaded, running].map(|v| v.get(k.as_str()).unwrap_or(&Value::Null));
-                    walk(&path, [f, l, r], out);
-                }
-            }
-            (f, l) if f != l => {
-                let applies = crate::config::live::applies(prefix).as_str();
-                out.insert(prefix.to_string(), json!({"file": f, "running": running, "applies": applies}));
-            }
-            _ => {}
-        }
-    }
-    let mut out = serde_json::Map::new();
-    walk("", [file, loaded, running], &mut out);
-    out
+    let at = |v: &Value, key: &str| v.pointer(&format!("/{}", key.replace('.', "/"))).cloned().unwrap_or(Value::Null);
+    crate::config::live::changed(file, loaded)
+        .into_iter()
+        .map(|key| {
+            let applies = crate::config::live::applies(&key).as_str();
+            let entry = json!({"file": at(file, &key), "running": at(running, &key), "applies": applies});
+            (key, entry)
+        })
+        .collect()
 }
 
 #[cfg(test)]

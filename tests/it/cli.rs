@@ -673,14 +673,9 @@ async fn status_shows_the_box_on_one_screen() {
     assert_eq!((s["live_clients"].as_i64(), s["pending_approvals"].as_i64()), (Some(1), Some(0)));
     assert_eq!(s["servers"]["installed"], 1);
     // A card waits and a call failed: both show.
+    pending_card(&env, "ap_0000000000000001", "config_write");
     let db = rusqlite::Connection::open(env.state_dir().join("hal0.db")).unwrap();
     let now = time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339).unwrap();
-    db.execute(
-        "INSERT INTO approvals (id, kind, client, tool, arguments, created_at, status) \
-         VALUES ('ap_0000000000000001', 'admin_call', 'bridge:ci', 'config_write', '{}', ?1, 'pending')",
-        [&now],
-    )
-    .unwrap();
     db.execute(
         "INSERT INTO audit_log (at, surface, tool, identity, arguments, verdict, result_code) \
          VALUES (?1, 'mcp:admin', 'mcp_server_test', 'bridge:ci', '{}', 'ok', 'mcp.probe_failed')",

@@ -39,14 +39,7 @@ fn a_box() -> (Env, String) {
     env.ok(&["bridge", "add", "ops", "--scope", "admin"]);
     env.ok(&["bridge", "revoke", "ops", "--yes"]);
     env.ok(&["mcp", "install", "http://127.0.0.1:9/mcp", "--id", "files"]);
-    let db = rusqlite::Connection::open(env.state_dir().join("hal0.db")).unwrap();
-    let now = time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339).unwrap();
-    db.execute(
-        "INSERT INTO approvals (id, kind, client, tool, arguments, created_at, status) \
-         VALUES ('ap_complete01', 'admin_call', 'bridge:ci', 'store_prune', '{}', ?1, 'pending')",
-        [&now],
-    )
-    .unwrap();
+    pending_card(&env, "ap_complete01", "store_prune");
     (env, "ap_complete01".to_string())
 }
 

@@ -4,61 +4,9 @@
 //! does not parse changes nothing while the daemon keeps serving.
 
 use crate::admin::{admin, call};
+use crate::support::logged::Logged;
 use crate::support::*;
 use serde_json::json;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
-/// `hal0 serve` with its log kept for the test to read.
-struct Logged {
-    server: Server,
-    log: Arc<Mutex<Vec<String>>>,
-}
-
-fn serve_logged(env: &Env) -> Logged {
-    let mut c = env.cmd(&["serve", "--bind", "127.0.0.1:0"]);
-    c.stdout(Stdio::null()).stderr(Stdio::piped()).env("HAL0_LOG", "info");
-    let mut child: Child = c.spawn().unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let log: Arc<Mutex<Vec<String>>> = Arc::default();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let sink = Arc::clone(&log);
-    std::thread::spawn(move || {
-        let mut tx = Some(tx);
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(base) = line.strip_prefix("hal0: listening on ")
-                && let Some(t) = tx.take()
-            {
-                let _ = t.send(base.to_string());
-            }
-            sink.lock().unwrap().push(line);
-        }
-    });
-    let base = rx.recv_timeout(Duration::from_secs(60)).expect("hal0 serve did not start");
-    let port = base.rsplit(':').next().unwrap().parse().unwrap();
-    Logged { server: Server { child, base, port }, log }
-}
-
-impl Logged {
-    fn hup(&self) {
-        let pid = self.server.child.id().to_string();
-        assert!(std::process::Command::new("kill").args(["-HUP", &pid]).status().unwrap().success());
-    }
-
-    /// The first log line (from line `from` on) holding `what`, once it is written.
-    async fn line(&self, from: usize, what: &str) -> String {
-        let find = || self.log.lock().unwrap().iter().skip(from).find(|l| l.contains(what)).cloned();
-        let seen = eventually(Duration::from_secs(20), async || find().is_some()).await;
-        assert!(seen, "no log line with {what:?}: {:?}", self.log.lock().unwrap());
-        find().unwrap()
-    }
-
-    fn lines(&self) -> usize {
-        self.log.lock().unwrap().len()
-    }
-}
 
 /// The hours between a queued card's creation and its expiry.
 fn card_hours(env: &Env, id: &str) -> i64 {
@@ -74,7 +22,7 @@ fn card_hours(env: &Env, id: &str) -> i64 {
 async fn a_reload_applies_what_it_can_and_names_what_waits_for_a_restart() {
     let env = Env::new();
     let key = env.bridge_key("ops", &["admin", "memory"]);
-    let d = serve_logged(&env);
+    let d = Logged::start(&env);
     let c = admin(&d.server, &key).await;
     let gated = async || {
         let (e, v) = call(&c, "store_prune", json!({})).await;
@@ -93,9 +41,8 @@ async fn a_reload_applies_what_it_can_and_names_what_waits_for_a_restart() {
     assert_eq!(s["pending_restart"]["memory.enabled"]["applies"], "restart", "{s}");
     assert_eq!(card_hours(&env, &gated().await), 24, "nothing applies before the reload");
 
-    let from = d.lines();
     d.hup();
-    let line = d.line(from, "hal0.toml reloaded").await;
+    let line = d.line("hal0.toml reloaded").await;
     assert!(line.contains("applied approvals.expire_hours"), "{line}");
     assert!(line.contains("waiting for a restart (systemctl restart hal0): memory.enabled"), "{line}");
     // Applied: a card queued now expires in 2 hours; memory is still served.
@@ -119,9 +66,8 @@ async fn a_reload_applies_what_it_can_and_names_what_waits_for_a_restart() {
     let toml = env.config_dir().join("hal0.toml");
     let good = std::fs::read_to_string(&toml).unwrap();
     std::fs::write(&toml, good.replace("expire_hours = 2", "expire_hours = \"soon\"")).unwrap();
-    let from = d.lines();
     d.hup();
-    let line = d.line(from, "hal0.toml not reloaded").await;
+    let line = d.line("hal0.toml not reloaded").await;
     assert!(line.contains("expire_hours"), "the error names the key: {line}");
     assert_eq!(card_hours(&env, &gated().await), 2, "the running settings are unchanged");
 }

@@ -2,6 +2,7 @@
 //! run as a CLI, and `hal0 serve` started on a free loopback port.
 pub mod browser;
 pub mod fake_hermes;
+pub mod logged;
 pub mod mcp;
 pub mod oauth_upstream;
 pub mod postgres;
@@ -287,4 +288,17 @@ pub async fn fake_hermes_env(
     let toml = format!("{extra_toml}[hermes]\nhome = \"{}\"\n", home.path().display());
     std::fs::write(env.config_dir().join("hal0.toml"), toml).unwrap();
     (env, hermes, home)
+}
+
+/// Queue a pending admin card `id` (for `tool`, from `bridge:ci`) straight in the store, as
+/// an MCP call would leave it.
+pub fn pending_card(env: &Env, id: &str, tool: &str) {
+    let db = rusqlite::Connection::open(env.state_dir().join("hal0.db")).unwrap();
+    let now = time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339).unwrap();
+    db.execute(
+        "INSERT INTO approvals (id, kind, client, tool, arguments, created_at, status) \
+         VALUES (?1, 'admin_call', 'bridge:ci', ?2, '{}', ?3, 'pending')",
+        [id, tool, &now],
+    )
+    .unwrap();
 }
