@@ -28,8 +28,14 @@ pub const ALL: &[&str] = &[
     "approvals.wrong_kind",
     // audit
     "audit.export_failed",
+    "audit.invalid_copy",
     "audit.invalid_entry",
     "audit.invalid_since",
+    "audit.links_removed",
+    "audit.outcome_changed",
+    "audit.row_added",
+    "audit.row_changed",
+    "audit.row_removed",
     "audit.unavailable",
     // auth
     "auth.forbidden",

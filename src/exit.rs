@@ -15,6 +15,8 @@ pub const AUTH: i32 = 4;
 pub const RUN_FAILED: i32 = 5;
 /// A run did not end within `--timeout`.
 pub const RUN_TIMED_OUT: i32 = 6;
+/// `hal0 activity verify`: the audit log does not match its hash chain (edited outside hal0).
+pub const TAMPERED: i32 = 7;
 /// Interrupted with Ctrl-C (128 + SIGINT), as shells report it.
 pub const INTERRUPTED: i32 = 130;
 /// stdout was closed early (`| head`): 128 + SIGPIPE, as a piped Unix tool ends.
@@ -22,7 +24,7 @@ pub const CLOSED_PIPE: i32 = 141;
 
 /// The legend printed under `hal0 --help` and in every man page's EXIT STATUS.
 pub const LEGEND: &str = "Exit codes: 0 ok, 1 failure, 2 usage or invalid input, 3 declined (a run: cancelled), \
-                          4 auth, 5 a run failed, 6 a run timed out.";
+                          4 auth, 5 a run failed, 6 a run timed out, 7 the audit log failed verification.";
 
 /// The exit code of an error of `kind`.
 pub fn of(kind: &crate::error::Kind) -> i32 {
@@ -47,6 +49,7 @@ mod tests {
             (super::AUTH, "auth"),
             (super::RUN_FAILED, "a run failed"),
             (super::RUN_TIMED_OUT, "a run timed out"),
+            (super::TAMPERED, "the audit log failed verification"),
         ] {
             assert!(super::LEGEND.contains(&format!("{code} {words}")), "{code} {words}");
         }

@@ -5,8 +5,6 @@
 pub mod admin;
 pub mod approvals;
 pub mod audit;
-pub(crate) mod audit_forward;
-pub(crate) mod audit_writer;
 pub(crate) mod auth;
 pub(crate) mod backup;
 pub mod bridge;

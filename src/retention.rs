@@ -129,11 +129,24 @@ fn prune_audit(store: &Store, p: &Policy) -> Result<u64> {
     if p.audit_days == 0 && p.audit_max_rows == 0 {
         return Ok(0);
     }
-    let below = store.with(|c| {
-        let keep = audit_keep_from(c, p)?;
-        c.execute("UPDATE audit_prune_mark SET below = max(below, ?1)", [keep])?;
-        Ok(c.query_row("SELECT below FROM audit_prune_mark", [], |r| r.get::<_, i64>(0))?)
+    // The mark and the chain's anchor move together, to a cut no kept link crosses.
+    let (below, links_below) = store.with(|c| {
+        crate::store::immediate(c, |c| {
+            let mark: i64 = c.query_row("SELECT below FROM audit_prune_mark", [], |r| r.get(0))?;
+            let (keep, seq) = crate::audit::chain::clean_cut(c, mark, audit_keep_from(c, p)?)?;
+            c.execute("UPDATE audit_prune_mark SET below = max(below, ?1)", [keep])?;
+            crate::audit::chain::move_anchor(c, seq)?;
+            let below = c.query_row("SELECT below FROM audit_prune_mark", [], |r| r.get::<_, i64>(0))?;
+            let links = c.query_row("SELECT below FROM audit_chain_anchor", [], |r| r.get::<_, i64>(0))?;
+            Ok((below, links))
+        })
     })?;
+    in_batches(
+        store,
+        "audit_chain",
+        "SELECT seq FROM audit_chain WHERE seq < ?1 ORDER BY seq LIMIT ?2",
+        &links_below.to_string(),
+    )?;
     in_batches(store, "audit_log", "SELECT id FROM audit_log WHERE id < ?1 ORDER BY id LIMIT ?2", &below.to_string())
 }
 
@@ -141,7 +154,7 @@ fn prune_audit(store: &Store, p: &Policy) -> Result<u64> {
 /// go on meanwhile; each batch holds the write lock for one short transaction.
 pub fn prune(store: &Store, policy: &Policy) -> Result<Report> {
     let started = Instant::now();
-    crate::audit_writer::flush_blocking(store);
+    crate::audit::writer::flush_blocking(store);
     let mut pruned = Vec::new();
     let mut add = |table: &'static str, rows: u64| {
         if rows > 0 {

@@ -1,4 +1,5 @@
-//! `hal0 activity list|export`: the audit log of MCP tool calls and decisions.
+//! `hal0 activity list|export|verify`: the audit log of MCP tool calls and decisions, and
+//! the check of its hash chain.
 
 use super::{Ctx, table};
 use crate::audit::{self, Filter};
@@ -42,6 +43,20 @@ pub enum ActivityCmd {
         #[arg(long)]
         tool: Option<String>,
     },
+    /// Check the audit log against its hash chain and name the first row changed, removed
+    /// or added outside hal0 (exit 7 when one is found). Prints the chain's head hash: keep
+    /// it elsewhere to show later that nothing before it changed.
+    Verify {
+        /// Check a copy written by `hal0 activity export` instead of the store (`-`: stdin).
+        #[arg(long, value_name = "PATH")]
+        file: Option<std::path::PathBuf>,
+        /// With --file: the copy is a whole export (no filter), so a missing link is a removed row.
+        #[arg(long, requires = "file")]
+        complete: bool,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Check `--since` before the store is touched, so a typo is a usage error (exit 2).
@@ -63,7 +78,7 @@ fn one_line(v: &serde_json::Value, max: usize) -> String {
     if cut { format!("{head}…") } else { head.to_string() }
 }
 
-pub fn run(ctx: &Ctx, cmd: ActivityCmd) -> Result<()> {
+pub fn run(ctx: &Ctx, cmd: ActivityCmd) -> Result<i32> {
     match cmd {
         ActivityCmd::List { since, until, client, tool, limit, out } => {
             let args = crate::ops::activity::ListArgs {
@@ -73,11 +88,11 @@ pub fn run(ctx: &Ctx, cmd: ActivityCmd) -> Result<()> {
             let ops = ctx.ops()?;
             let rows = super::runtime()?.block_on(crate::ops::activity::list(&ops, args))?;
             if out.done_with(&rows, "id") {
-                return Ok(());
+                return Ok(crate::exit::OK);
             }
             if rows.is_empty() {
                 println!("No activity.");
-                return Ok(());
+                return Ok(crate::exit::OK);
             }
             let body = rows
                 .iter()
@@ -102,7 +117,7 @@ pub fn run(ctx: &Ctx, cmd: ActivityCmd) -> Result<()> {
                     body
                 )
             );
-            Ok(())
+            Ok(crate::exit::OK)
         }
         ActivityCmd::Export { since, until, client, tool } => {
             let f = filter((since, until), client, tool, 0)?;
@@ -110,7 +125,58 @@ pub fn run(ctx: &Ctx, cmd: ActivityCmd) -> Result<()> {
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
             audit::export(&store, &f, &mut out)?;
-            Ok(())
+            Ok(crate::exit::OK)
+        }
+        ActivityCmd::Verify { file, complete, json } => {
+            let report = match file {
+                Some(path) => read_copy(&path, complete)?,
+                None => super::runtime()?.block_on(crate::ops::activity::verify(&ctx.ops()?, crate::ops::NoArgs {}))?,
+            };
+            if json {
+                super::print_json(&serde_json::to_value(&report).unwrap_or_default());
+            } else {
+                print_report(&report);
+            }
+            Ok(if report.intact { crate::exit::OK } else { crate::exit::TAMPERED })
         }
     }
+}
+
+fn read_copy(path: &std::path::Path, complete: bool) -> Result<audit::chain::Report> {
+    if path.as_os_str() == "-" {
+        return audit::chain::verify_lines(std::io::stdin().lock(), complete);
+    }
+    let f = std::fs::File::open(path).map_err(|e| {
+        crate::error::Error::invalid(
+            "audit.invalid_copy",
+            format!("cannot open {}: {e}; give the file `hal0 activity export` wrote", path.display()),
+        )
+    })?;
+    audit::chain::verify_lines(std::io::BufReader::new(f), complete)
+}
+
+fn print_report(r: &audit::chain::Report) {
+    let span = match (r.first_row, r.last_row) {
+        (Some(a), Some(b)) => format!(" (ids {a}–{b})"),
+        _ => String::new(),
+    };
+    match &r.problem {
+        None => println!("audit log intact: {} rows checked{span}, {} chain links", r.rows, r.links),
+        Some(p) => {
+            println!("audit log TAMPERED: {} [{}]", p.message, p.code);
+            println!(
+                "  {} rows before it check{span}; rows from {} on cannot be trusted: compare them with a copy \
+                 kept elsewhere (hal0 activity export; hal0 activity verify --file COPY)",
+                r.rows, p.row
+            );
+        }
+    }
+    if r.gaps > 0 {
+        println!("  {} places where rows are not in this copy (filtered out of the export)", r.gaps);
+    }
+    if r.unchained > 0 {
+        println!("  {} older rows were stored before the chain existed (not covered)", r.unchained);
+    }
+    println!("head   {}", r.head);
+    println!("anchor {} (the last pruned link; zeros before any prune)", r.anchor);
 }

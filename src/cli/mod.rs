@@ -284,7 +284,10 @@ pub fn main() -> i32 {
         Command::Config(c) => config::run(&ctx, c),
         Command::Runs(c) => runs::run(&ctx, c),
         Command::Agent(c) => agent::run(&ctx, c),
-        Command::Activity(c) => activity::run(&ctx, c),
+        Command::Activity(c) => match activity::run(&ctx, c) {
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
         Command::Relay(c) => relay::run(&ctx, c),
         Command::Store(c) => store::run(&ctx, c),
         Command::Mcp(c) => mcp::run(&ctx, c),

@@ -1,5 +1,5 @@
 //! The audit log as an operator reads it: a filtered page, newest first, or every matching
-//! entry oldest first.
+//! entry oldest first; and its hash chain walked ([`verify`]).
 
 use super::Ctx;
 use crate::audit::{self, Filter};
@@ -64,4 +64,11 @@ pub async fn export(ctx: &Ctx, a: ExportArgs) -> Result<Vec<serde_json::Value>> 
             Ok(String::from_utf8_lossy(&buf).lines().filter_map(|l| serde_json::from_str(l).ok()).collect())
         })
         .await
+}
+
+/// `activity_verify`: walk the audit log's hash chain and name the first row that does
+/// not match (`crate::audit::chain`). A broken chain is a finding, not an error of the call.
+pub async fn verify(ctx: &Ctx, _: super::NoArgs) -> Result<audit::chain::Report> {
+    audit::flush(&ctx.store).await;
+    ctx.store.call(|s| s.with(audit::chain::verify)).await
 }

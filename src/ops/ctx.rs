@@ -56,7 +56,7 @@ impl Services {
         }
         let store = Store::open(&paths.db())?;
         store.set_max_size(config.store.max_size_mb);
-        if let Err(e) = crate::audit_forward::install(store.path(), &config.audit) {
+        if let Err(e) = crate::audit::forward::install(store.path(), &config.audit) {
             tracing::warn!("cannot forward audit rows to the system log: {e}");
         }
         let keys = BoxKeyCache::new(paths.api_env());

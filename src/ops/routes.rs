@@ -553,6 +553,17 @@ pub static ROUTES: &[OpDef] = &[
             "activity.invalid_filter"
         )
     },
+    route!(
+        "GET",
+        "/api/activity/verify",
+        "activity_verify",
+        AutonomousRead,
+        "Walk the audit log's hash chain: intact, or the first row that was changed, removed or \
+         added outside hal0 (GET /api/activity/verify).",
+        activity::verify,
+        NoArgs,
+        "request.invalid"
+    ),
     OpDef {
         wrap: Some("runs"),
         ..route!(
@@ -691,6 +702,7 @@ pub const AUTONOMOUS_READ: &[&str] = &[
     "mcp_account_list",
     "activity_list",
     "activity_export",
+    "activity_verify",
     "relay_agents",
     "relay_exchanges",
 ];

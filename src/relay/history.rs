@@ -24,7 +24,7 @@ pub struct Exchange {
 }
 
 /// One change to the history, queued for the store's group-commit writer
-/// (`audit_writer`): the writes of concurrent asks share a transaction, and an ask never
+/// (`audit::writer`): the writes of concurrent asks share a transaction, and an ask never
 /// waits for a commit. Readers in the daemon pass the writer's barrier first.
 #[derive(Debug, Clone)]
 pub enum Write {
@@ -96,7 +96,7 @@ impl Write {
 
     /// Queue the change for `store`'s writer (committed within a few milliseconds).
     pub fn queue(self, store: &Store) -> Result<()> {
-        crate::audit_writer::submit_relay(store, self)
+        crate::audit::writer::submit_relay(store, self)
     }
 }
 

@@ -371,6 +371,40 @@ pub const MIGRATIONS: &[&str] = &[
         approval_id TEXT
     ) WITHOUT ROWID;
     CREATE INDEX approval_rules_call ON approval_rules(server, tool, client);",
+    // 13: the audit log's hash chain (`crate::audit::chain`): a link per row stored and per
+    // outcome given, each hashing the previous link's hash with what was written. The
+    // anchor holds the hash of the last link retention pruned (`below`: the first link
+    // kept) and the first row the chain covers (rows before it were stored without one).
+    "CREATE TABLE audit_chain (
+        seq    INTEGER PRIMARY KEY AUTOINCREMENT,
+        row_id INTEGER NOT NULL,
+        kind   TEXT NOT NULL CHECK (kind IN ('row', 'outcome')),
+        hash   BLOB NOT NULL CHECK (length(hash) = 32)
+    );
+    CREATE INDEX audit_chain_row ON audit_chain(row_id, kind);
+    CREATE TABLE audit_chain_anchor (
+        one       INTEGER PRIMARY KEY CHECK (one = 1),
+        below     INTEGER NOT NULL,
+        hash      BLOB NOT NULL CHECK (length(hash) = 32),
+        rows_from INTEGER NOT NULL
+    );
+    INSERT INTO audit_chain_anchor
+        SELECT 1, 1, zeroblob(32), max(coalesce((SELECT max(id) FROM audit_log), 0),
+                                       coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'audit_log'), 0)) + 1;
+    CREATE TRIGGER audit_chain_no_update BEFORE UPDATE ON audit_chain BEGIN
+        SELECT RAISE(ABORT, 'audit_chain is append-only');
+    END;
+    CREATE TRIGGER audit_chain_no_delete BEFORE DELETE ON audit_chain
+        WHEN old.seq >= (SELECT below FROM audit_chain_anchor) BEGIN
+        SELECT RAISE(ABORT, 'audit_chain is append-only: links leave only by retention, oldest first');
+    END;
+    CREATE TRIGGER audit_chain_anchor_forward BEFORE UPDATE ON audit_chain_anchor
+        WHEN new.below < old.below OR new.one != old.one OR new.rows_from != old.rows_from BEGIN
+        SELECT RAISE(ABORT, 'the audit chain anchor only moves forward');
+    END;
+    CREATE TRIGGER audit_chain_anchor_no_delete BEFORE DELETE ON audit_chain_anchor BEGIN
+        SELECT RAISE(ABORT, 'the audit chain anchor cannot be removed');
+    END;",
 ];
 
 pub fn current_version(conn: &Connection) -> Result<i64> {

@@ -197,6 +197,17 @@ fn create_owned(path: &Path) -> Result<()> {
 /// Pages a write may take beyond the cap through [`beyond_cap`].
 pub const RESERVE_PAGES: i64 = 32;
 
+/// Run `f` inside one transaction on `c` that holds the write lock from its start
+/// (`BEGIN IMMEDIATE`): all of it commits, or none of it.
+pub fn immediate<T>(c: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    c.execute_batch("BEGIN IMMEDIATE")?;
+    let out = f(c).and_then(|v| Ok(c.execute_batch("COMMIT").map(|()| v)?));
+    if out.is_err() && !c.is_autocommit() {
+        let _ = c.execute_batch("ROLLBACK");
+    }
+    out
+}
+
 /// Run `f` on `c` with the cap raised by [`RESERVE_PAGES`], then put the cap back: for the
 /// outcome of an audited call whose `started` entry is stored, so a store that filled up
 /// in between still records how the call ended.

@@ -7,7 +7,7 @@
 
 use crate::audit::{Prepared, insert};
 use crate::error::{Error, Result};
-use crate::store::Store;
+use crate::store::{Store, immediate};
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
@@ -135,7 +135,8 @@ fn waited_on(j: &Job) -> bool {
 
 /// Store `batch` in one transaction: the row id of each row.
 fn commit(c: &mut rusqlite::Connection, batch: &[Job]) -> Result<Vec<Option<i64>>> {
-    let tx = c.transaction()?;
+    // Under the write lock from the start: each row's chain link reads the chain's head.
+    let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let ids = batch
         .iter()
         .map(|j| match j {
@@ -173,7 +174,7 @@ fn run(store: Store, rx: Receiver<Job>, turn: &Mutex<()>, pending: &std::sync::a
             Err(_) => {
                 for job in batch {
                     let out = match &job {
-                        Job::Row(p, _) => Some(store.with(|c| insert(c, p))),
+                        Job::Row(p, _) => Some(store.with(|c| immediate(c, |c| insert(c, p)))),
                         Job::Relay(w) => {
                             if let Err(e) = store.with(|c| w.apply(c)) {
                                 tracing::warn!("cannot record a relay exchange: {}", e.message);
@@ -183,8 +184,9 @@ fn run(store: Store, rx: Receiver<Job>, turn: &Mutex<()>, pending: &std::sync::a
                         Job::Finish(o) => {
                             // An outcome is never lost to a full store: it may take a few
                             // reserved pages (its `started` entry is there already).
-                            let applied = store.with(|c| match o.apply(c) {
-                                Err(e) if e.code == "store.full" => crate::store::beyond_cap(c, |c| o.apply(c)),
+                            let apply = |c: &rusqlite::Connection| immediate(c, |c| o.apply(c));
+                            let applied = store.with(|c| match apply(c) {
+                                Err(e) if e.code == "store.full" => crate::store::beyond_cap(c, apply),
                                 other => other,
                             });
                             if let Err(e) = applied {
@@ -203,9 +205,9 @@ fn run(store: Store, rx: Receiver<Job>, turn: &Mutex<()>, pending: &std::sync::a
 }
 
 /// Send the rows of a committed batch that have their outcome to the system log, when the
-/// store's rows are forwarded (`crate::audit_forward`).
+/// store's rows are forwarded (`crate::audit::forward`).
 fn forward(store: &Store, batch: &[Job], ids: &[Option<i64>]) {
-    let Some(f) = crate::audit_forward::of(store.path()) else { return };
+    let Some(f) = crate::audit::forward::of(store.path()) else { return };
     let ids: Vec<i64> = batch
         .iter()
         .zip(ids)

@@ -5,7 +5,12 @@
 //! Rows are never changed, except that a `started` entry (written before a call that may
 //! change state runs, so no change ever goes unrecorded) takes its call's outcome once; rows
 //! leave only by retention, oldest first (`crate::retention`). Triggers enforce both.
-//! `hal0 activity list|export` reads it.
+//! Every write is linked into a hash chain ([`chain`]), so an edit behind hal0's back shows;
+//! `hal0 activity list|export|verify` reads it.
+
+pub mod chain;
+pub(crate) mod forward;
+pub(crate) mod writer;
 
 use crate::error::{Error, Result};
 use crate::store::{Store, now};
@@ -202,15 +207,17 @@ pub(crate) fn insert(c: &rusqlite::Connection, p: &Prepared) -> Result<i64> {
         p.approval_id,
         p.detail
     ])?;
-    Ok(c.last_insert_rowid())
+    let id = c.last_insert_rowid();
+    chain::link_row(c, id, p)?;
+    Ok(id)
 }
 
 /// Append one entry; returns its id.
 pub fn record(store: &Store, e: &Entry<'_>) -> Result<i64> {
     let p = prepare(e)?;
     store.with(|c| {
-        let id = insert(c, &p)?;
-        if let Some(f) = crate::audit_forward::of(store.path()) {
+        let id = crate::store::immediate(c, |c| insert(c, &p))?;
+        if let Some(f) = crate::audit::forward::of(store.path()) {
             finished_rows(c, &[id])?.iter().for_each(|r| f.send(r));
         }
         Ok(id)
@@ -218,11 +225,11 @@ pub fn record(store: &Store, e: &Entry<'_>) -> Result<i64> {
 }
 
 /// Append one entry from async code without waiting for its commit: it is stored within
-/// [`crate::audit_writer::GATHER`] together with the entries of concurrent calls (for calls
+/// [`crate::audit::writer::GATHER`] together with the entries of concurrent calls (for calls
 /// to read-only tools, where the answer changes nothing). A malformed entry is refused here.
 pub fn record_soon(store: &Store, e: &Entry<'_>) -> Result<()> {
     let p = prepare(e)?;
-    crate::audit_writer::submit_soon(store, p)
+    crate::audit::writer::submit_soon(store, p)
 }
 
 /// The outcome of a call whose `started` entry is stored (see [`begin`]).
@@ -235,12 +242,19 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// Give the `started` row its outcome (once: a row that has one is left alone).
+    /// Give the `started` row its outcome (once: a row that has one is left alone, and so
+    /// is a row retention is taking, below the prune mark). Call inside a transaction: the
+    /// outcome's chain link goes with it.
     pub(crate) fn apply(&self, c: &rusqlite::Connection) -> Result<()> {
-        c.prepare_cached(
-            "UPDATE audit_log SET verdict = ?2, result_code = ?3, approval_id = ?4 WHERE id = ?1 AND verdict = 'started'",
-        )?
-        .execute(rusqlite::params![self.id, self.verdict, self.result_code, self.approval_id])?;
+        let changed = c
+            .prepare_cached(
+                "UPDATE audit_log SET verdict = ?2, result_code = ?3, approval_id = ?4
+                 WHERE id = ?1 AND verdict = 'started' AND id >= (SELECT below FROM audit_prune_mark)",
+            )?
+            .execute(rusqlite::params![self.id, self.verdict, self.result_code, self.approval_id])?;
+        if changed == 1 {
+            chain::link_outcome(c, self)?;
+        }
         Ok(())
     }
 }
@@ -250,7 +264,7 @@ impl Outcome {
 /// be refused: a change is never made without its entry.
 pub async fn begin(store: &Store, e: &Entry<'_>) -> Result<i64> {
     let p = prepare(&Entry { verdict: Verdict::Started, result_code: None, approval_id: None, ..*e })?;
-    crate::audit_writer::submit(store, p).await.map_err(|e| {
+    crate::audit::writer::submit(store, p).await.map_err(|e| {
         Error::unavailable(
             "audit.unavailable",
             format!(
@@ -265,7 +279,7 @@ pub async fn begin(store: &Store, e: &Entry<'_>) -> Result<i64> {
 /// Record the outcome of the call [`begin`] started; stored within the writer's gather
 /// window. A failure is logged: the `started` entry already records the call.
 pub fn finish(store: &Store, o: Outcome) {
-    if let Err(e) = crate::audit_writer::submit_finish(store, o) {
+    if let Err(e) = crate::audit::writer::submit_finish(store, o) {
         tracing::warn!("cannot record the outcome of a call: {}", e.message);
     }
 }
@@ -273,7 +287,7 @@ pub fn finish(store: &Store, o: Outcome) {
 /// Every entry this process queued for `store` is stored when this resolves; call it
 /// before reading the log from the daemon.
 pub async fn flush(store: &Store) {
-    crate::audit_writer::flush(store).await
+    crate::audit::writer::flush(store).await
 }
 
 /// Append one entry from async code: entries arriving together are committed in one
@@ -281,7 +295,7 @@ pub async fn flush(store: &Store) {
 /// its own entry is stored.
 pub async fn record_async(store: &Store, e: &Entry<'_>) -> Result<i64> {
     let p = prepare(e)?;
-    crate::audit_writer::submit(store, p).await
+    crate::audit::writer::submit(store, p).await
 }
 
 fn bad_since(s: &str) -> Error {
@@ -603,7 +617,8 @@ pub fn mcp_clients(store: &Store) -> Result<Vec<McpClient>> {
     Ok(by.into_values().collect())
 }
 
-/// Every matching row as one JSON object per line, oldest first; returns how many.
+/// Every matching row as one JSON object per line, oldest first, each with its chain links
+/// (`chain`: seq, kind, prev, hash); returns how many.
 pub fn export(store: &Store, f: &Filter, out: &mut impl Write) -> Result<u64> {
     let write_err = |e: std::io::Error| Error::unavailable("audit.export_failed", format!("cannot write: {e}"));
     store.with(|c| {
@@ -616,7 +631,7 @@ pub fn export(store: &Store, f: &Filter, out: &mut impl Write) -> Result<u64> {
         let mut rows = st.query(params_from_iter(params))?;
         let mut n = 0u64;
         while let Some(r) = rows.next()? {
-            let row = to_row(r)?;
+            let row = chain::exported(c, &to_row(r)?)?;
             let line = serde_json::to_string(&row).map_err(|e| Error::internal(e.to_string()))?;
             // The same value, with control and invisible characters as `\u` escapes.
             out.write_all(crate::term::json_safe(&line).as_bytes()).map_err(write_err)?;
