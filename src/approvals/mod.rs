@@ -25,6 +25,7 @@ pub fn executor(kind: &ApprovalKind) -> Option<Executor> {
         K::SkillPut | K::SkillDelete => Some(crate::bridge::skills::execute_approved),
         K::MemoryDelete | K::MemoryCurate | K::DirectiveDelete => Some(crate::memory::gate::execute_approved_row),
         K::OauthConsent => Some(crate::auth::oauth::grants::execute_approved),
+        K::ToolDrift => Some(crate::registry::pins::execute_approved),
         _ => None,
     }
 }
@@ -49,6 +50,9 @@ crate::text_enum! {
         /// A box-wide OAuth account at an installed server must be connected again;
         /// approving starts the connect and sends the deciding person's browser on.
         AccountReauth = "account_reauth",
+        /// An installed server changed a tool's (resource's, prompt's) definition since it
+        /// was pinned; approving pins the new one and lifts its quarantine.
+        ToolDrift = "tool_drift",
     }
     // A kind this hal0 does not know (a row from a newer version): shown, never decided.
     other Other

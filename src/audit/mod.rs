@@ -48,6 +48,9 @@ crate::text_enum! {
         /// Written before a call that may change state ran; takes the call's outcome once
         /// it ends (left as is when the process died meanwhile).
         Started = "started",
+        /// A proxied server's tool (resource, prompt) no longer matches its pinned
+        /// definition: hidden and refused until a person accepts the change.
+        Quarantined = "quarantined",
     }
 }
 

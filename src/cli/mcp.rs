@@ -394,6 +394,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
             let cfg = ctx.config()?;
             let consumers = registry::consumers::list(&ctx.store()?, Some(&id))?;
             let rules = crate::approvals::rules::list(&ctx.store()?, Some(&id))?;
+            let pins = registry::pins::list(&ctx.store()?, &id)?;
             let proxy = crate::connect::proxy_url(&cfg, &id, crate::connect::Reach::Remote);
             let delegated = r.oauth.as_ref().is_some_and(|o| o.delegated());
             let account =
@@ -407,6 +408,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
                 v["proxy_url"] = json!(proxy);
                 v["consumers"] = json!(consumers);
                 v["rules"] = json!(rules);
+                v["pins"] = json!(pins);
                 if let Some(a) = &account {
                     v["account"] = json!(a);
                 }
@@ -484,6 +486,28 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
                 let each: Vec<String> =
                     rules.iter().map(|x| format!("{} {}", x.id, super::agent::rule_text(x))).collect();
                 rows.push(vec!["rules".into(), format!("{} (hal0 approvals rules remove ID)", each.join("; "))]);
+            }
+            for state in ["pinned", "accepted", "drifted"] {
+                let each: Vec<String> = pins
+                    .iter()
+                    .filter(|p| p.state == state)
+                    .map(|p| {
+                        let what = if p.item == registry::pins::Item::Tool {
+                            p.name.clone()
+                        } else {
+                            format!("{} {}", p.item, p.name)
+                        };
+                        match (state, &p.approval_id) {
+                            ("accepted", _) => format!("{what} (by {})", p.pinned_by),
+                            ("drifted", Some(card)) => format!("{what} (quarantined; card {card})"),
+                            ("drifted", None) => format!("{what} (quarantined; its card was decided)"),
+                            _ => what,
+                        }
+                    })
+                    .collect();
+                if !each.is_empty() {
+                    rows.push(vec![state.into(), each.join(", ")]);
+                }
             }
             for (row, p) in [("resources", &r.resource_access), ("prompts", &r.prompt_access)] {
                 if !p.is_empty() {

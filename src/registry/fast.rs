@@ -322,6 +322,10 @@ impl Proxy {
         if verdict != super::policy::Verdict::Allow && !gated_task {
             return None;
         }
+        // A quarantined tool: rmcp's path refuses and records it.
+        if self.pins.check(&self.store, &served.record.id, super::pins::Item::Tool, &tool).is_err() {
+            return None;
+        }
         let args_raw = p.get("arguments").filter(|a| a.get() != "null");
         let args: Option<Map<String, Value>> = match args_raw {
             Some(a) => Some(serde_json::from_str(a.get()).ok()?),
@@ -450,6 +454,7 @@ impl Purpose {
 /// cancellation.
 pub(super) struct Ending {
     store: crate::store::Store,
+    pins: Arc<super::pins::Quarantine>,
     purpose: Purpose,
     entry: i64,
     surface: String,
@@ -485,6 +490,7 @@ impl Ending {
     ) -> Ending {
         Ending {
             store: proxy.store.clone(),
+            pins: proxy.pins.clone(),
             purpose,
             entry: 0,
             surface: format!("mcp:proxy/{}", served.record.id),
@@ -906,7 +912,9 @@ impl Flight {
                 }
                 Some(Cow::Borrowed(result))
             }
-            Purpose::Tools => super::tasks::offered(&end.served.record, &end.wire, result).map(Cow::Owned),
+            Purpose::Tools => {
+                super::tasks::offered(&end.served.record, &end.wire, &end.pins, &end.store, result).map(Cow::Owned)
+            }
             Purpose::TaskList => super::tasks::own(&end.session, result).map(Cow::Owned),
             Purpose::Task => Some(Cow::Borrowed(result)),
         };

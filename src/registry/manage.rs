@@ -126,6 +126,7 @@ pub async fn install(
 pub fn uninstall(paths: &Paths, cfg: &Config, store: &Store, id: &str, force: bool) -> Result<(usize, HermesSync)> {
     Registry::new(paths).uninstall(id, force)?;
     let revoked = consumers::revoke_server(store, id)?;
+    super::pins::forget(store, id)?;
     Ok((revoked, expose::join(paths, cfg, store)))
 }
 

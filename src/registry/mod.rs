@@ -11,6 +11,7 @@ pub mod manage;
 pub mod mask;
 pub mod oauth;
 pub mod passthrough;
+pub mod pins;
 pub mod policy;
 pub mod probe;
 pub mod program;

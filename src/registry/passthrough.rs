@@ -12,6 +12,7 @@
 // subscriptions are deprecated in the newest protocol (SEP-2577), not gone.
 #![allow(deprecated)]
 
+use super::pins::Item;
 use super::policy::Verdict;
 use super::proxy::{Call, Consumer, Proxy, Served, Who, mask_in};
 use super::record::Access;
@@ -69,15 +70,12 @@ fn withhold(s: &Served, messages: &mut [Value]) -> usize {
     n
 }
 
-/// What `which` allows of a listing `all`, named by `name_of`, masked.
-fn offered<T: serde::Serialize + serde::de::DeserializeOwned>(
-    s: &Served,
-    which: Access,
-    all: Vec<T>,
-    name_of: impl Fn(&T) -> &str,
-) -> Result<Vec<T>> {
-    let policy = s.record.access(which);
-    masked(s, all.into_iter().filter(|t| policy.verdict(name_of(t)) == Verdict::Allow).collect())
+/// What a pin of an entry of access table `which` covers.
+fn item_of(which: Access) -> Item {
+    match which {
+        Access::Resources => Item::Resource,
+        Access::Prompts => Item::Prompt,
+    }
 }
 
 fn masked<T: serde::Serialize + serde::de::DeserializeOwned>(s: &Served, v: T) -> Result<T> {
@@ -91,6 +89,28 @@ fn masked<T: serde::Serialize + serde::de::DeserializeOwned>(s: &Served, v: T) -
 }
 
 impl Proxy {
+    /// What `which` allows of a listing `all`, named by `name_of`, none quarantined (each
+    /// compared with its pin first, see [`super::pins`]), masked.
+    fn offered<T: serde::Serialize + serde::de::DeserializeOwned>(
+        &self,
+        s: &Served,
+        which: Access,
+        all: Vec<T>,
+        name_of: impl Fn(&T) -> &str,
+    ) -> Result<Vec<T>> {
+        let policy = s.record.access(which);
+        let allowed: Vec<T> = all.into_iter().filter(|t| policy.verdict(name_of(t)) == Verdict::Allow).collect();
+        let maps: Vec<Map<String, Value>> = allowed
+            .iter()
+            .filter_map(|t| match serde_json::to_value(t) {
+                Ok(Value::Object(m)) => Some(m),
+                _ => None,
+            })
+            .collect();
+        let held = self.pins.observe(&self.store, &s.record.id, item_of(which), &maps);
+        masked(s, allowed.into_iter().filter(|t| !held.contains(name_of(t))).collect())
+    }
+
     /// Check `name` against access table `which` and write the decision to the audit log as
     /// `method` with `args`: `Ok` when it may go to the server.
     async fn admit(&self, s: &Served, who: &Who, which: Access, method: &str, name: &str, args: Value) -> Result<()> {
@@ -107,6 +127,11 @@ impl Proxy {
         };
         match verdict {
             Verdict::Allow => {
+                // Drifted from its pin: refused until a person accepts the change.
+                if let Err(e) = self.pins.check(&self.store, &s.record.id, item_of(which), name) {
+                    self.audit(&c, Logged::Refused, Some(e.code), None).await;
+                    return Err(e);
+                }
                 self.audit(&c, Logged::Allow, None, None).await;
                 Ok(())
             }
@@ -125,7 +150,7 @@ impl Proxy {
             return Ok(Vec::new());
         }
         let all = self.ask(s, who, "resources/list", |c| async move { c.client.list_all_resources().await }).await?;
-        offered(s, Access::Resources, all, |r| &r.uri)
+        self.offered(s, Access::Resources, all, |r| &r.uri)
     }
 
     /// The server's resource templates whose URI template `[resource_access]` allows.
@@ -136,7 +161,7 @@ impl Proxy {
         let all = self
             .ask(s, who, "resources/templates/list", |c| async move { c.client.list_all_resource_templates().await })
             .await?;
-        offered(s, Access::Resources, all, |t| &t.uri_template)
+        self.offered(s, Access::Resources, all, |t| &t.uri_template)
     }
 
     /// `resources/read` of an allowed URI.
@@ -211,7 +236,7 @@ impl Proxy {
             return Ok(Vec::new());
         }
         let all = self.ask(s, who, "prompts/list", |c| async move { c.client.list_all_prompts().await }).await?;
-        offered(s, Access::Prompts, all, |p| &p.name)
+        self.offered(s, Access::Prompts, all, |p| &p.name)
     }
 
     /// `prompts/get` of an allowed prompt.

@@ -155,6 +155,8 @@ pub struct Proxy {
     /// Served records by id, valid while the record file and api.env keep their stamps: a
     /// call costs two `stat`s instead of reading and parsing both files.
     served: ServedCache,
+    /// What is quarantined because it drifted from its pin ([`super::pins`]).
+    pub(super) pins: Arc<super::pins::Quarantine>,
 }
 
 /// An error as the consumer sees it: a tool result with `isError` and `code: message`.
@@ -198,6 +200,31 @@ pub(super) fn offer_tool(record: &Record, tool: &mut Map<String, Value>) -> bool
     }
 }
 
+/// The tools of a server's list (`tools`, as the server sent them) that a consumer is
+/// offered: compared with their pins first (as the server describes them), quarantined
+/// ones dropped, the rest shaped by [`offer_tool`].
+pub(super) fn offer_tools(
+    pins: &super::pins::Quarantine,
+    store: &Store,
+    record: &Record,
+    tools: Vec<Map<String, Value>>,
+) -> Vec<Map<String, Value>> {
+    use super::pins::Item;
+    let offered: Vec<Map<String, Value>> = tools
+        .into_iter()
+        .filter(|m| {
+            let name = m.get("name").and_then(Value::as_str).unwrap_or("");
+            matches!(record.tools.verdict(name), Verdict::Allow | Verdict::Gated)
+        })
+        .collect();
+    let held = pins.observe(store, &record.id, Item::Tool, &offered);
+    offered
+        .into_iter()
+        .filter(|m| !super::pins::key_of(Item::Tool, m).is_some_and(|n| held.contains(n)))
+        .filter_map(|mut m| offer_tool(record, &mut m).then_some(m))
+        .collect()
+}
+
 /// Replace every resolved secret value of the record found in `result` with the mask.
 fn mask_secrets(result: CallToolResult, secrets: &[String]) -> CallToolResult {
     mask_in(result, secrets).unwrap_or_else(|| {
@@ -226,7 +253,15 @@ fn refused(code: &'static str, msg: String) -> Error {
 
 impl Proxy {
     pub fn new(paths: Paths, live: Arc<crate::config::live::Live>, store: Store) -> Proxy {
-        Proxy { paths, live, store, pool: Pool::default(), fast: Arc::default(), served: Default::default() }
+        Proxy {
+            paths,
+            live,
+            store,
+            pool: Pool::default(),
+            fast: Arc::default(),
+            served: Default::default(),
+            pins: Arc::default(),
+        }
     }
 
     /// The configuration in use now (a reload may change the call timeouts and waits).
@@ -442,15 +477,20 @@ impl Proxy {
         }
     }
 
-    /// The consumer's view of the server's tools: allowed and gated only, in the server's order.
+    /// The consumer's view of the server's tools: allowed and gated only, none quarantined,
+    /// in the server's order.
     pub async fn list_tools(&self, s: &Served, who: &Consumer) -> Result<Vec<Tool>> {
         let all = self.list_upstream(s, who).await?;
-        Ok(all
+        let maps = all
             .into_iter()
-            .filter_map(|t| {
-                let Ok(Value::Object(mut m)) = serde_json::to_value(&t) else { return None };
-                offer_tool(&s.record, &mut m).then(|| serde_json::from_value(Value::Object(m)).ok()).flatten()
+            .filter_map(|t| match serde_json::to_value(&t) {
+                Ok(Value::Object(m)) => Some(m),
+                _ => None,
             })
+            .collect();
+        Ok(offer_tools(&self.pins, &self.store, &s.record, maps)
+            .into_iter()
+            .filter_map(|m| serde_json::from_value(Value::Object(m)).ok())
             .collect())
     }
 
@@ -545,6 +585,14 @@ impl Proxy {
             policy = format!("policy: gated; allowed by rule {} of {}", rule.id, rule.created_by);
         }
         let c = Call { surface: format!("mcp:proxy/{id}"), tool, who, args, policy };
+        // A tool whose definition drifted from its pin is refused until a person accepts it.
+        // (A hash lookup; the store is read only for a held name or a server not seen yet.)
+        if matches!(verdict, Verdict::Allow | Verdict::Gated)
+            && let Err(e) = self.pins.check(&self.store, id, super::pins::Item::Tool, tool)
+        {
+            self.audit(&c, Logged::Refused, Some(e.code), None).await;
+            return Ok(error_result(&e));
+        }
         match verdict {
             Verdict::Allow => {
                 // The entry is stored before the call goes upstream: a call whose entry

@@ -18,7 +18,7 @@
 //! `task`), and the SEP-2663 tasks of protocol 2026-07-28.
 
 use super::fast::{Answer, Ending, Purpose, Session, refused};
-use super::proxy::{Proxy, Served, offer_tool, upstream_error};
+use super::proxy::{Proxy, Served, offer_tools, upstream_error};
 use super::record::Record;
 use super::upstream::Upstream;
 use super::wire::Wire;
@@ -63,19 +63,27 @@ pub(super) fn created(result: &str) -> Option<String> {
 }
 
 /// The server's `tools/list` `result` as the consumer sees it under `record`'s policy (each
-/// shown tool as the server described it, but for a gated one's note); `wire` learns which
-/// tools want parameter headers. `None` when the result is not a tool list.
-pub(super) fn offered(record: &Record, wire: &Wire, result: &str) -> Option<String> {
+/// shown tool as the server described it, but for a gated one's note; none quarantined:
+/// see [`super::pins`]); `wire` learns which tools want parameter headers. `None` when the
+/// result is not a tool list.
+pub(super) fn offered(
+    record: &Record,
+    wire: &Wire,
+    pins: &super::pins::Quarantine,
+    store: &crate::store::Store,
+    result: &str,
+) -> Option<String> {
     let mut v: Map<String, Value> = serde_json::from_str(result).ok()?;
     let Some(Value::Array(tools)) = v.remove("tools") else { return None };
     wire.note_listed(&tools);
-    let shown: Vec<Value> = tools
+    let maps = tools
         .into_iter()
         .filter_map(|t| match t {
-            Value::Object(mut m) => offer_tool(record, &mut m).then_some(Value::Object(m)),
+            Value::Object(m) => Some(m),
             _ => None,
         })
         .collect();
+    let shown: Vec<Value> = offer_tools(pins, store, record, maps).into_iter().map(Value::Object).collect();
     v.insert("tools".into(), Value::Array(shown));
     Some(Value::Object(v).to_string())
 }
@@ -257,6 +265,7 @@ mod tests {
             &Default::default(),
         )
         .unwrap();
+        let (_d, store) = crate::store::scratch();
         let task = |support: &str| json!({"taskSupport": support});
         let listed = json!({"nextCursor": "c2", "tools": [
             {"name": "research", "inputSchema": {"type": "object"}, "execution": task("required"), "icons": [{"src": "x"}]},
@@ -266,7 +275,9 @@ mod tests {
             {"name": "hidden", "inputSchema": {"type": "object"}},
             "not a tool",
         ]});
-        let out: Value = serde_json::from_str(&offered(&r, &wire, &listed.to_string()).unwrap()).unwrap();
+        let out: Value =
+            serde_json::from_str(&offered(&r, &wire, &Default::default(), &store, &listed.to_string()).unwrap())
+                .unwrap();
         assert_eq!(out["nextCursor"], "c2");
         let tools = out["tools"].as_array().unwrap();
         let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
@@ -277,8 +288,8 @@ mod tests {
         assert!(tools[1]["description"].as_str().unwrap().starts_with("Maybe. (hal0:"), "{out}");
         assert!(tools[1].get("outputSchema").is_none() && tools[1].get("execution").is_none(), "{out}");
         assert_eq!(tools[2]["execution"]["taskSupport"], "required");
-        assert!(offered(&r, &wire, r#"{"tools": 5}"#).is_none());
-        assert!(offered(&r, &wire, "[]").is_none());
+        assert!(offered(&r, &wire, &Default::default(), &store, r#"{"tools": 5}"#).is_none());
+        assert!(offered(&r, &wire, &Default::default(), &store, "[]").is_none());
     }
 
     #[test]

@@ -405,6 +405,23 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE TRIGGER audit_chain_anchor_no_delete BEFORE DELETE ON audit_chain_anchor BEGIN
         SELECT RAISE(ABORT, 'the audit chain anchor cannot be removed');
     END;",
+    // 14: pinned definitions of what the proxy offers (`crate::registry::pins`): the digest
+    // and definition a tool (resource, prompt) had when first offered or last accepted, and
+    // the one the server shows instead while it is quarantined.
+    "CREATE TABLE tool_pins (
+        server           TEXT NOT NULL,
+        item             TEXT NOT NULL CHECK (item IN ('tool', 'resource', 'prompt')),
+        name             TEXT NOT NULL,
+        digest           TEXT NOT NULL,
+        definition       TEXT NOT NULL,
+        pinned_at        TEXT NOT NULL,
+        pinned_by        TEXT NOT NULL,
+        drift_digest     TEXT,
+        drift_definition TEXT,
+        drift_at         TEXT,
+        approval_id      TEXT,
+        PRIMARY KEY (server, item, name)
+    ) WITHOUT ROWID;",
 ];
 
 pub fn current_version(conn: &Connection) -> Result<i64> {

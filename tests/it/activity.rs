@@ -173,3 +173,120 @@ fn the_table_is_append_only() {
     };
     assert_eq!(audit::record(&store, &e).unwrap(), 4);
 }
+
+/// The sqlite3 shell, or `None` (skipped, or failed under HAL0_REQUIRE_EXTERNAL=1).
+fn sqlite3() -> Option<&'static str> {
+    let ok = std::process::Command::new("sqlite3").arg("-version").output().is_ok_and(|o| o.status.success());
+    if !ok {
+        missing_external("the sqlite3 shell", "apt-get install sqlite3");
+    }
+    ok.then_some("sqlite3")
+}
+
+/// Run `sql` on `db` with the sqlite3 shell, every trigger that guards the log dropped first:
+/// someone editing the file behind hal0's back.
+fn behind_the_back(db: &std::path::Path, sql: &str) {
+    let drop = "DROP TRIGGER audit_log_no_update; DROP TRIGGER audit_log_no_delete; \
+                DROP TRIGGER audit_chain_no_update; DROP TRIGGER audit_chain_no_delete;";
+    let o = std::process::Command::new("sqlite3").arg(db).arg(format!("{drop} {sql}")).output().unwrap();
+    assert!(o.status.success(), "{sql}: {}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// A copy of `env`'s store in a new state dir, made by the sqlite3 shell's online backup.
+fn copy_of(env: &Env) -> Env {
+    let copy = Env::new();
+    std::fs::create_dir_all(copy.state_dir()).unwrap();
+    let o = std::process::Command::new("sqlite3")
+        .arg(env.state_dir().join("hal0.db"))
+        .arg(format!(".backup '{}'", copy.state_dir().join("hal0.db").display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    copy
+}
+
+/// Calls audited through the daemon (hal0-admin over MCP: a read, a gated call, a refused
+/// one, a decision at the shell) make a chain that verifies, on the store and on an export;
+/// an edit, a removal or an addition made in the file with the triggers dropped is named,
+/// with its row and code, and `hal0 activity verify` exits 7.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_log_edited_behind_hals_back_is_caught() {
+    let Some(_) = sqlite3() else { return };
+    let env = Env::new();
+    let key = env.bridge_key("ops", &["admin"]);
+    let server = env.serve();
+    let c = crate::admin::admin(&server, &key).await;
+    for _ in 0..3 {
+        assert!(!crate::admin::call(&c, "version_info", json!({})).await.0);
+    }
+    let (_, v) =
+        crate::admin::call(&c, "config_write", json!({"key": "network.public_url", "value": "https://x.example"}))
+            .await;
+    let approval = v["approval_id"].as_str().unwrap().to_string();
+    crate::admin::call(&c, "bridge_client_revoke", json!({"name": "a/b"})).await;
+    env.ok(&["agent", "approvals", "approve", &approval, "--yes"]);
+    let (e, v) = crate::admin::call(&c, "activity_verify", json!({})).await;
+    assert!(!e && v["intact"] == true, "{v}");
+    // Auth is off: the box's own REST answers on loopback without a key.
+    let rest: Value =
+        reqwest::Client::new().get(server.url("/api/activity/verify")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(rest["intact"], true, "{rest}");
+    drop(c);
+    drop(server);
+
+    let report = env.json(&["activity", "verify", "--json"]);
+    assert_eq!(report["intact"], true, "{report}");
+    let rows = env.json(&["activity", "list", "--json"]);
+    let rows = rows.as_array().unwrap();
+    assert!(report["rows"].as_u64().unwrap() >= 7 && report["rows"].as_u64() == Some(rows.len() as u64), "{report}");
+    let text = env.ok(&["activity", "verify"]);
+    assert!(text.starts_with("audit log intact: ") && text.contains(report["head"].as_str().unwrap()), "{text}");
+
+    // A copy shipped elsewhere checks alone; an edit to it does not.
+    let copy = env.state_dir().join("export.jsonl");
+    std::fs::write(&copy, env.ok(&["activity", "export"])).unwrap();
+    let path = copy.to_str().unwrap();
+    let o = env.run(&["activity", "verify", "--file", path, "--complete", "--json"]);
+    assert_eq!(o.code(), 0, "{}", o.stderr());
+    let back: Value = serde_json::from_str(&o.stdout()).unwrap();
+    assert_eq!(back["head"], report["head"]);
+    let edited = std::fs::read_to_string(&copy).unwrap().replace("https://x.example", "https://y.example");
+    std::fs::write(&copy, edited).unwrap();
+    let o = env.run(&["activity", "verify", "--file", path]);
+    assert_eq!(o.code(), 7, "{}{}", o.stdout(), o.stderr());
+    assert!(o.stdout().contains("TAMPERED") && o.stdout().contains("[audit.row_changed]"), "{}", o.stdout());
+    let o = env.run(&["activity", "verify", "--file", "/nonexistent/export.jsonl"]);
+    assert_eq!(o.code(), 2);
+    assert!(o.stderr().contains("audit.invalid_copy"), "{}", o.stderr());
+
+    // The gated call's row: stored `started`, then given its outcome.
+    let gated = rows.iter().find(|r| r["tool"] == "config_write" && r["verdict"] == "gated").unwrap();
+    let gated = gated["id"].as_i64().unwrap();
+    let decided = rows.iter().find(|r| r["verdict"] == "executed").unwrap()["id"].as_i64().unwrap();
+    let last = rows[0]["id"].as_i64().unwrap();
+    for (sql, row, code) in [
+        (format!("UPDATE audit_log SET identity = 'admin' WHERE id = {gated}"), gated, "audit.row_changed"),
+        (format!("UPDATE audit_log SET verdict = 'denied' WHERE id = {decided}"), decided, "audit.outcome_changed"),
+        (format!("DELETE FROM audit_log WHERE id = {gated}"), gated, "audit.row_removed"),
+        (
+            format!("DELETE FROM audit_chain WHERE row_id = {gated}; DELETE FROM audit_log WHERE id = {gated}"),
+            gated + 1,
+            "audit.links_removed",
+        ),
+        (
+            "INSERT INTO audit_log (at, surface, tool, identity, arguments, verdict) \
+             VALUES ('2026-01-01T00:00:00Z', 'cli', 'bridge_client_add', 'cli:root', '{}', 'ok')"
+                .to_string(),
+            last + 1,
+            "audit.row_added",
+        ),
+    ] {
+        let tampered = copy_of(&env);
+        behind_the_back(&tampered.state_dir().join("hal0.db"), &sql);
+        let o = tampered.run(&["activity", "verify", "--json"]);
+        assert_eq!(o.code(), 7, "{sql}: {}{}", o.stdout(), o.stderr());
+        let r: Value = serde_json::from_str(&o.stdout()).unwrap();
+        assert_eq!((r["intact"].clone(), r["problem"]["row"].clone()), (json!(false), json!(row)), "{sql}: {r}");
+        assert_eq!(r["problem"]["code"], code, "{sql}: {r}");
+    }
+}

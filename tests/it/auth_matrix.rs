@@ -41,6 +41,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("upstream_start", "GET /upstream-oauth/start/not-a-token"),
     ("ui_runs", "GET /ui/runs"),
     ("metrics", "GET /metrics"),
+    ("activity_verify", "GET /api/activity/verify"),
 ];
 
 /// Credential columns; the names of bridge keys give their scopes; `consumer` is a proxy key
@@ -103,6 +104,7 @@ const OFF: &[(&str, &str)] = &[
     ("upstream_start", "400 400 400 -   -   400 400 400 400 400 400 400 400 400"),
     ("ui_runs", "401 401 401 -   -   401 401 401 401 401 401 401 401 200"),
     ("metrics", "200 401 401 -   -   403 403 403 403 401 403 403 403 200"),
+    ("activity_verify", "200 401 401 -   -   403 403 403 403 401 403 403 403 200"),
 ];
 
 const ARMED: &[(&str, &str)] = &[
@@ -142,6 +144,7 @@ const ARMED: &[(&str, &str)] = &[
     ("upstream_start", "400 400 400 400 400 400 400 400 400 400 400 400 400 400"),
     ("ui_runs", "401 401 401 401 401 401 401 401 401 401 401 401 401 200"),
     ("metrics", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
+    ("activity_verify", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
 ];
 
 fn keys(env: &Env, armed: bool, up: &str) -> Vec<(&'static str, Option<String>)> {
