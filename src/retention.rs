@@ -129,24 +129,17 @@ fn prune_audit(store: &Store, p: &Policy) -> Result<u64> {
     if p.audit_days == 0 && p.audit_max_rows == 0 {
         return Ok(0);
     }
-    // The mark and the chain's anchor move together, to a cut no kept link crosses.
+    // The mark and the chain's anchor move together.
     let (below, links_below) = store.with(|c| {
         crate::store::immediate(c, |c| {
-            let mark: i64 = c.query_row("SELECT below FROM audit_prune_mark", [], |r| r.get(0))?;
-            let (keep, seq) = crate::audit::chain::clean_cut(c, mark, audit_keep_from(c, p)?)?;
-            c.execute("UPDATE audit_prune_mark SET below = max(below, ?1)", [keep])?;
-            crate::audit::chain::move_anchor(c, seq)?;
-            let below = c.query_row("SELECT below FROM audit_prune_mark", [], |r| r.get::<_, i64>(0))?;
-            let links = c.query_row("SELECT below FROM audit_chain_anchor", [], |r| r.get::<_, i64>(0))?;
-            Ok((below, links))
+            let old: i64 = c.query_row("SELECT below FROM audit_prune_mark", [], |r| r.get(0))?;
+            let mark = old.max(audit_keep_from(c, p)?);
+            c.execute("UPDATE audit_prune_mark SET below = ?1", [mark])?;
+            Ok((mark, crate::audit::chain::cut(c, old, mark)?))
         })
     })?;
-    in_batches(
-        store,
-        "audit_chain",
-        "SELECT seq FROM audit_chain WHERE seq < ?1 ORDER BY seq LIMIT ?2",
-        &links_below.to_string(),
-    )?;
+    let outcomes = "SELECT seq FROM audit_outcomes WHERE seq < ?1 ORDER BY seq LIMIT ?2";
+    in_batches(store, "audit_outcomes", outcomes, &links_below.to_string())?;
     in_batches(store, "audit_log", "SELECT id FROM audit_log WHERE id < ?1 ORDER BY id LIMIT ?2", &below.to_string())
 }
 

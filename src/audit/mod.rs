@@ -193,13 +193,16 @@ pub(crate) fn prepare(e: &Entry<'_>) -> Result<Prepared> {
     })
 }
 
-/// INSERT one prepared entry on `c` (inside the caller's transaction, if any).
+/// INSERT one prepared entry on `c` with its chain link (inside the caller's transaction,
+/// which must hold the write lock: see [`chain`]).
 pub(crate) fn insert(c: &rusqlite::Connection, p: &Prepared) -> Result<i64> {
+    let (id, link) = chain::link_row(c, p)?;
     let mut st = c.prepare_cached(
-        "INSERT INTO audit_log (at, surface, tool, identity, arguments, verdict, result_code, approval_id, detail)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        "INSERT INTO audit_log (id, at, surface, tool, identity, arguments, verdict, result_code, approval_id, detail, chain)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?;
     st.execute(rusqlite::params![
+        id,
         p.at,
         p.surface,
         p.tool,
@@ -208,10 +211,9 @@ pub(crate) fn insert(c: &rusqlite::Connection, p: &Prepared) -> Result<i64> {
         p.verdict,
         p.result_code,
         p.approval_id,
-        p.detail
+        p.detail,
+        &link[..]
     ])?;
-    let id = c.last_insert_rowid();
-    chain::link_row(c, id, p)?;
     Ok(id)
 }
 
@@ -249,14 +251,15 @@ impl Outcome {
     /// is a row retention is taking, below the prune mark). Call inside a transaction: the
     /// outcome's chain link goes with it.
     pub(crate) fn apply(&self, c: &rusqlite::Connection) -> Result<()> {
+        let (seq, prev) = chain::next_outcome(c)?;
         let changed = c
             .prepare_cached(
-                "UPDATE audit_log SET verdict = ?2, result_code = ?3, approval_id = ?4
+                "UPDATE audit_log SET verdict = ?2, result_code = ?3, approval_id = ?4, outcome_seq = ?5
                  WHERE id = ?1 AND verdict = 'started' AND id >= (SELECT below FROM audit_prune_mark)",
             )?
-            .execute(rusqlite::params![self.id, self.verdict, self.result_code, self.approval_id])?;
+            .execute(rusqlite::params![self.id, self.verdict, self.result_code, self.approval_id, seq])?;
         if changed == 1 {
-            chain::link_outcome(c, self)?;
+            chain::link_outcome(c, seq, &prev, self)?;
         }
         Ok(())
     }

@@ -161,7 +161,7 @@ fn print_report(r: &audit::chain::Report) {
         _ => String::new(),
     };
     match &r.problem {
-        None => println!("audit log intact: {} rows checked{span}, {} chain links", r.rows, r.links),
+        None => println!("audit log intact: {} rows checked{span}, {} outcomes", r.rows, r.outcomes),
         Some(p) => {
             println!("audit log TAMPERED: {} [{}]", p.message, p.code);
             println!(
@@ -177,6 +177,6 @@ fn print_report(r: &audit::chain::Report) {
     if r.unchained > 0 {
         println!("  {} older rows were stored before the chain existed (not covered)", r.unchained);
     }
-    println!("head   {}", r.head);
-    println!("anchor {} (the last pruned link; zeros before any prune)", r.anchor);
+    println!("head          {}", r.head);
+    println!("outcome head  {}", r.outcome_head);
 }

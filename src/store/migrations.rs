@@ -371,39 +371,50 @@ pub const MIGRATIONS: &[&str] = &[
         approval_id TEXT
     ) WITHOUT ROWID;
     CREATE INDEX approval_rules_call ON approval_rules(server, tool, client);",
-    // 13: the audit log's hash chain (`crate::audit::chain`): a link per row stored and per
-    // outcome given, each hashing the previous link's hash with what was written. The
-    // anchor holds the hash of the last link retention pruned (`below`: the first link
-    // kept) and the first row the chain covers (rows before it were stored without one).
-    "CREATE TABLE audit_chain (
-        seq    INTEGER PRIMARY KEY AUTOINCREMENT,
+    // 13: the audit log's hash chain (`crate::audit::chain`). Each row carries its link
+    // (`chain`: SHA-256 of the previous row's link and the row as stored); an outcome given
+    // to a `started` row is a link of its own in `audit_outcomes`, which the row names
+    // (`outcome_seq`). The anchor holds where each chain starts: the first chained row, the
+    // link of the last pruned row, the first kept outcome link and the last pruned one's
+    // hash. A row changes only once, from `started`, and never its link.
+    "ALTER TABLE audit_log ADD COLUMN chain BLOB;
+    ALTER TABLE audit_log ADD COLUMN outcome_seq INTEGER;
+    CREATE TABLE audit_outcomes (
+        seq    INTEGER PRIMARY KEY,
         row_id INTEGER NOT NULL,
-        kind   TEXT NOT NULL CHECK (kind IN ('row', 'outcome')),
         hash   BLOB NOT NULL CHECK (length(hash) = 32)
     );
-    CREATE INDEX audit_chain_row ON audit_chain(row_id, kind);
     CREATE TABLE audit_chain_anchor (
-        one       INTEGER PRIMARY KEY CHECK (one = 1),
-        below     INTEGER NOT NULL,
-        hash      BLOB NOT NULL CHECK (length(hash) = 32),
-        rows_from INTEGER NOT NULL
+        one            INTEGER PRIMARY KEY CHECK (one = 1),
+        rows_from      INTEGER NOT NULL,
+        row_hash       BLOB NOT NULL CHECK (length(row_hash) = 32),
+        outcomes_below INTEGER NOT NULL,
+        outcome_hash   BLOB NOT NULL CHECK (length(outcome_hash) = 32)
     );
     INSERT INTO audit_chain_anchor
-        SELECT 1, 1, zeroblob(32), max(coalesce((SELECT max(id) FROM audit_log), 0),
-                                       coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'audit_log'), 0)) + 1;
-    CREATE TRIGGER audit_chain_no_update BEFORE UPDATE ON audit_chain BEGIN
-        SELECT RAISE(ABORT, 'audit_chain is append-only');
+        SELECT 1, max(coalesce((SELECT max(id) FROM audit_log), 0),
+                      coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'audit_log'), 0)) + 1,
+               zeroblob(32), 1, zeroblob(32);
+    CREATE TRIGGER audit_outcomes_no_update BEFORE UPDATE ON audit_outcomes BEGIN
+        SELECT RAISE(ABORT, 'audit_outcomes is append-only');
     END;
-    CREATE TRIGGER audit_chain_no_delete BEFORE DELETE ON audit_chain
-        WHEN old.seq >= (SELECT below FROM audit_chain_anchor) BEGIN
-        SELECT RAISE(ABORT, 'audit_chain is append-only: links leave only by retention, oldest first');
+    CREATE TRIGGER audit_outcomes_no_delete BEFORE DELETE ON audit_outcomes
+        WHEN old.seq >= (SELECT outcomes_below FROM audit_chain_anchor) BEGIN
+        SELECT RAISE(ABORT, 'audit_outcomes is append-only: links leave only by retention, oldest first');
     END;
     CREATE TRIGGER audit_chain_anchor_forward BEFORE UPDATE ON audit_chain_anchor
-        WHEN new.below < old.below OR new.one != old.one OR new.rows_from != old.rows_from BEGIN
+        WHEN new.outcomes_below < old.outcomes_below OR new.one != old.one OR new.rows_from != old.rows_from BEGIN
         SELECT RAISE(ABORT, 'the audit chain anchor only moves forward');
     END;
     CREATE TRIGGER audit_chain_anchor_no_delete BEFORE DELETE ON audit_chain_anchor BEGIN
         SELECT RAISE(ABORT, 'the audit chain anchor cannot be removed');
+    END;
+    DROP TRIGGER audit_log_no_update;
+    CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+        WHEN NOT (old.verdict = 'started' AND old.outcome_seq IS NULL AND new.id = old.id AND new.at = old.at
+                  AND new.surface = old.surface AND new.tool = old.tool AND new.identity = old.identity
+                  AND new.arguments = old.arguments AND new.detail IS old.detail AND new.chain IS old.chain) BEGIN
+        SELECT RAISE(ABORT, 'audit_log is append-only');
     END;",
     // 14: pinned definitions of what the proxy offers (`crate::registry::pins`): the digest
     // and definition a tool (resource, prompt) had when first offered or last accepted, and

@@ -187,7 +187,7 @@ fn sqlite3() -> Option<&'static str> {
 /// someone editing the file behind hal0's back.
 fn behind_the_back(db: &std::path::Path, sql: &str) {
     let drop = "DROP TRIGGER audit_log_no_update; DROP TRIGGER audit_log_no_delete; \
-                DROP TRIGGER audit_chain_no_update; DROP TRIGGER audit_chain_no_delete;";
+                DROP TRIGGER audit_outcomes_no_update; DROP TRIGGER audit_outcomes_no_delete;";
     let o = std::process::Command::new("sqlite3").arg(db).arg(format!("{drop} {sql}")).output().unwrap();
     assert!(o.status.success(), "{sql}: {}", String::from_utf8_lossy(&o.stderr));
 }
@@ -268,11 +268,7 @@ async fn a_log_edited_behind_hals_back_is_caught() {
         (format!("UPDATE audit_log SET identity = 'admin' WHERE id = {gated}"), gated, "audit.row_changed"),
         (format!("UPDATE audit_log SET verdict = 'denied' WHERE id = {decided}"), decided, "audit.outcome_changed"),
         (format!("DELETE FROM audit_log WHERE id = {gated}"), gated, "audit.row_removed"),
-        (
-            format!("DELETE FROM audit_chain WHERE row_id = {gated}; DELETE FROM audit_log WHERE id = {gated}"),
-            gated + 1,
-            "audit.links_removed",
-        ),
+        (format!("DELETE FROM audit_outcomes WHERE row_id = {decided}"), decided, "audit.links_removed"),
         (
             "INSERT INTO audit_log (at, surface, tool, identity, arguments, verdict) \
              VALUES ('2026-01-01T00:00:00Z', 'cli', 'bridge_client_add', 'cli:root', '{}', 'ok')"
