@@ -18,6 +18,9 @@ pub enum CatalogCmd {
         /// Only this category (e.g. web, files, database).
         #[arg(long)]
         category: Option<String>,
+        /// Also the entries whose upstream is archived (no fixes come; flagged in the table).
+        #[arg(long)]
+        all: bool,
     },
     /// Replace the catalogue with one read from a file or an http URL (default: mcp.catalog_url).
     Refresh {
@@ -35,15 +38,18 @@ fn ids(v: &[String]) -> String {
 
 pub fn run(ctx: &Ctx, cmd: CatalogCmd) -> Result<()> {
     match cmd {
-        CatalogCmd::List { out, category } => {
+        CatalogCmd::List { out, category, all } => {
             let cat = catalog::load(&ctx.paths);
             if let Some(w) = &cat.source.warning {
                 eprintln!("warning: {}", safe(w));
             }
-            let items = match &category {
+            let mut items = match &category {
                 Some(c) => cat.in_category(c)?,
                 None => cat.items.clone(),
             };
+            let before = items.len();
+            items.retain(|i| all || !i.archived);
+            let hidden = before - items.len();
             if out.done_with(&items, "id") {
                 return Ok(());
             }
@@ -54,11 +60,19 @@ pub fn run(ctx: &Ctx, cmd: CatalogCmd) -> Result<()> {
                     if !i.env_required.is_empty() {
                         d.push_str(&format!("\nneeds: {}", i.env_required.join(", ")));
                     }
-                    vec![i.id.clone(), i.category.clone(), i.spec.clone(), d]
+                    let verified = match (i.verified, i.archived) {
+                        (_, true) => "archived",
+                        (true, false) => "yes",
+                        (false, false) => "no",
+                    };
+                    vec![i.id.clone(), i.category.clone(), verified.into(), i.spec.clone(), d]
                 })
                 .collect();
-            println!("{}", table(&["ID", "CATEGORY", "SPEC", "DESCRIPTION"], rows));
+            println!("{}", table(&["ID", "CATEGORY", "VERIFIED", "SPEC", "DESCRIPTION"], rows));
             println!("{} of {} server(s).", items.len(), cat.items.len());
+            if hidden > 0 {
+                println!("{hidden} archived upstream(s) hidden: no fixes come for them (--all lists them).");
+            }
             println!("Catalogue: {}.", safe(&cat.source.describe()));
             println!("install with: hal0 mcp install <spec> --id <id>");
             Ok(())
@@ -85,6 +99,9 @@ pub fn run(ctx: &Ctx, cmd: CatalogCmd) -> Result<()> {
             println!("added: {}", ids(&r.added));
             println!("removed: {}", ids(&r.removed));
             println!("changed: {}", ids(&r.changed));
+            if !r.skipped.is_empty() {
+                println!("skipped: {}", safe_line(&r.skipped.join("; ")));
+            }
             println!("File: {}", r.path);
             Ok(())
         }
@@ -105,13 +122,18 @@ mod tests {
     #[test]
     fn list_refresh_and_unknown_category() {
         let (d, ctx) = ctx();
-        run(&ctx, CatalogCmd::List { out: Default::default(), category: None }).unwrap();
+        run(&ctx, CatalogCmd::List { out: Default::default(), category: None, all: false }).unwrap();
         run(
             &ctx,
-            CatalogCmd::List { out: crate::cli::ListOut { json: true, quiet: false }, category: Some("web".into()) },
+            CatalogCmd::List {
+                out: crate::cli::ListOut { json: true, quiet: false },
+                category: Some("web".into()),
+                all: true,
+            },
         )
         .unwrap();
-        let e = run(&ctx, CatalogCmd::List { out: Default::default(), category: Some("nope".into()) }).unwrap_err();
+        let e = run(&ctx, CatalogCmd::List { out: Default::default(), category: Some("nope".into()), all: false })
+            .unwrap_err();
         assert_eq!(e.code, "mcp.catalog_unknown_category");
         let e = run(&ctx, CatalogCmd::Refresh { from: None, json: false }).unwrap_err();
         assert_eq!(e.code, "mcp.catalog_source_missing");
@@ -120,6 +142,6 @@ mod tests {
         std::fs::write(&src, json!({"version": 1, "items": [item]}).to_string()).unwrap();
         run(&ctx, CatalogCmd::Refresh { from: Some(src.display().to_string()), json: false }).unwrap();
         assert_eq!(catalog::load(&ctx.paths).items.len(), 1);
-        run(&ctx, CatalogCmd::List { out: Default::default(), category: None }).unwrap();
+        run(&ctx, CatalogCmd::List { out: Default::default(), category: None, all: false }).unwrap();
     }
 }

@@ -28,8 +28,19 @@ pub const MAX_BYTES: usize = 512 * 1024;
 pub const MAX_ITEMS: usize = 1000;
 
 const SHIPPED_JSON: &str = include_str!("catalog.json");
-const ITEM_FIELDS: &[&str] =
-    &["id", "name", "description", "category", "spec", "transport", "env_required", "homepage", "verified", "notes"];
+const ITEM_FIELDS: &[&str] = &[
+    "id",
+    "name",
+    "description",
+    "category",
+    "spec",
+    "transport",
+    "env_required",
+    "homepage",
+    "verified",
+    "archived",
+    "notes",
+];
 
 /// One installable server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -48,6 +59,9 @@ pub struct Item {
     pub homepage: Option<String>,
     /// Official, maintained reference servers.
     pub verified: bool,
+    /// Its upstream is archived (or deprecated in the MCP Registry): no fixes come. Listed
+    /// only with `--all`.
+    pub archived: bool,
     /// Setup hints (arguments it takes, caveats); may be empty.
     pub notes: String,
 }
@@ -143,6 +157,8 @@ pub struct RefreshReport {
     pub previous: Source,
     /// The refreshed copy's file.
     pub path: String,
+    /// Servers of an MCP Registry document that could not be items (`name: reason`).
+    pub skipped: Vec<String>,
 }
 
 /// The catalogue shipped in the binary.
@@ -202,6 +218,23 @@ fn load_stored(bytes: &[u8]) -> std::result::Result<Catalog, String> {
 pub fn parse_body(body: &[u8]) -> std::result::Result<(u64, Vec<Item>), String> {
     let v: Value = serde_json::from_slice(body).map_err(|e| format!("it is not valid JSON ({e})"))?;
     parse_value(&v)
+}
+
+/// [`parse_body`] of a catalogue, or of the MCP Registry's format (a server list or one
+/// server.json, see [`super::server_json`]); also what the registry document had that
+/// could not be an item.
+pub fn parse_source(body: &[u8]) -> std::result::Result<(u64, Vec<Item>, Vec<String>), String> {
+    let v: Value = serde_json::from_slice(body).map_err(|e| format!("it is not valid JSON ({e})"))?;
+    if !super::server_json::is_registry(&v) {
+        let (version, items) = parse_value(&v)?;
+        return Ok((version, items, Vec::new()));
+    }
+    let (items, skipped) = super::server_json::items(&v);
+    if items.is_empty() {
+        return Err(format!("the registry document has no server hal0 can install ({})", skipped.join("; ")));
+    }
+    let (version, items) = parse_value(&json!({"version": FORMAT_VERSION, "items": items}))?;
+    Ok((version, items, skipped))
 }
 
 fn parse_value(v: &Value) -> std::result::Result<(u64, Vec<Item>), String> {
@@ -318,8 +351,25 @@ fn parse_item(v: &Value) -> std::result::Result<Item, String> {
         Some(Value::Bool(b)) => *b,
         Some(_) => return Err("field `verified`: not true or false".into()),
     };
+    let archived = match o.get("archived") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err("field `archived`: not true or false".into()),
+    };
     let notes = if o.get("notes").is_none_or(Value::is_null) { String::new() } else { text(o, "notes", 1024, false)? };
-    Ok(Item { id, name, description, category, spec: spec_s, transport, env_required, homepage, verified, notes })
+    Ok(Item {
+        id,
+        name,
+        description,
+        category,
+        spec: spec_s,
+        transport,
+        env_required,
+        homepage,
+        verified,
+        archived,
+        notes,
+    })
 }
 
 /// A string field: present when `required`, at most `max` characters, no control characters
@@ -411,7 +461,21 @@ async fn read_source(raw: &str, base: Option<&Path>, guard: &Guard) -> Result<(S
 /// the config dir). The document is validated whole before anything is written; on any
 /// error the previous refreshed copy stays as it was.
 pub async fn refresh(paths: &Paths, cfg: &Config, from: Option<&str>) -> Result<RefreshReport> {
-    refresh_with(paths, cfg, from, &Guard::system()).await
+    refresh_with(paths, cfg, from, &configured_guard(cfg, from)).await
+}
+
+/// The SSRF guard of a refresh: the host of the configured `mcp.catalog_url` passes
+/// whatever its addresses (an operator chose it in hal0.toml: a registry mirror on the LAN
+/// or on this box); a `--from` URL, or anything a redirect leads to, is judged as usual.
+fn configured_guard(cfg: &Config, from: Option<&str>) -> Guard {
+    let host = match (from, cfg.mcp.catalog_url.as_deref().map(str::trim)) {
+        (None, Some(u)) => reqwest::Url::parse(u).ok().and_then(|u| u.host_str().map(str::to_string)),
+        _ => None,
+    };
+    match host {
+        Some(h) => Guard::system().trusting(&h),
+        None => Guard::system(),
+    }
 }
 
 async fn refresh_with(paths: &Paths, cfg: &Config, from: Option<&str>, guard: &Guard) -> Result<RefreshReport> {
@@ -427,7 +491,7 @@ async fn refresh_with(paths: &Paths, cfg: &Config, from: Option<&str>, guard: &G
         }
     };
     let (origin, body) = read_source(raw, base, guard).await?;
-    let (version, items) = parse_body(&body).map_err(|m| {
+    let (version, items, skipped) = parse_source(&body).map_err(|m| {
         Error::invalid(
             "mcp.catalog_invalid",
             format!("the catalogue from {origin} is invalid: {m}; nothing was changed"),
@@ -465,6 +529,7 @@ async fn refresh_with(paths: &Paths, cfg: &Config, from: Option<&str>, guard: &G
         source: new.source,
         previous: previous.source,
         path: path.display().to_string(),
+        skipped,
     })
 }
 
@@ -721,10 +786,14 @@ mod tests {
         let e = refresh(&p, &Config::default(), Some(&url)).await.unwrap_err();
         assert_eq!((e.code, e.status()), ("mcp.ssrf_refused", 400), "{}", e.message);
         assert!(e.message.contains("loopback"), "{}", e.message);
-        let mut cfg = Config::default();
-        cfg.mcp.catalog_url = Some("http://localhost/catalog.json".into());
-        assert_eq!(refresh(&p, &cfg, None).await.unwrap_err().code, "mcp.ssrf_refused");
         assert!(!stored_path(&p).exists());
+        // The host of the configured mcp.catalog_url is the operator's choice (a mirror on
+        // this box or the LAN): it passes; the same URL given as --from does not.
+        let mut cfg = Config::default();
+        cfg.mcp.catalog_url = Some(url.clone());
+        assert_eq!(refresh(&p, &cfg, Some(&url)).await.unwrap_err().code, "mcp.ssrf_refused");
+        assert_eq!(refresh(&p, &cfg, None).await.unwrap().items, 1);
+        std::fs::remove_file(stored_path(&p)).unwrap();
         // With the loopback server exempted (tests only), the fetch goes through.
         let guard = Guard::test_only_with(vec![], vec![addr.ip()]);
         let r = refresh_with(&p, &Config::default(), Some(&url), &guard).await.unwrap();

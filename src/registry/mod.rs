@@ -18,6 +18,7 @@ pub mod program;
 pub mod proxy;
 pub mod record;
 pub mod relay;
+pub mod server_json;
 pub mod spec;
 pub mod sse_client;
 pub mod ssrf;

@@ -58,7 +58,7 @@ async fn round(sse: bool) -> Option<(f64, f64)> {
     assert_eq!(echo(&c).await.unwrap().description.as_deref(), Some("Return the text unchanged."));
     let p = pin(&env, "echo");
     assert_eq!((p["state"].as_str(), p["pinned_by"].as_str()), (Some("pinned"), Some("first-sight")), "{p}");
-    assert_eq!(call(&c, "echo", json!({"text": "one"})).await.unwrap().to_string().contains("one"), true);
+    assert!(call(&c, "echo", json!({"text": "one"})).await.unwrap().to_string().contains("one"));
 
     // The server changes the tool under the policy: hidden and refused, never forwarded.
     std::fs::write(&switch, "on").unwrap();

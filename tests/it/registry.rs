@@ -470,3 +470,71 @@ fn installing_and_testing_a_server_that_does_not_answer_say_why_in_words() {
     assert!(err.contains("connection refused by 127.0.0.1:9 (is the server running? is the port right?)"), "{err}");
     assert!(!err.contains("rmcp::") && !err.contains("WorkerTransport"), "{err}");
 }
+
+/// The catalogue from an MCP Registry mirror served on loopback (a page in the registry's
+/// `GET /v0.1/servers` format, `tests/fixtures/mcp-registry-servers.json`): the configured
+/// `mcp.catalog_url` is read, each server becomes an item (npm, PyPI, OCI, a remote), a
+/// deleted one and one whose URL needs values are skipped with the reason, a deprecated one
+/// is listed only with `--all`; the shipped catalogue flags its archived upstreams the same way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registry_mirror_on_loopback_is_the_catalogue() {
+    let env = Env::new();
+    // The shipped catalogue: archived upstreams hidden, shown and flagged with --all.
+    let shown: Vec<Value> = env.json(&["mcp", "catalog", "list", "--json"]).as_array().unwrap().clone();
+    let all: Vec<Value> = env.json(&["mcp", "catalog", "list", "--json", "--all"]).as_array().unwrap().clone();
+    let archived: Vec<&str> = all.iter().filter(|i| i["archived"] == true).map(|i| i["id"].as_str().unwrap()).collect();
+    assert_eq!(archived.len(), 8, "{archived:?}");
+    assert_eq!(shown.len() + archived.len(), all.len());
+    assert!(shown.iter().all(|i| i["archived"] == false));
+    let text = env.ok(&["mcp", "catalog", "list"]);
+    assert!(text.contains("VERIFIED") && text.contains("8 archived upstream(s) hidden"), "{text}");
+    assert!(env.ok(&["mcp", "catalog", "list", "--all"]).contains("archived"));
+
+    let page =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mcp-registry-servers.json"))
+            .unwrap();
+    let app = axum::Router::new().route("/v0.1/servers", axum::routing::get(move || async move { page }));
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v0.1/servers", l.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+
+    // Given as --from, a loopback URL meets the SSRF guard; configured, it is the operator's.
+    let o = env.run(&["mcp", "catalog", "refresh", "--from", &url]);
+    assert_eq!(o.code(), 2, "{}", o.stderr());
+    assert!(o.stderr().contains("mcp.ssrf_refused"), "{}", o.stderr());
+    env.ok(&["config", "set", "mcp.catalog_url", &url]);
+    let r = env.json(&["mcp", "catalog", "refresh", "--json"]);
+    assert_eq!(r["items"], 4, "{r}");
+    let skipped = r["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 2, "{r}");
+    assert!(skipped[0].as_str().unwrap().starts_with("io.github.someone/withdrawn: deleted"), "{r}");
+    assert!(skipped[1].as_str().unwrap().contains("tenant-crm"), "{r}");
+
+    let items = env.json(&["mcp", "catalog", "list", "--json", "--all"]);
+    let get = |id: &str| items.as_array().unwrap().iter().find(|i| i["id"] == id).cloned().unwrap();
+    let fs = get("server-filesystem");
+    assert_eq!(
+        (fs["spec"].as_str(), fs["name"].as_str()),
+        (Some("npm:@modelcontextprotocol/server-filesystem"), Some("Filesystem"))
+    );
+    let weather = get("weather");
+    assert_eq!(weather["spec"], "uvx:acme-weather-mcp");
+    assert_eq!(weather["env_required"], json!(["ACME_WEATHER_KEY"]));
+    assert_eq!(weather["homepage"], "https://weather.acme.example");
+    assert_eq!(
+        (get("analytics")["transport"].as_str(), get("analytics")["spec"].as_str()),
+        (Some("streamable-http"), Some("https://analytics.example.com/mcp"))
+    );
+    assert_eq!(
+        (get("old-notes")["archived"].as_bool(), get("old-notes")["spec"].as_str()),
+        (Some(true), Some("oci://ghcr.io/someone/old-notes:0.3.0"))
+    );
+    assert!(items.as_array().unwrap().iter().all(|i| i["verified"] == false && i["category"] == "registry"));
+    assert_eq!(
+        env.json(&["mcp", "catalog", "list", "--json"]).as_array().unwrap().len(),
+        3,
+        "the deprecated one hides"
+    );
+    // An item installs as its spec says.
+    env.ok(&["mcp", "install", fs["spec"].as_str().unwrap(), "--id", "server-filesystem"]);
+}
