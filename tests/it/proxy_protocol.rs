@@ -91,6 +91,13 @@ async fn typescript_sdk_speaks_the_whole_protocol_through_the_proxy() {
     let server = env.serve();
     let v = run_script(&env, &server, "everything").await;
     check_everything(&env, "everything", &v);
+    // What the clients were offered is pinned as first seen: tools, resources, prompts.
+    let pins = env.json(&["mcp", "status", "everything", "--json"])["pins"].as_array().unwrap().clone();
+    let pinned =
+        |item: &str, name: &str| pins.iter().any(|p| p["item"] == item && p["name"] == name && p["state"] == "pinned");
+    assert!(pinned("tool", "trigger-long-running-operation") && pinned("prompt", "simple-prompt"), "{pins:?}");
+    assert!(pins.iter().any(|p| p["item"] == "resource" && p["state"] == "pinned"), "{pins:?}");
+    assert!(!pinned("resource", "demo://resource/static/document/instructions.md"), "a blocked one is never offered");
     // Both clients listed the tools first (which opens their upstream sessions), so every
     // call took the wire path: the sampler's six (progress, cancellation, sampling and
     // elicitation put to it, logging on and off) and the plain client's three.
