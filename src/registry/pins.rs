@@ -141,6 +141,11 @@ pub fn observe(store: &Store, server: &str, item: Item, offered: &[Map<String, V
             Some((name, def, digest))
         })
         .collect();
+    // Nearly every read of a list finds what it found before: settled from one read, without
+    // the write lock.
+    if let Some(held) = settled(store, server, item, &seen)? {
+        return Ok(held);
+    }
     let mut drifts = Vec::new();
     let mut released = Vec::new();
     let mut held = HashSet::new();
@@ -202,6 +207,35 @@ pub fn observe(store: &Store, server: &str, item: Item, offered: &[Map<String, V
         raise(store, server, item, d)?;
     }
     Ok(held)
+}
+
+/// The names quarantined among `seen` when nothing about them needs writing (each pinned,
+/// and either as pinned or as the drift already recorded); `None` when something does.
+fn settled(
+    store: &Store,
+    server: &str,
+    item: Item,
+    seen: &[(String, Value, String)],
+) -> Result<Option<HashSet<String>>> {
+    let pins: HashMap<String, (String, Option<String>)> = store.with(|c| {
+        let mut st =
+            c.prepare_cached("SELECT name, digest, drift_digest FROM tool_pins WHERE server = ?1 AND item = ?2")?;
+        let rows = st
+            .query_map(params![server, item], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?
+            .collect::<rusqlite::Result<HashMap<_, _>>>()?;
+        Ok(rows)
+    })?;
+    let mut held = HashSet::new();
+    for (name, _, digest) in seen {
+        match pins.get(name) {
+            Some((pinned, None)) if pinned == digest => {}
+            Some((_, Some(drift))) if drift == digest => {
+                held.insert(name.clone());
+            }
+            _ => return Ok(None),
+        }
+    }
+    Ok(Some(held))
 }
 
 /// Queue the card of drift `d` and record it in the audit log.
