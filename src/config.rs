@@ -193,11 +193,22 @@ pub struct Mcp {
     /// How often a long wait of an MCP call (agent_run_wait, a gated call) reports progress to
     /// a client that sent a progress token.
     pub progress_secs: u64,
+    /// The npm registry `npm:` installs are pinned from (default https://registry.npmjs.org).
+    pub npm_registry: Option<String>,
+    /// The PyPI index `uvx:` installs are pinned from (default https://pypi.org).
+    pub pypi_index: Option<String>,
 }
 
 impl Default for Mcp {
     fn default() -> Self {
-        Mcp { gate_wait_secs: 30, call_timeout_secs: 120, catalog_url: None, progress_secs: 5 }
+        Mcp {
+            gate_wait_secs: 30,
+            call_timeout_secs: 120,
+            catalog_url: None,
+            progress_secs: 5,
+            npm_registry: None,
+            pypi_index: None,
+        }
     }
 }
 
@@ -532,6 +543,8 @@ pub fn schema() -> serde_json::Value {
     if let Some(m) = keys.as_object_mut() {
         m.extend(retention::schema(&d));
         // (Outside the literal above: json! would pass its recursion limit.)
+        m.insert("mcp.npm_registry".into(), serde_json::json!({"type": ["string", "null"], "default": null, "description": "the npm registry npm: installs and hal0 mcp update ask for the exact release (unset: HAL0_NPM_REGISTRY, else https://registry.npmjs.org)"}));
+        m.insert("mcp.pypi_index".into(), serde_json::json!({"type": ["string", "null"], "default": null, "description": "the PyPI index uvx: installs and hal0 mcp update ask for the exact release (unset: HAL0_PYPI_INDEX, else https://pypi.org)"}));
         m.insert("network.allowed_hosts".into(), serde_json::json!({"type": "array", "items": {"type": "string"}, "default": [], "description": "extra Host names hal0 answers: name, name:port or name:* (restart to apply; HAL0_MCP_ALLOWED_HOSTS adds to it)"}));
         m.insert("network.allowed_origins".into(), serde_json::json!({"type": "array", "items": {"type": "string"}, "default": [], "description": "extra browser Origins allowed, scheme://host[:port] (restart to apply; HAL0_MCP_ALLOWED_ORIGINS adds to it)"}));
     }
@@ -548,6 +561,8 @@ pub const SHELL_ONLY: &[(&str, &str)] = &[
     ("skills.shipped_dir", "hal0 loads skills from it"),
     ("skills.dropin_dir", "hal0 writes approved skills there"),
     ("mcp.catalog_url", "the catalog names the programs hal0 installs"),
+    ("mcp.npm_registry", "it decides which code npm: installs run"),
+    ("mcp.pypi_index", "it decides which code uvx: installs run"),
     ("network.bind", "it decides who can reach hal0"),
     ("oauth.enabled", "it opens hal0 to clients a person approves over OAuth"),
     ("network.allow_unauthenticated", "it decides who can reach hal0"),

@@ -40,6 +40,20 @@ pub enum McpCmd {
     },
     /// Remove an installed server's record (bundled servers cannot be removed).
     #[command(visible_alias = "remove")]
+    /// Show which release of its npm or PyPI package a server would run now and, once you
+    /// agree, pin it (the next start runs it). Nothing changes without your yes.
+    Update {
+        id: String,
+        /// Pin this release instead of the newest.
+        #[arg(long, value_name = "VERSION")]
+        version: Option<String>,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'y')]
+        yes: bool,
+        /// Print what was found (and done) as JSON; without --yes nothing is written.
+        #[arg(long)]
+        json: bool,
+    },
     Uninstall {
         id: String,
         /// Remove the record file even if it does not load.
@@ -439,6 +453,21 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
                     "command".into(),
                     r.command.clone().map(|c| format!("{c} {}", r.args.join(" "))).unwrap_or_else(|| "-".into()),
                 ],
+                vec![
+                    "package".into(),
+                    match (&r.package, registry::packages::package_of(&r)) {
+                        (Some(p), _) => format!(
+                            "{}@{} from {} ({}; resolved {})",
+                            p.name,
+                            p.version,
+                            p.registry,
+                            p.integrity.as_deref().unwrap_or("no hash"),
+                            p.resolved_at
+                        ),
+                        (None, Some(_)) => format!("not pinned: hal0 mcp update {id} pins it"),
+                        (None, None) => "-".into(),
+                    },
+                ],
                 vec!["enabled".into(), r.enabled.to_string()],
                 vec!["state".into(), state.into()],
                 vec!["allow".into(), list(&r.tools.allow)],
@@ -515,6 +544,40 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
                 }
             }
             println!("{}", table(&[r.id.as_str(), ""], rows));
+            Ok(())
+        }
+        McpCmd::Update { id, version, yes, json } => {
+            let cfg = ctx.config()?;
+            let u = runtime()?.block_on(registry::manage::plan_update(&ctx.paths, &cfg, &id, version.as_deref()))?;
+            let show = |p: &Option<registry::record::PackagePin>| match p {
+                Some(p) => format!("{}@{} ({})", p.name, p.version, p.integrity.as_deref().unwrap_or("no hash")),
+                None => "not pinned (the newest release at each start)".into(),
+            };
+            let new = Some(u.available.clone());
+            if !u.changes {
+                if json {
+                    print_json(&json!({"update": u, "applied": false}));
+                } else {
+                    println!("`{id}` runs {} already; nothing to change.", show(&new));
+                }
+                return Ok(());
+            }
+            if json && !yes {
+                print_json(&json!({"update": u, "applied": false}));
+                return Ok(());
+            }
+            if !json {
+                println!("`{id}` runs {}", show(&u.current));
+                println!("{} offers {}", u.available.registry, show(&new));
+            }
+            confirm(yes, &format!("Pin `{id}` to {}@{}? Its next start runs it", u.available.name, u.available.version))?;
+            registry::manage::apply_update(&ctx.paths, &u)?;
+            if json {
+                print_json(&json!({"update": u, "applied": true}));
+            } else {
+                println!("Pinned `{id}` to {}@{}; it runs at the next start (hal0 mcp restart {id}).", u.available.name, u.available.version);
+                println!("Its tools keep their pins: a changed definition waits for a person (hal0 agent approvals list).");
+            }
             Ok(())
         }
         McpCmd::Uninstall { id, force, yes } => {

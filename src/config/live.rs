@@ -19,6 +19,8 @@ pub const RELOAD: &[&str] = &[
     "mcp.call_timeout_secs",
     "mcp.progress_secs",
     "mcp.catalog_url",
+    "mcp.npm_registry",
+    "mcp.pypi_index",
     "relay.ask_timeout_secs",
     "relay.ping_secs",
     "limits.body_timeout_secs",

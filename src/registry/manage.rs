@@ -103,6 +103,8 @@ pub async fn install(
         r.ca_file = Some(check_ca_file(&r, &p)?);
     }
     program::check_install(via, &r)?;
+    // An npm or PyPI package runs the release its registry names now, never "latest".
+    let unpinned = super::packages::pin(cfg, &mut r).await?;
     // A server that answers 401 with OAuth metadata is recorded as wanting an account; one
     // that does not answer in time, or at all, is installed as it is, with a warning.
     let mut unanswered = None;
@@ -117,8 +119,47 @@ pub async fn install(
         }
     }
     let r = Registry::new(paths).install(r)?;
-    let warning = unanswered.map(|why| format!("{why}; installed anyway (check it with: hal0 mcp test {})", r.id));
+    let warning = unanswered
+        .map(|why| format!("{why}; installed anyway (check it with: hal0 mcp test {})", r.id))
+        .or(unpinned);
     Ok((r, expose::join(paths, cfg, store), warning))
+}
+
+/// What `hal0 mcp update` found: the release a package record runs and the newest one.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Update {
+    pub id: String,
+    /// The release pinned now (`None`: the record was never pinned).
+    pub current: Option<super::record::PackagePin>,
+    /// What the registry names newest (or the release asked for).
+    pub available: super::record::PackagePin,
+    /// The arguments the record would run with.
+    pub args: Vec<String>,
+    /// Whether anything would change (version or integrity).
+    pub changes: bool,
+}
+
+/// Ask the registry what record `id` would run if re-pinned (`version`: that release
+/// instead of the newest). Nothing is written.
+pub async fn plan_update(paths: &Paths, cfg: &Config, id: &str, version: Option<&str>) -> Result<Update> {
+    let r = Registry::new(paths).get(id)?;
+    let Some((kind, name, _)) = super::packages::package_of(&r) else {
+        return Err(Error::invalid(
+            "mcp.package_unpinnable",
+            format!("`{id}` does not run an npm or PyPI package through npx / uvx; only those are pinned to a release"),
+        ));
+    };
+    let available = super::packages::resolve(cfg, kind, &name, version).await?;
+    let args = super::packages::pinned_args(&r, &available);
+    let changes = r.package.as_ref().is_none_or(|p| p.version != available.version || p.integrity != available.integrity)
+        || r.args != args;
+    Ok(Update { id: id.to_string(), current: r.package.clone(), available, args, changes })
+}
+
+/// Re-pin record `id` as `u` planned (after a person agreed); the supervisor starts the
+/// new release at the next start.
+pub fn apply_update(paths: &Paths, u: &Update) -> Result<Record> {
+    Registry::new(paths).set_package(&u.id, &u.args, &u.available)
 }
 
 /// Uninstall `id`: the record goes, every consumer key of it is revoked, and the join

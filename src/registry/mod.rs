@@ -10,6 +10,7 @@ pub mod fast;
 pub mod manage;
 pub mod mask;
 pub mod oauth;
+pub mod packages;
 pub mod passthrough;
 pub mod pins;
 pub mod policy;
@@ -234,6 +235,11 @@ impl Registry {
             record::validate_env(k, v)?;
         }
         self.rewrite(id, |_, path, text| record::edit_fields(path, text, edit))
+    }
+
+    /// Run release `pin` from now on: the record's arguments and `[package]` table.
+    pub fn set_package(&self, id: &str, args: &[String], pin: &record::PackagePin) -> Result<Record> {
+        self.rewrite(id, |_, path, text| record::edit_package(path, text, args, pin))
     }
 
     /// Set (or remove) the record's `[oauth]` table.

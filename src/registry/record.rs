@@ -158,6 +158,39 @@ pub struct Record {
     pub exposure: Exposure,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oauth: Option<OauthNeed>,
+    /// The release an `npm:` / `uvx:` record runs ([`super::packages`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<PackagePin>,
+}
+
+/// The `[package]` table: the exact release a package record runs, as its registry gave it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackagePin {
+    /// `npm` or `pypi`.
+    pub ecosystem: String,
+    /// The registry asked (npm registry or PyPI index base URL).
+    pub registry: String,
+    pub name: String,
+    pub version: String,
+    /// The registry's hash of the release (npm's `dist.integrity`; `sha256:` of PyPI's file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integrity: Option<String>,
+    /// When it was resolved (RFC 3339, UTC).
+    pub resolved_at: String,
+}
+
+impl PackagePin {
+    pub fn new(ecosystem: &str, registry: &str, name: &str, version: &str, integrity: Option<String>) -> PackagePin {
+        PackagePin {
+            ecosystem: ecosystem.into(),
+            registry: registry.into(),
+            name: name.into(),
+            version: version.into(),
+            integrity,
+            resolved_at: crate::store::now(),
+        }
+    }
 }
 
 /// Which access table of a record: `[resource_access]` or `[prompt_access]`.
@@ -278,6 +311,7 @@ impl Record {
             prompt_access: AccessPolicy::default(),
             exposure: Exposure::default(),
             oauth: None,
+            package: None,
         }
     }
 
@@ -410,6 +444,9 @@ impl Record {
         exp.insert("hermes", toml_edit::value(self.exposure.hermes));
         exp.insert("brain", toml_edit::value(self.exposure.brain));
         doc.insert("exposure", toml_edit::Item::Table(exp));
+        if let Some(pin) = &self.package {
+            doc.insert("package", toml_edit::Item::Table(package_table(pin)));
+        }
         let text = format!("{header}{doc}");
         match &self.oauth {
             // The same table an edit writes.
@@ -417,6 +454,30 @@ impl Record {
             None => text,
         }
     }
+}
+
+fn package_table(pin: &PackagePin) -> toml_edit::Table {
+    let mut t = toml_edit::Table::new();
+    t.insert("ecosystem", toml_edit::value(pin.ecosystem.as_str()));
+    t.insert("registry", toml_edit::value(pin.registry.as_str()));
+    t.insert("name", toml_edit::value(pin.name.as_str()));
+    t.insert("version", toml_edit::value(pin.version.as_str()));
+    if let Some(i) = &pin.integrity {
+        t.insert("integrity", toml_edit::value(i.as_str()));
+    }
+    t.insert("resolved_at", toml_edit::value(pin.resolved_at.as_str()));
+    t
+}
+
+/// Rewrite a record file's text to run release `pin` with `args`: `args` and the `[package]`
+/// table replaced in place, everything else (comments included) kept.
+pub fn edit_package(path: &Path, text: &str, args: &[String], pin: &PackagePin) -> Result<String> {
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
+        malformed(path, e.span().map(|s| line_of(text, s.start)), e.message().trim())
+    })?;
+    doc["args"] = toml_edit::value(args.iter().map(String::as_str).collect::<toml_edit::Array>());
+    doc.insert("package", toml_edit::Item::Table(package_table(pin)));
+    Ok(doc.to_string())
 }
 
 /// Rewrite the `[tools]` lists of a record file's text to `policy`, in place: each list

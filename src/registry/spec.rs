@@ -48,6 +48,17 @@ pub struct Parsed {
     pub target: String,
     /// A human name derived from the spec.
     pub name: String,
+    /// The release an `npm:` / `uvx:` spec asks for (`PKG@VERSION`).
+    pub version: Option<String>,
+}
+
+/// A release as a spec may name one: letters, digits, `.`, `-`, `+`, `_`, starting with a
+/// letter or a digit.
+fn version_ok(v: &str) -> bool {
+    !v.is_empty()
+        && v.len() <= 64
+        && v.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && v.chars().all(|c| c.is_ascii_alphanumeric() || ".-+_".contains(c))
 }
 
 fn invalid(msg: String) -> Error {
@@ -98,7 +109,7 @@ pub fn parse(spec: &str) -> Result<Parsed> {
     if spec.len() > 2048 {
         return Err(invalid("the spec is longer than 2048 characters".into()));
     }
-    let mk = |kind, target: &str, name: String| Parsed { kind, spec: spec.into(), target: target.into(), name };
+    let mk = |kind, target: &str, name: String| Parsed { kind, spec: spec.into(), target: target.into(), name, version: None };
     if let Some(r) = spec.strip_prefix("oci://") {
         if r.starts_with('-') {
             return Err(option_like(r));
@@ -110,7 +121,15 @@ pub fn parse(spec: &str) -> Result<Parsed> {
         return Ok(mk(Kind::Oci, r, last.split(':').next().unwrap_or(&last).to_string()));
     }
     for (prefix, kind) in [("npm:", Kind::Npm), ("npx:", Kind::Npm), ("uvx:", Kind::Uvx), ("uv:", Kind::Uvx)] {
-        if let Some(p) = spec.strip_prefix(prefix) {
+        if let Some(whole) = spec.strip_prefix(prefix) {
+            // `PKG@VERSION` names a release (an npm scope's leading `@` is part of the name).
+            let (p, version) = match whole.rfind('@').filter(|&i| i > 0) {
+                Some(i) => (&whole[..i], Some(&whole[i + 1..])),
+                None => (whole, None),
+            };
+            if let Some(v) = version.filter(|v| !version_ok(v)) {
+                return Err(invalid(format!("`{}` is not a release of `{p}` (use PKG@1.2.3)", crate::term::safe_line(v))));
+            }
             let bare = if kind == Kind::Npm { p.strip_prefix('@').unwrap_or(p) } else { p };
             if p.starts_with('-') || bare.starts_with('-') {
                 return Err(option_like(p));
@@ -119,7 +138,7 @@ pub fn parse(spec: &str) -> Result<Parsed> {
                 return Err(invalid(format!("`{p}` is not a package name")));
             }
             let name = if kind == Kind::Npm { last_segment(p) } else { p.to_string() };
-            return Ok(mk(kind, p, name));
+            return Ok(Parsed { version: version.map(str::to_string), ..mk(kind, p, name) });
         }
     }
     if let Some(u) = spec.strip_prefix("git+") {

@@ -13,6 +13,8 @@
 #                          (pinned) with Node 22 from the `node` npm package (it needs 22)
 #   - <repo>/.hermes-venv  a separate venv with the Hermes agent (pinned) plus
 #                          aiohttp, which its API server needs but does not pull in
+#   - <repo>/.tools/registry-capture.json  real npm / PyPI release metadata of two releases
+#                          of one server each (tests/external/capture_registries.py)
 # Safe to run repeatedly; it only installs what is missing or at the wrong
 # version. Works from any clone: paths are derived from this file's location.
 set -euo pipefail
@@ -145,6 +147,16 @@ else
     log "installing hermes-agent[mcp]==$HERMES_VERSION into $HERMES_VENV (found: ${installed:-none})"
     "$HERMES_VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
         "hermes-agent[mcp]==$HERMES_VERSION" "aiohttp==$HERMES_AIOHTTP_VERSION"
+fi
+
+# Real release metadata of one npm and one PyPI MCP server, served back from a loopback
+# mirror by tests/it/pinned_installs.rs (no test talks to a public registry).
+if [ ! -s "$ROOT/.tools/registry-capture.json" ]; then
+    log "capturing npm and PyPI release metadata into .tools/registry-capture.json"
+    mkdir -p "$ROOT/.tools"
+    "$PYTHON" "$ROOT/tests/external/capture_registries.py" "$ROOT/.tools/registry-capture.json"
+else
+    log "registry capture already there"
 fi
 
 log "ok: python=$VENV/bin/python inspector=$NODE_PREFIX/node_modules/.bin/mcp-inspector hermes=$HERMES_VENV/bin/hermes"

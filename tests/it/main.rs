@@ -38,6 +38,7 @@ mod notify;
 mod oauth;
 mod one_road;
 mod package;
+mod pinned_installs;
 mod pins;
 mod progress;
 mod proxy;

@@ -23,6 +23,9 @@ use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_hal0");
 
+/// A package registry address nothing answers (the discard port on loopback).
+const NO_REGISTRY: &str = "http://127.0.0.1:9";
+
 /// One hal0 installation in temp dirs.
 pub struct Env {
     pub dir: tempfile::TempDir,
@@ -54,6 +57,10 @@ impl Env {
             .env_remove("HAL0_MCP_ALLOWED_ORIGINS")
             // The relay's database is chosen by each test that wants one.
             .env_remove("DATABASE_URL")
+            // No test asks a public package registry: an npm: or uvx: install finds nothing
+            // listening here and is installed unpinned (a test that pins serves a mirror).
+            .env("HAL0_NPM_REGISTRY", NO_REGISTRY)
+            .env("HAL0_PYPI_INDEX", NO_REGISTRY)
             .stdin(Stdio::null());
         c
     }
