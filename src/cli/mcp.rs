@@ -38,8 +38,6 @@ pub enum McpCmd {
         #[arg(long)]
         json: bool,
     },
-    /// Remove an installed server's record (bundled servers cannot be removed).
-    #[command(visible_alias = "remove")]
     /// Show which release of its npm or PyPI package a server would run now and, once you
     /// agree, pin it (the next start runs it). Nothing changes without your yes.
     Update {
@@ -54,6 +52,8 @@ pub enum McpCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Remove an installed server's record (bundled servers cannot be removed).
+    #[command(visible_alias = "remove")]
     Uninstall {
         id: String,
         /// Remove the record file even if it does not load.
@@ -570,13 +570,21 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
                 println!("`{id}` runs {}", show(&u.current));
                 println!("{} offers {}", u.available.registry, show(&new));
             }
-            confirm(yes, &format!("Pin `{id}` to {}@{}? Its next start runs it", u.available.name, u.available.version))?;
+            confirm(
+                yes,
+                &format!("Pin `{id}` to {}@{}? Its next start runs it", u.available.name, u.available.version),
+            )?;
             registry::manage::apply_update(&ctx.paths, &u)?;
             if json {
                 print_json(&json!({"update": u, "applied": true}));
             } else {
-                println!("Pinned `{id}` to {}@{}; it runs at the next start (hal0 mcp restart {id}).", u.available.name, u.available.version);
-                println!("Its tools keep their pins: a changed definition waits for a person (hal0 agent approvals list).");
+                println!(
+                    "Pinned `{id}` to {}@{}; it runs at the next start (hal0 mcp restart {id}).",
+                    u.available.name, u.available.version
+                );
+                println!(
+                    "Its tools keep their pins: a changed definition waits for a person (hal0 agent approvals list)."
+                );
             }
             Ok(())
         }

@@ -119,9 +119,8 @@ pub async fn install(
         }
     }
     let r = Registry::new(paths).install(r)?;
-    let warning = unanswered
-        .map(|why| format!("{why}; installed anyway (check it with: hal0 mcp test {})", r.id))
-        .or(unpinned);
+    let warning =
+        unanswered.map(|why| format!("{why}; installed anyway (check it with: hal0 mcp test {})", r.id)).or(unpinned);
     Ok((r, expose::join(paths, cfg, store), warning))
 }
 
@@ -151,8 +150,9 @@ pub async fn plan_update(paths: &Paths, cfg: &Config, id: &str, version: Option<
     };
     let available = super::packages::resolve(cfg, kind, &name, version).await?;
     let args = super::packages::pinned_args(&r, &available);
-    let changes = r.package.as_ref().is_none_or(|p| p.version != available.version || p.integrity != available.integrity)
-        || r.args != args;
+    let changes =
+        r.package.as_ref().is_none_or(|p| p.version != available.version || p.integrity != available.integrity)
+            || r.args != args;
     Ok(Update { id: id.to_string(), current: r.package.clone(), available, args, changes })
 }
 

@@ -89,7 +89,8 @@ pub async fn resolve(cfg: &Config, kind: Kind, name: &str, version: Option<&str>
             let what = format!("npm package {name}{}", version.map(|v| format!("@{v}")).unwrap_or_default());
             let url = format!("{npm}/{name}/{}", version.unwrap_or("latest"));
             let v = get_json(&url, &npm, &what, missing(what.clone())).await?;
-            let got = v.get("version").and_then(Value::as_str).ok_or_else(|| unreachable(&what, &npm, "no `version`"))?;
+            let got =
+                v.get("version").and_then(Value::as_str).ok_or_else(|| unreachable(&what, &npm, "no `version`"))?;
             let integrity = v.get("dist").and_then(|d| d.get("integrity")).and_then(Value::as_str).map(str::to_string);
             Ok(PackagePin::new("npm", &npm, name, got, integrity))
         }
@@ -112,7 +113,8 @@ pub async fn resolve(cfg: &Config, kind: Kind, name: &str, version: Option<&str>
                 },
             };
             let files = files.and_then(Value::as_array).cloned().unwrap_or_default();
-            let pick = |t: &str| files.iter().find(|f| f.get("packagetype").and_then(Value::as_str) == Some(t)).cloned();
+            let pick =
+                |t: &str| files.iter().find(|f| f.get("packagetype").and_then(Value::as_str) == Some(t)).cloned();
             let integrity = pick("bdist_wheel")
                 .or_else(|| pick("sdist"))
                 .and_then(|f| f.get("digests")?.get("sha256")?.as_str().map(|h| format!("sha256:{h}")));

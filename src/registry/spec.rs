@@ -109,7 +109,13 @@ pub fn parse(spec: &str) -> Result<Parsed> {
     if spec.len() > 2048 {
         return Err(invalid("the spec is longer than 2048 characters".into()));
     }
-    let mk = |kind, target: &str, name: String| Parsed { kind, spec: spec.into(), target: target.into(), name, version: None };
+    let mk = |kind, target: &str, name: String| Parsed {
+        kind,
+        spec: spec.into(),
+        target: target.into(),
+        name,
+        version: None,
+    };
     if let Some(r) = spec.strip_prefix("oci://") {
         if r.starts_with('-') {
             return Err(option_like(r));
@@ -128,7 +134,10 @@ pub fn parse(spec: &str) -> Result<Parsed> {
                 None => (whole, None),
             };
             if let Some(v) = version.filter(|v| !version_ok(v)) {
-                return Err(invalid(format!("`{}` is not a release of `{p}` (use PKG@1.2.3)", crate::term::safe_line(v))));
+                return Err(invalid(format!(
+                    "`{}` is not a release of `{p}` (use PKG@1.2.3)",
+                    crate::term::safe_line(v)
+                )));
             }
             let bare = if kind == Kind::Npm { p.strip_prefix('@').unwrap_or(p) } else { p };
             if p.starts_with('-') || bare.starts_with('-') {

@@ -160,7 +160,11 @@ async fn installs_run_the_release_they_recorded_and_update_asks_first() {
     assert!(o.stderr().contains("mcp.package_unpinnable"), "{}", o.stderr());
     let o = env.run(&["mcp", "install", "npm:some-server", "--id", "offline"]);
     assert_eq!(o.code(), 0, "{}", o.stderr());
-    assert!(o.stderr().contains("not pinned to a release") && o.stderr().contains("hal0 mcp update offline"), "{}", o.stderr());
+    assert!(
+        o.stderr().contains("not pinned to a release") && o.stderr().contains("hal0 mcp update offline"),
+        "{}",
+        o.stderr()
+    );
     assert!(record(&env, "offline").get("package").is_none());
     assert!(env.ok(&["mcp", "status", "offline"]).contains("not pinned: hal0 mcp update offline pins it"));
 }
