@@ -468,13 +468,9 @@ pub async fn refresh(paths: &Paths, cfg: &Config, from: Option<&str>) -> Result<
 /// whatever its addresses (an operator chose it in hal0.toml: a registry mirror on the LAN
 /// or on this box); a `--from` URL, or anything a redirect leads to, is judged as usual.
 fn configured_guard(cfg: &Config, from: Option<&str>) -> Guard {
-    let host = match (from, cfg.mcp.catalog_url.as_deref().map(str::trim)) {
-        (None, Some(u)) => reqwest::Url::parse(u).ok().and_then(|u| u.host_str().map(str::to_string)),
-        _ => None,
-    };
-    match host {
-        Some(h) => Guard::system().trusting(&h),
-        None => Guard::system(),
+    match (from, cfg.mcp.catalog_url.as_deref().map(str::trim)) {
+        (None, Some(u)) => Guard::trusting_url(u),
+        _ => Guard::system(),
     }
 }
 

@@ -151,6 +151,16 @@ impl Guard {
         self
     }
 
+    /// [`Guard::system`] letting the host of `url` through: a URL an operator set in
+    /// hal0.toml (a catalogue or package registry mirror on the LAN or on this box). Any
+    /// other host, and anything a redirect leads to, is judged as usual.
+    pub fn trusting_url(url: &str) -> Guard {
+        match reqwest::Url::parse(url).ok().and_then(|u| u.host_str().map(str::to_string)) {
+            Some(h) => Guard::system().trusting(&h),
+            None => Guard::system(),
+        }
+    }
+
     /// The guard of the daemon's own fetches: [`Guard::system`]. In a debug build (the test
     /// suite's), `HAL0_TEST_ONLY_FETCH_NAMES` (`name=ip,…`) gives a name table whose
     /// addresses pass, so a test's loopback server can stand in for a public one; release
