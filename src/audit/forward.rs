@@ -2,7 +2,8 @@
 //! local window and a long central one: each stored row, once it has its outcome, goes as
 //! one datagram to syslog (`/dev/log`, RFC 3164 framing, facility authpriv, the row as JSON)
 //! or to journald (its native protocol: `MESSAGE`, `PRIORITY`, `SYSLOG_IDENTIFIER` and a
-//! `HAL0_*` field per column). Sending never blocks or fails a call: a socket that is
+//! `HAL0_*` field per column), with the row's chain links (`chain`, `outcome_chain`): a copy
+//! of the audit chain outside `hal0.db`, against which `hal0 activity verify`'s heads compare. Sending never blocks or fails a call: a socket that is
 //! missing or full costs the row its copy and a throttled warning.
 
 use crate::audit::Row;
@@ -95,6 +96,11 @@ pub fn journald(row: &Row) -> Vec<u8> {
     field("HAL0_IDENTITY", &row.identity);
     field("HAL0_VERDICT", row.verdict.as_str());
     field("HAL0_ARGUMENTS", &row.arguments.to_string());
+    for (k, v) in [("HAL0_CHAIN", &row.chain), ("HAL0_OUTCOME_CHAIN", &row.outcome_chain)] {
+        if let Some(v) = v {
+            field(k, v);
+        }
+    }
     for (k, v) in
         [("HAL0_RESULT_CODE", &row.result_code), ("HAL0_APPROVAL_ID", &row.approval_id), ("HAL0_DETAIL", &row.detail)]
     {

@@ -96,6 +96,13 @@ pub struct Row {
     pub result_code: Option<String>,
     pub approval_id: Option<String>,
     pub detail: Option<String>,
+    /// The row's chain link (hex), on the rows sent to the system log only
+    /// ([`forward`]): a copy of the chain outside `hal0.db`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chain: Option<String>,
+    /// Its outcome's link (hex), likewise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome_chain: Option<String>,
 }
 
 /// Which rows to read. Every set field must match.
@@ -475,13 +482,23 @@ fn query(c: &rusqlite::Connection, f: &Filter) -> Result<Option<Query>> {
 
 const COLS: &str = "id, at, surface, tool, identity, arguments, verdict, result_code, approval_id, detail";
 
-/// The rows with these ids that have their outcome (not `started`), in id order.
+/// The rows with these ids that have their outcome (not `started`), in id order, with their
+/// chain links (for the system log).
 pub(crate) fn finished_rows(c: &rusqlite::Connection, ids: &[i64]) -> Result<Vec<Row>> {
     let mut st = c.prepare_cached(&format!(
-        "SELECT {COLS} FROM audit_log WHERE id IN (SELECT value FROM json_each(?1)) AND verdict != 'started' ORDER BY id"
+        "SELECT {COLS}, lower(hex(chain)),
+                (SELECT lower(hex(o.hash)) FROM audit_outcomes o WHERE o.seq = audit_log.outcome_seq)
+         FROM audit_log WHERE id IN (SELECT value FROM json_each(?1)) AND verdict != 'started' ORDER BY id"
     ))?;
     let ids = serde_json::to_string(ids).unwrap_or_default();
-    let rows = st.query_map([ids], to_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
+    let rows = st
+        .query_map([ids], |r| {
+            let hex = |i: usize| -> rusqlite::Result<Option<String>> {
+                Ok(r.get::<_, Option<String>>(i)?.filter(|h| !h.is_empty()))
+            };
+            Ok(Row { chain: hex(10)?, outcome_chain: hex(11)?, ..to_row(r)? })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(rows)
 }
 
@@ -498,6 +515,8 @@ fn to_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
         result_code: r.get(7)?,
         approval_id: r.get(8)?,
         detail: r.get(9)?,
+        chain: None,
+        outcome_chain: None,
     })
 }
 

@@ -203,6 +203,12 @@ fn audit_rows_reach_syslog_and_journald_sockets() {
         let got = &buf[..n];
         assert!(check(got), "{kind}: {}", String::from_utf8_lossy(got));
         assert!(String::from_utf8_lossy(got).contains("store_prune"), "{kind}");
+        // The row's chain link goes with it: a copy of the chain outside hal0.db.
+        let exported: Value = serde_json::from_str(env.ok(&["activity", "export"]).lines().last().unwrap()).unwrap();
+        let link = exported["chain"]["hash"].as_str().unwrap();
+        let text = String::from_utf8_lossy(got);
+        let want = if kind == "syslog" { format!("\"chain\":\"{link}\"") } else { format!("HAL0_CHAIN={link}\n") };
+        assert!(text.contains(&want), "{kind}: {want} in {text}");
     }
 }
 
