@@ -163,7 +163,7 @@ pub(crate) fn link_outcome(c: &Connection, seq: i64, prev: &Hash, o: &Outcome) -
 /// takes the link of row `mark - 1` and cuts the outcome chain before the first link of a
 /// kept row. The first outcome link kept; links below it go next.
 pub(crate) fn cut(c: &Connection, old: i64, mark: i64) -> Result<i64> {
-    let rows_from: i64 = c.query_row("SELECT rows_from FROM audit_chain_anchor", [], |r| r.get(0))?;
+    let Anchor { rows_from, outcomes_below: below, .. } = anchor(c)?;
     if mark > old && mark > rows_from {
         let last: Option<Vec<u8>> =
             c.query_row("SELECT chain FROM audit_log WHERE id = ?1", [mark - 1], |r| r.get(0)).optional()?.flatten();
@@ -173,7 +173,6 @@ pub(crate) fn cut(c: &Connection, old: i64, mark: i64) -> Result<i64> {
     }
     // Walked from the oldest link: what it reads goes now, or stays as an orphan (its row
     // pruned, after a kept row's link) until a later prune passes it.
-    let below: i64 = c.query_row("SELECT outcomes_below FROM audit_chain_anchor", [], |r| r.get(0))?;
     let first: Option<i64> = c
         .query_row(
             "SELECT seq FROM audit_outcomes WHERE seq >= ?1 AND row_id >= ?2 ORDER BY seq LIMIT 1",
@@ -316,18 +315,19 @@ impl RowNow {
     }
 }
 
-fn row_now(r: &rusqlite::Row<'_>) -> rusqlite::Result<RowNow> {
+/// The row read from [`NOW_COLS`] starting at column `at`.
+fn row_now(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<RowNow> {
     Ok(RowNow {
-        id: r.get(0)?,
-        at: r.get(1)?,
-        surface: r.get(2)?,
-        tool: r.get(3)?,
-        identity: r.get(4)?,
-        arguments: r.get(5)?,
-        verdict: r.get(6)?,
-        result_code: r.get(7)?,
-        approval_id: r.get(8)?,
-        detail: r.get(9)?,
+        id: r.get(at)?,
+        at: r.get(at + 1)?,
+        surface: r.get(at + 2)?,
+        tool: r.get(at + 3)?,
+        identity: r.get(at + 4)?,
+        arguments: r.get(at + 5)?,
+        verdict: r.get(at + 6)?,
+        result_code: r.get(at + 7)?,
+        approval_id: r.get(at + 8)?,
+        detail: r.get(at + 9)?,
     })
 }
 
@@ -350,7 +350,7 @@ pub fn verify(c: &mut Connection) -> Result<Report> {
         let mut it = st.query([start])?;
         let mut want = start;
         while let Some(r) = it.next()? {
-            let row = row_now(r)?;
+            let row = row_now(r, 0)?;
             let (chain, outcome): (Option<Vec<u8>>, Option<i64>) = (r.get(10)?, r.get(11)?);
             if row.id != want {
                 let message = format!("rows {want}–{} were removed from the log", row.id - 1);
@@ -408,18 +408,7 @@ pub fn verify(c: &mut Connection) -> Result<Report> {
                     break;
                 }
                 Some(_) => {
-                    let row = RowNow {
-                        id: r.get(4)?,
-                        at: r.get(5)?,
-                        surface: r.get(6)?,
-                        tool: r.get(7)?,
-                        identity: r.get(8)?,
-                        arguments: r.get(9)?,
-                        verdict: r.get(10)?,
-                        result_code: r.get(11)?,
-                        approval_id: r.get(12)?,
-                        detail: r.get(13)?,
-                    };
+                    let row = row_now(r, 4)?;
                     if named != Some(seq) || row.outcome_link(&outcome_head) != hash {
                         let (code, message) = outcome_changed(row_id);
                         found.add(row_id, code, message);

@@ -58,7 +58,7 @@ async fn get_json(url: &str, base: &str, what: &str, not_found: impl Fn() -> Err
     let limits = FetchLimits { max_bytes: 8 * 1024 * 1024, timeout: LOOKUP, ..FetchLimits::default() };
     let (_, body) = match ssrf::fetch(&Guard::trusting_url(base), url, limits).await {
         Ok(b) => b,
-        Err(e) if e.message.contains("404") || e.message.contains("Not Found") => return Err(not_found()),
+        Err(e) if ssrf::is_not_found(&e) => return Err(not_found()),
         Err(e) => return Err(unreachable(what, base, &e.message)),
     };
     serde_json::from_slice(&body).map_err(|e| unreachable(what, base, &format!("its answer is not JSON: {e}")))

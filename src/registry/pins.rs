@@ -445,14 +445,9 @@ impl Quarantine {
     /// Whether `name` is quarantined: the refusal when it is. A name held in memory is
     /// checked in the store first (a person may have accepted the change from the shell).
     pub fn check(&self, store: &Store, server: &str, item: Item, name: &str) -> Result<()> {
-        let loaded = {
-            let m = self.read();
-            match m.get(server) {
-                Some(held) if !held.contains(&(item, name.to_string())) => return Ok(()),
-                Some(_) => true,
-                None => false,
-            }
-        };
+        if self.read().get(server).is_some_and(|held| !held.contains(&(item, name.to_string()))) {
+            return Ok(());
+        }
         let rows: Vec<(Item, String)> = store.with(|c| {
             let mut st =
                 c.prepare_cached("SELECT item, name FROM tool_pins WHERE server = ?1 AND drift_digest IS NOT NULL")?;
@@ -461,9 +456,7 @@ impl Quarantine {
         })?;
         let held: HashSet<(Item, String)> = rows.into_iter().collect();
         let hit = held.contains(&(item, name.to_string()));
-        if loaded || !held.is_empty() || self.read().get(server).is_none() {
-            self.write().insert(server.to_string(), held);
-        }
+        self.write().insert(server.to_string(), held);
         if hit { Err(drifted(server, item, name)) } else { Ok(()) }
     }
 }

@@ -322,6 +322,14 @@ fn fetch_failed(msg: String) -> Error {
     Error::new("mcp.manifest_fetch_failed", Kind::BadGateway, msg)
 }
 
+/// How [`fetch`] words a 404 answer.
+const NOT_FOUND: &str = " answered 404 Not Found";
+
+/// Whether `e` is [`fetch`]'s refusal of a URL the server answered 404 for.
+pub fn is_not_found(e: &Error) -> bool {
+    e.code == "mcp.manifest_fetch_failed" && e.message.ends_with(NOT_FOUND)
+}
+
 /// GET `url` behind the guard: every hop (at most `limits.max_redirects` redirects) is
 /// resolved and checked, the connection goes only to the checked addresses, no proxy is
 /// used, and the body is capped at `limits.max_bytes`. https hops verify the certificate
@@ -362,6 +370,9 @@ pub async fn fetch(guard: &Guard, url: &str, limits: FetchLimits) -> Result<(req
                 .ok_or_else(|| fetch_failed(format!("{url} answered {status} without a Location")))?;
             url = url.join(loc).map_err(|e| fetch_failed(format!("{url} redirected to a bad URL: {e}")))?;
             continue;
+        }
+        if status == reqwest::StatusCode::NOT_FOUND {
+            return Err(fetch_failed(format!("{url}{NOT_FOUND}")));
         }
         if !status.is_success() {
             return Err(fetch_failed(format!("{url} answered {status}")));
