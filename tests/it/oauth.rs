@@ -7,6 +7,7 @@
 //! from nothing to tool calls with one consent given in headless Chromium.
 
 use crate::dashboard::{WAIT, browser, link, on, sign_in};
+use crate::support::browser::CONSENT_SHOWN;
 use crate::support::*;
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -541,7 +542,7 @@ async fn consented_in_chromium(
 
     // The person reads the request and approves it.
     b.goto(authorize).await;
-    let approve = b.wait_for("#approve", WAIT).await.unwrap_or_else(|| panic!("no consent form"));
+    let approve = b.wait_for(CONSENT_SHOWN, WAIT).await.unwrap_or_else(|| panic!("no consent form"));
     let page = b.source().await;
     assert!(page.contains(client_name) && page.contains("hal0-memory"), "{page}");
     approve.click().await;
@@ -937,7 +938,7 @@ async fn claude_code_logs_in_over_oauth_and_calls_a_tool() {
     assert!(authorize.contains(&format!("client_id={client_id}")), "{authorize}");
 
     b.goto(&authorize).await;
-    let approve = b.wait_for("#approve", WAIT).await.unwrap_or_else(|| panic!("no consent form"));
+    let approve = b.wait_for(CONSENT_SHOWN, WAIT).await.unwrap_or_else(|| panic!("no consent form"));
     assert!(b.source().await.contains("Claude Code"));
     approve.click().await;
     let done = eventually(std::time::Duration::from_secs(60), async || matches!(child.try_wait(), Ok(Some(_)))).await;

@@ -8,6 +8,7 @@
 //! its own authorization server stands in for an upstream that refreshes, rotates and
 //! revokes: refresh, a refused refresh, disconnect revoking upstream.
 
+use crate::support::browser::CONSENT_SHOWN;
 use crate::support::oauth_upstream::DemoOauth;
 use crate::support::*;
 use rmcp::ServiceExt;
@@ -253,7 +254,7 @@ async fn callbacks_that_do_not_match_a_waiting_connect_change_nothing() {
 async fn connect_with_consent(env: &Env, id: &str, b: &crate::support::browser::Browser) {
     let (url, mut child) = connect_waiting(env, id);
     b.goto(&url).await;
-    let approve = b.wait_for("#approve", WAIT).await.unwrap_or_else(|| panic!("no consent form"));
+    let approve = b.wait_for(CONSENT_SHOWN, WAIT).await.unwrap_or_else(|| panic!("no consent form"));
     approve.click().await;
     assert!(b.wait_for("#done", WAIT).await.is_some(), "no callback page: {}", b.source().await);
     let (code, err) = wait_exit(&mut child);
@@ -331,7 +332,7 @@ async fn another_hal0_as_the_upstream_refreshes_and_its_revocation_asks_for_a_re
     let shown = env.json(&["agent", "approvals", "show", &id, "--json"]);
     assert!(!shown.to_string().contains(&url), "the row keeps no authorization URL: {shown}");
     b.goto(&url).await;
-    b.wait_for("#approve", WAIT).await.unwrap_or_else(|| panic!("no consent form")).click().await;
+    b.wait_for(CONSENT_SHOWN, WAIT).await.unwrap_or_else(|| panic!("no consent form")).click().await;
     // (The consent page has a hidden `#done` of its own: wait for the account instead.)
     let deadline = std::time::Instant::now() + WAIT;
     while account(&env, "boxb")["state"] != "connected" {

@@ -10,6 +10,10 @@ use std::time::{Duration, Instant};
 /// The W3C name of an element reference.
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
+/// The consent page's Approve button once the page has shown the request (the button is
+/// in the HTML from the start, inside a hidden section that consent.js fills and shows).
+pub const CONSENT_SHOWN: &str = "#ask:not([hidden]) #approve";
+
 pub struct Browser {
     driver: Child,
     http: reqwest::Client,
