@@ -4,6 +4,22 @@
 
 /// Every code, sorted (one area per line group: `area.what`).
 pub const ALL: &[&str] = &[
+    // a2a (the A2A face's own refusals; hal0's codes pass through as they are)
+    "a2a.content_type",
+    "a2a.context_mismatch",
+    "a2a.empty_message",
+    "a2a.internal",
+    "a2a.invalid_page_token",
+    "a2a.invalid_params",
+    "a2a.invalid_request",
+    "a2a.method_not_found",
+    "a2a.no_extended_card",
+    "a2a.parse_error",
+    "a2a.push_not_supported",
+    "a2a.task_ended",
+    "a2a.task_not_cancelable",
+    "a2a.task_waits_for_person",
+    "a2a.version_not_supported",
     // activity
     "activity.invalid_filter",
     // approvals
@@ -386,7 +402,9 @@ mod tests {
     #[test]
     fn codes_are_area_dot_what_in_lower_case() {
         for c in ALL {
-            let ok = c.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'));
+            let ok = c
+                .split('.')
+                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'));
             assert!(ok, "`{c}` is not area.what in lower case");
         }
     }

@@ -2,6 +2,7 @@
 //! `config`, `store`, …) hold the rules; the CLI (`cli`), REST and MCP fronts (`server`,
 //! `mcp`) translate.
 
+pub mod a2a;
 pub mod admin;
 pub mod approvals;
 pub mod audit;

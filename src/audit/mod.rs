@@ -57,8 +57,8 @@ crate::text_enum! {
 /// The surfaces an entry may come from (`mcp:proxy/<id>` takes any registry id).
 /// `service`: `hal0 serve`'s own background work (pruning); `ui`: the dashboard (sign-ins
 /// and sign-outs; its decisions are `api` calls by the session's person).
-pub const SURFACES: [&str; 9] =
-    ["mcp:agents", "mcp:memory", "mcp:admin", "mcp:relay", "cli", "api", "service", "ui", "oauth"];
+pub const SURFACES: [&str; 10] =
+    ["mcp:agents", "mcp:memory", "mcp:admin", "mcp:relay", "cli", "api", "service", "ui", "oauth", "a2a"];
 
 /// Stored arguments larger than this (serialized, after redaction) have their long strings cut.
 pub const ARGS_MAX: usize = 16 * 1024;

@@ -152,6 +152,9 @@ impl RouteClass {
             _ if under(p, "/ui") => RouteClass::Page,
             "/api/bridge/me" => RouteClass::BridgeSelf,
             _ if under(p, "/mcp/agents") => RouteClass::Agents,
+            // A2A: a profile's card is public, its interface takes the agents mount's keys.
+            _ if under(p, "/a2a") && p.ends_with("/.well-known/agent-card.json") => RouteClass::Open,
+            _ if under(p, "/a2a") => RouteClass::Agents,
             _ if under(p, "/mcp/memory") => RouteClass::Memory,
             _ if under(p, "/mcp/admin") => RouteClass::AdminMcp,
             _ if under(p, "/mcp/proxy") => RouteClass::Proxy,

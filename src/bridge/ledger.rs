@@ -202,6 +202,61 @@ pub fn list(store: &Store, client: Option<&str>, status: Option<&str>, limit: i6
     })
 }
 
+/// Which runs [`query`] reads: every filter is optional; `after` is the cursor of the last
+/// run of the previous page ([`Cursor`]).
+#[derive(Debug, Clone, Default)]
+pub struct Query {
+    pub client: Option<String>,
+    pub agent: Option<String>,
+    /// Runs in any of these statuses (`Some(vec![])`: none).
+    pub statuses: Option<Vec<String>>,
+    /// The whole stored session key (`<client>:<key>`).
+    pub session_key: Option<String>,
+    /// Runs changed after this stamp (in [`now`]'s form).
+    pub updated_after: Option<String>,
+    pub after: Option<Cursor>,
+    pub limit: i64,
+}
+
+/// Where a page of runs ended: the last run's `created_at` and row number (runs are read
+/// newest first, ties broken by row number).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cursor {
+    pub created_at: String,
+    pub rowid: i64,
+}
+
+/// A page of runs matching `q`, newest first, each with its [`Cursor`], and how many runs
+/// match `q` in all (the cursor aside).
+pub fn query(store: &Store, q: &Query) -> Result<(Vec<(Run, Cursor)>, i64)> {
+    store.with(|c| {
+        const WHERE: &str = "(?1 IS NULL OR client = ?1) AND (?2 IS NULL OR agent = ?2) \
+             AND (?3 IS NULL OR status IN (SELECT value FROM json_each(?3))) \
+             AND (?4 IS NULL OR session_key = ?4) AND (?8 IS NULL OR updated_at > ?8)";
+        let statuses = q.statuses.as_ref().map(|s| serde_json::json!(s).to_string());
+        let (after_at, after_row) =
+            q.after.as_ref().map(|a| (Some(a.created_at.as_str()), a.rowid)).unwrap_or((None, 0));
+        let mut st = c.prepare(&format!(
+            "SELECT {COLS}, rowid FROM runs WHERE {WHERE} AND (?5 IS NULL OR (created_at, rowid) < (?5, ?6))
+             ORDER BY created_at DESC, rowid DESC LIMIT ?7"
+        ))?;
+        let args = params![q.client, q.agent, statuses, q.session_key, after_at, after_row, q.limit, q.updated_after];
+        let page = st
+            .query_map(args, |r| {
+                let run = row(r)?;
+                let cursor = Cursor { created_at: run.created_at.clone(), rowid: r.get(17)? };
+                Ok((run, cursor))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let total = c.query_row(
+            &format!("SELECT COUNT(*) FROM runs WHERE {}", WHERE.replace("?8", "?5")),
+            params![q.client, q.agent, statuses, q.session_key, q.updated_after],
+            |r| r.get(0),
+        )?;
+        Ok((page, total))
+    })
+}
+
 pub fn unfinished(store: &Store) -> Result<Vec<Run>> {
     store.with(|c| {
         let mut st = c.prepare(&format!("SELECT {COLS} FROM runs WHERE finished = 0 ORDER BY created_at"))?;

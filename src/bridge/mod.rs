@@ -230,6 +230,26 @@ impl Bridge {
         self.db(move |s| ledger::get(s, &id, filter.as_deref())).await?.ok_or_else(run_not_found)
     }
 
+    /// A run `asker` may see, as the ledger holds it (for fronts that shape their own view
+    /// of it, such as the A2A face; everything outward still goes through [`view`]).
+    pub async fn run(&self, asker: &Asker, run_id: &str) -> Result<Run> {
+        self.load(asker, run_id).await
+    }
+
+    /// A page of the runs `asker` may see that match `q`, newest first, and how many match
+    /// in all.
+    pub async fn runs(&self, asker: &Asker, mut q: ledger::Query) -> Result<(Vec<(Run, ledger::Cursor)>, i64)> {
+        if !(1..=RUNS_MAX).contains(&q.limit) {
+            return Err(Error::new(
+                "bridge.invalid_limit",
+                Kind::Unprocessable,
+                format!("limit must be 1 to {RUNS_MAX} (got {})", q.limit),
+            ));
+        }
+        q.client = asker.filter().map(str::to_string);
+        self.db(move |s| ledger::query(s, &q)).await
+    }
+
     /// Whether `p` can take a run now: hal0 holds its key and its gateway answers.
     pub async fn answering(&self, p: &Profile) -> bool {
         p.keyed() && self.health(p).await.0 == "ok"

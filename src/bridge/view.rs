@@ -118,6 +118,25 @@ pub fn run_view(run: &Run, offset: i64) -> Result<Value> {
     Ok(Value::Object(m))
 }
 
+/// The whole output as a caller sees it (redacted; its end a live edge while the run can
+/// still grow), for fronts that hand the output over in one piece (the A2A artifact).
+pub fn whole_output(run: &Run) -> String {
+    redact::redact_segments("", &[&run.output], "", !run.finished).pop().unwrap_or_default()
+}
+
+/// A run's text field (its error, a question) as a caller sees it: redacted, cut at
+/// [`TEXT_MAX`].
+pub fn text(s: &str) -> String {
+    short_text(s, &mut false)
+}
+
+/// The run's pending request (a question or an approval) as a caller sees it.
+pub fn pending(run: &Run) -> Value {
+    let mut p = run.pending.clone().unwrap_or(Value::Null);
+    clean_json(&mut p, &mut false);
+    p
+}
+
 /// The view without any output (what a live stream sends whenever the run changes).
 pub fn status_view(run: &Run) -> Value {
     Value::Object(base(run, &mut false))

@@ -57,16 +57,7 @@ pub fn admin_error(e: &Error) -> CallToolResult {
 /// Audit identity of an MCP caller: `bridge:<client>` for a bridge key or an OAuth grant, else the box key's
 /// tier and agent header.
 pub fn audit_identity(ctx: &RequestContext<RoleServer>) -> String {
-    use crate::auth::Credential;
-    match caller(ctx) {
-        Some(c) => match (&c.cred, c.cred.as_bridge()) {
-            (_, Some(b)) => format!("bridge:{}", b.name),
-            (Credential::Admin, _) => format!("admin:{}", c.identity),
-            (Credential::Client, _) => format!("client:{}", c.identity),
-            _ => c.identity.clone(),
-        },
-        None => "anonymous".into(),
-    }
+    caller(ctx).map(Caller::audit_identity).unwrap_or_else(|| "anonymous".into())
 }
 
 /// How a server's tool calls wait for their audit entry.

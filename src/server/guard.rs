@@ -23,6 +23,20 @@ pub struct Caller {
     pub seen: u64,
 }
 
+impl Caller {
+    /// The caller as the audit log names it: `bridge:<client>` for a bridge key or an OAuth
+    /// grant, else the box key's tier and agent header (`admin:<agent>`, `client:<agent>`),
+    /// else the resolved identity.
+    pub fn audit_identity(&self) -> String {
+        match (&self.cred, self.cred.as_bridge()) {
+            (_, Some(b)) => format!("bridge:{}", b.name),
+            (Credential::Admin, _) => format!("admin:{}", self.identity),
+            (Credential::Client, _) => format!("client:{}", self.identity),
+            _ => self.identity.clone(),
+        }
+    }
+}
+
 /// The key a route class takes, in words, and how to make one on the box.
 fn key_advice(class: RouteClass) -> &'static str {
     match class {

@@ -85,11 +85,12 @@ pub fn is_json(content_type: &str) -> bool {
     essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
 }
 
-/// A state-changing REST request carries JSON or nothing: a `text/plain` or form body (what
+/// A state-changing REST (or A2A) request carries JSON or nothing: a `text/plain` or form body (what
 /// a cross-site page can send without a CORS preflight) is refused before it is read.
 pub fn check_media_type(req: &Request) -> Result<(), Error> {
     let path = req.uri().path();
-    if !path.starts_with("/api/") || !writes(req.method()) {
+    let json_only = path.starts_with("/api/") || path.starts_with("/a2a/");
+    if !json_only || !writes(req.method()) {
         return Ok(());
     }
     let ct = req.headers().get(header::CONTENT_TYPE).map(|v| v.to_str().unwrap_or(""));

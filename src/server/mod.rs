@@ -158,9 +158,12 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
     let oauth = state.config().oauth.enabled;
     for m in crate::connect::mounted(&state.config()) {
         app = match m.scope {
-            Scope::Agents => {
-                mount(app, m, oauth, McpService::new(&state, cancel, crate::mcp::agents::AgentsServer::new))
-            }
+            Scope::Agents => crate::a2a::routes(mount(
+                app,
+                m,
+                oauth,
+                McpService::new(&state, cancel, crate::mcp::agents::AgentsServer::new),
+            )),
             Scope::Memory => {
                 mount(app, m, oauth, McpService::new(&state, cancel, crate::mcp::memory::MemoryServer::new))
             }

@@ -21,6 +21,7 @@ set -euo pipefail
 
 MCP_PY_VERSION="2.3.0"
 AIOSMTPD_VERSION="1.4.6"
+A2A_SDK_VERSION="1.3.0"
 INSPECTOR_VERSION="2.12.0"
 EVERYTHING_VERSION="2026.8.31"
 TS_SDK_VERSION="1.32.2"
@@ -61,6 +62,15 @@ if [ "$installed" != "$AIOSMTPD_VERSION" ]; then
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "aiosmtpd==$AIOSMTPD_VERSION"
 else
     log "aiosmtpd $installed already installed"
+fi
+
+# --- a2a-sdk: the official Python A2A client, for the A2A face's tests ----------
+installed="$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("a2a-sdk"))' 2>/dev/null || true)"
+if [ "$installed" != "$A2A_SDK_VERSION" ]; then
+    log "installing a2a-sdk==$A2A_SDK_VERSION into $VENV (found: ${installed:-none})"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "a2a-sdk==$A2A_SDK_VERSION"
+else
+    log "a2a-sdk $installed already installed"
 fi
 
 # --- MCP Inspector CLI ------------------------------------------------------

@@ -42,6 +42,8 @@ const ROUTES: &[(&str, &str)] = &[
     ("ui_runs", "GET /ui/runs"),
     ("metrics", "GET /metrics"),
     ("activity_verify", "GET /api/activity/verify"),
+    ("a2a", "POST /a2a/hermes"),
+    ("a2a_card", "GET /a2a/hermes/.well-known/agent-card.json"),
 ];
 
 /// Credential columns; the names of bridge keys give their scopes; `consumer` is a proxy key
@@ -105,6 +107,9 @@ const OFF: &[(&str, &str)] = &[
     ("ui_runs", "401 401 401 -   -   401 401 401 401 401 401 401 401 200"),
     ("metrics", "200 401 401 -   -   403 403 403 403 401 403 403 403 200"),
     ("activity_verify", "200 401 401 -   -   403 403 403 403 401 403 403 403 200"),
+    // The A2A face takes the agents mount's keys; a card is public.
+    ("a2a", "401 401 401 -   -   200 200 200 200 401 403 403 403 403"),
+    ("a2a_card", "200 200 200 -   -   200 200 200 200 200 200 200 200 200"),
 ];
 
 const ARMED: &[(&str, &str)] = &[
@@ -145,6 +150,8 @@ const ARMED: &[(&str, &str)] = &[
     ("ui_runs", "401 401 401 401 401 401 401 401 401 401 401 401 401 200"),
     ("metrics", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
     ("activity_verify", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
+    ("a2a", "401 401 401 403 200 200 200 200 200 401 403 403 403 403"),
+    ("a2a_card", "200 200 200 200 200 200 200 200 200 200 200 200 200 200"),
 ];
 
 fn keys(env: &Env, armed: bool, up: &str) -> Vec<(&'static str, Option<String>)> {
@@ -401,9 +408,9 @@ async fn front_door(armed: bool, table: &[(&str, &str)]) {
             let body = if session.is_some() { call_body() } else { initialize_body() };
             r = with_cred(r.header("content-type", "text/plain").body(body.to_string()), key.as_deref());
             let resp = r.send().await.unwrap();
-            // REST refuses the media type before the key; an MCP mount checks the key first.
-            let want =
-                if path.starts_with("/api/") || expected[i] == "200" { 415 } else { expected[i].parse().unwrap() };
+            // REST and A2A refuse the media type before the key; an MCP mount checks the key first.
+            let json_only = path.starts_with("/api/") || path.starts_with("/a2a/");
+            let want = if json_only || expected[i] == "200" { 415 } else { expected[i].parse().unwrap() };
             seen("text/plain body", resp, want);
         }
     }

@@ -6,6 +6,7 @@
 
 mod support;
 
+mod a2a;
 mod activity;
 mod admin;
 mod approvals_bound;

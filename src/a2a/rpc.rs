@@ -1,0 +1,252 @@
+//! The JSON-RPC binding of A2A 1.0 at `/a2a/hermes[/<profile>]`: the envelope, the
+//! `A2A-Version` check, A2A's error codes, the audit entry of each call, and the dispatch
+//! of each method to [`super::methods`] (or [`super::stream`] for the two streaming ones).
+
+use super::methods::{self, Face};
+use crate::error::{Error, Kind};
+use crate::server::AppState;
+use crate::server::guard::Caller;
+use axum::body::Bytes;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// The audit surface of the A2A face.
+const SURFACE: &str = "a2a";
+
+/// An A2A error as JSON-RPC carries it: the code A2A assigns, its `ErrorInfo` reason, and
+/// the message (which starts with hal0's own stable code, as hal0-agents' errors do).
+#[derive(Debug)]
+pub struct RpcError {
+    pub code: i64,
+    pub reason: &'static str,
+    pub message: String,
+    /// hal0's code, for the audit row.
+    pub hal0: &'static str,
+}
+
+impl RpcError {
+    fn new(code: i64, reason: &'static str, hal0: &'static str, message: impl Into<String>) -> RpcError {
+        RpcError { code, reason, message: format!("{hal0}: {}", message.into()), hal0 }
+    }
+    pub fn invalid(hal0: &'static str, message: impl Into<String>) -> RpcError {
+        RpcError::new(-32602, "INVALID_PARAMS", hal0, message)
+    }
+    pub fn task_not_found() -> RpcError {
+        RpcError::new(
+            -32001,
+            "TASK_NOT_FOUND",
+            "bridge.run_not_found",
+            "no such task (it may belong to another client)",
+        )
+    }
+    pub fn not_cancelable(message: impl Into<String>) -> RpcError {
+        RpcError::new(-32002, "TASK_NOT_CANCELABLE", "a2a.task_not_cancelable", message)
+    }
+    pub fn unsupported(hal0: &'static str, message: impl Into<String>) -> RpcError {
+        RpcError::new(-32004, "UNSUPPORTED_OPERATION", hal0, message)
+    }
+    pub fn content_type(message: impl Into<String>) -> RpcError {
+        RpcError::new(-32005, "CONTENT_TYPE_NOT_SUPPORTED", "a2a.content_type", message)
+    }
+
+    /// The JSON-RPC `error` member.
+    fn body(&self) -> Value {
+        json!({
+            "code": self.code,
+            "message": self.message,
+            "data": [{
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                "reason": self.reason,
+                "domain": "a2a-protocol.org",
+                "metadata": {"hal0_code": self.hal0},
+            }],
+        })
+    }
+}
+
+impl From<Error> for RpcError {
+    /// A hal0 failure in A2A's terms: a run this caller cannot see is a task not found, bad
+    /// input is invalid params, an internal failure says only where to look; anything else
+    /// keeps hal0's code and message under JSON-RPC's server-error code.
+    fn from(e: Error) -> RpcError {
+        match (e.code, &e.kind) {
+            ("bridge.run_not_found" | "bridge.invalid_run_id", _) => RpcError::task_not_found(),
+            (_, Kind::Internal) => {
+                tracing::error!(code = e.code, "A2A call failed: {}", e.message);
+                RpcError::new(-32603, "INTERNAL", "a2a.internal", "internal error; see the hal0 log")
+            }
+            (_, Kind::Invalid | Kind::Unprocessable) => RpcError::invalid(e.code, e.message),
+            _ => RpcError {
+                code: -32000,
+                reason: "HAL0_ERROR",
+                message: format!("{}: {}", e.code, e.message),
+                hal0: e.code,
+            },
+        }
+    }
+}
+
+pub type RpcResult<T> = std::result::Result<T, RpcError>;
+
+/// A JSON-RPC response (a result or an error) for request `id`.
+pub fn envelope(id: &Value, out: RpcResult<Value>) -> Value {
+    match out {
+        Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        Err(e) => json!({"jsonrpc": "2.0", "id": id, "error": e.body()}),
+    }
+}
+
+fn answer(id: &Value, out: RpcResult<Value>) -> Response {
+    axum::Json(envelope(id, out)).into_response()
+}
+
+/// `A2A-Version`: hal0 speaks 1.0 (any 1.0.x). A request without the header is a 0.3
+/// client, as the specification says to assume.
+fn check_version(headers: &HeaderMap) -> RpcResult<()> {
+    let sent = headers.get("a2a-version").and_then(|v| v.to_str().ok()).map(str::trim).filter(|v| !v.is_empty());
+    let v = sent.unwrap_or("0.3");
+    let mut parts = v.split('.');
+    if parts.next() == Some("1") && parts.next() == Some("0") {
+        return Ok(());
+    }
+    Err(RpcError::new(
+        -32009,
+        "VERSION_NOT_SUPPORTED",
+        "a2a.version_not_supported",
+        format!("hal0 speaks A2A 1.0; this request is for {v} (send the header A2A-Version: 1.0)"),
+    ))
+}
+
+/// Who asks, in the bridge's terms: a bridge client by name, or the admin key.
+fn asker(caller: &Caller) -> RpcResult<crate::bridge::Asker> {
+    match (caller.cred.as_bridge(), &caller.cred) {
+        (Some(b), _) => Ok(crate::bridge::Asker { client: b.name.clone(), admin: false }),
+        (None, crate::auth::Credential::Admin) => Ok(crate::bridge::Asker::admin()),
+        _ => Err(Error::forbidden("the A2A face needs a bridge key or the admin key").into()),
+    }
+}
+
+/// Methods that change something: their audit entry is stored before they run.
+fn changes(method: &str) -> bool {
+    matches!(method, "SendMessage" | "SendStreamingMessage" | "CancelTask")
+}
+
+/// `POST /a2a/<agent>`: one JSON-RPC request to agent `agent` (`hermes` or
+/// `hermes/<profile>`).
+pub async fn handle(state: Arc<AppState>, caller: Caller, agent: String, headers: HeaderMap, body: Bytes) -> Response {
+    let Ok(req) = serde_json::from_slice::<Value>(&body) else {
+        let e = RpcError::new(-32700, "PARSE_ERROR", "a2a.parse_error", "the body is not JSON");
+        return answer(&Value::Null, Err(e));
+    };
+    let id = req.get("id").cloned().unwrap_or(Value::Null);
+    let method = req.get("method").and_then(Value::as_str).map(str::to_string);
+    let (Some(method), Some("2.0")) = (method, req.get("jsonrpc").and_then(Value::as_str)) else {
+        let e = RpcError::new(
+            -32600,
+            "INVALID_REQUEST",
+            "a2a.invalid_request",
+            "send one JSON-RPC 2.0 request object with `jsonrpc: \"2.0\"`, `method`, `params` and `id`",
+        );
+        return answer(&id, Err(e));
+    };
+    if let Err(e) = check_version(&headers) {
+        return answer(&id, Err(e));
+    }
+    let params = req.get("params").cloned().unwrap_or_else(|| json!({}));
+    let face = match (asker(&caller), state.bridge.get()) {
+        (Ok(asker), Some(bridge)) => Face { bridge: bridge.clone(), asker, agent },
+        (Err(e), _) => return answer(&id, Err(e)),
+        (_, None) => {
+            return answer(&id, Err(Error::unavailable("bridge.unavailable", "the run service is not running").into()));
+        }
+    };
+    let identity = caller.audit_identity();
+    let entry_args = json!({"agent": face.agent, "params": params});
+    let entry = crate::audit::Entry {
+        surface: SURFACE,
+        tool: &method,
+        identity: &identity,
+        arguments: &entry_args,
+        verdict: crate::audit::Verdict::Ok,
+        result_code: None,
+        approval_id: None,
+        detail: None,
+    };
+    let started = if changes(&method) {
+        match crate::audit::begin(&state.store, &entry).await {
+            Ok(row) => Some(row),
+            Err(e) => return answer(&id, Err(e.into())),
+        }
+    } else {
+        None
+    };
+    let out = dispatch(&state, &face, &method, params, &id).await;
+    let code = out.as_ref().err().map(|e| e.hal0.to_string());
+    let verdict = if code.is_some() { crate::audit::Verdict::Error } else { crate::audit::Verdict::Ok };
+    match started {
+        Some(row) => crate::audit::finish(
+            &state.store,
+            crate::audit::Outcome { id: row, verdict, result_code: code, approval_id: None },
+        ),
+        None => {
+            let e = crate::audit::Entry { verdict, result_code: code.as_deref(), ..entry };
+            if let Err(e) = crate::audit::record_soon(&state.store, &e) {
+                tracing::warn!("cannot record the audit entry: {}", e.message);
+            }
+        }
+    }
+    match out {
+        Ok(Reply::Json(v)) => answer(&id, Ok(v)),
+        Ok(Reply::Stream(r)) => r,
+        Err(e) => answer(&id, Err(e)),
+    }
+}
+
+/// What a method answers: one JSON-RPC result, or a stream of them.
+pub enum Reply {
+    Json(Value),
+    Stream(Response),
+}
+
+async fn dispatch(state: &AppState, face: &Face, method: &str, params: Value, id: &Value) -> RpcResult<Reply> {
+    let json = |v: RpcResult<Value>| v.map(Reply::Json);
+    match method {
+        "SendMessage" => json(methods::send(face, params).await),
+        "GetTask" => json(methods::get(face, params).await),
+        "ListTasks" => json(methods::list(face, params).await),
+        "CancelTask" => json(methods::cancel(face, params).await),
+        "SendStreamingMessage" => {
+            let run = methods::send_for_stream(face, params).await?;
+            Ok(Reply::Stream(super::stream::stream(face, run, id.clone(), state.cancel.clone())))
+        }
+        "SubscribeToTask" => {
+            let run = methods::subscribable(face, params).await?;
+            Ok(Reply::Stream(super::stream::stream(face, run, id.clone(), state.cancel.clone())))
+        }
+        "GetExtendedAgentCard" => Err(RpcError::new(
+            -32007,
+            "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+            "a2a.no_extended_card",
+            "hal0 serves only the public card",
+        )),
+        "CreateTaskPushNotificationConfig"
+        | "GetTaskPushNotificationConfig"
+        | "ListTaskPushNotificationConfigs"
+        | "DeleteTaskPushNotificationConfig" => Err(RpcError::new(
+            -32003,
+            "PUSH_NOTIFICATION_NOT_SUPPORTED",
+            "a2a.push_not_supported",
+            "hal0 sends no push notifications: stream the task (SendStreamingMessage, SubscribeToTask) or poll GetTask",
+        )),
+        other => Err(RpcError::new(
+            -32601,
+            "METHOD_NOT_FOUND",
+            "a2a.method_not_found",
+            format!(
+                "no method `{other}`: hal0 offers SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask and SubscribeToTask"
+            ),
+        )),
+    }
+}

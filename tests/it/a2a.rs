@@ -1,0 +1,256 @@
+//! The A2A face (issue 38) against the official Python A2A SDK (a2a-sdk 1.3) and a fake
+//! Hermes: discovery, blocking and streaming sends, an input-required round trip, get,
+//! list (paged, by state, by context), cancel with a resubscribed stream, and every
+//! refusal (unknown task, another client's task, a key without the agents scope, no key).
+//! Raw JSON-RPC checks the wire details the SDK hides (version header, error codes, bad
+//! input) and that every call is in the audit log.
+
+use crate::support::fake_hermes::{FakeHermes, FakeHermesOptions};
+use crate::support::*;
+use serde_json::{Value, json};
+
+struct Box0 {
+    env: Env,
+    server: Server,
+    _hermes: FakeHermes,
+    _home: tempfile::TempDir,
+}
+
+async fn setup() -> Box0 {
+    let opts = FakeHermesOptions { clarify: true, steer: true, ..Default::default() };
+    let hermes = FakeHermes::start(opts).await;
+    let home = tempfile::tempdir().unwrap();
+    hermes.write_profile(home.path());
+    let env = Env::new();
+    std::fs::create_dir_all(env.config_dir()).unwrap();
+    let toml = format!("[hermes]\nhome = \"{}\"\n", home.path().display());
+    std::fs::write(env.config_dir().join("hal0.toml"), toml).unwrap();
+    let server = env.serve();
+    Box0 { env, server, _hermes: hermes, _home: home }
+}
+
+fn python() -> Option<std::path::PathBuf> {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    let ok = p.exists()
+        && std::process::Command::new(&p).args(["-c", "import a2a"]).output().is_ok_and(|o| o.status.success());
+    if !ok {
+        missing_external("the Python A2A SDK (a2a-sdk in .venv)", "run tests/external/setup.sh");
+        return None;
+    }
+    Some(p)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_a2a_sdk_delegates_follows_answers_and_cancels_tasks() {
+    let Some(python) = python() else { return };
+    let b = setup().await;
+    let key = b.env.bridge_key("ci", &[]);
+    let other = b.env.bridge_key("other", &[]);
+    let relay = b.env.bridge_key("bot", &["relay"]);
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/external/a2a_client.py");
+    let base = b.server.url("");
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(python).arg(script).args([&base, &key, &other, &relay]).output().unwrap()
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the A2A client failed: {stderr}");
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    eprintln!("A2A REPORT {r}");
+
+    // Discovery: the card names the interface on the URL the client came to, and a bearer key.
+    let card = &r["root_card"];
+    assert_eq!(card["supportedInterfaces"][0]["url"], b.server.url("/a2a/hermes"), "{card}");
+    assert_eq!(card["supportedInterfaces"][0]["protocolBinding"], "JSONRPC");
+    assert_eq!(card["supportedInterfaces"][0]["protocolVersion"], "1.0");
+    assert_eq!(card["securitySchemes"]["hal0BridgeKey"]["httpAuthSecurityScheme"]["scheme"], "Bearer");
+    assert_eq!(card["capabilities"]["streaming"], true);
+    assert_eq!(r["profile_card_url"], b.server.url("/a2a/hermes"));
+
+    // A blocking send ends completed, the agent's answer as the artifact.
+    let blocking = &r["blocking"];
+    assert_eq!(blocking["state"], "TASK_STATE_COMPLETED", "{r}");
+    assert_eq!(blocking["output"], "FAKE ANSWER: hello from a2a");
+    assert!(blocking["context"].as_str().unwrap().starts_with("ctx-"), "{blocking}");
+    assert_eq!(r["same_message_same_task"], true, "a message id is the start's idempotency key");
+
+    // Streaming: the task first, then output chunks that add up to the answer, then done.
+    let stream = &r["stream"];
+    let kinds: Vec<&str> = stream["kinds"].as_array().unwrap().iter().map(|k| k.as_str().unwrap()).collect();
+    assert_eq!(kinds.first(), Some(&"task"), "{stream}");
+    assert_eq!(kinds.last(), Some(&"status_update"), "{stream}");
+    assert!(kinds.contains(&"artifact_update"), "{stream}");
+    assert_eq!(stream["output"], "FAKE ANSWER: stream this please");
+    assert_eq!(stream["states"].as_array().unwrap().last().unwrap(), "TASK_STATE_COMPLETED");
+
+    // A question is input-required; the answer, a message naming the task, completes it.
+    let asked = &r["input_required"];
+    assert_eq!(asked["state"], "TASK_STATE_INPUT_REQUIRED", "{asked}");
+    assert!(!asked["question"].as_str().unwrap().is_empty(), "{asked}");
+    assert_eq!(asked["after_answer"], "TASK_STATE_COMPLETED", "{asked}");
+    assert_eq!(asked["same_task"], true);
+
+    assert_eq!(r["get"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(r["get"]["output"], blocking["output"]);
+
+    // Lists: pages do not overlap and add up, filters hold.
+    let list = &r["list"];
+    let ids = |k: &str| -> Vec<String> {
+        list[k].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect()
+    };
+    let (p1, p2, all) = (ids("first_page"), ids("second_page"), ids("all"));
+    assert_eq!(p1.len(), 2, "{list}");
+    assert!(!p2.is_empty() && p2.iter().all(|x| !p1.contains(x)), "{list}");
+    assert_eq!(all[..2], p1[..], "newest first");
+    assert_eq!(list["total"].as_u64().unwrap() as usize, all.len());
+    assert_eq!(all.len(), 4, "hello, say-it-once, stream, clarify, and nothing else yet: {list}");
+    assert_eq!(list["streamed_listed"], true);
+    assert_eq!(ids("completed").len(), 4, "{list}");
+    assert_eq!(ids("in_context"), vec![blocking["id"].as_str().unwrap().to_string()]);
+
+    // Cancel: the task ends cancelled, the resubscribed stream saw it, a second cancel is refused.
+    let cancel = &r["cancel"];
+    assert_eq!(cancel["state"], "TASK_STATE_CANCELED", "{cancel}");
+    assert_eq!(cancel["again"], "not_cancelable");
+    let seen = cancel["subscribed"].as_array().unwrap();
+    assert_eq!(seen.first().unwrap(), "task", "{cancel}");
+    assert_eq!(seen.last().unwrap(), "TASK_STATE_CANCELED", "{cancel}");
+
+    // Refusals.
+    assert_eq!(r["unknown"], "task_not_found");
+    assert_eq!(r["other_client_get"], "task_not_found", "one client never sees another's task");
+    assert_eq!(r["other_client_list"], json!([]));
+    assert!(r["relay_only"].as_str().unwrap().contains("403"), "{r}");
+    assert!(r["no_key"].as_str().unwrap().contains("401"), "{r}");
+
+    // Every task is a run in the same ledger, under the client's name.
+    let runs = b.env.json(&["runs", "list", "--client", "ci", "--json"]);
+    assert_eq!(runs.as_array().unwrap().len(), 5, "the four, and the cancelled one: {runs}");
+    let audit = b.env.ok(&["activity", "list", "--json", "--limit", "500"]);
+    for method in ["SendMessage", "SendStreamingMessage", "GetTask", "ListTasks", "CancelTask", "SubscribeToTask"] {
+        assert!(audit.contains(&format!("\"{method}\"")), "{method} not audited");
+    }
+}
+
+async fn rpc(s: &Server, key: Option<&str>, version: Option<&str>, body: Value) -> (u16, Value) {
+    let mut r = reqwest::Client::new().post(s.url("/a2a/hermes")).json(&body);
+    if let Some(k) = key {
+        r = r.bearer_auth(k);
+    }
+    if let Some(v) = version {
+        r = r.header("A2A-Version", v);
+    }
+    let resp = r.send().await.unwrap();
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(Value::Null))
+}
+
+fn code(v: &Value) -> i64 {
+    v["error"]["code"].as_i64().unwrap_or_else(|| panic!("no error: {v}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_get_a2as_error_codes_and_change_nothing() {
+    let b = setup().await;
+    let s = &b.server;
+    let key = b.env.bridge_key("ci", &[]);
+    let k = Some(key.as_str());
+    let v1 = Some("1.0");
+    let send = |parts: Value, id: &str| {
+        json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+               "params": {"message": {"messageId": id, "role": "ROLE_USER", "parts": parts}}})
+    };
+    let hello = send(json!([{"text": "hi"}]), "m1");
+
+    // No version header: a 0.3 client, refused with the version error and what to send.
+    let (status, v) = rpc(s, k, None, hello.clone()).await;
+    assert_eq!(status, 200);
+    assert_eq!(code(&v), -32009, "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("A2A-Version: 1.0"), "{v}");
+    assert_eq!(v["error"]["data"][0]["reason"], "VERSION_NOT_SUPPORTED");
+    assert_eq!(code(&rpc(s, k, Some("0.3"), hello.clone()).await.1), -32009);
+
+    // The envelope.
+    let r = reqwest::Client::new()
+        .post(s.url("/a2a/hermes"))
+        .bearer_auth(&key)
+        .header("content-type", "application/json")
+        .header("A2A-Version", "1.0")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(code(&r.json().await.unwrap()), -32700);
+    assert_eq!(code(&rpc(s, k, v1, json!({"id": 2, "method": "GetTask"})).await.1), -32600);
+    let (_, v) = rpc(s, k, v1, json!({"jsonrpc": "2.0", "id": "x", "method": "tasks/send"})).await;
+    assert_eq!(code(&v), -32601);
+    assert_eq!(v["id"], "x", "the id comes back as sent");
+    let push = json!({"jsonrpc": "2.0", "id": 3, "method": "CreateTaskPushNotificationConfig", "params": {}});
+    assert_eq!(code(&rpc(s, k, v1, push).await.1), -32003);
+
+    // Bad messages: no id, an agent's role, no text, a file part; bad ids and filters.
+    let cases = [
+        (send(json!([{"text": "hi"}]), ""), -32602, "messageId"),
+        (send(json!([]), "m2"), -32602, "a2a.empty_message"),
+        (send(json!([{"url": "https://example.invalid/f.pdf"}]), "m3"), -32005, "`url` part"),
+        (
+            json!({"jsonrpc": "2.0", "id": 4, "method": "SendMessage",
+                   "params": {"message": {"messageId": "m4", "role": "ROLE_AGENT", "parts": [{"text": "x"}]}}}),
+            -32602,
+            "ROLE_USER",
+        ),
+        (json!({"jsonrpc": "2.0", "id": 5, "method": "GetTask", "params": {}}), -32602, "params.id"),
+        (json!({"jsonrpc": "2.0", "id": 6, "method": "GetTask", "params": {"id": "run_nope"}}), -32001, "no such task"),
+        (json!({"jsonrpc": "2.0", "id": 6, "method": "GetTask", "params": {"id": "bad id"}}), -32001, "no such task"),
+        (json!({"jsonrpc": "2.0", "id": 7, "method": "ListTasks", "params": {"pageSize": 1000}}), -32602, "pageSize"),
+        (
+            json!({"jsonrpc": "2.0", "id": 8, "method": "ListTasks", "params": {"pageToken": "garbage"}}),
+            -32602,
+            "a2a.invalid_page_token",
+        ),
+        (json!({"jsonrpc": "2.0", "id": 9, "method": "ListTasks", "params": {"status": "DONE"}}), -32602, "DONE"),
+        (
+            json!({"jsonrpc": "2.0", "id": 10, "method": "ListTasks", "params": {"statusTimestampAfter": "yesterday"}}),
+            -32602,
+            "RFC 3339",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 11, "method": "SendMessage",
+                   "params": {"message": {"messageId": "m5", "taskId": "run_nope", "parts": [{"text": "x"}]}}}),
+            -32001,
+            "no such task",
+        ),
+    ];
+    for (body, want, says) in cases {
+        let (_, v) = rpc(s, k, v1, body.clone()).await;
+        assert_eq!(code(&v), want, "{body} → {v}");
+        assert!(v["error"]["message"].as_str().unwrap().contains(says), "{body} → {v}");
+    }
+    let runs = b.env.json(&["runs", "list", "--json"]);
+    assert_eq!(runs, json!([]), "no bad request started a run");
+
+    // A finished task takes no more messages; a profile that does not exist is not found.
+    let (_, v) = rpc(s, k, v1, hello.clone()).await;
+    let task = &v["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{v}");
+    let again = json!({"jsonrpc": "2.0", "id": 12, "method": "SendMessage",
+                       "params": {"message": {"messageId": "m6", "taskId": task["id"], "parts": [{"text": "more"}]}}});
+    let (_, v) = rpc(s, k, v1, again).await;
+    assert_eq!(code(&v), -32004, "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().starts_with("a2a.task_ended: "), "{v}");
+    let other_context = json!({"jsonrpc": "2.0", "id": 13, "method": "SendMessage",
+        "params": {"message": {"messageId": "m7", "taskId": task["id"], "contextId": "elsewhere", "parts": [{"text": "x"}]}}});
+    assert!(
+        rpc(s, k, v1, other_context).await.1["error"]["message"].as_str().unwrap().contains("a2a.context_mismatch")
+    );
+    let r = reqwest::Client::new().get(s.url("/a2a/hermes/nosuch/.well-known/agent-card.json")).send().await.unwrap();
+    assert_eq!(r.status(), 404);
+    let r =
+        reqwest::Client::new().get(s.url("/a2a/hermes/Bad..Name/.well-known/agent-card.json")).send().await.unwrap();
+    assert!(r.status().is_client_error(), "{}", r.status());
+
+    // Refused calls are audited with their code too.
+    let audit = b.env.ok(&["activity", "list", "--json", "--limit", "500"]);
+    assert!(audit.contains("a2a.task_ended"), "{audit}");
+}
