@@ -22,6 +22,7 @@ set -euo pipefail
 MCP_PY_VERSION="2.3.0"
 AIOSMTPD_VERSION="1.4.6"
 A2A_SDK_VERSION="1.3.0"
+A2A_JS_VERSION="1.3.0"
 INSPECTOR_VERSION="2.12.0"
 EVERYTHING_VERSION="2026.8.31"
 TS_SDK_VERSION="1.32.2"
@@ -124,6 +125,7 @@ npm_pinned() {  # npm_pinned PACKAGE VERSION FILE-THAT-MUST-EXIST
 }
 npm_pinned "@modelcontextprotocol/sdk" "$TS_SDK_VERSION" "@modelcontextprotocol/sdk/dist/esm/client/index.js"
 npm_pinned "@anthropic-ai/claude-code" "$CLAUDE_CODE_VERSION" ".bin/claude"
+npm_pinned "@a2a-js/sdk" "$A2A_JS_VERSION" "@a2a-js/sdk/dist/client/index.js"
 
 # --- Hermes agent (real-Hermes end-to-end tests) ----------------------------
 # Its own venv: hermes-agent pins mcp 1.x, the SDK venv above uses mcp 2.x.

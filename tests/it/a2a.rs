@@ -57,7 +57,6 @@ async fn the_python_a2a_sdk_delegates_follows_answers_and_cancels_tasks() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "the A2A client failed: {stderr}");
     let r: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
-    eprintln!("A2A REPORT {r}");
 
     // Discovery: the card names the interface on the URL the client came to, and a bearer key.
     let card = &r["root_card"];
@@ -131,6 +130,51 @@ async fn the_python_a2a_sdk_delegates_follows_answers_and_cancels_tasks() {
     for method in ["SendMessage", "SendStreamingMessage", "GetTask", "ListTasks", "CancelTask", "SubscribeToTask"] {
         assert!(audit.contains(&format!("\"{method}\"")), "{method} not audited");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_javascript_a2a_sdk_delegates_answers_and_cancels_tasks() {
+    let sdk = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools/node/node_modules/@a2a-js/sdk");
+    if !sdk.join("package.json").exists() {
+        missing_external("the JavaScript A2A SDK (@a2a-js/sdk in .tools/node)", "run tests/external/setup.sh");
+        return;
+    }
+    let b = setup().await;
+    let key = b.env.bridge_key("js", &[]);
+    let other = b.env.bridge_key("other", &[]);
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/external/a2a_client.mjs");
+    let base = b.server.url("");
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("node")
+            .arg(script)
+            .args([&base, &key, &other])
+            .env("HAL0_A2A_SDK", sdk)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the A2A client failed: {stderr}");
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    assert_eq!(r["card"], "hal0 hermes");
+    assert_eq!(r["blocking"]["state"], "COMPLETED", "{r}");
+    assert_eq!(r["blocking"]["output"], "FAKE ANSWER: hello from javascript");
+    let kinds = r["stream"]["kinds"].as_array().unwrap();
+    assert_eq!(kinds.first().unwrap(), "task", "{r}");
+    assert!(kinds.iter().any(|k| k == "artifactUpdate"), "{r}");
+    assert_eq!(r["stream"]["output"], "FAKE ANSWER: stream from javascript");
+    assert_eq!(r["stream"]["last"], "COMPLETED");
+    assert_eq!(r["input_required"]["state"], "INPUT_REQUIRED", "{r}");
+    assert!(!r["input_required"]["question"].as_str().unwrap().is_empty());
+    assert_eq!(r["input_required"]["after"], "COMPLETED");
+    assert_eq!(r["input_required"]["same"], true);
+    assert_eq!(r["get"]["output"], r["blocking"]["output"]);
+    assert_eq!(r["list"]["ids"].as_array().unwrap().len(), 3, "{r}");
+    assert_eq!(r["list"]["total"], 3);
+    assert_eq!(r["cancel"]["state"], "CANCELED", "{r}");
+    let refused = r["other_client_get"].as_str().unwrap();
+    assert!(refused.contains("TaskNotFound") || refused.contains("no such task"), "{refused}");
 }
 
 async fn rpc(s: &Server, key: Option<&str>, version: Option<&str>, body: Value) -> (u16, Value) {
