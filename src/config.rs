@@ -87,6 +87,9 @@ pub struct Relay {
     pub history_retention_days: u32,
     /// `[relay.langfuse]`: export of ended exchanges to Langfuse (off by default).
     pub langfuse: Langfuse,
+    /// Bots that are also A2A agents with a public Agent Card at
+    /// `/a2a/relay/<bot>/.well-known/agent-card.json` (none by default).
+    pub a2a_bots: Vec<String>,
 }
 
 impl Default for Relay {
@@ -99,6 +102,7 @@ impl Default for Relay {
             node: None,
             history_retention_days: 90,
             langfuse: Langfuse::default(),
+            a2a_bots: Vec::new(),
         }
     }
 }
@@ -437,6 +441,20 @@ impl Config {
                 ),
             ));
         }
+        // A bridge client's name (the rule `hal0 bridge add` checks).
+        let bot_name = |b: &str| {
+            !b.is_empty()
+                && b.len() <= 32
+                && b.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_' || c == b'-')
+        };
+        if let Some(bad) = self.relay.a2a_bots.iter().find(|b| !bot_name(b)) {
+            return Err(config_error(
+                path,
+                find_key_line(text, "relay", "a2a_bots"),
+                Some("relay.a2a_bots"),
+                &format!("`{bad}` is not a bot's name (1 to 32 lower-case letters, digits, `_` or `-`)"),
+            ));
+        }
         if let Some(n) = &self.relay.node
             && (n.is_empty() || n.len() > 128 || n.chars().any(|c| c.is_whitespace() || c.is_control()))
         {
@@ -546,6 +564,7 @@ pub fn schema() -> serde_json::Value {
         m.insert("mcp.npm_registry".into(), serde_json::json!({"type": ["string", "null"], "default": null, "description": "the npm registry npm: installs and hal0 mcp update ask for the exact release (unset: HAL0_NPM_REGISTRY, else https://registry.npmjs.org)"}));
         m.insert("mcp.pypi_index".into(), serde_json::json!({"type": ["string", "null"], "default": null, "description": "the PyPI index uvx: installs and hal0 mcp update ask for the exact release (unset: HAL0_PYPI_INDEX, else https://pypi.org)"}));
         m.insert("network.allowed_hosts".into(), serde_json::json!({"type": "array", "items": {"type": "string"}, "default": [], "description": "extra Host names hal0 answers: name, name:port or name:* (restart to apply; HAL0_MCP_ALLOWED_HOSTS adds to it)"}));
+        m.insert("relay.a2a_bots".into(), serde_json::json!({"type": "array", "items": {"type": "string"}, "default": [], "description": "bots that are also A2A agents, each with a public Agent Card at /a2a/relay/<bot>/.well-known/agent-card.json (a reload applies it)"}));
         m.insert("network.allowed_origins".into(), serde_json::json!({"type": "array", "items": {"type": "string"}, "default": [], "description": "extra browser Origins allowed, scheme://host[:port] (restart to apply; HAL0_MCP_ALLOWED_ORIGINS adds to it)"}));
     }
     keys
@@ -571,6 +590,7 @@ pub const SHELL_ONLY: &[(&str, &str)] = &[
     ("network.tls_cert", "hal0 reads that file"),
     ("network.tls_key", "hal0 reads that file"),
     ("relay.database_url", "the relay's whole history goes there"),
+    ("relay.a2a_bots", "it publishes a bot's card to anyone who can reach hal0"),
     ("relay.langfuse.base_url", "ended exchanges are sent there"),
     ("telemetry.otlp_endpoint", "every MCP call is sent there as a span"),
 ];

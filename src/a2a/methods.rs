@@ -49,13 +49,13 @@ impl Face {
     }
 }
 
-fn params<T: serde::de::DeserializeOwned>(v: Value) -> RpcResult<T> {
+pub(super) fn params<T: serde::de::DeserializeOwned>(v: Value) -> RpcResult<T> {
     serde_json::from_value(v).map_err(|e| RpcError::invalid("a2a.invalid_params", format!("{e}")))
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct SendParams {
+pub(super) struct SendParams {
     message: Option<Message>,
     #[serde(default)]
     configuration: Configuration,
@@ -63,7 +63,7 @@ struct SendParams {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Configuration {
+pub(super) struct Configuration {
     #[serde(default)]
     return_immediately: bool,
     #[serde(default)]
@@ -72,13 +72,13 @@ struct Configuration {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Message {
+pub(super) struct Message {
     #[serde(default)]
     message_id: String,
     #[serde(default)]
-    context_id: Option<String>,
+    pub(super) context_id: Option<String>,
     #[serde(default)]
-    task_id: Option<String>,
+    pub(super) task_id: Option<String>,
     #[serde(default)]
     role: Option<String>,
     #[serde(default)]
@@ -87,7 +87,7 @@ struct Message {
 
 impl Message {
     /// The message's text: its text parts, one after another. hal0 hands Hermes text only.
-    fn text(&self) -> RpcResult<String> {
+    pub(super) fn text(&self) -> RpcResult<String> {
         let mut out = Vec::new();
         for p in &self.parts {
             match p.get("text").and_then(Value::as_str) {
@@ -109,7 +109,7 @@ impl Message {
 }
 
 /// The message of a send, checked: present, from the user, with an id.
-fn message(p: SendParams) -> RpcResult<(Message, Configuration)> {
+pub(super) fn message(p: SendParams) -> RpcResult<(Message, Configuration)> {
     let Some(m) = p.message else {
         return Err(RpcError::invalid("a2a.invalid_params", "params.message is required"));
     };

@@ -8,13 +8,18 @@
 //!
 //! - `GET /.well-known/agent-card.json`: the default profile's card;
 //! - `GET /a2a/hermes[/<profile>]/.well-known/agent-card.json`: a profile's card;
-//! - `POST /a2a/hermes[/<profile>]`: the JSON-RPC binding ([`rpc`]).
+//! - `POST /a2a/hermes[/<profile>]`: the JSON-RPC binding ([`rpc`]);
+//! - `GET /a2a/relay/<bot>/.well-known/agent-card.json`, `POST /a2a/relay/<bot>`: a relay
+//!   bot an operator listed in `[relay].a2a_bots` ([`relay`]), asked with a relay key;
+//! - `GET /a2a/agents`: every card this box publishes.
 //!
-//! Like hal0-agents, the face is served while `[bridge].enabled` is on. A front: it
-//! translates, and the rules stay in [`crate::bridge`].
+//! Like hal0-agents, the profiles' face is served while `[bridge].enabled` is on, the bots'
+//! while `[relay].enabled` is. A front: it translates, and the rules stay in
+//! [`crate::bridge`] and [`crate::relay`].
 
 pub mod card;
 pub mod methods;
+pub mod relay;
 pub mod rpc;
 pub mod stream;
 pub mod task;
@@ -34,7 +39,17 @@ pub const VERSION: &str = "1.0";
 /// Where a card is, under an agent's base URL.
 pub const CARD_PATH: &str = "/.well-known/agent-card.json";
 
-/// The A2A routes, on `app`.
+/// The index of every card, on `app` (served whichever faces are on).
+pub fn index_route(app: Router<Arc<AppState>>) -> Router<Arc<AppState>> {
+    app.route("/a2a/agents", get(index))
+}
+
+/// The relay bots' routes, on `app`.
+pub fn relay_routes(app: Router<Arc<AppState>>) -> Router<Arc<AppState>> {
+    app.route(&format!("/a2a/relay/{{bot}}{CARD_PATH}"), get(bot_card)).route("/a2a/relay/{bot}", post(bot_rpc))
+}
+
+/// The Hermes profiles' routes, on `app`.
 pub fn routes(app: Router<Arc<AppState>>) -> Router<Arc<AppState>> {
     app.route(CARD_PATH, get(default_card))
         .route(&format!("/a2a/hermes{CARD_PATH}"), get(default_card))
@@ -70,11 +85,7 @@ async fn card_of(state: Arc<AppState>, headers: HeaderMap, profile: Option<Strin
     let agent = agent(profile.as_deref());
     let found = state.bridge.get().map(|b| b.profiles().get(&agent));
     match found {
-        Some(Ok(p)) => {
-            let mut r = axum::Json(card::card(&p, &base(&state, &headers))).into_response();
-            r.headers_mut().insert(axum::http::header::CACHE_CONTROL, axum::http::HeaderValue::from_static("no-cache"));
-            r
-        }
+        Some(Ok(p)) => no_cache(axum::Json(card::card(&p, &base(&state, &headers))).into_response()),
         Some(Err(e)) => e.into_response(),
         None => crate::server::rest::not_found().await.into_response(),
     }
@@ -99,7 +110,53 @@ async fn rpc_of(
     if let Some(Err(e)) = state.bridge.get().map(|b| b.profiles().get(&agent)) {
         return e.into_response();
     }
-    rpc::handle(state, caller, agent, headers, body).await
+    rpc::handle(state, caller, rpc::Target::Hermes(agent), headers, body).await
+}
+
+async fn bot_card(State(state): State<Arc<AppState>>, Path(bot): Path<String>, headers: HeaderMap) -> Response {
+    match relay::published(&state, &bot).await {
+        Ok(true) => no_cache(axum::Json(relay::card(&bot, &base(&state, &headers))).into_response()),
+        Ok(false) => crate::server::rest::not_found().await.into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn bot_rpc(
+    State(state): State<Arc<AppState>>,
+    axum::Extension(caller): axum::Extension<Caller>,
+    Path(bot): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    rpc::handle(state, caller, rpc::Target::Relay(bot), headers, body).await
+}
+
+/// `GET /a2a/agents`: `{agents: [card, …]}`, the profiles' (while the bridge is served)
+/// and the listed bots' (while the relay is).
+async fn index(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    let cfg = state.config();
+    let base = base(&state, &headers);
+    let mut cards = Vec::new();
+    if cfg.bridge.enabled
+        && let Some(b) = state.bridge.get()
+    {
+        cards.extend(b.profiles().list().iter().map(|p| card::card(p, &base)));
+    }
+    if cfg.relay.enabled {
+        for bot in &cfg.relay.a2a_bots {
+            match relay::published(&state, bot).await {
+                Ok(true) => cards.push(relay::card(bot, &base)),
+                Ok(false) => {}
+                Err(e) => return e.into_response(),
+            }
+        }
+    }
+    no_cache(axum::Json(serde_json::json!({"agents": cards})).into_response())
+}
+
+fn no_cache(mut r: Response) -> Response {
+    r.headers_mut().insert(axum::http::header::CACHE_CONTROL, axum::http::HeaderValue::from_static("no-cache"));
+    r
 }
 
 async fn default_rpc(

@@ -23,15 +23,24 @@ pub struct RpcError {
     pub reason: &'static str,
     pub message: String,
     /// hal0's code, for the audit row.
-    pub hal0: &'static str,
+    pub hal0: String,
 }
 
 impl RpcError {
-    fn new(code: i64, reason: &'static str, hal0: &'static str, message: impl Into<String>) -> RpcError {
+    fn new(code: i64, reason: &'static str, hal0: impl Into<String>, message: impl Into<String>) -> RpcError {
+        let hal0 = hal0.into();
         RpcError { code, reason, message: format!("{hal0}: {}", message.into()), hal0 }
     }
     pub fn invalid(hal0: &'static str, message: impl Into<String>) -> RpcError {
         RpcError::new(-32602, "INVALID_PARAMS", hal0, message)
+    }
+    /// Invalid params under a code made at run time (a relay failure's).
+    pub fn invalid_owned(hal0: String, message: impl Into<String>) -> RpcError {
+        RpcError::new(-32602, "INVALID_PARAMS", hal0, message)
+    }
+    /// A hal0 failure A2A has no code for: JSON-RPC's server error, hal0's code first.
+    pub fn server(hal0: impl Into<String>, message: impl Into<String>) -> RpcError {
+        RpcError::new(-32000, "HAL0_ERROR", hal0, message)
     }
     pub fn task_not_found() -> RpcError {
         RpcError::new(
@@ -78,12 +87,7 @@ impl From<Error> for RpcError {
                 RpcError::new(-32603, "INTERNAL", "a2a.internal", "internal error; see the hal0 log")
             }
             (_, Kind::Invalid | Kind::Unprocessable) => RpcError::invalid(e.code, e.message),
-            _ => RpcError {
-                code: -32000,
-                reason: "HAL0_ERROR",
-                message: format!("{}: {}", e.code, e.message),
-                hal0: e.code,
-            },
+            _ => RpcError::server(e.code, e.message),
         }
     }
 }
@@ -133,9 +137,24 @@ fn changes(method: &str) -> bool {
     matches!(method, "SendMessage" | "SendStreamingMessage" | "CancelTask")
 }
 
-/// `POST /a2a/<agent>`: one JSON-RPC request to agent `agent` (`hermes` or
-/// `hermes/<profile>`).
-pub async fn handle(state: Arc<AppState>, caller: Caller, agent: String, headers: HeaderMap, body: Bytes) -> Response {
+/// Whom a request is for: a Hermes profile (`hermes` or `hermes/<profile>`), or a relay bot.
+pub enum Target {
+    Hermes(String),
+    Relay(String),
+}
+
+impl Target {
+    /// As the audit row names it.
+    fn name(&self) -> String {
+        match self {
+            Target::Hermes(agent) => agent.clone(),
+            Target::Relay(bot) => format!("relay/{bot}"),
+        }
+    }
+}
+
+/// `POST /a2a/…`: one JSON-RPC request to `target`.
+pub async fn handle(state: Arc<AppState>, caller: Caller, target: Target, headers: HeaderMap, body: Bytes) -> Response {
     let Ok(req) = serde_json::from_slice::<Value>(&body) else {
         let e = RpcError::new(-32700, "PARSE_ERROR", "a2a.parse_error", "the body is not JSON");
         return answer(&Value::Null, Err(e));
@@ -155,15 +174,8 @@ pub async fn handle(state: Arc<AppState>, caller: Caller, agent: String, headers
         return answer(&id, Err(e));
     }
     let params = req.get("params").cloned().unwrap_or_else(|| json!({}));
-    let face = match (asker(&caller), state.bridge.get()) {
-        (Ok(asker), Some(bridge)) => Face { bridge: bridge.clone(), asker, agent },
-        (Err(e), _) => return answer(&id, Err(e)),
-        (_, None) => {
-            return answer(&id, Err(Error::unavailable("bridge.unavailable", "the run service is not running").into()));
-        }
-    };
     let identity = caller.audit_identity();
-    let entry_args = json!({"agent": face.agent, "params": params});
+    let entry_args = json!({"agent": target.name(), "params": params});
     let entry = crate::audit::Entry {
         surface: SURFACE,
         tool: &method,
@@ -182,8 +194,11 @@ pub async fn handle(state: Arc<AppState>, caller: Caller, agent: String, headers
     } else {
         None
     };
-    let out = dispatch(&state, &face, &method, params, &id).await;
-    let code = out.as_ref().err().map(|e| e.hal0.to_string());
+    let out = match &target {
+        Target::Hermes(agent) => hermes(&state, &caller, agent, &method, params, &id).await,
+        Target::Relay(bot) => relay(&state, &caller, bot, &method, params).await,
+    };
+    let code = out.as_ref().err().map(|e| e.hal0.clone());
     let verdict = if code.is_some() { crate::audit::Verdict::Error } else { crate::audit::Verdict::Ok };
     match started {
         Some(row) => crate::audit::finish(
@@ -210,7 +225,20 @@ pub enum Reply {
     Stream(Response),
 }
 
-async fn dispatch(state: &AppState, face: &Face, method: &str, params: Value, id: &Value) -> RpcResult<Reply> {
+/// A request to a Hermes profile, as the bridge's caller `caller`.
+async fn hermes(
+    state: &AppState,
+    caller: &Caller,
+    agent: &str,
+    method: &str,
+    params: Value,
+    id: &Value,
+) -> RpcResult<Reply> {
+    let Some(bridge) = state.bridge.get() else {
+        return Err(Error::unavailable("bridge.unavailable", "the run service is not running").into());
+    };
+    let face = Face { bridge: bridge.clone(), asker: asker(caller)?, agent: agent.to_string() };
+    let face = &face;
     let json = |v: RpcResult<Value>| v.map(Reply::Json);
     match method {
         "SendMessage" => json(methods::send(face, params).await),
@@ -225,28 +253,54 @@ async fn dispatch(state: &AppState, face: &Face, method: &str, params: Value, id
             let run = methods::subscribable(face, params).await?;
             Ok(Reply::Stream(super::stream::stream(face, run, id.clone(), state.cancel.clone())))
         }
-        "GetExtendedAgentCard" => Err(RpcError::new(
+        other => Err(common(other)),
+    }
+}
+
+/// A request to relay bot `bot`: only `SendMessage` (an ask); there are no tasks.
+async fn relay(state: &AppState, caller: &Caller, bot: &str, method: &str, params: Value) -> RpcResult<Reply> {
+    let Some(c) = caller.cred.as_bridge() else {
+        return Err(Error::forbidden("a relay bot is asked with a bridge key holding the relay scope").into());
+    };
+    let asker =
+        crate::relay::Asker { client: c.name.clone(), runs: c.scopes.contains(&crate::auth::bridge::Scope::Agents) };
+    match method {
+        "SendMessage" => super::relay::send(state, &asker, bot, params).await.map(Reply::Json),
+        "SendStreamingMessage" | "GetTask" | "ListTasks" | "CancelTask" | "SubscribeToTask" => {
+            Err(RpcError::unsupported(
+                "a2a.no_tasks",
+                "a relay bot answers each message with a message and keeps no tasks: use SendMessage",
+            ))
+        }
+        other => Err(common(other)),
+    }
+}
+
+/// The answer to a method neither face serves.
+fn common(method: &str) -> RpcError {
+    match method {
+        "GetExtendedAgentCard" => RpcError::new(
             -32007,
             "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
             "a2a.no_extended_card",
             "hal0 serves only the public card",
-        )),
+        ),
         "CreateTaskPushNotificationConfig"
         | "GetTaskPushNotificationConfig"
         | "ListTaskPushNotificationConfigs"
-        | "DeleteTaskPushNotificationConfig" => Err(RpcError::new(
+        | "DeleteTaskPushNotificationConfig" => RpcError::new(
             -32003,
             "PUSH_NOTIFICATION_NOT_SUPPORTED",
             "a2a.push_not_supported",
             "hal0 sends no push notifications: stream the task (SendStreamingMessage, SubscribeToTask) or poll GetTask",
-        )),
-        other => Err(RpcError::new(
+        ),
+        other => RpcError::new(
             -32601,
             "METHOD_NOT_FOUND",
             "a2a.method_not_found",
             format!(
                 "no method `{other}`: hal0 offers SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask and SubscribeToTask"
             ),
-        )),
+        ),
     }
 }

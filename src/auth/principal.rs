@@ -154,6 +154,8 @@ impl RouteClass {
             _ if under(p, "/mcp/agents") => RouteClass::Agents,
             // A2A: a profile's card is public, its interface takes the agents mount's keys.
             _ if under(p, "/a2a") && p.ends_with("/.well-known/agent-card.json") => RouteClass::Open,
+            "/a2a/agents" => RouteClass::Open,
+            _ if under(p, "/a2a/relay") => RouteClass::Relay,
             _ if under(p, "/a2a") => RouteClass::Agents,
             _ if under(p, "/mcp/memory") => RouteClass::Memory,
             _ if under(p, "/mcp/admin") => RouteClass::AdminMcp,

@@ -23,7 +23,7 @@ pub enum SecretCmd {
 }
 
 /// The value: one line from a pipe (its line ending dropped), or typed at a prompt.
-fn read_value(prompt: &str) -> Result<String> {
+pub(crate) fn read_value(prompt: &str) -> Result<String> {
     if std::io::stdin().is_terminal() {
         return dialoguer::Password::new()
             .with_prompt(prompt)

@@ -1,5 +1,5 @@
-//! `hal0 relay agents|exchanges`: the agent relay's bots and its history, read through the
-//! same operations as `GET /api/relay/*`.
+//! `hal0 relay agents|exchanges|peer`: the agent relay's bots, its history (the same
+//! operations as `GET /api/relay/*`), and the A2A agents elsewhere that bots may ask.
 
 use super::{Ctx, runtime, table};
 use crate::error::Result;
@@ -25,6 +25,37 @@ pub enum RelayCmd {
         limit: Option<i64>,
         #[command(flatten)]
         out: super::ListOut,
+    },
+    /// A2A agents elsewhere that bots may ask (as a2a/NAME): add, list, remove.
+    #[command(subcommand)]
+    Peer(PeerCmd),
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum PeerCmd {
+    /// Fetch an A2A agent's card and let bots ask it as a2a/NAME (hal0 sends to that host only).
+    Add {
+        /// The agent's URL (its card is under /.well-known/agent-card.json), or its card's URL.
+        url: String,
+        /// Its name here; default: made from the card's name.
+        #[arg(long)]
+        name: Option<String>,
+        /// Read the bearer credential it takes from standard input (or a prompt); kept in api.env.
+        #[arg(long)]
+        token_stdin: bool,
+        /// Print the peer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The A2A agents bots may ask.
+    List {
+        #[command(flatten)]
+        out: super::ListOut,
+    },
+    /// Forget an A2A agent (asks to it fail unknown_agent from then on).
+    Remove {
+        /// The peer's name.
+        name: String,
     },
 }
 
@@ -89,6 +120,56 @@ pub fn run(ctx: &Ctx, cmd: RelayCmd) -> Result<()> {
                 })
                 .collect();
             println!("{}", table(&["STARTED", "ASK", "STATUS", "MESSAGE", "ANSWER / ERROR"], rows));
+        }
+        RelayCmd::Peer(cmd) => peer(&ops, &rt, cmd)?,
+    }
+    Ok(())
+}
+
+fn peer(ops: &crate::ops::Ctx, rt: &tokio::runtime::Runtime, cmd: PeerCmd) -> Result<()> {
+    match cmd {
+        PeerCmd::Add { url, name, token_stdin, json } => {
+            let token = match token_stdin {
+                true => Some(super::mcp_secret::read_value("Bearer credential of the A2A agent")?),
+                false => None,
+            };
+            let p = rt.block_on(relay::peer_add(ops, relay::PeerAddArgs { url, name, token }))?;
+            if json {
+                super::print_json(&serde_json::to_value(&p).unwrap_or_default());
+                return Ok(());
+            }
+            println!("Added {} ({}): bots ask it as a2a/{}; tasks go to {}", p.name, p.agent_name, p.name, p.url);
+            if p.secret.is_none() {
+                println!(
+                    "It gets no credential; if it wants one: hal0 relay peer remove NAME, then add it with --token-stdin"
+                );
+            }
+        }
+        PeerCmd::List { out } => {
+            let list = rt.block_on(relay::peer_list(ops, crate::ops::NoArgs {}))?;
+            if out.done_with(&list, "name") {
+                return Ok(());
+            }
+            if list.is_empty() {
+                println!("No peers. Add one: hal0 relay peer add URL");
+                return Ok(());
+            }
+            let rows = list
+                .iter()
+                .map(|p| {
+                    vec![
+                        format!("a2a/{}", p.name),
+                        short(&p.agent_name, 30),
+                        p.url.clone(),
+                        if p.secret.is_some() { "yes".into() } else { "-".into() },
+                    ]
+                })
+                .collect();
+            println!("{}", table(&["ASK AS", "CARD NAME", "INTERFACE", "CREDENTIAL"], rows));
+        }
+        PeerCmd::Remove { name } => {
+            rt.block_on(relay::peer_remove(ops, relay::PeerNameArgs { name: name.clone() }))?;
+            println!("Removed {name}: asks to a2a/{name} now fail unknown_agent.");
         }
     }
     Ok(())

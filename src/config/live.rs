@@ -21,6 +21,7 @@ pub const RELOAD: &[&str] = &[
     "mcp.catalog_url",
     "mcp.npm_registry",
     "mcp.pypi_index",
+    "relay.a2a_bots",
     "relay.ask_timeout_secs",
     "relay.ping_secs",
     "limits.body_timeout_secs",

@@ -1,9 +1,10 @@
-//! The agent relay as an operator sees it: the bots (with whether they are connected now)
-//! and the history of exchanges.
+//! The agent relay as an operator sees it: the bots (with whether they are connected now),
+//! the history of exchanges, and the A2A agents elsewhere that bots may ask (peers).
 
 use super::{Ctx, NoArgs};
 use crate::error::Result;
 use crate::relay::history::{Exchange, Filter};
+use crate::relay::peers::{self, Peer};
 use serde::Serialize;
 
 /// A bot as the operator lists it.
@@ -87,4 +88,118 @@ pub async fn exchanges(ctx: &Ctx, a: ExchangesArgs) -> Result<Vec<Exchange>> {
     };
     let f = Filter { agent: a.agent, since, limit: a.limit.unwrap_or(100), request_id: a.request_id, text_max };
     ctx.relay.exchanges(f).await
+}
+
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
+pub struct PeerAddArgs {
+    /// The A2A agent's URL: its base (the card is under `/.well-known/agent-card.json`) or
+    /// its card's own URL.
+    pub url: String,
+    /// Its name here (bots ask `a2a/<name>`); default: made from the card's name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The bearer credential it takes; kept in api.env (`HAL0_A2A_PEER_<NAME>`), never in
+    /// the store, the audit log or an answer.
+    #[serde(default)]
+    pub token: Option<String>,
+}
+
+/// The api.env name of peer `name`'s credential.
+fn secret_name(name: &str) -> String {
+    format!("HAL0_A2A_PEER_{}", name.to_ascii_uppercase().replace('-', "_"))
+}
+
+/// A peer name made from a card's name: lower case, other characters as `-`, at most 32.
+fn name_from(card_name: &str) -> String {
+    let mut out = String::new();
+    for c in card_name.chars().flat_map(char::to_lowercase) {
+        let c = if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' { c } else { '-' };
+        if !(c == '-' && (out.is_empty() || out.ends_with('-'))) {
+            out.push(c);
+        }
+    }
+    out.trim_end_matches('-').chars().take(32).collect::<String>().trim_end_matches('-').to_string()
+}
+
+/// `relay_peer_add`: fetch an A2A agent's card (behind the SSRF guard, trusting the host
+/// given) and keep it, so bots may ask it as `a2a/<name>`. Audited.
+pub async fn peer_add(ctx: &Ctx, a: PeerAddArgs) -> Result<Peer> {
+    let args = serde_json::json!({"url": a.url, "name": a.name, "token": a.token.as_ref().map(|_| "(given)")});
+    super::audited(ctx, "relay_peer_add", args, async {
+        if let Some(n) = &a.name {
+            peers::check_name(n)?;
+        }
+        if let Some(t) = &a.token {
+            crate::secrets::validate_value(t)?;
+        }
+        let card = peers::fetch_card(&a.url).await?;
+        let name = match a.name {
+            Some(n) => n,
+            None => {
+                let n = name_from(card.card["name"].as_str().unwrap_or_default());
+                peers::check_name(&n).map_err(|_| {
+                    crate::error::Error::invalid(
+                        "relay.invalid_peer_name",
+                        "the card's name makes no peer name: give one with --name",
+                    )
+                })?;
+                n
+            }
+        };
+        let secret = a.token.as_ref().map(|_| secret_name(&name));
+        let (n, sec) = (name.clone(), secret.clone());
+        let peer = ctx.store.call(move |s| peers::insert(s, &n, &card, sec.as_deref())).await?;
+        if let (Some(var), Some(token)) = (&secret, &a.token)
+            && let Err(e) = crate::secrets::put(&ctx.paths, var, token)
+        {
+            // No peer without the credential it was added with.
+            let _ = ctx.store.call(move |s| peers::remove(s, &name)).await;
+            return Err(e);
+        }
+        Ok(peer)
+    })
+    .await
+}
+
+/// `relay_peer_list`: the A2A agents bots may ask, by name.
+pub async fn peer_list(ctx: &Ctx, _: NoArgs) -> Result<Vec<Peer>> {
+    ctx.store.call(peers::list).await
+}
+
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
+pub struct PeerNameArgs {
+    /// The peer's name (as `relay peer list` shows it).
+    pub name: String,
+}
+
+/// `relay_peer_remove`: forget a peer (asks to it fail `unknown_agent` from then on). Audited.
+pub async fn peer_remove(ctx: &Ctx, a: PeerNameArgs) -> Result<serde_json::Value> {
+    let args = serde_json::json!({"name": a.name});
+    super::audited(ctx, "relay_peer_remove", args, async {
+        let name = a.name.clone();
+        let peer = ctx.store.call(move |s| peers::get(s, &name)).await?;
+        let name = a.name.clone();
+        if !ctx.store.call(move |s| peers::remove(s, &name)).await? {
+            return Err(crate::error::Error::not_found(
+                "relay.peer_not_found",
+                format!("no peer named {} (hal0 relay peer list shows them)", crate::term::safe_line(&a.name)),
+            ));
+        }
+        if let Some(var) = peer.and_then(|p| p.secret) {
+            crate::envfile::remove_vars(&ctx.paths.api_env(), &[var.as_str()])?;
+        }
+        Ok(serde_json::json!({"removed": a.name}))
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_peer_name_is_made_from_the_cards_name() {
+        assert_eq!(super::name_from("hal0 hermes"), "hal0-hermes");
+        assert_eq!(super::name_from("  Research Agent (EU)!"), "research-agent-eu");
+        assert_eq!(super::name_from("ÉÉÉ"), "");
+        assert_eq!(super::name_from(&"a".repeat(40)).len(), 32);
+    }
 }

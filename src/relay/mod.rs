@@ -12,6 +12,7 @@ pub mod cluster;
 pub mod history;
 pub mod langfuse;
 pub mod local;
+pub mod peers;
 mod remote;
 pub mod throttle;
 
@@ -238,6 +239,8 @@ pub struct Relay {
     cluster: Option<Arc<Cluster>>,
     /// Where ended exchanges go to Langfuse, when `[relay.langfuse]` is on (set by the daemon).
     export: std::sync::OnceLock<langfuse::Exporter>,
+    /// api.env, where the secrets sent to A2A peers are (set by the daemon).
+    peer_secrets: std::sync::OnceLock<std::path::PathBuf>,
 }
 
 /// Counts one ask as active while it lives.
@@ -306,6 +309,7 @@ impl Relay {
             local: std::sync::OnceLock::new(),
             cluster: cluster.map(Arc::new),
             export: std::sync::OnceLock::new(),
+            peer_secrets: std::sync::OnceLock::new(),
         }
     }
 
@@ -391,6 +395,11 @@ impl Relay {
     }
 
     /// Export ended exchanges to Langfuse through `exporter` (the daemon's).
+    /// Where the secrets sent to A2A peers are (api.env): asks to `a2a/<name>` go out.
+    pub fn attach_peers(&self, api_env: std::path::PathBuf) {
+        let _ = self.peer_secrets.set(api_env);
+    }
+
     pub fn attach_export(&self, exporter: langfuse::Exporter) {
         let _ = self.export.set(exporter);
     }
@@ -441,6 +450,7 @@ impl Relay {
             Some(c) => c.bots().await?,
             None => Vec::new(),
         };
+        let a2a_peers = self.store.call(peers::list).await?;
         let st = self.lock();
         // Name → connected to another relay; sorted by name.
         let mut bots: std::collections::BTreeMap<String, bool> =
@@ -449,6 +459,8 @@ impl Relay {
             *bots.entry(name).or_default() |= node.is_some();
         }
         out.extend(bots.into_iter().map(|(name, there)| Agent { online: there || st.live(&name).is_some(), name }));
+        // A2A agents elsewhere: listed as reachable (whether they answer shows when asked).
+        out.extend(a2a_peers.into_iter().map(|p| Agent { name: format!("{}{}", peers::PREFIX, p.name), online: true }));
         Ok(out)
     }
 
@@ -651,7 +663,7 @@ impl Relay {
             ex.conversation_id = uuid4()?;
         }
         // A bot gets a wake frame, refused before anything is sent when over its limit.
-        let wake = match local::is_local(to) {
+        let wake = match local::is_local(to) || peers::is_peer(to) {
             true => None,
             false => {
                 let frame = Wake {
@@ -676,6 +688,13 @@ impl Relay {
         // Ends the ask if the asker goes away while it waits (its call future is dropped).
         let mut gone = AskerGone { relay: self, request_id: &request_id, ex: &ex, armed: true };
         let outcome = match wake {
+            None if peers::is_peer(to) => {
+                let asked = self.ask_peer(to, message, &ex.conversation_id, &request_id);
+                tokio::select! {
+                    out = asked => out,
+                    _ = self.stopped.cancelled() => Err(Refusal::new(Failure::RelayStopping, describe(&Failure::RelayStopping, to, self.window()))),
+                }
+            }
             None => {
                 let bridge = self.local.get().expect("admitted only with the bridge attached");
                 let run = local::ask(bridge, client, to, message, &ex.conversation_id, self.window(), progress);
@@ -694,6 +713,24 @@ impl Relay {
         };
         self.finish(&ex, end);
         Ok(outcome.map(|answer| Answered { ok: true, conversation_id: ex.conversation_id.clone(), answer }))
+    }
+
+    /// Ask A2A peer `to` (`a2a/<name>`), within the ask window.
+    async fn ask_peer(
+        &self,
+        to: &str,
+        message: &str,
+        conversation_id: &str,
+        request_id: &str,
+    ) -> std::result::Result<String, Refusal> {
+        let name = to[peers::PREFIX.len()..].to_string();
+        let peer = match self.store.call(move |s| peers::get(s, &name)).await {
+            Ok(Some(p)) => p,
+            Ok(None) => return Err(Refusal::new(Failure::UnknownAgent, format!("the A2A peer {to} was removed"))),
+            Err(e) => return Err(Refusal::new(Failure::AgentFailed, format!("cannot read the peer: {}", e.message))),
+        };
+        let api_env = self.peer_secrets.get().map(std::path::PathBuf::as_path);
+        peers::ask(&peer, api_env, message, conversation_id, request_id, self.window()).await
     }
 
     /// Record an ask refused before anything was sent (one row, already ended, its message
@@ -723,7 +760,17 @@ impl Relay {
             return Ok(Err(Refusal::new(Failure::RelayStopping, "hal0 is stopping; ask again once it is back")));
         }
         let unknown = || Refusal::new(Failure::UnknownAgent, format!("no bot named `{to}` (list_agents shows them)"));
-        if local::is_local(to) {
+        if peers::is_peer(to) {
+            let name = to[peers::PREFIX.len()..].to_string();
+            if self.store.call(move |s| peers::get(s, &name)).await?.is_none() {
+                return Ok(Err(Refusal::new(
+                    Failure::UnknownAgent,
+                    format!(
+                        "no A2A peer named `{to}` (list_agents shows them; the operator adds one: hal0 relay peer add URL)"
+                    ),
+                )));
+            }
+        } else if local::is_local(to) {
             match self.local.get() {
                 Some(b) if local::exists(b, to) => {}
                 Some(_) => return Ok(Err(unknown())),

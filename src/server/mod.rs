@@ -106,6 +106,7 @@ pub fn build_state(paths: Paths, config: Config, port: u16, cancel: &Cancellatio
     }
     // Ended relay exchanges go to Langfuse when [relay.langfuse] is on; without its keys
     // hal0 says which is missing and runs without the export.
+    ops.relay.attach_peers(paths.api_env());
     match crate::relay::langfuse::Exporter::from_config(config, &paths.api_env()) {
         Ok(Some(x)) => ops.relay.attach_export(x),
         Ok(None) => {}
@@ -168,10 +169,13 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
                 mount(app, m, oauth, McpService::new(&state, cancel, crate::mcp::memory::MemoryServer::new))
             }
             Scope::Admin => mount(app, m, oauth, McpService::new(&state, cancel, crate::mcp::admin::AdminServer::new)),
-            Scope::Relay => mount(app, m, false, McpService::new(&state, cancel, crate::mcp::relay::RelayServer::new))
-                .route("/bridge/connect", axum::routing::get(relay_ws::connect)),
+            Scope::Relay => crate::a2a::relay_routes(
+                mount(app, m, false, McpService::new(&state, cancel, crate::mcp::relay::RelayServer::new))
+                    .route("/bridge/connect", axum::routing::get(relay_ws::connect)),
+            ),
         };
     }
+    app = crate::a2a::index_route(app);
     if oauth {
         app = app
             .route("/.well-known/oauth-authorization-server/oauth", axum::routing::get(oauth::metadata))

@@ -433,6 +433,17 @@ pub const MIGRATIONS: &[&str] = &[
         approval_id      TEXT,
         PRIMARY KEY (server, item, name)
     ) WITHOUT ROWID;",
+    // 15: A2A agents elsewhere that the relay's bots may ask (`crate::relay::peers`): the
+    // card as fetched when the operator added it, its JSON-RPC interface, and the name of
+    // the secret (in api.env) holding the credential sent to it.
+    "CREATE TABLE relay_peers (
+        name     TEXT PRIMARY KEY,
+        card_url TEXT NOT NULL,
+        url      TEXT NOT NULL,
+        card     TEXT NOT NULL,
+        secret   TEXT,
+        added_at TEXT NOT NULL
+    ) WITHOUT ROWID;",
 ];
 
 pub fn current_version(conn: &Connection) -> Result<i64> {

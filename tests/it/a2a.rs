@@ -298,3 +298,225 @@ async fn bad_requests_get_a2as_error_codes_and_change_nothing() {
     let audit = b.env.ok(&["activity", "list", "--json", "--limit", "500"]);
     assert!(audit.contains("a2a.task_ended"), "{audit}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relay_bot_listed_for_a2a_answers_the_python_a2a_sdk() {
+    let Some(python) = python() else { return };
+    let env = Env::new();
+    let bot_key = env.bridge_key("helper", &["relay"]);
+    let asker_key = env.bridge_key("asker", &["relay"]);
+    env.bridge_key("hidden", &["relay"]);
+    env.ok(&["config", "set", "relay.a2a_bots", "[\"helper\", \"ghost\"]"]);
+    let o = env.run(&["config", "set", "relay.a2a_bots", "[\"Not A Bot\"]"]);
+    assert_ne!(o.code(), 0);
+    assert!(o.stderr().contains("relay.a2a_bots"), "{}", o.stderr());
+    let server = env.serve();
+
+    // Only a listed bot that exists has a card; the index lists it.
+    let http = reqwest::Client::new();
+    let card = |bot: &str| http.get(server.url(&format!("/a2a/relay/{bot}/.well-known/agent-card.json"))).send();
+    let r = card("helper").await.unwrap();
+    assert_eq!(r.status(), 200);
+    let c: Value = r.json().await.unwrap();
+    assert_eq!(c["supportedInterfaces"][0]["url"], server.url("/a2a/relay/helper"), "{c}");
+    assert_eq!(card("hidden").await.unwrap().status(), 404, "not listed");
+    assert_eq!(card("ghost").await.unwrap().status(), 404, "listed, but no such bot");
+    let index: Value = http.get(server.url("/a2a/agents")).send().await.unwrap().json().await.unwrap();
+    let names: Vec<&str> = index["agents"].as_array().unwrap().iter().map(|a| a["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"hal0 relay bot helper") && !names.iter().any(|n| n.contains("hidden")), "{index}");
+
+    // The bot answers each wake over hal0-relay's reply, as any bot does.
+    let mut socket = crate::relay::open_socket(&server, &bot_key).await.unwrap();
+    let bot = crate::relay::relay(&server, &bot_key).await;
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/external/a2a_relay.py");
+    let base = server.url("/a2a/relay/helper");
+    let client = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(python).arg(script).args([&base, &asker_key]).output().unwrap()
+    });
+    for _ in 0..2 {
+        let wake = socket.wake().await;
+        assert_eq!(wake["from"], "asker", "{wake}");
+        let answer = format!("answer to {}", wake["message"].as_str().unwrap());
+        let (is_error, v) =
+            crate::relay::call(&bot, "reply", json!({"request_id": wake["request_id"], "answer": answer})).await;
+        assert!(!is_error, "{v}");
+    }
+    let out = client.await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the A2A client failed: {stderr}");
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    assert_eq!(r["card"], "hal0 relay bot helper");
+    assert_eq!(r["first"]["text"], "answer to what is the answer?", "{r}");
+    assert_eq!(r["first"]["role"], "ROLE_AGENT");
+    assert_eq!(r["second"]["text"], "answer to and again?");
+    assert_eq!(r["second"]["context"], r["first"]["context"], "the contextId continues the conversation");
+    assert!(r["get_task"].as_str().unwrap().contains("a2a.no_tasks"), "{r}");
+
+    // The relay's history has both asks, in one conversation of the pair.
+    let ex = env.json(&["relay", "exchanges", "--json", "--limit", "10"]);
+    let ex = ex.as_array().unwrap();
+    assert_eq!(ex.len(), 2, "{ex:?}");
+    assert!(ex.iter().all(|e| e["from"] == "asker" && e["to"] == "helper" && e["status"] == "ok"), "{ex:?}");
+    assert_eq!(ex[0]["conversation_id"], ex[1]["conversation_id"]);
+    assert_eq!(ex[0]["conversation_id"], r["first"]["context"]);
+
+    // A bot that is not connected: the relay's refusal, with its code.
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+        "params": {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "anyone?"}]}}});
+    let v: Value = http
+        .post(server.url("/a2a/relay/hidden"))
+        .bearer_auth(env.bridge_key("asker2", &["relay"]))
+        .header("A2A-Version", "1.0")
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let msg = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(msg.starts_with("relay.agent_offline: "), "{v}");
+    assert_eq!(v["error"]["code"], -32000);
+}
+
+/// `hal0 relay peer add` with the credential on standard input: (exit code, stdout, stderr).
+fn add_peer(env: &Env, args: &[&str], token: &str) -> (i32, String, String) {
+    use std::io::Write;
+    let mut child = env
+        .cmd(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(format!("{token}\n").as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bot_asks_an_a2a_agent_elsewhere_added_as_a_peer() {
+    // Box B: its Hermes profile is the A2A agent; box A holds a bridge key of B's.
+    let b = setup().await;
+    let b_key = b.env.bridge_key("box-a", &[]);
+    // Box A: a relay, a bot, and B added as a peer with that key.
+    let a = Env::new();
+    let bot_key = a.bridge_key("asker", &["relay"]);
+    let url = b.server.url("/a2a/hermes");
+    let (code, out, err) =
+        add_peer(&a, &["relay", "peer", "add", &url, "--name", "box-b", "--token-stdin", "--json"], &b_key);
+    assert_eq!(code, 0, "{err}");
+    let peer: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(peer["url"], url, "{peer}");
+    assert_eq!(peer["agent_name"], "hal0 hermes");
+    // The credential is in api.env only: not in the answer, the store's row, or the audit log.
+    assert!(!out.contains(&b_key));
+    let env_file = std::fs::read_to_string(a.config_dir().join("api.env")).unwrap();
+    assert!(
+        env_file.contains(&format!("HAL0_A2A_PEER_BOX_B={b_key}")) || env_file.contains(&b_key),
+        "stored in api.env"
+    );
+    let audit = a.ok(&["activity", "list", "--json", "--limit", "100"]);
+    assert!(audit.contains("relay_peer_add") && !audit.contains(&b_key), "{audit}");
+    let listed = a.json(&["relay", "peer", "list", "--json"]);
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+
+    // Bad adds change nothing: a name taken, a bad name, a URL with no card, not a URL.
+    let (code, _, err) = add_peer(&a, &["relay", "peer", "add", &url, "--name", "box-b", "--token-stdin"], "x");
+    assert_ne!(code, 0);
+    assert!(err.contains("relay.peer_exists"), "{err}");
+    let (code, _, err) = add_peer(&a, &["relay", "peer", "add", &url, "--name", "Box B"], "");
+    assert!(code != 0 && err.contains("relay.invalid_peer_name"), "{err}");
+    let nothing = b.server.url("/nothing-here");
+    let (code, _, err) = add_peer(&a, &["relay", "peer", "add", &nothing, "--name", "nope"], "");
+    assert!(code != 0 && err.contains("404"), "{err}");
+    let (code, _, err) = add_peer(&a, &["relay", "peer", "add", "not a url", "--name", "nope"], "");
+    assert!(code != 0 && err.contains("not a valid URL"), "{err}");
+    assert_eq!(a.json(&["relay", "peer", "list", "--json"]).as_array().unwrap().len(), 1);
+
+    // The bot sees it and asks it: the answer is B's run's output; B's ledger has the run,
+    // under the client A's key names.
+    let server = a.serve();
+    let c = crate::relay::relay(&server, &bot_key).await;
+    let (is_error, agents) = crate::relay::call(&c, "list_agents", json!({})).await;
+    assert!(!is_error);
+    assert_eq!(crate::relay::online(&agents, "a2a/box-b"), Some(true), "{agents}");
+    let (is_error, v) =
+        crate::relay::call(&c, "ask_agent", json!({"to": "a2a/box-b", "message": "hello from box a"})).await;
+    assert!(!is_error, "{v}");
+    assert_eq!(v["answer"], "FAKE ANSWER: hello from box a", "{v}");
+    let conversation = v["conversation_id"].as_str().unwrap().to_string();
+    let (is_error, v) = crate::relay::call(
+        &c,
+        "ask_agent",
+        json!({"to": "a2a/box-b", "message": "and again", "conversation_id": conversation}),
+    )
+    .await;
+    assert!(!is_error, "{v}");
+    let runs = b.env.json(&["runs", "list", "--client", "box-a", "--json"]);
+    assert_eq!(runs.as_array().unwrap().len(), 2, "{runs}");
+    // The conversation is the A2A context: both runs share B's session for it.
+    let tasks = b.env.json(&["runs", "list", "--json"]);
+    assert!(tasks.as_array().unwrap().iter().all(|r| r["client"] == "box-a"), "{tasks}");
+
+    // A peer that refuses the credential, and one that is gone: the relay's refusals.
+    let (code, _, err) =
+        add_peer(&a, &["relay", "peer", "add", &url, "--name", "wrong-key", "--token-stdin"], "hal0bk_wrong");
+    assert_eq!(code, 0, "{err}");
+    let (is_error, v) = crate::relay::call(&c, "ask_agent", json!({"to": "a2a/wrong-key", "message": "hi"})).await;
+    assert!(is_error, "{v}");
+    assert_eq!(v["error"], "agent_failed", "{v}");
+    assert!(v["detail"].as_str().unwrap().contains("401"), "{v}");
+    assert!(!v.to_string().contains("hal0bk_wrong"));
+    let (is_error, v) = crate::relay::call(&c, "ask_agent", json!({"to": "a2a/nobody", "message": "hi"})).await;
+    assert!(is_error && v["error"] == "unknown_agent", "{v}");
+
+    // Removing a peer forgets its credential too.
+    a.ok(&["relay", "peer", "remove", "box-b"]);
+    let env_file = std::fs::read_to_string(a.config_dir().join("api.env")).unwrap();
+    assert!(!env_file.contains(&b_key), "the credential left api.env");
+    let o = a.run(&["relay", "peer", "remove", "box-b"]);
+    assert!(o.code() != 0 && o.stderr().contains("relay.peer_not_found"), "{}", o.stderr());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_waiting_on_an_approval_says_which_card_a_person_decides() {
+    let b = setup().await;
+    let key = b.env.bridge_key("ci", &[]);
+    let send = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+        "message": {"messageId": "ap-1", "role": "ROLE_USER", "parts": [{"text": "APPROVE please"}]},
+        "configuration": {"returnImmediately": true}}});
+    let (_, v) = rpc(&b.server, Some(&key), Some("1.0"), send).await;
+    let id = v["result"]["task"]["id"].as_str().unwrap_or_else(|| panic!("{v}")).to_string();
+    let get = json!({"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": id}});
+    let mut task = Value::Null;
+    let waiting = eventually(std::time::Duration::from_secs(30), async || {
+        task = rpc(&b.server, Some(&key), Some("1.0"), get.clone()).await.1["result"].clone();
+        task["metadata"]["hal0"]["run_status"] == "waiting_for_approval"
+    })
+    .await;
+    assert!(waiting, "{task}");
+    // Still working (it waits on a person, not on the client); the message names the card.
+    assert_eq!(task["status"]["state"], "TASK_STATE_WORKING", "{task}");
+    let card = task["metadata"]["hal0"]["pending"]["approval_id"].as_str().unwrap().to_string();
+    let said = task["status"]["message"]["parts"][0]["text"].as_str().unwrap();
+    assert!(said.contains(&card) && said.contains("approve"), "{said}");
+    // The client cannot answer it in the person's place.
+    let answer = json!({"jsonrpc": "2.0", "id": 3, "method": "SendMessage", "params": {"message": {
+        "messageId": "ap-2", "taskId": id, "role": "ROLE_USER", "parts": [{"text": "yes, approve"}]}}});
+    let (_, v) = rpc(&b.server, Some(&key), Some("1.0"), answer).await;
+    assert!(v["error"]["message"].as_str().unwrap().starts_with("a2a.task_waits_for_person: "), "{v}");
+    // A person approves at the shell; the task completes.
+    let done = b.env.json(&["agent", "approvals", "approve", &card, "--yes", "--json"]);
+    assert_eq!(done["status"], "executed", "{done}");
+    let completed = eventually(std::time::Duration::from_secs(30), async || {
+        task = rpc(&b.server, Some(&key), Some("1.0"), get.clone()).await.1["result"].clone();
+        task["status"]["state"] == "TASK_STATE_COMPLETED"
+    })
+    .await;
+    assert!(completed, "{task}");
+}

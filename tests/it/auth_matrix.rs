@@ -44,6 +44,8 @@ const ROUTES: &[(&str, &str)] = &[
     ("activity_verify", "GET /api/activity/verify"),
     ("a2a", "POST /a2a/hermes"),
     ("a2a_card", "GET /a2a/hermes/.well-known/agent-card.json"),
+    ("a2a_relay", "POST /a2a/relay/bot"),
+    ("a2a_index", "GET /a2a/agents"),
 ];
 
 /// Credential columns; the names of bridge keys give their scopes; `consumer` is a proxy key
@@ -110,6 +112,9 @@ const OFF: &[(&str, &str)] = &[
     // The A2A face takes the agents mount's keys; a card is public.
     ("a2a", "401 401 401 -   -   200 200 200 200 401 403 403 403 403"),
     ("a2a_card", "200 200 200 -   -   200 200 200 200 200 200 200 200 200"),
+    // A relay bot over A2A takes the relay mount's keys; the index of cards is public.
+    ("a2a_relay", "401 401 401 -   -   403 403 403 403 401 403 403 200 403"),
+    ("a2a_index", "200 200 200 -   -   200 200 200 200 200 200 200 200 200"),
 ];
 
 const ARMED: &[(&str, &str)] = &[
@@ -152,6 +157,8 @@ const ARMED: &[(&str, &str)] = &[
     ("activity_verify", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
     ("a2a", "401 401 401 403 200 200 200 200 200 401 403 403 403 403"),
     ("a2a_card", "200 200 200 200 200 200 200 200 200 200 200 200 200 200"),
+    ("a2a_relay", "401 401 401 403 403 403 403 403 403 401 403 403 200 403"),
+    ("a2a_index", "200 200 200 200 200 200 200 200 200 200 200 200 200 200"),
 ];
 
 fn keys(env: &Env, armed: bool, up: &str) -> Vec<(&'static str, Option<String>)> {

@@ -1,5 +1,5 @@
 //! End to end against the real Hermes agent (hermes-agent 0.19.0 from PyPI) driven by the
-//! scripted fake model in tests/hermes/: a run that completes, a real tool call, an
+//! scripted fake model in tests/hermes/: a run that completes (over MCP and over A2A), a real tool call, an
 //! approval decided with `hal0 agent approvals approve`, a stop, and a kill -9 of
 //! `hal0 serve` mid-run followed by a restart that recovers the run; and a note a client
 //! teaches a profile (`agent_memory_add`) that the profile's own `memory_search` finds. All
@@ -47,6 +47,26 @@ async fn real_hermes_end_to_end() {
     assert_eq!(v["status"], "completed", "{v}\n{}", hermes.gateway_log_tail("default", 30));
     assert!(v["output"].as_str().unwrap().contains("FAKE ANSWER"), "{v}");
     assert!(v["events_tail"].as_array().unwrap().iter().any(|e| e["event"] == "run.completed"));
+
+    // The same through the A2A face (the JSON-RPC binding), on the named profile: the task
+    // is a run of it, its output the artifact.
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
+        "messageId": "e2e-a2a-1", "role": "ROLE_USER", "parts": [{"text": "hello over a2a"}]}}});
+    let a2a: Value = reqwest::Client::new()
+        .post(server.url("/a2a/hermes/worker1"))
+        .bearer_auth(&key)
+        .header("A2A-Version", "1.0")
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let task = &a2a["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{a2a}");
+    assert_eq!(task["metadata"]["hal0"]["agent"], "hermes/worker1", "{a2a}");
+    assert!(task["artifacts"][0]["parts"][0]["text"].as_str().unwrap().contains("FAKE ANSWER"), "{a2a}");
 
     // A real tool call, on the named profile.
     let v =
@@ -110,7 +130,7 @@ async fn real_hermes_end_to_end() {
     assert_eq!(w["status"], "completed", "{w}");
     assert!(w["output"].as_str().unwrap().contains("w59"), "the whole output is recovered: {w}");
     let runs = call(&c, "agent_runs_list", json!({"limit": 10})).await;
-    assert_eq!(runs["runs"].as_array().unwrap().len(), 5, "nothing stored was lost: {runs}");
+    assert_eq!(runs["runs"].as_array().unwrap().len(), 6, "nothing stored was lost: {runs}");
 }
 
 /// What a client teaches a profile reaches that profile: `agent_memory_add(agent="hermes")`
