@@ -27,11 +27,10 @@ pub fn card(p: &Profile, base: &str) -> Value {
     json!({
         "name": format!("hal0 {agent}"),
         "description": description,
-        "supportedInterfaces": [{
-            "url": format!("{base}{}", interface_path(agent)),
-            "protocolBinding": "JSONRPC",
-            "protocolVersion": super::VERSION,
-        }],
+        "supportedInterfaces": [
+            {"url": format!("{base}{}", interface_path(agent)), "protocolBinding": "JSONRPC", "protocolVersion": super::VERSION},
+            {"url": format!("{base}{}", super::rest::base_path(agent)), "protocolBinding": "HTTP+JSON", "protocolVersion": super::VERSION},
+        ],
         "provider": {"organization": "hal0", "url": base},
         "version": env!("CARGO_PKG_VERSION"),
         "capabilities": {"streaming": true, "pushNotifications": false, "extendedAgentCard": false},

@@ -9,6 +9,7 @@
 //! - `GET /.well-known/agent-card.json`: the default profile's card;
 //! - `GET /a2a/hermes[/<profile>]/.well-known/agent-card.json`: a profile's card;
 //! - `POST /a2a/hermes[/<profile>]`: the JSON-RPC binding ([`rpc`]);
+//! - `/a2a/rest/hermes[.<profile>]/…`: the HTTP+JSON binding ([`rest`]);
 //! - `GET /a2a/relay/<bot>/.well-known/agent-card.json`, `POST /a2a/relay/<bot>`: a relay
 //!   bot an operator listed in `[relay].a2a_bots` ([`relay`]), asked with a relay key;
 //! - `GET /a2a/agents`: every card this box publishes.
@@ -20,6 +21,7 @@
 pub mod card;
 pub mod methods;
 pub mod relay;
+pub mod rest;
 pub mod rpc;
 pub mod stream;
 pub mod task;
@@ -51,7 +53,8 @@ pub fn relay_routes(app: Router<Arc<AppState>>) -> Router<Arc<AppState>> {
 
 /// The Hermes profiles' routes, on `app`.
 pub fn routes(app: Router<Arc<AppState>>) -> Router<Arc<AppState>> {
-    app.route(CARD_PATH, get(default_card))
+    rest::routes(app)
+        .route(CARD_PATH, get(default_card))
         .route(&format!("/a2a/hermes{CARD_PATH}"), get(default_card))
         .route(&format!("/a2a/hermes/{{profile}}{CARD_PATH}"), get(profile_card))
         .route("/a2a/hermes", post(default_rpc))

@@ -24,12 +24,19 @@ pub struct RpcError {
     pub message: String,
     /// hal0's code, for the audit row.
     pub hal0: String,
+    /// The HTTP status the HTTP+JSON binding answers with.
+    pub http: u16,
 }
 
 impl RpcError {
     fn new(code: i64, reason: &'static str, hal0: impl Into<String>, message: impl Into<String>) -> RpcError {
         let hal0 = hal0.into();
-        RpcError { code, reason, message: format!("{hal0}: {}", message.into()), hal0 }
+        let http = match reason {
+            "TASK_NOT_FOUND" | "METHOD_NOT_FOUND" => 404,
+            "INTERNAL" | "HAL0_ERROR" => 500,
+            _ => 400,
+        };
+        RpcError { code, reason, message: format!("{hal0}: {}", message.into()), hal0, http }
     }
     pub fn invalid(hal0: &'static str, message: impl Into<String>) -> RpcError {
         RpcError::new(-32602, "INVALID_PARAMS", hal0, message)
@@ -56,8 +63,37 @@ impl RpcError {
     pub fn unsupported(hal0: &'static str, message: impl Into<String>) -> RpcError {
         RpcError::new(-32004, "UNSUPPORTED_OPERATION", hal0, message)
     }
+    pub fn method_not_found(method: &str) -> RpcError {
+        RpcError::new(
+            -32601,
+            "METHOD_NOT_FOUND",
+            "a2a.method_not_found",
+            format!(
+                "no method `{method}`: hal0 offers SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask and SubscribeToTask"
+            ),
+        )
+    }
     pub fn content_type(message: impl Into<String>) -> RpcError {
         RpcError::new(-32005, "CONTENT_TYPE_NOT_SUPPORTED", "a2a.content_type", message)
+    }
+
+    /// The HTTP+JSON binding's error body (a `google.rpc.Status`).
+    pub fn status_body(&self) -> Value {
+        let status = match self.http {
+            404 => "NOT_FOUND",
+            400 if self.reason == "INVALID_PARAMS" || self.reason == "INVALID_REQUEST" => "INVALID_ARGUMENT",
+            400 if self.reason == "CONTENT_TYPE_NOT_SUPPORTED" => "INVALID_ARGUMENT",
+            400 => "FAILED_PRECONDITION",
+            401 => "UNAUTHENTICATED",
+            403 => "PERMISSION_DENIED",
+            409 => "ABORTED",
+            429 => "RESOURCE_EXHAUSTED",
+            503 => "UNAVAILABLE",
+            _ => "INTERNAL",
+        };
+        let mut b = self.body();
+        let details = b["data"].take();
+        json!({"error": {"code": self.http, "status": status, "message": self.message, "details": details}})
     }
 
     /// The JSON-RPC `error` member.
@@ -87,7 +123,7 @@ impl From<Error> for RpcError {
                 RpcError::new(-32603, "INTERNAL", "a2a.internal", "internal error; see the hal0 log")
             }
             (_, Kind::Invalid | Kind::Unprocessable) => RpcError::invalid(e.code, e.message),
-            _ => RpcError::server(e.code, e.message),
+            _ => RpcError { http: e.status(), ..RpcError::server(e.code, e.message) },
         }
     }
 }
@@ -108,7 +144,7 @@ fn answer(id: &Value, out: RpcResult<Value>) -> Response {
 
 /// `A2A-Version`: hal0 speaks 1.0 (any 1.0.x). A request without the header is a 0.3
 /// client, as the specification says to assume.
-fn check_version(headers: &HeaderMap) -> RpcResult<()> {
+pub(super) fn check_version(headers: &HeaderMap) -> RpcResult<()> {
     let sent = headers.get("a2a-version").and_then(|v| v.to_str().ok()).map(str::trim).filter(|v| !v.is_empty());
     let v = sent.unwrap_or("0.3");
     let mut parts = v.split('.');
@@ -174,11 +210,30 @@ pub async fn handle(state: Arc<AppState>, caller: Caller, target: Target, header
         return answer(&id, Err(e));
     }
     let params = req.get("params").cloned().unwrap_or_else(|| json!({}));
+    let out = execute(&state, &caller, &target, &method, params, Some(id.clone())).await;
+    match out {
+        Ok(Reply::Json(v)) => answer(&id, Ok(v)),
+        Ok(Reply::Stream(r)) => r,
+        Err(e) => answer(&id, Err(e)),
+    }
+}
+
+/// Run `method` with `params` for `target`, audited (a change is stored `started` before
+/// it runs): the one road of both bindings. `stream_id`: the JSON-RPC id a stream's
+/// events answer (`None`: the HTTP+JSON binding's bare events).
+pub async fn execute(
+    state: &AppState,
+    caller: &Caller,
+    target: &Target,
+    method: &str,
+    params: Value,
+    stream_id: Option<Value>,
+) -> RpcResult<Reply> {
     let identity = caller.audit_identity();
     let entry_args = json!({"agent": target.name(), "params": params});
     let entry = crate::audit::Entry {
         surface: SURFACE,
-        tool: &method,
+        tool: method,
         identity: &identity,
         arguments: &entry_args,
         verdict: crate::audit::Verdict::Ok,
@@ -186,17 +241,17 @@ pub async fn handle(state: Arc<AppState>, caller: Caller, target: Target, header
         approval_id: None,
         detail: None,
     };
-    let started = if changes(&method) {
+    let started = if changes(method) {
         match crate::audit::begin(&state.store, &entry).await {
             Ok(row) => Some(row),
-            Err(e) => return answer(&id, Err(e.into())),
+            Err(e) => return Err(e.into()),
         }
     } else {
         None
     };
-    let out = match &target {
-        Target::Hermes(agent) => hermes(&state, &caller, agent, &method, params, &id).await,
-        Target::Relay(bot) => relay(&state, &caller, bot, &method, params).await,
+    let out = match target {
+        Target::Hermes(agent) => hermes(state, caller, agent, method, params, stream_id).await,
+        Target::Relay(bot) => relay(state, caller, bot, method, params).await,
     };
     let code = out.as_ref().err().map(|e| e.hal0.clone());
     let verdict = if code.is_some() { crate::audit::Verdict::Error } else { crate::audit::Verdict::Ok };
@@ -212,11 +267,7 @@ pub async fn handle(state: Arc<AppState>, caller: Caller, target: Target, header
             }
         }
     }
-    match out {
-        Ok(Reply::Json(v)) => answer(&id, Ok(v)),
-        Ok(Reply::Stream(r)) => r,
-        Err(e) => answer(&id, Err(e)),
-    }
+    out
 }
 
 /// What a method answers: one JSON-RPC result, or a stream of them.
@@ -232,7 +283,7 @@ async fn hermes(
     agent: &str,
     method: &str,
     params: Value,
-    id: &Value,
+    stream_id: Option<Value>,
 ) -> RpcResult<Reply> {
     let Some(bridge) = state.bridge.get() else {
         return Err(Error::unavailable("bridge.unavailable", "the run service is not running").into());
@@ -247,11 +298,11 @@ async fn hermes(
         "CancelTask" => json(methods::cancel(face, params).await),
         "SendStreamingMessage" => {
             let run = methods::send_for_stream(face, params).await?;
-            Ok(Reply::Stream(super::stream::stream(face, run, id.clone(), state.cancel.clone())))
+            Ok(Reply::Stream(super::stream::stream(face, run, stream_id, state.cancel.clone())))
         }
         "SubscribeToTask" => {
             let run = methods::subscribable(face, params).await?;
-            Ok(Reply::Stream(super::stream::stream(face, run, id.clone(), state.cancel.clone())))
+            Ok(Reply::Stream(super::stream::stream(face, run, stream_id, state.cancel.clone())))
         }
         other => Err(common(other)),
     }
@@ -294,13 +345,6 @@ fn common(method: &str) -> RpcError {
             "a2a.push_not_supported",
             "hal0 sends no push notifications: stream the task (SendStreamingMessage, SubscribeToTask) or poll GetTask",
         ),
-        other => RpcError::new(
-            -32601,
-            "METHOD_NOT_FOUND",
-            "a2a.method_not_found",
-            format!(
-                "no method `{other}`: hal0 offers SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask and SubscribeToTask"
-            ),
-        ),
+        other => RpcError::method_not_found(other),
     }
 }

@@ -1,5 +1,6 @@
 //! A task followed as server-sent events (`SendStreamingMessage`, `SubscribeToTask`): each
-//! event's data is a JSON-RPC response whose result is an A2A `StreamResponse`. First the
+//! event's data is an A2A `StreamResponse` (in the JSON-RPC binding, as the result of a
+//! JSON-RPC response). First the
 //! task; then, as the run goes, its output as artifact chunks (the bridge's redacted
 //! windows, so a secret split across chunks is still masked) and a status update whenever
 //! its state or status message changes. The stream ends after the update that shows the
@@ -70,12 +71,17 @@ fn step(c: &mut Cursor, run: &Run) -> crate::error::Result<Vec<Value>> {
     Ok(out)
 }
 
-fn event(rpc_id: &Value, result: Value) -> Event {
-    Event::default().data(json!({"jsonrpc": "2.0", "id": rpc_id, "result": result}).to_string())
+/// One event: a JSON-RPC response answering `rpc_id`, or (HTTP+JSON) the bare result.
+fn event(rpc_id: &Option<Value>, result: Value) -> Event {
+    let data = match rpc_id {
+        Some(id) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        None => result,
+    };
+    Event::default().data(data.to_string())
 }
 
 /// The SSE response following `run` for `face`'s caller.
-pub fn stream(face: &Face, run: Run, rpc_id: Value, cancel: CancellationToken) -> Response {
+pub fn stream(face: &Face, run: Run, rpc_id: Option<Value>, cancel: CancellationToken) -> Response {
     let mut c = Cursor {
         bridge: face.bridge.clone(),
         asker: face.asker.clone(),

@@ -3,16 +3,18 @@
 // cancel, and be refused another client's task. Prints one JSON report on stdout; the Rust
 // test (tests/it/a2a.rs) asserts on it.
 //
-// usage: HAL0_A2A_SDK=<the package's directory> node a2a_client.mjs BASE_URL KEY OTHER_CLIENT_KEY
+// usage: HAL0_A2A_SDK=<the package's directory> node a2a_client.mjs BASE_URL KEY OTHER_CLIENT_KEY [BINDING]
+// (BINDING: JSONRPC, the default, or HTTP+JSON)
 
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
 const sdk = pathToFileURL(join(process.env.HAL0_A2A_SDK, "dist/client/index.js")).href;
-const { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } = await import(sdk);
+const { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTransportFactory } = await import(sdk);
 
-const [base, key, otherKey] = process.argv.slice(2);
+const [base, key, otherKey, binding = "JSONRPC"] = process.argv.slice(2);
+const Transport = binding === "HTTP+JSON" ? RestTransportFactory : JsonRpcTransportFactory;
 const STATE = ["UNSPECIFIED", "SUBMITTED", "WORKING", "COMPLETED", "FAILED", "CANCELED", "INPUT_REQUIRED", "REJECTED", "AUTH_REQUIRED"];
 
 function clientFor(k) {
@@ -22,7 +24,8 @@ function clientFor(k) {
     return fetch(url, { ...init, headers });
   };
   const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-    transports: [new JsonRpcTransportFactory({ fetchImpl })],
+    transports: [new Transport({ fetchImpl })],
+    preferredTransports: [binding],
   });
   return new ClientFactory(options).createFromUrl(base);
 }
@@ -45,9 +48,10 @@ const text = (parts) => (parts || []).map((p) => (p.content?.$case === "text" ? 
 const output = (t) => (t.artifacts || []).map((a) => text(a.parts)).join("");
 const send = (c, m, extra = {}) => c.sendMessage({ tenant: "", message: m, configuration: undefined, metadata: undefined, ...extra });
 
-const report = {};
+const report = { binding };
 const client = await clientFor(key);
 report.card = (await client.getAgentCard()).name;
+report.transport = client.transport?.constructor?.name ?? "";
 
 let t = await send(client, message("hello from javascript"));
 report.blocking = { id: t.id, state: state(t), output: output(t) };

@@ -3,7 +3,8 @@ would: discover the card, then send (blocking and streaming), get, list, cancel,
 question (input-required), and try what must be refused. Prints one JSON report on stdout;
 the Rust test (tests/it/a2a.rs) asserts on it.
 
-usage: a2a_client.py BASE_URL KEY OTHER_CLIENT_KEY RELAY_ONLY_KEY
+usage: a2a_client.py BASE_URL KEY OTHER_CLIENT_KEY RELAY_ONLY_KEY [BINDING]
+(BINDING: JSONRPC, the default, or HTTP+JSON)
 """
 
 import asyncio
@@ -46,11 +47,17 @@ def output(t):
     return "".join(p.text for a in t.artifacts for p in a.parts)
 
 
+BINDING = sys.argv[5] if len(sys.argv) > 5 else "JSONRPC"
+
+
+def config(streaming, http):
+    return ClientConfig(streaming=streaming, httpx_client=http, supported_protocol_bindings=[BINDING])
+
+
 async def client_for(base, key, streaming):
     http = httpx.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=60)
     card = await A2ACardResolver(http, base).get_agent_card()
-    factory = ClientFactory(ClientConfig(streaming=streaming, httpx_client=http))
-    return card, factory.create(card)
+    return card, ClientFactory(config(streaming, http)).create(card)
 
 
 async def last_task(client, request):
@@ -64,7 +71,7 @@ async def last_task(client, request):
 
 async def main():
     base, key, other_key, relay_key = sys.argv[1:5]
-    report = {}
+    report = {"binding": BINDING}
 
     # Discovery: the box's own card and the default profile's, through the SDK's resolver.
     async with httpx.AsyncClient(timeout=30) as anon:
@@ -75,6 +82,7 @@ async def main():
 
     card, blocking = await client_for(base, key, streaming=False)
     report["card_name"] = card.name
+    report["transport"] = type(blocking._transport).__name__
 
     # A blocking send: the SDK waits for the task and gets it completed, with its output.
     t = await last_task(blocking, SendMessageRequest(message=message("hello from a2a")))
@@ -164,7 +172,7 @@ async def main():
     for name, k in [("relay_only", relay_key), ("no_key", None)]:
         headers = {"Authorization": f"Bearer {k}"} if k else {}
         http = httpx.AsyncClient(headers=headers, timeout=30)
-        c = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(card)
+        c = ClientFactory(config(False, http)).create(card)
         try:
             await c.get_task(GetTaskRequest(id=report["blocking"]["id"]))
             report[name] = "allowed"

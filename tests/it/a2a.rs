@@ -42,6 +42,16 @@ fn python() -> Option<std::path::PathBuf> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_a2a_sdk_delegates_follows_answers_and_cancels_tasks() {
+    python_sdk_over("JSONRPC", "JsonRpcTransport").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_a2a_sdk_does_the_same_over_http_json() {
+    python_sdk_over("HTTP+JSON", "RestTransport").await;
+}
+
+/// The Python SDK's whole scenario over `binding` (its client then uses `transport`).
+async fn python_sdk_over(binding: &'static str, transport: &str) {
     let Some(python) = python() else { return };
     let b = setup().await;
     let key = b.env.bridge_key("ci", &[]);
@@ -50,7 +60,7 @@ async fn the_python_a2a_sdk_delegates_follows_answers_and_cancels_tasks() {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/external/a2a_client.py");
     let base = b.server.url("");
     let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(python).arg(script).args([&base, &key, &other, &relay]).output().unwrap()
+        std::process::Command::new(python).arg(script).args([&base, &key, &other, &relay, binding]).output().unwrap()
     })
     .await
     .unwrap();
@@ -58,8 +68,11 @@ async fn the_python_a2a_sdk_delegates_follows_answers_and_cancels_tasks() {
     assert!(out.status.success(), "the A2A client failed: {stderr}");
     let r: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
 
-    // Discovery: the card names the interface on the URL the client came to, and a bearer key.
+    assert_eq!(r["transport"], transport, "the SDK chose the {binding} binding: {r}");
+    // Discovery: the card names the interfaces on the URL the client came to, and a bearer key.
     let card = &r["root_card"];
+    assert_eq!(card["supportedInterfaces"][1]["url"], b.server.url("/a2a/rest/hermes"), "{card}");
+    assert_eq!(card["supportedInterfaces"][1]["protocolBinding"], "HTTP+JSON");
     assert_eq!(card["supportedInterfaces"][0]["url"], b.server.url("/a2a/hermes"), "{card}");
     assert_eq!(card["supportedInterfaces"][0]["protocolBinding"], "JSONRPC");
     assert_eq!(card["supportedInterfaces"][0]["protocolVersion"], "1.0");
@@ -134,6 +147,15 @@ async fn the_python_a2a_sdk_delegates_follows_answers_and_cancels_tasks() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_javascript_a2a_sdk_delegates_answers_and_cancels_tasks() {
+    javascript_sdk_over("JSONRPC").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_javascript_a2a_sdk_does_the_same_over_http_json() {
+    javascript_sdk_over("HTTP+JSON").await;
+}
+
+async fn javascript_sdk_over(binding: &'static str) {
     let sdk = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools/node/node_modules/@a2a-js/sdk");
     if !sdk.join("package.json").exists() {
         missing_external("the JavaScript A2A SDK (@a2a-js/sdk in .tools/node)", "run tests/external/setup.sh");
@@ -147,7 +169,7 @@ async fn the_javascript_a2a_sdk_delegates_answers_and_cancels_tasks() {
     let out = tokio::task::spawn_blocking(move || {
         std::process::Command::new("node")
             .arg(script)
-            .args([&base, &key, &other])
+            .args([&base, &key, &other, binding])
             .env("HAL0_A2A_SDK", sdk)
             .output()
             .unwrap()
@@ -158,6 +180,8 @@ async fn the_javascript_a2a_sdk_delegates_answers_and_cancels_tasks() {
     assert!(out.status.success(), "the A2A client failed: {stderr}");
     let r: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
     assert_eq!(r["card"], "hal0 hermes");
+    let transport = if binding == "HTTP+JSON" { "Rest" } else { "JsonRpc" };
+    assert!(r["transport"].as_str().unwrap().contains(transport), "the SDK chose the {binding} binding: {r}");
     assert_eq!(r["blocking"]["state"], "COMPLETED", "{r}");
     assert_eq!(r["blocking"]["output"], "FAKE ANSWER: hello from javascript");
     let kinds = r["stream"]["kinds"].as_array().unwrap();
@@ -293,6 +317,46 @@ async fn bad_requests_get_a2as_error_codes_and_change_nothing() {
     let r =
         reqwest::Client::new().get(s.url("/a2a/hermes/Bad..Name/.well-known/agent-card.json")).send().await.unwrap();
     assert!(r.status().is_client_error(), "{}", r.status());
+
+    // The HTTP+JSON binding answers the same failures as a google.rpc.Status with A2A's
+    // reason and HTTP status.
+    let http = reqwest::Client::new();
+    let rest = |method: reqwest::Method, path: &str, version: bool| {
+        let r = http.request(method, s.url(path)).bearer_auth(&key);
+        if version { r.header("A2A-Version", "1.0") } else { r }
+    };
+    let cases = [
+        (rest(reqwest::Method::GET, "/a2a/rest/hermes/tasks/run_nope", true), 404, "TASK_NOT_FOUND"),
+        (rest(reqwest::Method::GET, "/a2a/rest/hermes/tasks/run_nope", false), 400, "VERSION_NOT_SUPPORTED"),
+        (rest(reqwest::Method::POST, "/a2a/rest/hermes/tasks/run_nope:explode", true), 404, "METHOD_NOT_FOUND"),
+        (rest(reqwest::Method::GET, "/a2a/rest/hermes/tasks?pageSize=0x10", true), 400, "INVALID_PARAMS"),
+        (
+            rest(reqwest::Method::POST, "/a2a/rest/hermes/message:send", true)
+                .header("content-type", "application/json")
+                .body("{oops"),
+            400,
+            "INVALID_PARAMS",
+        ),
+        (
+            rest(
+                reqwest::Method::POST,
+                &format!("/a2a/rest/hermes/tasks/{}:cancel", task["id"].as_str().unwrap()),
+                true,
+            ),
+            400,
+            "TASK_NOT_CANCELABLE",
+        ),
+    ];
+    for (req, status, reason) in cases {
+        let r = req.send().await.unwrap();
+        let got = r.status().as_u16();
+        let v: Value = r.json().await.unwrap_or(Value::Null);
+        assert_eq!(got, status, "{v}");
+        assert_eq!(v["error"]["code"], status, "{v}");
+        assert_eq!(v["error"]["details"][0]["reason"], reason, "{v}");
+    }
+    let r = rest(reqwest::Method::GET, "/a2a/rest/hermes.nosuch/tasks", true).send().await.unwrap();
+    assert_eq!(r.status(), 404, "a profile hal0 does not serve");
 
     // Refused calls are audited with their code too.
     let audit = b.env.ok(&["activity", "list", "--json", "--limit", "500"]);

@@ -46,6 +46,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("a2a_card", "GET /a2a/hermes/.well-known/agent-card.json"),
     ("a2a_relay", "POST /a2a/relay/bot"),
     ("a2a_index", "GET /a2a/agents"),
+    ("a2a_rest", "POST /a2a/rest/hermes/message:send"),
 ];
 
 /// Credential columns; the names of bridge keys give their scopes; `consumer` is a proxy key
@@ -115,6 +116,8 @@ const OFF: &[(&str, &str)] = &[
     // A relay bot over A2A takes the relay mount's keys; the index of cards is public.
     ("a2a_relay", "401 401 401 -   -   403 403 403 403 401 403 403 200 403"),
     ("a2a_index", "200 200 200 -   -   200 200 200 200 200 200 200 200 200"),
+    // The HTTP+JSON binding: the agents mount's keys; the matrix sends no A2A-Version (400).
+    ("a2a_rest", "401 401 401 -   -   400 400 400 400 401 403 403 403 403"),
 ];
 
 const ARMED: &[(&str, &str)] = &[
@@ -159,6 +162,7 @@ const ARMED: &[(&str, &str)] = &[
     ("a2a_card", "200 200 200 200 200 200 200 200 200 200 200 200 200 200"),
     ("a2a_relay", "401 401 401 403 403 403 403 403 403 401 403 403 200 403"),
     ("a2a_index", "200 200 200 200 200 200 200 200 200 200 200 200 200 200"),
+    ("a2a_rest", "401 401 401 403 400 400 400 400 400 401 403 403 403 403"),
 ];
 
 fn keys(env: &Env, armed: bool, up: &str) -> Vec<(&'static str, Option<String>)> {
