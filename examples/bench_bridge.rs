@@ -1,8 +1,10 @@
 //! Benchmarks of the agent bridge (figures go into the closing note), against the
 //! in-process fake Hermes 0.19.0 from tests/it/support:
 //! `agent_run_status` tools/call p50/p99 and calls/s (sequential and 32 clients), hal0's
-//! added latency on `agent_run` over a direct `POST /v1/runs`, and the time to read a
-//! 500-event page with `agent_run_events`.
+//! added latency on `agent_run` over a direct `POST /v1/runs`, the time to read a
+//! 500-event page with `agent_run_events`, and the same finished run read three ways
+//! (MCP `agent_run_status`, A2A `GetTask` over JSON-RPC and over HTTP+JSON) with hal0's
+//! CPU per read from `/proc`.
 //!
 //! Run: `cargo build --release && cargo run --release --example bench_bridge -- target/release/hal0`
 
@@ -145,6 +147,68 @@ async fn main() {
         pct(&mut page, 0.5),
         pct(&mut page, 0.99)
     );
+    // The same finished run read three ways, sequentially; hal0's CPU per read.
+    let pid = child.id();
+    let a2a = reqwest::Client::builder().tcp_nodelay(true).build().unwrap();
+    let n = 2000u64;
+    let mut rows = Vec::new();
+    for way in ["mcp agent_run_status", "a2a GetTask (JSON-RPC)", "a2a GetTask (HTTP+JSON)"] {
+        let read = |i: u64| {
+            let (s, a2a, run_id, base, key) = (&s, &a2a, run_id.clone(), base.clone(), key.clone());
+            async move {
+                match way {
+                    "mcp agent_run_status" => {
+                        s.call(i, "agent_run_status", json!({"run_id": run_id}), "output_total").await.0
+                    }
+                    "a2a GetTask (JSON-RPC)" => {
+                        let body = json!({"jsonrpc": "2.0", "id": i, "method": "GetTask", "params": {"id": run_id}});
+                        let t = Instant::now();
+                        let r = a2a
+                            .post(format!("{base}/a2a/hermes"))
+                            .bearer_auth(&key)
+                            .header("A2A-Version", "1.0")
+                            .json(&body)
+                            .send()
+                            .await
+                            .unwrap();
+                        let text = r.text().await.unwrap();
+                        assert!(text.contains("TASK_STATE_COMPLETED"), "{}", &text[..text.len().min(300)]);
+                        t.elapsed().as_secs_f64() * 1000.0
+                    }
+                    _ => {
+                        let t = Instant::now();
+                        let r = a2a
+                            .get(format!("{base}/a2a/rest/hermes/tasks/{run_id}"))
+                            .bearer_auth(&key)
+                            .header("A2A-Version", "1.0")
+                            .send()
+                            .await
+                            .unwrap();
+                        let text = r.text().await.unwrap();
+                        assert!(text.contains("TASK_STATE_COMPLETED"), "{}", &text[..text.len().min(300)]);
+                        t.elapsed().as_secs_f64() * 1000.0
+                    }
+                }
+            }
+        };
+        for i in 0..200 {
+            read(20_000 + i).await;
+        }
+        let cpu0 = support::cpu_ms(pid);
+        let mut lat = Vec::new();
+        for i in 0..n {
+            lat.push(read(30_000 + i).await);
+        }
+        let cpu_us = (support::cpu_ms(pid) - cpu0) * 1000.0 / n as f64;
+        rows.push(format!(
+            "{way}, {n} reads of a 40 KB run: p50 {:.3} ms, p99 {:.3} ms, hal0 CPU {cpu_us:.0} µs per read",
+            pct(&mut lat, 0.5),
+            pct(&mut lat, 0.99)
+        ));
+    }
+    for r in rows {
+        println!("{r}");
+    }
     let _ = child.kill();
     let _ = child.wait();
 }

@@ -108,6 +108,14 @@ impl Message {
     }
 }
 
+/// A `historyLength`: 0 or more (hal0 keeps no history, so any such length is met).
+fn history(h: Option<i64>) -> RpcResult<()> {
+    match h {
+        Some(h) if h < 0 => Err(RpcError::invalid("a2a.invalid_params", "historyLength must be 0 or more")),
+        _ => Ok(()),
+    }
+}
+
 /// The message of a send, checked: present, from the user, with an id.
 pub(super) fn message(p: SendParams) -> RpcResult<(Message, Configuration)> {
     let Some(m) = p.message else {
@@ -119,9 +127,7 @@ pub(super) fn message(p: SendParams) -> RpcResult<(Message, Configuration)> {
     if m.message_id.is_empty() {
         return Err(RpcError::invalid("a2a.invalid_params", "message.messageId is required (a unique id per message)"));
     }
-    if p.configuration.history_length.is_some_and(|h| h < 0) {
-        return Err(RpcError::invalid("a2a.invalid_params", "configuration.historyLength must be 0 or more"));
-    }
+    history(p.configuration.history_length)?;
     Ok((m, p.configuration))
 }
 
@@ -164,8 +170,8 @@ async fn deliver(face: &Face, m: Message) -> RpcResult<Run> {
             ));
         }
         State::InputRequired => {
-            let pending = crate::bridge::view::pending(&run);
-            let request = pending["request_id"].as_str().unwrap_or_default().to_string();
+            // The question's own id, as stored (not the redacted view of it).
+            let request = run.pending.as_ref().and_then(|p| p["request_id"].as_str()).unwrap_or_default().to_string();
             face.bridge.answer(&face.asker, task_id, &request, &text).await?;
         }
         _ if run.status == crate::bridge::ledger::RunStatus::WaitingForApproval => {
@@ -210,9 +216,7 @@ fn id_params(p: Value) -> RpcResult<IdParams> {
     if p.id.is_empty() {
         return Err(RpcError::invalid("a2a.invalid_params", "params.id (the task's id) is required"));
     }
-    if p.history_length.is_some_and(|h| h < 0) {
-        return Err(RpcError::invalid("a2a.invalid_params", "historyLength must be 0 or more"));
-    }
+    history(p.history_length)?;
     Ok(p)
 }
 
@@ -286,9 +290,7 @@ pub async fn list(face: &Face, p: Value) -> RpcResult<Value> {
     if !(1..=PAGE_MAX).contains(&size) {
         return Err(RpcError::invalid("a2a.invalid_params", format!("pageSize must be 1 to {PAGE_MAX}")));
     }
-    if p.history_length.is_some_and(|h| h < 0) {
-        return Err(RpcError::invalid("a2a.invalid_params", "historyLength must be 0 or more"));
-    }
+    history(p.history_length)?;
     let statuses = match p.status.as_deref().filter(|s| !s.is_empty() && *s != "TASK_STATE_UNSPECIFIED") {
         None => None,
         Some(s) => match State::parse(s) {

@@ -39,7 +39,7 @@ use std::sync::Arc;
 /// The A2A protocol version hal0 speaks.
 pub const VERSION: &str = "1.0";
 /// Where a card is, under an agent's base URL.
-pub const CARD_PATH: &str = "/.well-known/agent-card.json";
+pub const CARD_PATH: &str = crate::relay::peers::CARD_PATH;
 
 /// The index of every card, on `app` (served whichever faces are on).
 pub fn index_route(app: Router<Arc<AppState>>) -> Router<Arc<AppState>> {
@@ -131,7 +131,13 @@ async fn bot_rpc(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    rpc::handle(state, caller, rpc::Target::Relay(bot), headers, body).await
+    // Only a bot the operator listed is an A2A agent (any other name, a profile's or a
+    // peer's included, is not found here).
+    match relay::published(&state, &bot).await {
+        Ok(true) => rpc::handle(state, caller, rpc::Target::Relay(bot), headers, body).await,
+        Ok(false) => crate::server::rest::not_found().await.into_response(),
+        Err(e) => e.into_response(),
+    }
 }
 
 /// `GET /a2a/agents`: `{agents: [card, …]}`, the profiles' (while the bridge is served)

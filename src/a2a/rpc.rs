@@ -159,15 +159,6 @@ pub(super) fn check_version(headers: &HeaderMap) -> RpcResult<()> {
     ))
 }
 
-/// Who asks, in the bridge's terms: a bridge client by name, or the admin key.
-fn asker(caller: &Caller) -> RpcResult<crate::bridge::Asker> {
-    match (caller.cred.as_bridge(), &caller.cred) {
-        (Some(b), _) => Ok(crate::bridge::Asker { client: b.name.clone(), admin: false }),
-        (None, crate::auth::Credential::Admin) => Ok(crate::bridge::Asker::admin()),
-        _ => Err(Error::forbidden("the A2A face needs a bridge key or the admin key").into()),
-    }
-}
-
 /// Methods that change something: their audit entry is stored before they run.
 fn changes(method: &str) -> bool {
     matches!(method, "SendMessage" | "SendStreamingMessage" | "CancelTask")
@@ -241,11 +232,10 @@ pub async fn execute(
         approval_id: None,
         detail: None,
     };
+    // A change has its row stored before it runs; a client that goes away mid-call (a
+    // blocking send, a relay ask) leaves it `rpc.cancelled`, never `started`.
     let started = if changes(method) {
-        match crate::audit::begin(&state.store, &entry).await {
-            Ok(row) => Some(row),
-            Err(e) => return Err(e.into()),
-        }
+        Some(crate::audit::Unanswered::new(&state.store, crate::audit::begin(&state.store, &entry).await?))
     } else {
         None
     };
@@ -258,7 +248,7 @@ pub async fn execute(
     match started {
         Some(row) => crate::audit::finish(
             &state.store,
-            crate::audit::Outcome { id: row, verdict, result_code: code, approval_id: None },
+            crate::audit::Outcome { id: row.answered(), verdict, result_code: code, approval_id: None },
         ),
         None => {
             let e = crate::audit::Entry { verdict, result_code: code.as_deref(), ..entry };
@@ -288,7 +278,10 @@ async fn hermes(
     let Some(bridge) = state.bridge.get() else {
         return Err(Error::unavailable("bridge.unavailable", "the run service is not running").into());
     };
-    let face = Face { bridge: bridge.clone(), asker: asker(caller)?, agent: agent.to_string() };
+    let asker = caller
+        .bridge_asker()
+        .ok_or_else(|| RpcError::from(Error::forbidden("the A2A face needs a bridge key or the admin key")))?;
+    let face = Face { bridge: bridge.clone(), asker, agent: agent.to_string() };
     let face = &face;
     let json = |v: RpcResult<Value>| v.map(Reply::Json);
     match method {
@@ -310,11 +303,9 @@ async fn hermes(
 
 /// A request to relay bot `bot`: only `SendMessage` (an ask); there are no tasks.
 async fn relay(state: &AppState, caller: &Caller, bot: &str, method: &str, params: Value) -> RpcResult<Reply> {
-    let Some(c) = caller.cred.as_bridge() else {
+    let Some(asker) = caller.relay_asker() else {
         return Err(Error::forbidden("a relay bot is asked with a bridge key holding the relay scope").into());
     };
-    let asker =
-        crate::relay::Asker { client: c.name.clone(), runs: c.scopes.contains(&crate::auth::bridge::Scope::Agents) };
     match method {
         "SendMessage" => super::relay::send(state, &asker, bot, params).await.map(Reply::Json),
         "SendStreamingMessage" | "GetTask" | "ListTasks" | "CancelTask" | "SubscribeToTask" => {

@@ -62,6 +62,12 @@ fn step(c: &mut Cursor, run: &Run) -> crate::error::Result<Vec<Value>> {
         c.chunked = true;
         c.offset = next;
     }
+    // Everything was sent before the run ended: the last chunk is an empty one.
+    if ended && c.chunked && !out.iter().any(|e| e["artifactUpdate"]["lastChunk"] == true) {
+        out.push(json!({"artifactUpdate": {
+            "taskId": id, "contextId": ctx, "artifact": task::artifact(""), "append": true, "lastChunk": true,
+        }}));
+    }
     let now = shown(run);
     if now != c.shown || ended {
         out.push(json!({"statusUpdate": {"taskId": id, "contextId": ctx, "status": task::status(run)}}));

@@ -668,6 +668,36 @@ pub fn export(store: &Store, f: &Filter, out: &mut impl Write) -> Result<u64> {
     })
 }
 
+/// The `started` row of a call while it runs: dropped before [`Unanswered::answered`] (the
+/// call's future was dropped: its client cancelled it or went away), it records the call as
+/// `error` / `rpc.cancelled`. What the call had done by then stays done; the row says it
+/// never answered. Every front that stores a `started` row holds one (MCP tools, A2A).
+pub struct Unanswered<'a> {
+    store: &'a Store,
+    id: Option<i64>,
+}
+
+impl<'a> Unanswered<'a> {
+    pub fn new(store: &'a Store, id: i64) -> Unanswered<'a> {
+        Unanswered { store, id: Some(id) }
+    }
+
+    /// The call answered: its row's id, for the outcome the caller writes.
+    pub fn answered(mut self) -> i64 {
+        self.id.take().unwrap_or_default()
+    }
+}
+
+impl Drop for Unanswered<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            let outcome =
+                Outcome { id, verdict: Verdict::Error, result_code: Some("rpc.cancelled".into()), approval_id: None };
+            finish(self.store, outcome);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -138,7 +138,14 @@ fn peer(ops: &crate::ops::Ctx, rt: &tokio::runtime::Runtime, cmd: PeerCmd) -> Re
                 super::print_json(&serde_json::to_value(&p).unwrap_or_default());
                 return Ok(());
             }
-            println!("Added {} ({}): bots ask it as a2a/{}; tasks go to {}", p.name, p.agent_name, p.name, p.url);
+            let safe = crate::term::safe_line;
+            println!(
+                "Added {} ({}): bots ask it as a2a/{}; tasks go to {}",
+                p.name,
+                safe(&p.agent_name),
+                p.name,
+                safe(&p.url)
+            );
             if p.secret.is_none() {
                 println!(
                     "It gets no credential; if it wants one: hal0 relay peer remove NAME, then add it with --token-stdin"

@@ -229,13 +229,9 @@ impl AgentsServer {
     }
 
     fn asker(ctx: &RequestContext<RoleServer>) -> Result<Asker> {
-        use crate::auth::Credential;
-        let cred = super::caller(ctx).map(|c| &c.cred);
-        match (cred, cred.and_then(Credential::as_bridge)) {
-            (_, Some(c)) => Ok(Asker { client: c.name.clone(), admin: false }),
-            (Some(Credential::Admin), _) => Ok(Asker::admin()),
-            _ => Err(Error::forbidden("hal0-agents needs a bridge key or the admin key")),
-        }
+        super::caller(ctx)
+            .and_then(crate::server::guard::Caller::bridge_asker)
+            .ok_or_else(|| Error::forbidden("hal0-agents needs a bridge key or the admin key"))
     }
 }
 

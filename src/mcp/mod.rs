@@ -167,40 +167,12 @@ impl Audited<'_> {
         };
         // A call dropped before it answers (its client cancelled it or went away) still
         // gets an outcome on its `started` row.
-        let unanswered = Unanswered { store: self.store, id: Some(id) };
+        let unanswered = crate::audit::Unanswered::new(self.store, id);
         let out = timed.await;
         let id = unanswered.answered();
         let (verdict, result_code, approval_id) = outcome(&out);
         crate::audit::finish(self.store, crate::audit::Outcome { id, verdict, result_code, approval_id });
         out
-    }
-}
-
-/// The `started` row of a call while it runs: dropped before [`Unanswered::answered`] (the
-/// call's future was dropped), it records the call as `error` / `rpc.cancelled`. What the
-/// call had done by then stays done; the row says it never answered.
-struct Unanswered<'a> {
-    store: &'a crate::store::Store,
-    id: Option<i64>,
-}
-
-impl Unanswered<'_> {
-    fn answered(mut self) -> i64 {
-        self.id.take().unwrap_or_default()
-    }
-}
-
-impl Drop for Unanswered<'_> {
-    fn drop(&mut self) {
-        if let Some(id) = self.id.take() {
-            let outcome = crate::audit::Outcome {
-                id,
-                verdict: Verdict::Error,
-                result_code: Some("rpc.cancelled".into()),
-                approval_id: None,
-            };
-            crate::audit::finish(self.store, outcome);
-        }
     }
 }
 

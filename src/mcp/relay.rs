@@ -71,10 +71,7 @@ impl RelayServer {
     /// The bot calling and whether its key may also start runs (the `agents` scope), which
     /// an ask to a local Hermes profile does.
     fn asker(ctx: &RequestContext<RoleServer>) -> Option<crate::relay::Asker> {
-        super::caller(ctx).and_then(|c| c.cred.as_bridge()).map(|c| crate::relay::Asker {
-            client: c.name.clone(),
-            runs: c.scopes.contains(&crate::auth::bridge::Scope::Agents),
-        })
+        super::caller(ctx).and_then(crate::server::guard::Caller::relay_asker)
     }
 
     fn no_bot() -> CallToolResult {

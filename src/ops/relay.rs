@@ -90,7 +90,7 @@ pub async fn exchanges(ctx: &Ctx, a: ExchangesArgs) -> Result<Vec<Exchange>> {
     ctx.relay.exchanges(f).await
 }
 
-#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
+#[derive(Default, serde::Deserialize, schemars::JsonSchema)]
 pub struct PeerAddArgs {
     /// The A2A agent's URL: its base (the card is under `/.well-known/agent-card.json`) or
     /// its card's own URL.
@@ -102,11 +102,6 @@ pub struct PeerAddArgs {
     /// the store, the audit log or an answer.
     #[serde(default)]
     pub token: Option<String>,
-}
-
-/// The api.env name of peer `name`'s credential.
-fn secret_name(name: &str) -> String {
-    format!("HAL0_A2A_PEER_{}", name.to_ascii_uppercase().replace('-', "_"))
 }
 
 /// A peer name made from a card's name: lower case, other characters as `-`, at most 32.
@@ -146,17 +141,8 @@ pub async fn peer_add(ctx: &Ctx, a: PeerAddArgs) -> Result<Peer> {
                 n
             }
         };
-        let secret = a.token.as_ref().map(|_| secret_name(&name));
-        let (n, sec) = (name.clone(), secret.clone());
-        let peer = ctx.store.call(move |s| peers::insert(s, &n, &card, sec.as_deref())).await?;
-        if let (Some(var), Some(token)) = (&secret, &a.token)
-            && let Err(e) = crate::secrets::put(&ctx.paths, var, token)
-        {
-            // No peer without the credential it was added with.
-            let _ = ctx.store.call(move |s| peers::remove(s, &name)).await;
-            return Err(e);
-        }
-        Ok(peer)
+        let api_env = ctx.paths.api_env();
+        ctx.store.call(move |s| peers::add(s, &api_env, &name, &card, a.token.as_deref())).await
     })
     .await
 }
@@ -176,17 +162,12 @@ pub struct PeerNameArgs {
 pub async fn peer_remove(ctx: &Ctx, a: PeerNameArgs) -> Result<serde_json::Value> {
     let args = serde_json::json!({"name": a.name});
     super::audited(ctx, "relay_peer_remove", args, async {
-        let name = a.name.clone();
-        let peer = ctx.store.call(move |s| peers::get(s, &name)).await?;
-        let name = a.name.clone();
-        if !ctx.store.call(move |s| peers::remove(s, &name)).await? {
+        let (name, api_env) = (a.name.clone(), ctx.paths.api_env());
+        if !ctx.store.call(move |s| peers::forget(s, &api_env, &name)).await? {
             return Err(crate::error::Error::not_found(
                 "relay.peer_not_found",
                 format!("no peer named {} (hal0 relay peer list shows them)", crate::term::safe_line(&a.name)),
             ));
-        }
-        if let Some(var) = peer.and_then(|p| p.secret) {
-            crate::envfile::remove_vars(&ctx.paths.api_env(), &[var.as_str()])?;
         }
         Ok(serde_json::json!({"removed": a.name}))
     })

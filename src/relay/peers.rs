@@ -20,8 +20,8 @@ use tokio::time::Instant;
 
 /// How a peer is named among the relay's agents: `a2a/<name>`.
 pub const PREFIX: &str = "a2a/";
-/// Where a card is, under an agent's base URL.
-const CARD_PATH: &str = "/.well-known/agent-card.json";
+/// Where a card is, under an agent's base URL (A2A's well-known path).
+pub const CARD_PATH: &str = "/.well-known/agent-card.json";
 /// The largest answer read from a peer.
 const MAX_ANSWER_BYTES: usize = super::MAX_MESSAGE_BYTES + 64 * 1024;
 /// How often a working task is read again.
@@ -45,6 +45,10 @@ pub struct Peer {
     pub description: String,
     /// The secret (in api.env) sent as its bearer credential.
     pub secret: Option<String>,
+    /// Its host was on a private or loopback address when added (the operator chose it):
+    /// only then do later calls let a non-public address through. A public name that later
+    /// resolves to a private address is refused (DNS rebinding).
+    pub trust_host: bool,
     pub added_at: String,
 }
 
@@ -78,11 +82,12 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Peer> {
         agent_name: card["name"].as_str().unwrap_or_default().to_string(),
         description: card["description"].as_str().unwrap_or_default().to_string(),
         secret: r.get(4)?,
-        added_at: r.get(5)?,
+        trust_host: r.get(5)?,
+        added_at: r.get(6)?,
     })
 }
 
-const COLS: &str = "name, card_url, url, card, secret, added_at";
+const COLS: &str = "name, card_url, url, card, secret, trust_host, added_at";
 
 pub fn list(store: &Store) -> Result<Vec<Peer>> {
     store.with(|c| {
@@ -97,16 +102,51 @@ pub fn get(store: &Store, name: &str) -> Result<Option<Peer>> {
     })
 }
 
-/// Remove peer `name`; whether there was one.
-pub fn remove(store: &Store, name: &str) -> Result<bool> {
+/// Remove peer `name`'s row; whether there was one.
+fn remove(store: &Store, name: &str) -> Result<bool> {
     store.with(|c| Ok(c.execute("DELETE FROM relay_peers WHERE name = ?1", [name])? > 0))
 }
 
-/// A fetched card, checked: where it was, the card, and its JSON-RPC interface.
+/// The api.env name of peer `name`'s credential (`a-b` and `a_b` would share one: the
+/// column is unique, so the second is refused).
+fn secret_name(name: &str) -> String {
+    format!("HAL0_A2A_PEER_{}", name.to_ascii_uppercase().replace('-', "_"))
+}
+
+/// Add peer `name` from `card`, its credential `token` (if any) kept in `api_env` only.
+/// Nothing is left half-written: a credential that cannot be stored takes the row back.
+pub fn add(store: &Store, api_env: &Path, name: &str, card: &Card, token: Option<&str>) -> Result<Peer> {
+    check_name(name)?;
+    let secret = token.map(|_| secret_name(name));
+    let peer = insert(store, name, card, secret.as_deref())?;
+    if let (Some(var), Some(token)) = (&secret, token)
+        && let Err(e) = crate::envfile::set_vars(api_env, &[(var.as_str(), token)])
+    {
+        if let Err(back) = remove(store, name) {
+            tracing::error!(code = back.code, "peer {name} is kept without its credential: {}", back.message);
+        }
+        return Err(e);
+    }
+    Ok(peer)
+}
+
+/// Forget peer `name`: its credential first (never a token left for a peer that is gone),
+/// then its row. Whether there was one.
+pub fn forget(store: &Store, api_env: &Path, name: &str) -> Result<bool> {
+    let Some(peer) = get(store, name)? else { return Ok(false) };
+    if let Some(var) = &peer.secret {
+        crate::envfile::remove_vars(api_env, &[var.as_str()])?;
+    }
+    remove(store, name)
+}
+
+/// A fetched card, checked: where it was, the card, its JSON-RPC interface, and whether
+/// its host is on a non-public address.
 pub struct Card {
     pub card_url: String,
     pub card: Value,
     pub url: String,
+    pub trust_host: bool,
 }
 
 /// The card URL for `url`: itself when it names a card, else the card under it.
@@ -156,22 +196,40 @@ pub async fn fetch_card(url: &str) -> Result<Card> {
     let card: Value = serde_json::from_slice(&body)
         .map_err(|e| invalid("relay.peer_card_invalid", format!("the card at {card_url} is not JSON: {e}")))?;
     let url = interface_of(&card, &card_url)?;
-    Ok(Card { card_url, card, url })
+    // The operator typed this host: a private or loopback one is theirs to choose, and is
+    // trusted from now on; a public one must stay public.
+    let trust_host = match reqwest::Url::parse(&card_url)
+        .ok()
+        .and_then(|u| Some((u.host_str()?.to_string(), u.port_or_known_default()?)))
+    {
+        Some((host, port)) => Guard::system().check(&host, port).is_err(),
+        None => false,
+    };
+    Ok(Card { card_url, card, url, trust_host })
 }
 
-/// Store peer `name` with `card`; `relay.peer_exists` when the name is taken.
-pub fn insert(store: &Store, name: &str, card: &Card, secret: Option<&str>) -> Result<Peer> {
+/// The guard of calls to `peer`: its host let through only when it was private when added.
+fn guard(peer: &Peer) -> Guard {
+    if peer.trust_host { Guard::trusting_url(&peer.card_url) } else { Guard::system() }
+}
+
+/// Store peer `name` with `card`; `relay.peer_exists` when the name (or the api.env name
+/// of its credential) is taken.
+fn insert(store: &Store, name: &str, card: &Card, secret: Option<&str>) -> Result<Peer> {
     let at = now();
     store.with(|c| {
         let n = c.execute(
-            "INSERT INTO relay_peers (name, card_url, url, card, secret, added_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-             ON CONFLICT (name) DO NOTHING",
-            params![name, card.card_url, card.url, card.card.to_string(), secret, at],
+            "INSERT INTO relay_peers (name, card_url, url, card, secret, trust_host, added_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING",
+            params![name, card.card_url, card.url, card.card.to_string(), secret, card.trust_host, at],
         )?;
         if n == 0 {
             return Err(Error::conflict(
                 "relay.peer_exists",
-                format!("a peer named {name} exists: remove it first (hal0 relay peer remove {name})"),
+                format!(
+                    "a peer named {name} (or one whose credential would be stored under the same api.env name) exists: \
+                     remove it first (hal0 relay peer remove NAME) or choose another name"
+                ),
             ));
         }
         Ok(())
@@ -214,8 +272,7 @@ async fn call(
 ) -> std::result::Result<Value, Refusal> {
     let offline = |why: String| Refusal::new(Failure::AgentOffline, format!("{} cannot be reached: {why}", peer.name));
     let limits = FetchLimits { timeout: left.max(Duration::from_secs(1)), ..Default::default() };
-    let (url, client) = ssrf::pinned_client(&Guard::trusting_url(&peer.card_url), &peer.url, &limits)
-        .map_err(|e| offline(e.message))?;
+    let (url, client) = ssrf::pinned_client(&guard(peer), &peer.url, &limits).map_err(|e| offline(e.message))?;
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
     let mut req = client.post(url).header("A2A-Version", "1.0").json(&body);
     if let Some(t) = token {
@@ -250,14 +307,15 @@ pub async fn ask(
     window: Duration,
 ) -> std::result::Result<String, Refusal> {
     let token = match (&peer.secret, api_env) {
-        (Some(name), Some(path)) => match crate::envfile::get_var(path, name) {
-            Ok(Some(v)) => Some(v),
-            _ => {
-                let why = format!("its secret {name} is not set (on the box: hal0 secrets set {name})");
-                return Err(Refusal::new(Failure::AgentFailed, why));
-            }
-        },
-        _ => None,
+        (None, _) => None,
+        (Some(name), Some(path)) if let Ok(Some(v)) = crate::envfile::get_var(path, name) => Some(v),
+        (Some(name), _) => {
+            let why = format!(
+                "its credential ({name} in api.env) cannot be read: add the peer again (hal0 relay peer remove {}, then add with --token-stdin)",
+                peer.name
+            );
+            return Err(Refusal::new(Failure::AgentFailed, why));
+        }
     };
     let deadline = Instant::now() + window;
     let left = || deadline.saturating_duration_since(Instant::now());
@@ -277,6 +335,11 @@ pub async fn ask(
             return out;
         }
         if left().is_zero() {
+            // Best effort: the peer need not go on with a task nobody waits for.
+            let (p, t, id) = (peer.clone(), token.clone(), task["id"].clone());
+            tokio::spawn(async move {
+                let _ = call(&p, t.as_deref(), "CancelTask", json!({"id": id}), Duration::from_secs(5)).await;
+            });
             let detail = format!("{}'s task {} was still working when the ask's window ended", peer.name, task["id"]);
             return Err(Refusal::new(Failure::Timeout, detail));
         }
@@ -309,6 +372,25 @@ mod tests {
         assert_eq!(interface_of(&json!([]), at).unwrap_err().code, "relay.peer_card_invalid");
         assert_eq!(card_url("https://a.example/x/"), "https://a.example/x/.well-known/agent-card.json");
         assert_eq!(card_url(at), at);
+    }
+
+    #[test]
+    fn only_a_host_that_was_private_when_added_is_let_through_later() {
+        let peer = |trust_host| Peer {
+            name: "p".into(),
+            card_url: "http://127.0.0.1:9/.well-known/agent-card.json".into(),
+            url: "http://127.0.0.1:9/a2a".into(),
+            agent_name: String::new(),
+            description: String::new(),
+            secret: None,
+            trust_host,
+            added_at: String::new(),
+        };
+        // A name that was public when added and now points at loopback (DNS rebinding) is
+        // judged as usual: refused.
+        assert!(guard(&peer(false)).check("127.0.0.1", 9).is_err());
+        assert!(guard(&peer(true)).check("127.0.0.1", 9).is_ok());
+        assert_eq!(secret_name("box-b"), secret_name("box_b"), "why the column is unique");
     }
 
     #[test]

@@ -35,6 +35,25 @@ impl Caller {
             _ => self.identity.clone(),
         }
     }
+
+    /// The caller as the agent bridge sees it: a bridge client (runs of its own), or the
+    /// admin key (every client's runs); `None` for any other credential.
+    pub fn bridge_asker(&self) -> Option<crate::bridge::Asker> {
+        match (self.cred.as_bridge(), &self.cred) {
+            (Some(b), _) => Some(crate::bridge::Asker { client: b.name.clone(), admin: false }),
+            (None, Credential::Admin) => Some(crate::bridge::Asker::admin()),
+            _ => None,
+        }
+    }
+
+    /// The caller as the relay sees it: a bridge client, and whether its key may also start
+    /// runs (the `agents` scope, which asking a local Hermes profile takes).
+    pub fn relay_asker(&self) -> Option<crate::relay::Asker> {
+        self.cred.as_bridge().map(|c| crate::relay::Asker {
+            client: c.name.clone(),
+            runs: c.scopes.contains(&crate::auth::bridge::Scope::Agents),
+        })
+    }
 }
 
 /// The key a route class takes, in words, and how to make one on the box.

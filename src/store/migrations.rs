@@ -434,15 +434,17 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (server, item, name)
     ) WITHOUT ROWID;",
     // 15: A2A agents elsewhere that the relay's bots may ask (`crate::relay::peers`): the
-    // card as fetched when the operator added it, its JSON-RPC interface, and the name of
-    // the secret (in api.env) holding the credential sent to it.
+    // card as fetched when the operator added it, its JSON-RPC interface, the name of the
+    // secret (in api.env) holding the credential sent to it, and whether its host was on a
+    // private or loopback address when added (only then is it let through the SSRF guard).
     "CREATE TABLE relay_peers (
-        name     TEXT PRIMARY KEY,
-        card_url TEXT NOT NULL,
-        url      TEXT NOT NULL,
-        card     TEXT NOT NULL,
-        secret   TEXT,
-        added_at TEXT NOT NULL
+        name       TEXT PRIMARY KEY,
+        card_url   TEXT NOT NULL,
+        url        TEXT NOT NULL,
+        card       TEXT NOT NULL,
+        secret     TEXT UNIQUE,
+        trust_host INTEGER NOT NULL DEFAULT 0,
+        added_at   TEXT NOT NULL
     ) WITHOUT ROWID;",
 ];
 

@@ -370,7 +370,8 @@ async fn a_relay_bot_listed_for_a2a_answers_the_python_a2a_sdk() {
     let bot_key = env.bridge_key("helper", &["relay"]);
     let asker_key = env.bridge_key("asker", &["relay"]);
     env.bridge_key("hidden", &["relay"]);
-    env.ok(&["config", "set", "relay.a2a_bots", "[\"helper\", \"ghost\"]"]);
+    env.bridge_key("sleepy", &["relay"]);
+    env.ok(&["config", "set", "relay.a2a_bots", "[\"helper\", \"ghost\", \"sleepy\"]"]);
     let o = env.run(&["config", "set", "relay.a2a_bots", "[\"Not A Bot\"]"]);
     assert_ne!(o.code(), 0);
     assert!(o.stderr().contains("relay.a2a_bots"), "{}", o.stderr());
@@ -424,12 +425,21 @@ async fn a_relay_bot_listed_for_a2a_answers_the_python_a2a_sdk() {
     assert_eq!(ex[0]["conversation_id"], ex[1]["conversation_id"]);
     assert_eq!(ex[0]["conversation_id"], r["first"]["context"]);
 
-    // A bot that is not connected: the relay's refusal, with its code.
+    // A bot that is not listed is no A2A agent: not found, whoever asks.
+    let asker2 = env.bridge_key("asker2", &["relay"]);
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+        "params": {"message": {"messageId": "m0", "role": "ROLE_USER", "parts": [{"text": "psst"}]}}});
+    for path in ["/a2a/relay/hidden", "/a2a/relay/hermes%2Fdefault", "/a2a/relay/ghost"] {
+        let r = http.post(server.url(path)).bearer_auth(&asker2).header("A2A-Version", "1.0").json(&body);
+        assert_eq!(r.send().await.unwrap().status(), 404, "{path}");
+    }
+
+    // A listed bot that is not connected: the relay's refusal, with its code.
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
         "params": {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "anyone?"}]}}});
     let v: Value = http
-        .post(server.url("/a2a/relay/hidden"))
-        .bearer_auth(env.bridge_key("asker2", &["relay"]))
+        .post(server.url("/a2a/relay/sleepy"))
+        .bearer_auth(&asker2)
         .header("A2A-Version", "1.0")
         .json(&body)
         .send()
@@ -493,6 +503,13 @@ async fn a_bot_asks_an_a2a_agent_elsewhere_added_as_a_peer() {
     let (code, _, err) = add_peer(&a, &["relay", "peer", "add", &url, "--name", "box-b", "--token-stdin"], "x");
     assert_ne!(code, 0);
     assert!(err.contains("relay.peer_exists"), "{err}");
+    let (code, _, err) = add_peer(&a, &["relay", "peer", "add", &url, "--name", "box_b", "--token-stdin"], "x");
+    assert!(
+        code != 0 && err.contains("relay.peer_exists"),
+        "box_b's credential would share box-b's api.env name: {err}"
+    );
+    let env_file = std::fs::read_to_string(a.config_dir().join("api.env")).unwrap();
+    assert!(env_file.contains(&b_key), "box-b's credential is untouched");
     let (code, _, err) = add_peer(&a, &["relay", "peer", "add", &url, "--name", "Box B"], "");
     assert!(code != 0 && err.contains("relay.invalid_peer_name"), "{err}");
     let nothing = b.server.url("/nothing-here");

@@ -113,8 +113,9 @@ const OFF: &[(&str, &str)] = &[
     // The A2A face takes the agents mount's keys; a card is public.
     ("a2a", "401 401 401 -   -   200 200 200 200 401 403 403 403 403"),
     ("a2a_card", "200 200 200 -   -   200 200 200 200 200 200 200 200 200"),
-    // A relay bot over A2A takes the relay mount's keys; the index of cards is public.
-    ("a2a_relay", "401 401 401 -   -   403 403 403 403 401 403 403 200 403"),
+    // A relay bot over A2A takes the relay mount's keys (and `bot` is not listed in
+    // [relay].a2a_bots, so a relay key finds no agent there); the index of cards is public.
+    ("a2a_relay", "401 401 401 -   -   403 403 403 403 401 403 403 404 403"),
     ("a2a_index", "200 200 200 -   -   200 200 200 200 200 200 200 200 200"),
     // The HTTP+JSON binding: the agents mount's keys; the matrix sends no A2A-Version (400).
     ("a2a_rest", "401 401 401 -   -   400 400 400 400 401 403 403 403 403"),
@@ -160,7 +161,7 @@ const ARMED: &[(&str, &str)] = &[
     ("activity_verify", "401 401 401 403 200 403 403 403 403 401 403 403 403 200"),
     ("a2a", "401 401 401 403 200 200 200 200 200 401 403 403 403 403"),
     ("a2a_card", "200 200 200 200 200 200 200 200 200 200 200 200 200 200"),
-    ("a2a_relay", "401 401 401 403 403 403 403 403 403 401 403 403 200 403"),
+    ("a2a_relay", "401 401 401 403 403 403 403 403 403 401 403 403 404 403"),
     ("a2a_index", "200 200 200 200 200 200 200 200 200 200 200 200 200 200"),
     ("a2a_rest", "401 401 401 403 400 400 400 400 400 401 403 403 403 403"),
 ];
