@@ -19,7 +19,6 @@ pub const ALL: &[&str] = &[
     "a2a.push_not_supported",
     "a2a.task_ended",
     "a2a.task_not_cancelable",
-    "a2a.task_waits_for_person",
     "a2a.version_not_supported",
     // activity
     "activity.invalid_filter",
@@ -95,8 +94,10 @@ pub const ALL: &[&str] = &[
     "bridge.name_revoked",
     "bridge.name_taken",
     "bridge.no_pending_request",
+    "bridge.run_ended",
     "bridge.run_not_found",
     "bridge.run_not_running",
+    "bridge.run_waits_for_person",
     "bridge.skill_invalid",
     "bridge.skill_not_found",
     "bridge.skill_pending_elsewhere",

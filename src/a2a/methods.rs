@@ -32,11 +32,7 @@ pub struct Face {
 impl Face {
     /// A run of this caller on this agent; a run of another agent is not found here.
     async fn run(&self, id: &str) -> RpcResult<Run> {
-        let run = self.bridge.run(&self.asker, id).await?;
-        if run.agent != self.agent {
-            return Err(RpcError::task_not_found());
-        }
-        Ok(run)
+        Ok(self.bridge.run_on(&self.asker, &self.agent, id).await?)
     }
 
     /// Wait until `run` ends or asks (at most `secs`), then read it again.
@@ -132,7 +128,8 @@ pub(super) fn message(p: SendParams) -> RpcResult<(Message, Configuration)> {
 }
 
 /// Deliver `m`: start a run for a new task, or give the message to the task it names (the
-/// answer to its question, or guidance while it works). The run as it stands after.
+/// bridge decides what it is: the answer to its question, or guidance while it works).
+/// The run as it stands after.
 async fn deliver(face: &Face, m: Message) -> RpcResult<Run> {
     let text = m.text()?;
     let Some(task_id) = m.task_id.as_deref().filter(|t| !t.is_empty()) else {
@@ -162,29 +159,7 @@ async fn deliver(face: &Face, m: Message) -> RpcResult<Run> {
     {
         return Err(RpcError::invalid("a2a.context_mismatch", "contextId is not the context of the task named"));
     }
-    match task::state(&run) {
-        s if s.is_terminal() => {
-            return Err(RpcError::unsupported(
-                "a2a.task_ended",
-                format!("task {task_id} has ended ({}); send a new message without taskId", s.wire()),
-            ));
-        }
-        State::InputRequired => {
-            // The question's own id, as stored (not the redacted view of it).
-            let request = run.pending.as_ref().and_then(|p| p["request_id"].as_str()).unwrap_or_default().to_string();
-            face.bridge.answer(&face.asker, task_id, &request, &text).await?;
-        }
-        _ if run.status == crate::bridge::ledger::RunStatus::WaitingForApproval => {
-            return Err(RpcError::unsupported(
-                "a2a.task_waits_for_person",
-                "the task waits for a person's approval in the hal0 inbox, not for a message",
-            ));
-        }
-        _ => {
-            face.bridge.steer(&face.asker, task_id, &text).await?;
-        }
-    }
-    face.run(task_id).await
+    Ok(face.bridge.message(&face.asker, &face.agent, task_id, &text).await?)
 }
 
 /// `SendMessage`: deliver the message and, unless `returnImmediately`, wait (at most
@@ -304,7 +279,7 @@ pub async fn list(face: &Face, p: Value) -> RpcResult<Value> {
         None => None,
         Some(t) => Some(stamp(t)?),
     };
-    let session_key = p.context_id.filter(|c| !c.is_empty()).map(|c| format!("{}:{c}", face.asker.client));
+    let session_key = p.context_id.filter(|c| !c.is_empty()).map(|c| Bridge::session_key_of(&face.asker, &c));
     let q = Query {
         agent: Some(face.agent.clone()),
         statuses,

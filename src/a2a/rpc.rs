@@ -118,6 +118,8 @@ impl From<Error> for RpcError {
     fn from(e: Error) -> RpcError {
         match (e.code, &e.kind) {
             ("bridge.run_not_found" | "bridge.invalid_run_id", _) => RpcError::task_not_found(),
+            // A message the task cannot take now: A2A's "unsupported operation".
+            ("bridge.run_ended" | "bridge.run_waits_for_person", _) => RpcError::unsupported(e.code, e.message),
             (_, Kind::Internal) => {
                 tracing::error!(code = e.code, "A2A call failed: {}", e.message);
                 RpcError::new(-32603, "INTERNAL", "a2a.internal", "internal error; see the hal0 log")

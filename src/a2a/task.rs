@@ -81,10 +81,7 @@ pub fn state(run: &Run) -> State {
 /// The client's context for a run: the session key it gave (without hal0's `<client>:`
 /// prefix), else the run itself.
 pub fn context_id(run: &Run) -> String {
-    match &run.session_key {
-        Some(k) => k.strip_prefix(&format!("{}:", run.client)).unwrap_or(k).to_string(),
-        None => run.run_id.clone(),
-    }
+    run.session().unwrap_or(&run.run_id).to_string()
 }
 
 /// What the agent says with the status, when there is something to say: the question it

@@ -63,6 +63,12 @@ pub struct Run {
 }
 
 impl Run {
+    /// The session key its client gave (without hal0's `<client>:` prefix).
+    pub fn session(&self) -> Option<&str> {
+        let k = self.session_key.as_deref()?;
+        Some(k.strip_prefix(self.client.as_str()).and_then(|r| r.strip_prefix(':')).unwrap_or(k))
+    }
+
     /// What every new run starts as: queued at `at`, nothing received from Hermes yet (no
     /// output, error, usage, pending request or event). Callers fill in the run's id, who
     /// asked and what, with struct update syntax.

@@ -236,6 +236,52 @@ impl Bridge {
         self.load(asker, run_id).await
     }
 
+    /// A run of `agent` that `asker` may see; a run of another agent is not found (a front
+    /// that serves one agent per URL reaches only that agent's runs).
+    pub async fn run_on(&self, asker: &Asker, agent: &str, run_id: &str) -> Result<Run> {
+        let run = self.load(asker, run_id).await?;
+        if run.agent != agent {
+            return Err(run_not_found());
+        }
+        Ok(run)
+    }
+
+    /// The stored session key of `asker`'s session `key` (`<client>:<key>`), for filtering.
+    pub fn session_key_of(asker: &Asker, key: &str) -> String {
+        format!("{}:{key}", asker.client)
+    }
+
+    /// A message to a run of `agent` that has not ended: the answer to its pending question,
+    /// else guidance while it runs (`agent_run_answer` or `agent_run_steer`). Refused with
+    /// `bridge.run_ended` once it has ended and `bridge.run_waits_for_person` while it
+    /// waits on an approval (a person decides that, not the client). The run after.
+    pub async fn message(&self, asker: &Asker, agent: &str, run_id: &str, text: &str) -> Result<Run> {
+        let run = self.run_on(asker, agent, run_id).await?;
+        if run.finished || run.status.is_terminal() {
+            return Err(Error::conflict(
+                "bridge.run_ended",
+                format!("run {run_id} has ended ({}); start a new one", run.status),
+            ));
+        }
+        match run.status {
+            ledger::RunStatus::WaitingForClarify => {
+                // The question's own id, as stored (not the redacted view of it).
+                let request = run.pending.as_ref().and_then(|p| p["request_id"].as_str()).unwrap_or_default();
+                self.answer(asker, run_id, request, text).await?;
+            }
+            ledger::RunStatus::WaitingForApproval => {
+                return Err(Error::conflict(
+                    "bridge.run_waits_for_person",
+                    "the run waits for a person's approval in the hal0 inbox, not for a message",
+                ));
+            }
+            _ => {
+                self.steer(asker, run_id, text).await?;
+            }
+        }
+        self.run_on(asker, agent, run_id).await
+    }
+
     /// A page of the runs `asker` may see that match `q`, newest first, and how many match
     /// in all.
     pub async fn runs(&self, asker: &Asker, mut q: ledger::Query) -> Result<(Vec<(Run, ledger::Cursor)>, i64)> {

@@ -306,7 +306,7 @@ async fn bad_requests_get_a2as_error_codes_and_change_nothing() {
                        "params": {"message": {"messageId": "m6", "taskId": task["id"], "parts": [{"text": "more"}]}}});
     let (_, v) = rpc(s, k, v1, again).await;
     assert_eq!(code(&v), -32004, "{v}");
-    assert!(v["error"]["message"].as_str().unwrap().starts_with("a2a.task_ended: "), "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().starts_with("bridge.run_ended: "), "{v}");
     let other_context = json!({"jsonrpc": "2.0", "id": 13, "method": "SendMessage",
         "params": {"message": {"messageId": "m7", "taskId": task["id"], "contextId": "elsewhere", "parts": [{"text": "x"}]}}});
     assert!(
@@ -360,7 +360,7 @@ async fn bad_requests_get_a2as_error_codes_and_change_nothing() {
 
     // Refused calls are audited with their code too.
     let audit = b.env.ok(&["activity", "list", "--json", "--limit", "500"]);
-    assert!(audit.contains("a2a.task_ended"), "{audit}");
+    assert!(audit.contains("bridge.run_ended"), "{audit}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -590,7 +590,8 @@ async fn a_task_waiting_on_an_approval_says_which_card_a_person_decides() {
     let answer = json!({"jsonrpc": "2.0", "id": 3, "method": "SendMessage", "params": {"message": {
         "messageId": "ap-2", "taskId": id, "role": "ROLE_USER", "parts": [{"text": "yes, approve"}]}}});
     let (_, v) = rpc(&b.server, Some(&key), Some("1.0"), answer).await;
-    assert!(v["error"]["message"].as_str().unwrap().starts_with("a2a.task_waits_for_person: "), "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().starts_with("bridge.run_waits_for_person: "), "{v}");
+    assert_eq!(v["error"]["code"], -32004, "{v}");
     // A person approves at the shell; the task completes.
     let done = b.env.json(&["agent", "approvals", "approve", &card, "--yes", "--json"]);
     assert_eq!(done["status"], "executed", "{done}");
