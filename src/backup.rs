@@ -425,6 +425,10 @@ fn unpack(archive: &Path, file: fs::File, staged: &mut Staged) -> Result<()> {
     if let Some(missing) = expected.keys().next() {
         return Err(invalid(archive, format!("{missing} is in its manifest but not in the archive (cut short?)")));
     }
+    // Read to the gzip trailer so its CRC-32 covers every byte: the manifest, the tar headers
+    // and padding, which no sha256 above covers (a flipped byte there passed unnoticed).
+    std::io::copy(&mut tar.into_inner(), &mut std::io::sink())
+        .map_err(|e| invalid(archive, format!("its compressed data is damaged ({e})")))?;
     let has_store = manifest.files.iter().any(|e| e.path == STORE);
     if has_store != (manifest.schema_version > 0) {
         return Err(invalid(archive, "its manifest and its store disagree"));

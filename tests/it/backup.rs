@@ -181,19 +181,28 @@ async fn restore_refuses_a_running_daemon_a_newer_schema_a_damaged_archive_and_n
     drop(server);
     let db_before_now = std::fs::read(b.state_dir().join("hal0.db")).unwrap();
 
-    // A damaged archive: one byte of the compressed data flipped, then one cut short.
-    let mut bytes = std::fs::read(&archive).unwrap();
-    let damaged = a.dir.path().join("damaged.tar.gz");
+    // Damaged archives: one byte flipped at points spread over the compressed data (past the
+    // gzip header's 10 bytes, up to its trailer; the middle once landed where no file's sha256
+    // looks), then one cut short, then not an archive at all.
+    let bytes = std::fs::read(&archive).unwrap();
     let mid = bytes.len() / 2;
-    bytes[mid] ^= 0x55;
-    std::fs::write(&damaged, &bytes).unwrap();
+    let mut bad_files = Vec::new();
+    for (i, at) in (0..12).map(|k| 10 + k * (bytes.len() - 11) / 11).chain([mid]).enumerate() {
+        let mut flipped = bytes.clone();
+        flipped[at] ^= 0x55;
+        let damaged = a.dir.path().join(format!("damaged-{i}.tar.gz"));
+        std::fs::write(&damaged, &flipped).unwrap();
+        bad_files.push(damaged);
+    }
     let short = a.dir.path().join("short.tar.gz");
-    std::fs::write(&short, &std::fs::read(&archive).unwrap()[..mid]).unwrap();
+    std::fs::write(&short, &bytes[..mid]).unwrap();
+    bad_files.push(short);
     let not_tar = a.dir.path().join("notes.txt");
     std::fs::write(&not_tar, "not an archive").unwrap();
-    for bad in [&damaged, &short, &not_tar] {
+    bad_files.push(not_tar);
+    for bad in &bad_files {
         let out = b.run(&["restore", bad.to_str().unwrap(), "--yes"]);
-        assert_eq!(out.code(), 2, "{}", out.stderr());
+        assert_eq!(out.code(), 2, "{}: {}", bad.display(), out.stderr());
         assert!(
             out.stderr().contains("backup.invalid") && out.stderr().contains("nothing was changed"),
             "{}",
