@@ -4,6 +4,14 @@
 //! waits no longer than a direct INSERT. Calls to read-only tools do not wait: their
 //! entries gather for [`GATHER`] and are committed together, and every in-process reader of
 //! the log first passes a barrier ([`flush`]) so it sees them.
+//!
+//! An entry someone waits on (a call's `started` row, stored before the call goes out) is
+//! committed at once while calls come sparsely. When they come densely ([`Pace`]: the mean
+//! gap between such entries is at most half of [`commit_delay`]), it waits that delay
+//! for the entries of concurrent calls and shares their commit, as PostgreSQL's
+//! `commit_delay` with `commit_siblings` does: each commit writes the same few pages (the
+//! log's last leaf and its indexes' last leaves), so N rows in one commit cost about what
+//! one does. It is still committed before its call goes out.
 
 use crate::audit::{Prepared, insert};
 use crate::error::{Error, Result};
@@ -11,6 +19,7 @@ use crate::store::{Store, immediate};
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
@@ -38,6 +47,55 @@ const BATCH_MAX: usize = 256;
 /// the window; it is also the most such an entry stays in memory only.
 pub(crate) const GATHER: Duration = Duration::from_millis(10);
 
+/// How long a waited entry among dense traffic waits for company before its commit:
+/// 500 µs, or `HAL0_AUDIT_COMMIT_DELAY_US` read once at start (0: never wait; for
+/// measuring what the wait buys, as `bench_proxy` does).
+fn commit_delay() -> Duration {
+    static D: OnceLock<Duration> = OnceLock::new();
+    *D.get_or_init(|| {
+        let us = std::env::var("HAL0_AUDIT_COMMIT_DELAY_US").ok().and_then(|v| v.parse().ok()).unwrap_or(500);
+        Duration::from_micros(us)
+    })
+}
+
+/// The pace of waited entries: the time of the last one and a moving mean of the gaps
+/// between them (nanoseconds; each new gap weighs an eighth). Updated without a lock: two
+/// arrivals at once may lose one sample, which a mean of many does not miss.
+struct Pace {
+    origin: std::time::Instant,
+    last: AtomicU64,
+    gap: AtomicU64,
+}
+
+/// The longest gap a sample counts as (a quiet minute is as sparse as a quiet second).
+const SPARSE: u64 = 1_000_000_000;
+
+impl Default for Pace {
+    fn default() -> Pace {
+        Pace { origin: std::time::Instant::now(), last: AtomicU64::new(0), gap: AtomicU64::new(SPARSE) }
+    }
+}
+
+impl Pace {
+    /// Record a waited entry arriving now.
+    fn arrive(&self) {
+        self.arrive_at(self.origin.elapsed().as_nanos() as u64);
+    }
+
+    fn arrive_at(&self, now: u64) {
+        let last = self.last.swap(now, Ordering::Relaxed);
+        let sample = now.saturating_sub(last).min(SPARSE);
+        let gap = self.gap.load(Ordering::Relaxed);
+        self.gap.store(gap - gap / 8 + sample / 8, Ordering::Relaxed);
+    }
+
+    /// Waited entries come densely: more than one is expected within the commit delay.
+    fn dense(&self) -> bool {
+        let delay = commit_delay().as_nanos() as u64;
+        delay > 0 && self.gap.load(Ordering::Relaxed) <= delay / 2
+    }
+}
+
 /// The writer thread of one store: its queue, and the thread to unpark when a job someone
 /// waits on is queued while it gathers.
 #[derive(Clone)]
@@ -52,6 +110,8 @@ struct Writer {
     /// outcome or a relay write pending does not count: it adds no row, so an entry stored
     /// before it keeps the log's order.
     pending: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// The pace of waited entries, which decides whether one waits for company.
+    pace: std::sync::Arc<Pace>,
 }
 
 impl Writer {
@@ -87,12 +147,13 @@ fn writer_for(store: &Store) -> Result<Writer> {
     let (tx, rx) = channel::<Job>();
     let s = store.clone();
     let (turn, pending) = (std::sync::Arc::new(Mutex::new(())), std::sync::Arc::default());
-    let (t, p) = (turn.clone(), std::sync::Arc::clone(&pending));
+    let pace = std::sync::Arc::new(Pace::default());
+    let (t, p, pc) = (turn.clone(), std::sync::Arc::clone(&pending), pace.clone());
     let handle = std::thread::Builder::new()
         .name("hal0-audit".into())
-        .spawn(move || run(s, rx, &t, &p))
+        .spawn(move || run(s, rx, &t, &p, &pc))
         .map_err(|e| Error::internal(format!("cannot start the audit writer: {e}")))?;
-    let w = Writer { tx, thread: handle.thread().clone(), turn, pending, waiting: Default::default() };
+    let w = Writer { tx, thread: handle.thread().clone(), turn, pending, waiting: Default::default(), pace };
     m.insert(store.path().to_path_buf(), w.clone());
     Ok(w)
 }
@@ -103,23 +164,44 @@ fn writer_for(store: &Store) -> Result<Writer> {
 /// or every call of a sequential client would pay it. The thread parks meanwhile, so the
 /// jobs nobody waits on are queued without waking it (a wake-up per read-only call cost
 /// more than its insert); the sender of a waited job unparks it ([`Writer::send`]).
-fn gather(first: Job, rx: &Receiver<Job>, window: Duration) -> Vec<Job> {
+///
+/// Once the batch holds a row someone waits on, it waits `company` more (zero while calls
+/// come sparsely; [`commit_delay`] while they come densely) and takes what came meanwhile.
+/// It sleeps rather than parks then, so the rows that come do not wake it one by one.
+fn gather(first: Job, rx: &Receiver<Job>, window: Duration, company: Duration) -> Vec<Job> {
+    let batch = gather_until_waited(first, rx, window);
+    if company.is_zero() || !batch.iter().any(|j| matches!(j, Job::Row(_, Some(_)))) {
+        return batch;
+    }
+    std::thread::sleep(company);
+    let mut batch = batch;
+    take_queued(&mut batch, rx);
+    batch
+}
+
+/// Move the jobs queued now into `batch`, up to [`BATCH_MAX`]; whether one of them is waited on.
+fn take_queued(batch: &mut Vec<Job>, rx: &Receiver<Job>) -> bool {
+    let mut urgent = false;
+    while batch.len() < BATCH_MAX {
+        match rx.try_recv() {
+            Ok(j) => {
+                urgent |= waited_on(&j);
+                batch.push(j);
+            }
+            Err(_) => break,
+        }
+    }
+    urgent
+}
+
+fn gather_until_waited(first: Job, rx: &Receiver<Job>, window: Duration) -> Vec<Job> {
     let mut batch = vec![first];
     if waited_on(&batch[0]) {
         return batch;
     }
     let until = std::time::Instant::now() + window;
     loop {
-        let mut urgent = false;
-        while batch.len() < BATCH_MAX {
-            match rx.try_recv() {
-                Ok(j) => {
-                    urgent |= waited_on(&j);
-                    batch.push(j);
-                }
-                Err(_) => break,
-            }
-        }
+        let urgent = take_queued(&mut batch, rx);
         let left = until.saturating_duration_since(std::time::Instant::now());
         if urgent || batch.len() >= BATCH_MAX || left.is_zero() {
             return batch;
@@ -150,15 +232,11 @@ fn commit(c: &mut rusqlite::Connection, batch: &[Job]) -> Result<Vec<Option<i64>
     Ok(ids)
 }
 
-fn run(store: Store, rx: Receiver<Job>, turn: &Mutex<()>, pending: &std::sync::atomic::AtomicUsize) {
+fn run(store: Store, rx: Receiver<Job>, turn: &Mutex<()>, pending: &std::sync::atomic::AtomicUsize, pace: &Pace) {
     while let Ok(first) = rx.recv() {
-        let mut batch = gather(first, &rx, GATHER);
-        while batch.len() < BATCH_MAX {
-            match rx.try_recv() {
-                Ok(j) => batch.push(j),
-                Err(_) => break,
-            }
-        }
+        let company = if pace.dense() { commit_delay() } else { Duration::ZERO };
+        let mut batch = gather(first, &rx, GATHER, company);
+        take_queued(&mut batch, &rx);
         let _turn = turn.lock().unwrap_or_else(|p| p.into_inner());
         let rows = batch.iter().filter(|j| matches!(j, Job::Row(..))).count();
         let ids = store.with(|c| commit(c, &batch));
@@ -251,8 +329,10 @@ fn answer(job: Job, out: Option<Result<i64>>) {
 pub(crate) async fn submit(store: &Store, p: Prepared) -> Result<i64> {
     let w = writer_for(store)?;
     let _waiting = Waiting::enter(&w.waiting);
-    // Alone: store it here. With others waiting too, the writer's one commit serves all.
-    let alone = w.waiting.load(std::sync::atomic::Ordering::SeqCst) == 1;
+    w.pace.arrive();
+    // Alone and among sparse calls: store it here. With others waiting too, or calls coming
+    // densely, the writer's one commit serves all.
+    let alone = w.waiting.load(std::sync::atomic::Ordering::SeqCst) == 1 && !w.pace.dense();
     let p = match if alone { store_here(&w, store, p) } else { ControlFlow::Continue(p) } {
         ControlFlow::Break(id) => return Ok(id),
         ControlFlow::Continue(p) => p,
@@ -412,12 +492,70 @@ mod tests {
         tx.send(Job::Barrier(reply)).unwrap();
         tx.send(Job::Finish(o(3))).unwrap();
         // An hour's window: were the barrier not to end it, this test would hang.
-        let batch = gather(Job::Finish(o(1)), &rx, std::time::Duration::from_secs(3600));
+        let batch = gather(Job::Finish(o(1)), &rx, std::time::Duration::from_secs(3600), std::time::Duration::ZERO);
         assert_eq!(batch.len(), 4, "everything queued, then at once: a barrier waits");
         assert!(matches!(batch[2], Job::Barrier(_)));
         // A waited job opens a batch of its own without gathering.
         let (reply, _answer) = tokio::sync::oneshot::channel();
-        assert_eq!(gather(Job::Barrier(reply), &rx, std::time::Duration::from_secs(3600)).len(), 1);
+        assert_eq!(
+            gather(Job::Barrier(reply), &rx, std::time::Duration::from_secs(3600), std::time::Duration::ZERO).len(),
+            1
+        );
+    }
+
+    /// Calls a tenth of a millisecond apart are dense; the first call after a pause is not,
+    /// so it never waits for company that is not coming.
+    #[test]
+    fn the_pace_turns_dense_under_load_and_sparse_after_one_pause() {
+        let pace = super::Pace::default();
+        assert!(!pace.dense(), "a new writer starts sparse");
+        let mut t = 5_000_000_000u64;
+        for _ in 0..3 {
+            t += 100_000;
+            pace.arrive_at(t);
+        }
+        assert!(!pace.dense(), "three calls are not yet a pace");
+        for _ in 0..100 {
+            t += 100_000;
+            pace.arrive_at(t);
+        }
+        assert!(pace.dense(), "calls 0.1 ms apart");
+        t += 1_000_000_000;
+        pace.arrive_at(t);
+        assert!(!pace.dense(), "one call after a second's pause");
+        // A sequential client's pace (one call a millisecond) never turns dense.
+        let pace = super::Pace::default();
+        for _ in 0..1000 {
+            t += 1_000_000;
+            pace.arrive_at(t);
+        }
+        assert!(!pace.dense());
+    }
+
+    /// With company to wait for, a batch opened by a waited row takes the rows that come
+    /// within the delay; without, it is committed alone at once.
+    #[test]
+    fn a_waited_row_among_dense_calls_shares_its_commit() {
+        use super::{Job, gather};
+        fn row(reply: Option<tokio::sync::oneshot::Sender<crate::error::Result<i64>>>) -> Job {
+            Job::Row(crate::audit::prepare(&entry("t", &json!({}))).unwrap(), reply)
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (r1, _a1) = tokio::sync::oneshot::channel();
+        let later = tx.clone();
+        let sender = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let (r2, a2) = tokio::sync::oneshot::channel();
+            later.send(row(Some(r2))).unwrap();
+            a2
+        });
+        let batch = gather(row(Some(r1)), &rx, super::GATHER, std::time::Duration::from_secs(1));
+        let _a2 = sender.join().unwrap();
+        assert_eq!(batch.len(), 2, "the second row came within the delay and shares the commit");
+        let (r3, _a3) = tokio::sync::oneshot::channel();
+        tx.send(row(None)).unwrap();
+        let batch = gather(row(Some(r3)), &rx, super::GATHER, std::time::Duration::ZERO);
+        assert_eq!(batch.len(), 1, "sparse: committed at once, alone");
     }
 
     #[test]
@@ -430,6 +568,7 @@ mod tests {
             turn: Default::default(),
             pending: Default::default(),
             waiting: Default::default(),
+            pace: Default::default(),
         };
         let o = crate::audit::Outcome { id: 1, verdict: Verdict::Ok, result_code: None, approval_id: None };
         // While this thread gathers (parked), another queues a barrier through the writer.
@@ -440,7 +579,7 @@ mod tests {
             answer
         });
         let started = std::time::Instant::now();
-        let batch = gather(Job::Finish(o), &rx, std::time::Duration::from_secs(60));
+        let batch = gather(Job::Finish(o), &rx, std::time::Duration::from_secs(60), std::time::Duration::ZERO);
         assert!(matches!(batch.last(), Some(Job::Barrier(_))), "the barrier ended the gathering");
         // Not a timing test: without the unpark it would sit out the whole minute.
         assert!(started.elapsed() < std::time::Duration::from_secs(30), "{:?}", started.elapsed());
