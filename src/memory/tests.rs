@@ -471,11 +471,15 @@ fn changes_to_a_bridge_clients_private_note_wait_for_approval() {
     assert_eq!(execute_approved(&e, &b).unwrap_err().code, NOT_FOUND);
 }
 
-/// Search quality on the judged set in `tests/fixtures/memory_judged.json`: mean
-/// precision@5 (relevant notes among the first five, over five) must not fall below the
-/// figure the FTS5/bm25 engine reached on the same set.
+/// Search quality on the judged set in `tests/fixtures/memory_judged.json` (115 queries
+/// over 163 notes, written apart from the engine; see its `about`): for each half (`dev`,
+/// looked at while tuning; `held_out`, only measured) and each kind of query, mean
+/// precision@5, recall@5 (relevant notes among the first five over min(relevant, 5)) and
+/// MRR@5 (one over the rank of the first relevant note, 0 past five). Printed as a table
+/// (`cargo test --lib judged -- --nocapture`); each half's figures must not fall below the
+/// ones this engine measured, so a change that loses quality fails here.
 #[test]
-fn judged_queries_keep_their_precision_at_5() {
+fn judged_queries_keep_their_recall_and_mrr_at_5() {
     let fixture: Value = serde_json::from_str(include_str!("../../tests/fixtures/memory_judged.json")).unwrap();
     let (_d, e) = engine();
     let mut ids = std::collections::HashMap::new();
@@ -483,18 +487,40 @@ fn judged_queries_keep_their_precision_at_5() {
         let id = e.add("ws", note(text.as_str().unwrap(), "shared")).unwrap().note.id;
         ids.insert(id, key.clone());
     }
-    let queries = fixture["queries"].as_array().unwrap();
-    let mut sum = 0.0;
-    for q in queries {
+    // (half, kind) -> [queries, sum p@5, sum recall@5, sum rr@5]
+    let mut sums: std::collections::BTreeMap<(String, String), [f64; 4]> = Default::default();
+    for q in fixture["queries"].as_array().unwrap() {
         let relevant: Vec<&str> = q["relevant"].as_array().unwrap().iter().map(|r| r.as_str().unwrap()).collect();
         let hits = e.search(q["q"].as_str().unwrap(), &shared(), 5).unwrap();
-        let good = hits.iter().filter(|h| relevant.contains(&ids[&h.note.id].as_str())).count();
-        sum += good as f64 / 5.0;
+        let good: Vec<bool> = hits.iter().map(|h| relevant.contains(&ids[&h.note.id].as_str())).collect();
+        let found = good.iter().filter(|g| **g).count() as f64;
+        let rr = good.iter().position(|g| *g).map_or(0.0, |r| 1.0 / (r + 1) as f64);
+        let figures = [1.0, found / 5.0, found / relevant.len().min(5) as f64, rr];
+        let (half, kind) = (q["half"].as_str().unwrap(), q["kind"].as_str().unwrap());
+        for (h, k) in [(half, kind), (half, "all"), ("both", "all")] {
+            let s = sums.entry((h.to_string(), k.to_string())).or_default();
+            for (t, f) in s.iter_mut().zip(figures) {
+                *t += f;
+            }
+        }
     }
-    let p5 = sum / queries.len() as f64;
-    println!("judged set: {} queries, mean precision@5 {p5:.3}", queries.len());
-    assert!(p5 >= JUDGED_P5_BEFORE, "precision@5 {p5:.3} fell below {JUDGED_P5_BEFORE}");
+    let mean = |half: &str, kind: &str| {
+        let s = sums[&(half.to_string(), kind.to_string())];
+        (s[0] as usize, s[1] / s[0], s[2] / s[0], s[3] / s[0])
+    };
+    println!("half      kind        queries  precision@5  recall@5   MRR@5");
+    for (half, kind) in sums.keys() {
+        let (n, p, r, m) = mean(half, kind);
+        println!("{half:<9} {kind:<11} {n:>7}  {p:>11.4}  {r:>8.4}  {m:>6.4}");
+    }
+    for (half, floor) in JUDGED_FLOORS {
+        let (_, _, r, m) = mean(half, "all");
+        assert!(r >= floor.0 && m >= floor.1, "{half}: recall@5 {r:.3} / MRR@5 {m:.3} fell below {floor:?}");
+    }
 }
 
-/// Mean precision@5 of the FTS5/bm25 engine on the judged set (measured before the switch).
-const JUDGED_P5_BEFORE: f64 = 0.376;
+/// Recall@5 and MRR@5 per half as this engine (bm25 over stemmed words, text and context)
+/// measured them on 2026-12-07: the floor a change must keep. Keyword queries reach 0.93–1.0;
+/// paraphrases 0.05–0.14 (no shared word, nothing to match): the goal (0.9 / 0.8 on each
+/// half) needs matching by meaning, which this engine does not have.
+const JUDGED_FLOORS: [(&str, (f64, f64)); 2] = [("dev", (0.493, 0.462)), ("held_out", (0.482, 0.465))];
