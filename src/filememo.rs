@@ -1,9 +1,11 @@
-//! Values derived from a file, recomputed only when the file changes: the file's stamp
-//! (inode, mtime, size; a missing file is a state of its own) decides, and a TTL bounds how
-//! long a value is trusted (an edit within one clock tick that keeps inode and size).
-//! hal0 replaces its files by rename, so each write makes a new inode.
+//! Values derived from a file, recomputed only when the file changes: the file's version
+//! decides ([`crate::filewatch`]: a count of its changes while its directory is watched,
+//! else its stamp: inode, mtime, size, a missing file being a state of its own), and a TTL
+//! bounds how long a value is trusted (an edit within one clock tick that keeps inode and
+//! size). hal0 replaces its files by rename, so each write makes a new inode.
 
 use crate::error::Result;
+use crate::filewatch::{Version, version};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -26,18 +28,19 @@ pub fn stamp(path: &Path) -> Option<Stamp> {
 pub struct FileMemo<T> {
     path: PathBuf,
     ttl: Duration,
-    state: Mutex<Option<(Stamp, Instant, Arc<T>)>>,
+    state: Mutex<Option<(Version, Instant, Arc<T>)>>,
 }
 
 impl<T> FileMemo<T> {
     pub fn new(path: PathBuf, ttl: Duration) -> FileMemo<T> {
+        crate::filewatch::watch(&path);
         FileMemo { path, ttl, state: Mutex::new(None) }
     }
 
     /// The value for the file as it is now: the kept one, or `compute()`'s (kept only when
     /// it succeeded and the file could be looked at), shared rather than copied.
     pub fn get(&self, compute: impl FnOnce() -> Result<T>) -> Result<Arc<T>> {
-        let now = stamp(&self.path);
+        let now = version(&self.path);
         if let Some(s) = now
             && let Some((kept, at, v)) = self.state.lock().unwrap_or_else(|p| p.into_inner()).as_ref()
             && *kept == s

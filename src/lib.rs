@@ -19,6 +19,7 @@ pub(crate) mod envfile;
 pub(crate) mod error;
 pub mod exit;
 pub(crate) mod filememo;
+pub(crate) mod filewatch;
 pub(crate) mod hermes;
 pub(crate) mod logbuf;
 pub(crate) mod logfmt;

@@ -19,7 +19,7 @@ pub const TTL: Duration = Duration::from_secs(1);
 /// Entries kept at most; the cache starts over when full.
 const MAX_ENTRIES: usize = 4096;
 
-use crate::filememo::{Stamp, stamp as stamp_of};
+use crate::filewatch::{Version, version};
 
 fn stamp_path(store: &Store) -> PathBuf {
     store.path().with_file_name("keys.stamp")
@@ -40,7 +40,7 @@ pub fn bump(store: &Store) {
 
 /// A cached principal: the stamp it was resolved under, when, and when it ends (an OAuth
 /// access token's expiry).
-type Entry = (Credential, Stamp, Instant, Option<Instant>);
+type Entry = (Credential, Version, Instant, Option<Instant>);
 
 /// The cache of one daemon.
 pub struct KeyCache {
@@ -56,18 +56,20 @@ fn digest(key: &str) -> [u8; 32] {
 
 impl KeyCache {
     pub fn new(store: &Store) -> KeyCache {
-        KeyCache { path: stamp_path(store), entries: Mutex::new(HashMap::new()) }
+        let path = stamp_path(store);
+        crate::filewatch::watch(&path);
+        KeyCache { path, entries: Mutex::new(HashMap::new()) }
     }
 
     /// The stamp to resolve under: read it BEFORE the store is asked, so a change that
     /// commits after the read makes the entry stale at once.
-    pub fn stamp(&self) -> Option<Stamp> {
-        stamp_of(&self.path)
+    pub fn stamp(&self) -> Option<Version> {
+        version(&self.path)
     }
 
     /// The principal `key` resolved to, while still valid.
     pub fn get(&self, key: &str) -> Option<Credential> {
-        let now = stamp_of(&self.path)?;
+        let now = version(&self.path)?;
         let d = digest(key);
         let mut m = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         match m.get(&d) {
@@ -84,7 +86,7 @@ impl KeyCache {
 
     /// Keep a bridge, consumer or OAuth-token principal resolved under `stamp` (a token's
     /// entry ends when the token expires; ending its grant changes the stamp).
-    pub fn put(&self, key: &str, cred: &Credential, stamp: Option<Stamp>) {
+    pub fn put(&self, key: &str, cred: &Credential, stamp: Option<Version>) {
         let (Some(stamp), Credential::Bridge(_) | Credential::Consumer(_) | Credential::Grant(_)) = (stamp, cred)
         else {
             return;

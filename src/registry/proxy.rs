@@ -132,15 +132,15 @@ impl Served {
 }
 
 /// Identity of a file's current content for the cache: inode, size, mtime.
-type Stamp = Option<(u64, u64, i128)>;
+type Stamp = Option<crate::filewatch::Version>;
 /// The served-record cache: id (or `id\0holder` for a consumer of a delegated server) →
 /// (record file stamp, api.env stamp, what was resolved).
 type ServedCache = Arc<Mutex<HashMap<String, (Stamp, Stamp, Arc<Served>)>>>;
 
+/// The version of `p` ([`crate::filewatch`]; `None`: it cannot be looked at). A missing
+/// file is a version of its own, so a record that went misses the cache.
 fn stamp(p: &std::path::Path) -> Stamp {
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(p).ok()?;
-    Some((m.ino(), m.size(), i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec())))
+    crate::filewatch::version(p)
 }
 
 /// The proxy of one hal0 installation.
@@ -310,6 +310,9 @@ impl Proxy {
                 _ => return Ok(s),
             }
         }
+        // Watched from the first resolve on: later looks cost no stat.
+        crate::filewatch::watch(&reg.path_of(id));
+        crate::filewatch::watch(&self.paths.api_env());
         let (rs, es) = (stamp(&reg.path_of(id)), stamp(&self.paths.api_env()));
         let mut record = serving(&reg, id)?;
         let key = match (&mut record.oauth, holder) {
