@@ -238,7 +238,9 @@ impl AgentsServer {
 #[tool_router]
 impl AgentsServer {
     pub fn new(state: Arc<AppState>) -> Self {
-        AgentsServer { state, tool_router: super::schema::portable_router(Self::tool_router()) }
+        static ROUTER: std::sync::OnceLock<rmcp::handler::server::router::tool::ToolRouter<AgentsServer>> =
+            std::sync::OnceLock::new();
+        AgentsServer { state, tool_router: super::schema::cached_router(&ROUTER, Self::tool_router) }
     }
 
     #[tool(

@@ -475,7 +475,9 @@ impl MemoryServer {
 #[tool_router]
 impl MemoryServer {
     pub fn new(state: Arc<AppState>) -> Self {
-        MemoryServer { state, tool_router: super::schema::portable_router(Self::tool_router()) }
+        static ROUTER: std::sync::OnceLock<rmcp::handler::server::router::tool::ToolRouter<MemoryServer>> =
+            std::sync::OnceLock::new();
+        MemoryServer { state, tool_router: super::schema::cached_router(&ROUTER, Self::tool_router) }
     }
 
     #[tool(

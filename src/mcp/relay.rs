@@ -85,7 +85,9 @@ impl RelayServer {
 #[tool_router]
 impl RelayServer {
     pub fn new(state: Arc<AppState>) -> Self {
-        RelayServer { state, tool_router: super::schema::portable_router(Self::tool_router()) }
+        static ROUTER: std::sync::OnceLock<rmcp::handler::server::router::tool::ToolRouter<RelayServer>> =
+            std::sync::OnceLock::new();
+        RelayServer { state, tool_router: super::schema::cached_router(&ROUTER, Self::tool_router) }
     }
 
     #[tool(
