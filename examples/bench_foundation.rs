@@ -4,6 +4,10 @@
 //! sessions.
 //!
 //! Run: `cargo build --release && cargo run --release --example bench_foundation -- target/release/hal0`
+//!
+//! The limits of a default install are raised first: this harness alone opens more than
+//! 1000 connections and sessions from 127.0.0.1, past the default per-peer (64) and
+//! per-key (128) bounds, which would refuse them (they did, and the run stopped).
 
 #[path = "support/mod.rs"]
 mod support;
@@ -32,6 +36,13 @@ async fn main() {
     for i in 0..20 {
         run(&["bridge", "add", &format!("c{i}"), "--json"]);
     }
+    for (key, value) in [
+        ("limits.max_connections_per_peer", "4096"),
+        ("limits.max_sessions", "4096"),
+        ("limits.max_sessions_per_key", "4096"),
+    ] {
+        run(&["config", "set", key, value]);
+    }
 
     // Cold `hal0 bridge list` (a fresh process each time; 21 clients in the store).
     let mut walls: Vec<f64> = (0..50)
@@ -47,8 +58,11 @@ async fn main() {
         pct(&mut walls, 0.99)
     );
 
-    let (mut child, base) = support::serve(&bin, &envs[0].1, &envs[1].1, &[]);
+    let (child, base) = support::serve(&bin, &envs[0].1, &envs[1].1, &[]);
     let pid = child.id();
+    // Killed however this ends, a panic included: a daemon left behind held the refresh
+    // script's pipe open, which looked like a hang.
+    let _child = support::KillOnDrop(child);
     tokio::time::sleep(Duration::from_millis(500)).await;
     println!("idle RSS of hal0 serve: {:.1} MiB", rss_kib(pid) as f64 / 1024.0);
     let url = format!("{base}/mcp/admin/mcp");
@@ -122,6 +136,4 @@ async fn main() {
     );
     // Every session is still usable.
     assert!(version_info(&open[0], 1).await > 0.0 && version_info(&open[999], 1).await > 0.0);
-    let _ = child.kill();
-    let _ = child.wait();
 }

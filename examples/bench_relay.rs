@@ -20,7 +20,10 @@
 //! relay B, so every ask crosses over as mail (CPU and RSS are the two processes' sums).
 //!
 //! Run: `cargo build --release --bin hal0 --example bench_relay &&
-//!       target/release/examples/bench_relay target/release/hal0 [--runs 3] [--database URL]`
+//!       target/release/examples/bench_relay target/release/hal0 [--runs 3] [--database URL]
+//!       [--asker session|per-ask]`
+//! (`--asker per-ask`: every ask opens, uses and ends a session of its own, as a client that
+//! keeps none does; the default keeps one session per asker.)
 
 #[path = "support/child.rs"]
 mod child;
@@ -228,6 +231,24 @@ async fn bot(ws: &str, key: &str, answer: Option<Arc<Session>>) -> tokio::task::
     })
 }
 
+/// `--asker per-ask`: each ask is a session of its own (`initialize`,
+/// `notifications/initialized`, the call, `DELETE`) on the asker's connection, as a client
+/// that keeps no session does; its latency is the whole of it.
+static PER_ASK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// One ask on `s` (or on a session of its own, with `--asker per-ask`); milliseconds.
+async fn ask(s: &Session, i: u64) -> f64 {
+    let args = json!({"to": "bot-b", "message": "ping"});
+    if !PER_ASK.load(std::sync::atomic::Ordering::Relaxed) {
+        return s.call(i, "ask_agent", args, "pong").await.0;
+    }
+    let t = Instant::now();
+    let own = Session::open_on(s.http.clone(), &s.url, &s.key).await;
+    own.call(i, "ask_agent", args, "pong").await;
+    own.close().await;
+    t.elapsed().as_secs_f64() * 1000.0
+}
+
 /// `per` asks on each session at once; every latency and the wall time.
 async fn asks(sessions: &[Arc<Session>], per: u64) -> (Vec<f64>, f64) {
     let t = Instant::now();
@@ -238,7 +259,7 @@ async fn asks(sessions: &[Arc<Session>], per: u64) -> (Vec<f64>, f64) {
             tokio::spawn(async move {
                 let mut v = Vec::with_capacity(per as usize);
                 for i in 0..per {
-                    v.push(s.call(i, "ask_agent", json!({"to": "bot-b", "message": "ping"}), "pong").await.0);
+                    v.push(ask(&s, i).await);
                 }
                 v
             })
@@ -368,8 +389,15 @@ fn main() {
             "--clients" => clients = args.next().and_then(|v| v.parse().ok()).expect("--clients needs a number"),
             "--only" => only = args.next(),
             "--database" => database = args.next(),
+            "--asker" => match args.next().as_deref() {
+                Some("session") => {}
+                Some("per-ask") => PER_ASK.store(true, std::sync::atomic::Ordering::Relaxed),
+                other => panic!("--asker takes session or per-ask, not {other:?}"),
+            },
             a if a.starts_with("--") => {
-                panic!("unknown option {a}; usage: bench_relay HAL0_BIN [--runs N] [--clients C]")
+                panic!(
+                    "unknown option {a}; usage: bench_relay HAL0_BIN [--runs N] [--clients C] [--asker session|per-ask]"
+                )
             }
             _ => bin = a,
         }
@@ -380,7 +408,9 @@ fn main() {
     let peer = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let (mut old, mut new, mut pair) = (Vec::new(), Vec::new(), Vec::new());
-    println!("bench_relay: {runs} run(s), {clients} concurrent askers, load {:?}", child::loadavg());
+    let asker =
+        if PER_ASK.load(std::sync::atomic::Ordering::Relaxed) { "a session per ask" } else { "one session each" };
+    println!("bench_relay: {runs} run(s), {clients} concurrent askers ({asker}), load {:?}", child::loadavg());
     for i in 0..runs {
         // Alternate which relay goes first so a drift in machine load weighs on both alike.
         let order: [bool; 2] = if i % 2 == 0 { [true, false] } else { [false, true] };

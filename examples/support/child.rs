@@ -4,17 +4,9 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
-/// A child process killed when dropped (also when the bench panics).
-pub struct KillOnDrop(pub Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+pub use super::support::KillOnDrop;
 
 /// Re-execute this example with `--upstream`; returns the child and the URL it printed.
 pub fn spawn_upstream() -> (KillOnDrop, String) {

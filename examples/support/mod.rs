@@ -7,6 +7,16 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
+/// A child process killed when dropped (also when the bench panics).
+pub struct KillOnDrop(pub Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 pub fn pct(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[((v.len() as f64 - 1.0) * p).round() as usize]
@@ -113,7 +123,11 @@ pub struct Session {
 
 impl Session {
     pub async fn open(url: &str, key: &str) -> Session {
-        let http = reqwest::Client::builder().tcp_nodelay(true).build().unwrap();
+        Session::open_on(reqwest::Client::builder().tcp_nodelay(true).build().unwrap(), url, key).await
+    }
+
+    /// [`Session::open`] on a client that already exists (its pooled connection reused).
+    pub async fn open_on(http: reqwest::Client, url: &str, key: &str) -> Session {
         let init = serde_json::json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}});
         let r = post(&http, url, key, None, init).send().await.unwrap();
         assert!(r.status().is_success(), "initialize on {url}: {}", r.status());
@@ -122,6 +136,23 @@ impl Session {
         let n = serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"});
         post(&http, url, key, Some(sid.as_str()).filter(|s| !s.is_empty()), n).send().await.unwrap();
         Session { http, url: url.into(), key: key.into(), sid }
+    }
+
+    /// End the session (`DELETE`), as a client done with it does; nothing for a stateless
+    /// server's.
+    pub async fn close(&self) {
+        if self.sid.is_empty() {
+            return;
+        }
+        let r = self
+            .http
+            .delete(&self.url)
+            .bearer_auth(&self.key)
+            .header("mcp-session-id", &self.sid)
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success(), "DELETE of session on {}: {}", self.url, r.status());
     }
 
     /// `tools/call`; returns (milliseconds, reply text). Panics unless `expect` is in the reply.
