@@ -143,6 +143,9 @@ pub struct Limits {
     pub max_connections: usize,
     /// Open TCP connections of one peer address; past it, its new ones are refused (503).
     pub max_connections_per_peer: usize,
+    /// The same for a loopback address (127.0.0.0/8, ::1): the box's own bots and agents,
+    /// and every client of a reverse proxy on the box, arrive from there together.
+    pub max_connections_per_local_peer: usize,
     /// Seconds a client has to send a request's headers before the connection is closed.
     pub header_timeout_secs: u64,
     /// Seconds a client has to send a request's body once its headers arrived.
@@ -160,6 +163,7 @@ impl Default for Limits {
         Limits {
             max_connections: 512,
             max_connections_per_peer: 64,
+            max_connections_per_local_peer: 512,
             header_timeout_secs: 10,
             body_timeout_secs: 30,
             max_sessions: 1000,
@@ -171,10 +175,11 @@ impl Default for Limits {
 
 impl Limits {
     /// Each bound with its allowed range: (key, value, min, max).
-    fn bounds(&self) -> [(&'static str, u64, u64, u64); 7] {
+    fn bounds(&self) -> [(&'static str, u64, u64, u64); 8] {
         [
             ("max_connections", self.max_connections as u64, 8, 65_536),
             ("max_connections_per_peer", self.max_connections_per_peer as u64, 1, 65_536),
+            ("max_connections_per_local_peer", self.max_connections_per_local_peer as u64, 1, 65_536),
             ("header_timeout_secs", self.header_timeout_secs, 1, 300),
             ("body_timeout_secs", self.body_timeout_secs, 1, 3600),
             ("max_sessions", self.max_sessions as u64, 1, 100_000),
@@ -547,6 +552,7 @@ pub fn schema() -> serde_json::Value {
         "relay.langfuse.flush_ms": {"type": "integer", "minimum": 50, "maximum": 60000, "default": d.relay.langfuse.flush_ms, "description": "milliseconds an ended exchange waits at most before its batch is sent to Langfuse"},
         "limits.max_connections": {"type": "integer", "minimum": 8, "maximum": 65536, "default": d.limits.max_connections, "description": "open TCP connections at most; new ones wait past it"},
         "limits.max_connections_per_peer": {"type": "integer", "minimum": 1, "maximum": 65536, "default": d.limits.max_connections_per_peer, "description": "open TCP connections of one peer address; its next one is refused (503 request.too_many_connections)"},
+        "limits.max_connections_per_local_peer": {"type": "integer", "minimum": 1, "maximum": 65536, "default": d.limits.max_connections_per_local_peer, "description": "open TCP connections of one loopback address (the box's own bots, a reverse proxy on the box); its next one is refused (503 request.too_many_connections)"},
         "limits.header_timeout_secs": {"type": "integer", "minimum": 1, "maximum": 300, "default": d.limits.header_timeout_secs, "description": "seconds a client has to send a request's headers"},
         "limits.body_timeout_secs": {"type": "integer", "minimum": 1, "maximum": 3600, "default": d.limits.body_timeout_secs, "description": "seconds a client has to send a request's body"},
         "limits.max_sessions": {"type": "integer", "minimum": 1, "maximum": 100000, "default": d.limits.max_sessions, "description": "open MCP sessions across every mount"},

@@ -9,7 +9,11 @@
 //! 520 idle keep-alive sockets from one address held every slot.
 //!
 //! - **One peer's share:** a peer address holding `max_connections_per_peer` connections
-//!   has its next one answered `503 request.too_many_connections` and closed.
+//!   has its next one answered `503 request.too_many_connections` and closed. A loopback
+//!   address has a share of its own, `max_connections_per_local_peer` (as many as the whole
+//!   daemon by default): the box's bots and agents, and a reverse proxy's clients, all
+//!   arrive from it, and a Python MCP client answering wakes concurrently opens a connection
+//!   per call in flight.
 //! - **Room for credentials:** once fewer than an eighth of the slots are free, a request
 //!   carrying no credential (no `Authorization`, no cookie) is answered `503 request.busy`
 //!   and its connection closed, so anonymous callers cannot take the last slots.
@@ -34,6 +38,8 @@ pub struct Limits {
     pub max_connections: usize,
     /// Open connections of one peer address at most.
     pub max_per_peer: usize,
+    /// Open connections of one loopback address at most.
+    pub max_per_local_peer: usize,
     /// Time a client has to send a request's headers (also an idle keep-alive's next one).
     pub header_timeout: Duration,
     /// https: the live certificate; plain http is then answered for loopback peers only.
@@ -42,7 +48,13 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { max_connections: 512, max_per_peer: 64, header_timeout: Duration::from_secs(10), tls: None }
+        Limits {
+            max_connections: 512,
+            max_per_peer: 64,
+            max_per_local_peer: 512,
+            header_timeout: Duration::from_secs(10),
+            tls: None,
+        }
     }
 }
 
@@ -81,10 +93,12 @@ pub async fn serve(listener: TcpListener, app: Router, limits: Limits, shutdown:
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::warn!("cannot set TCP_NODELAY: {e}");
         }
-        let Some(share) = peers.take(peer.ip(), limits.max_per_peer) else {
+        let local = peer.ip().to_canonical().is_loopback();
+        let Some(share) = peers.take(peer.ip(), if local { limits.max_per_local_peer } else { limits.max_per_peer })
+        else {
             drop(permit);
             let plain = limits.tls.is_none();
-            tokio::spawn(refuse_peer(tcp, peer, plain, limits.header_timeout));
+            tokio::spawn(refuse_peer(tcp, peer, local, plain, limits.header_timeout));
             continue;
         };
         let room = Room { slots: slots.clone(), reserve: (limits.max_connections / 8).max(1) };
@@ -204,16 +218,19 @@ fn raw_answer(code: &str, message: &str) -> Vec<u8> {
 
 /// Refuse a connection of a peer that holds its share: answered in plain http (a TLS
 /// listener just closes it), then closed.
-async fn refuse_peer(tcp: tokio::net::TcpStream, peer: SocketAddr, plain: bool, deadline: Duration) {
+async fn refuse_peer(tcp: tokio::net::TcpStream, peer: SocketAddr, local: bool, plain: bool, deadline: Duration) {
     use tokio::io::AsyncWriteExt;
     tracing::debug!(%peer, "connection refused: the peer holds its share of connections");
     if !plain {
         return;
     }
     let mut tcp = tcp;
-    let msg = "this address holds as many connections to hal0 as one peer may ([limits].max_connections_per_peer): \
-               close idle ones or reuse them, then retry";
-    let _ = tokio::time::timeout(deadline, tcp.write_all(&raw_answer("request.too_many_connections", msg))).await;
+    let key = if local { "max_connections_per_local_peer" } else { "max_connections_per_peer" };
+    let msg = format!(
+        "this address holds as many connections to hal0 as one peer may ([limits].{key}): close idle ones or reuse \
+         them, then retry"
+    );
+    let _ = tokio::time::timeout(deadline, tcp.write_all(&raw_answer("request.too_many_connections", &msg))).await;
     let _ = tcp.shutdown().await;
 }
 

@@ -334,6 +334,7 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     let limits = listen::Limits {
         max_connections: state.config().limits.max_connections,
         max_per_peer: state.config().limits.max_connections_per_peer,
+        max_per_local_peer: state.config().limits.max_connections_per_local_peer,
         header_timeout: Duration::from_secs(state.config().limits.header_timeout_secs),
         tls,
     };

@@ -200,24 +200,30 @@ async fn get_until(port: u16, done: impl Fn(&str) -> bool) -> String {
 }
 
 /// Idle connections from one address cannot hold the daemon: past its share
-/// (`limits.max_connections_per_peer`) that address's next connection is answered
+/// (`limits.max_connections_per_local_peer` for a loopback address, as here;
+/// `max_connections_per_peer` for any other) that address's next connection is answered
 /// `503 request.too_many_connections`, and once a share is given back it is served again.
+/// The remote share does not bind loopback, where the box's own bots all arrive.
 /// Near the cap, a request without a credential is turned away (`503 request.busy`) while
 /// one with a key is served, so anonymous callers cannot take the last slots.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_connections_cannot_hold_the_daemon() {
     let env = Env::new();
     env.ok(&["config", "set", "limits.header_timeout_secs", "120"]);
-    env.ok(&["config", "set", "limits.max_connections_per_peer", "4"]);
+    env.ok(&["config", "set", "limits.max_connections_per_peer", "2"]);
+    env.ok(&["config", "set", "limits.max_connections_per_local_peer", "4"]);
     let server = env.serve();
     let port = server.port;
     let mut idle = Vec::new();
-    for _ in 0..4 {
+    for _ in 0..3 {
         idle.push(tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap());
     }
+    let served = raw_get(port, "/api/health", None).await;
+    assert!(served.starts_with("HTTP/1.1 200"), "loopback is not held to the remote share of 2: {served}");
+    idle.push(tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap());
     // The accept loop counts each held connection before the next is refused.
     let refused = get_until(port, |a| a.contains("request.too_many_connections")).await;
-    assert!(refused.starts_with("HTTP/1.1 503") && refused.contains("max_connections_per_peer"), "{refused}");
+    assert!(refused.starts_with("HTTP/1.1 503") && refused.contains("max_connections_per_local_peer"), "{refused}");
     idle.pop();
     let served = get_until(port, |a| a.starts_with("HTTP/1.1 200")).await;
     assert!(served.starts_with("HTTP/1.1 200"), "a share given back is served again: {served}");
