@@ -12,6 +12,11 @@
 //! (and the peak, VmHWM). hal0 writes its audit rows and the relay history (start and end
 //! of every ask) to SQLite throughout; hermes-bridge keeps its history in memory.
 //!
+//! A floor relay (`support/relay_floor.rs`: the same messages passed and nothing else: no
+//! sessions, schema, audit, history or limits) runs in each run too. Its asks/s is the most
+//! any relay can show on this machine with this load generator beside it, and hal0's CPU
+//! per ask is compared with its own.
+//!
 //! The hermes-bridge relay listens on every interface; a preload (`bench_relay/loopback.cjs`)
 //! makes it bind 127.0.0.1 only. Runs alternate the two relays (`--runs`, default 3).
 //!
@@ -21,12 +26,21 @@
 //!
 //! Run: `cargo build --release --bin hal0 --example bench_relay &&
 //!       target/release/examples/bench_relay target/release/hal0 [--runs 3] [--database URL]
-//!       [--asker session|per-ask]`
-//! (`--asker per-ask`: every ask opens, uses and ends a session of its own, as a client that
-//! keeps none does; the default keeps one session per asker.)
+//!       [--asker session|per-ask] [--replier concurrent|serial|per-reply|python] [--fresh] [--asks N]`
+//! How the clients behave, to find what makes another harness's figures differ:
+//! - `--asker per-ask`: every ask opens, uses and ends a session of its own, as a client that
+//!   keeps none does; the default keeps one session per asker.
+//! - `--replier`: bot B answers every wake at once on one session (`concurrent`, the
+//!   default), one wake at a time (`serial`: the next frame is read after the last reply
+//!   returned), or every wake at once on a session of its own (`per-reply`).
+//!   `python`: a Python bot (`bench_relay/python_bot.py`, the Python MCP SDK) answers every
+//!   wake at once on one session, and its CPU per ask is reported beside the relay's.
+//! - `--fresh`: no keep-alive; every HTTP request opens a new TCP connection.
 
 #[path = "support/child.rs"]
 mod child;
+#[path = "support/relay_floor.rs"]
+mod relay_floor;
 #[path = "support/mod.rs"]
 mod support;
 #[path = "../tests/it/support/upstream.rs"]
@@ -45,6 +59,7 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 const WARM: u64 = 3000;
 const SEQUENTIAL: u64 = 1000;
+/// Asks in the concurrent phase unless `--asks` says otherwise.
 const CONCURRENT: u64 = 4000;
 
 /// A relay under test: its process, where to reach it, the two bots' keys.
@@ -140,6 +155,27 @@ async fn start_peer(peer: &Path) -> Relay {
     }
 }
 
+/// The floor relay (`support/relay_floor.rs`) in a process of its own.
+async fn start_floor() -> Relay {
+    let (child, port) = relay_floor::spawn();
+    let base = format!("http://127.0.0.1:{port}");
+    wait_health(&format!("{base}/health")).await;
+    let ws = format!("ws://127.0.0.1:{port}/bridge/connect");
+    Relay {
+        name: "floor relay",
+        child,
+        mcp: format!("{base}/mcp"),
+        ws: ws.clone(),
+        key_a: relay_floor::KEYS[0].0.into(),
+        reply_mcp: format!("{base}/mcp"),
+        ws_b: ws,
+        key_b: relay_floor::KEYS[1].0.into(),
+        second: None,
+        hal0: None,
+        _dir: tempfile::tempdir().unwrap(),
+    }
+}
+
 fn hal0_bot(bin: &str, cfg: &Path, state: &Path, name: &str) -> String {
     support::bridge_key(bin, cfg, state, name, &["relay"])
 }
@@ -208,12 +244,58 @@ async fn start_cluster(bin: &str, url: &str) -> Relay {
     }
 }
 
-/// A bot's WebSocket. With `answer`, every wake is answered at once with `reply` on that
-/// session; without, the socket is held idle. Returns once the socket is open.
+/// How bot B answers its wakes (`--replier`).
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Replier {
+    /// Every wake at once, each `reply` on a task of its own, all on one session.
+    Concurrent,
+    /// One wake at a time: the next frame is read only once the last `reply` returned.
+    Serial,
+    /// Every wake at once, each `reply` on a session of its own (opened, used, ended).
+    PerReply,
+    /// A Python bot (`bench_relay/python_bot.py`: `websockets` and the Python MCP SDK, in
+    /// the real Hermes's venv) answers every wake at once on one session.
+    Python,
+}
+
+/// The harness's choices of client behaviour, set once from the command line.
+#[derive(Clone, Copy, Debug)]
+struct Mode {
+    /// Every ask on a session of its own (`--asker per-ask`).
+    per_ask: bool,
+    replier: Replier,
+    /// No pooled connections: every HTTP request on a new TCP connection (`--fresh`).
+    fresh: bool,
+    /// Asks in the concurrent phase (`--asks`; longer runs give a profiler time to look).
+    concurrent: u64,
+}
+
+static MODE: std::sync::OnceLock<Mode> = std::sync::OnceLock::new();
+
+fn mode() -> Mode {
+    *MODE.get().expect("mode set in main")
+}
+
+/// An HTTP client as the mode wants it: keep-alive, or a new connection per request.
+fn client() -> reqwest::Client {
+    let b = reqwest::Client::builder().tcp_nodelay(true);
+    let b = if mode().fresh { b.pool_max_idle_per_host(0) } else { b };
+    b.build().unwrap()
+}
+
+/// An initialized session on a client the mode chose.
+async fn open(url: &str, key: &str) -> Session {
+    Session::open_on(client(), url, key).await
+}
+
+/// A bot's WebSocket. With `answer`, every wake is answered with `reply` as `--replier`
+/// says (on that session, or on one of its own per reply); without, the socket is held
+/// idle. Returns once the socket is open.
 async fn bot(ws: &str, key: &str, answer: Option<Arc<Session>>) -> tokio::task::JoinHandle<()> {
     let mut req = ws.into_client_request().unwrap();
     req.headers_mut().insert("authorization", format!("Bearer {key}").parse().unwrap());
     let (sock, _) = tokio_tungstenite::connect_async(req).await.expect("bot WebSocket");
+    let replier = mode().replier;
     tokio::spawn(async move {
         // The sink is held (not used) so the socket stays open.
         let (_sink, mut stream) = sock.split();
@@ -224,22 +306,50 @@ async fn bot(ws: &str, key: &str, answer: Option<Arc<Session>>) -> tokio::task::
             let args = json!({"request_id": wake["request_id"], "answer": "pong"});
             let s = s.clone();
             n += 1;
-            tokio::spawn(async move {
-                s.call(n, "reply", args, "ok").await;
-            });
+            match replier {
+                Replier::Serial => {
+                    s.call(n, "reply", args, "ok").await;
+                }
+                Replier::Concurrent | Replier::Python => {
+                    tokio::spawn(async move {
+                        s.call(n, "reply", args, "ok").await;
+                    });
+                }
+                Replier::PerReply => {
+                    tokio::spawn(async move {
+                        let own = Session::open_on(s.http.clone(), &s.url, &s.key).await;
+                        own.call(n, "reply", args, "ok").await;
+                        own.close().await;
+                    });
+                }
+            }
         }
     })
 }
 
-/// `--asker per-ask`: each ask is a session of its own (`initialize`,
-/// `notifications/initialized`, the call, `DELETE`) on the asker's connection, as a client
-/// that keeps no session does; its latency is the whole of it.
-static PER_ASK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// Bot B as a Python process (`--replier python`), once it said READY.
+fn python_bot(mcp: &str, ws: &str, key: &str) -> KillOnDrop {
+    use std::io::BufRead;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut child = Command::new(root.join(".hermes-venv/bin/python"))
+        .arg(root.join("examples/bench_relay/python_bot.py"))
+        .args([mcp, ws, key])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("the Python bot (.hermes-venv: run tests/external/setup.sh)");
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "READY", "the Python bot did not start");
+    KillOnDrop(child)
+}
 
-/// One ask on `s` (or on a session of its own, with `--asker per-ask`); milliseconds.
+/// One ask on `s`, or with `--asker per-ask` on a session of its own (`initialize`,
+/// `notifications/initialized`, the call, `DELETE`) on the asker's client, as a client that
+/// keeps no session does, its latency the whole of it; milliseconds.
 async fn ask(s: &Session, i: u64) -> f64 {
     let args = json!({"to": "bot-b", "message": "ping"});
-    if !PER_ASK.load(std::sync::atomic::Ordering::Relaxed) {
+    if !mode().per_ask {
         return s.call(i, "ask_agent", args, "pong").await.0;
     }
     let t = Instant::now();
@@ -281,13 +391,18 @@ struct Phase {
     p99: f64,
     max: f64,
     cpu_ms_per_ask: f64,
+    /// Bot B's CPU per ask, when bot B is a process of its own (`--replier python`).
+    bot_cpu_ms_per_ask: f64,
 }
 
-async fn phase(r: &Relay, sessions: &[Arc<Session>], total: u64) -> Phase {
+/// `total` asks spread over `sessions`; `bot` is bot B's process when it is one of its own
+/// (its CPU is reported beside the relay's).
+async fn phase(r: &Relay, sessions: &[Arc<Session>], total: u64, bot: Option<u32>) -> Phase {
     let per = total / sessions.len() as u64;
-    let cpu = r.cpu_ms();
+    let bot_cpu = || bot.map_or(0.0, cpu_ms);
+    let (cpu, bot_before) = (r.cpu_ms(), bot_cpu());
     let (mut v, wall) = asks(sessions, per).await;
-    let cpu = r.cpu_ms() - cpu;
+    let (cpu, bot) = (r.cpu_ms() - cpu, bot_cpu() - bot_before);
     let n = v.len() as f64;
     Phase {
         per_s: n / wall,
@@ -296,6 +411,7 @@ async fn phase(r: &Relay, sessions: &[Arc<Session>], total: u64) -> Phase {
         p99: pct(&mut v, 0.99),
         max: pct(&mut v, 1.0),
         cpu_ms_per_ask: cpu / n,
+        bot_cpu_ms_per_ask: bot / n,
     }
 }
 
@@ -317,18 +433,21 @@ struct Figures {
 async fn measure(r: Relay, clients: usize) -> Figures {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss_idle = r.rss_kib("VmRSS:");
-    let replier = Arc::new(Session::open(&r.reply_mcp, &r.key_b).await);
-    let b = bot(&r.ws_b, &r.key_b, Some(replier)).await;
+    let (b, python) = match mode().replier {
+        Replier::Python => (tokio::spawn(async {}), Some(python_bot(&r.reply_mcp, &r.ws_b, &r.key_b))),
+        _ => (bot(&r.ws_b, &r.key_b, Some(Arc::new(open(&r.reply_mcp, &r.key_b).await))).await, None),
+    };
     let a = bot(&r.ws, &r.key_a, None).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let rss_bots = r.rss_kib("VmRSS:");
     let mut askers = Vec::new();
     for _ in 0..clients {
-        askers.push(Arc::new(Session::open(&r.mcp, &r.key_a).await));
+        askers.push(Arc::new(open(&r.mcp, &r.key_a).await));
     }
     asks(&askers[..4], WARM / 4).await;
-    let seq = phase(&r, &askers[..1], SEQUENTIAL).await;
-    let conc = phase(&r, &askers, CONCURRENT).await;
+    let bot_pid = python.as_ref().map(|p| p.0.id());
+    let seq = phase(&r, &askers[..1], SEQUENTIAL, bot_pid).await;
+    let conc = phase(&r, &askers, mode().concurrent, bot_pid).await;
     let f = Figures {
         seq,
         conc,
@@ -341,6 +460,7 @@ async fn measure(r: Relay, clients: usize) -> Figures {
     };
     a.abort();
     b.abort();
+    drop(python);
     let mut f = f;
     if let Some((bin, cfg, state)) = r.hal0.clone() {
         let mut r = r;
@@ -365,8 +485,14 @@ async fn measure(r: Relay, clients: usize) -> Figures {
 
 fn row(name: &str, what: &str, p: &Phase) {
     println!(
-        "| {name} | {what} | {:.0} | {:.2} | {:.2} | {:.2} | {:.1} | {:.3} |",
-        p.per_s, p.p50, p.p90, p.p99, p.max, p.cpu_ms_per_ask
+        "| {name} | {what} | {:.0} | {:.2} | {:.2} | {:.2} | {:.1} | {:.3} | {} |",
+        p.per_s,
+        p.p50,
+        p.p90,
+        p.p99,
+        p.max,
+        p.cpu_ms_per_ask,
+        if p.bot_cpu_ms_per_ask > 0.0 { format!("{:.3}", p.bot_cpu_ms_per_ask) } else { "—".into() }
     );
 }
 
@@ -377,11 +503,16 @@ fn median<T: Copy + PartialOrd>(runs: &[Figures], f: impl Fn(&Figures) -> T) -> 
 }
 
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("--relay-floor") {
+        return relay_floor::main();
+    }
     let mut bin = "target/release/hal0".to_string();
     let mut runs = 3usize;
     let mut clients = 16usize;
+    // `--only hal0|hermes-bridge|floor`: one relay.
     let mut only: Option<String> = None;
     let mut database: Option<String> = None;
+    let mut mode = Mode { per_ask: false, replier: Replier::Concurrent, fresh: false, concurrent: CONCURRENT };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -391,12 +522,24 @@ fn main() {
             "--database" => database = args.next(),
             "--asker" => match args.next().as_deref() {
                 Some("session") => {}
-                Some("per-ask") => PER_ASK.store(true, std::sync::atomic::Ordering::Relaxed),
+                Some("per-ask") => mode.per_ask = true,
                 other => panic!("--asker takes session or per-ask, not {other:?}"),
             },
+            "--replier" => {
+                mode.replier = match args.next().as_deref() {
+                    Some("concurrent") => Replier::Concurrent,
+                    Some("serial") => Replier::Serial,
+                    Some("per-reply") => Replier::PerReply,
+                    Some("python") => Replier::Python,
+                    other => panic!("--replier takes concurrent, serial, per-reply or python, not {other:?}"),
+                }
+            }
+            "--fresh" => mode.fresh = true,
+            "--asks" => mode.concurrent = args.next().and_then(|v| v.parse().ok()).expect("--asks needs a number"),
             a if a.starts_with("--") => {
                 panic!(
-                    "unknown option {a}; usage: bench_relay HAL0_BIN [--runs N] [--clients C] [--asker session|per-ask]"
+                    "unknown option {a}; usage: bench_relay HAL0_BIN [--runs N] [--clients C] [--asker session|per-ask] \
+                     [--replier concurrent|serial|per-reply|python] [--fresh] [--asks N]"
                 )
             }
             _ => bin = a,
@@ -407,10 +550,20 @@ fn main() {
     assert!(out.status.success(), "examples/bench_relay/peer.sh failed");
     let peer = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    let (mut old, mut new, mut pair) = (Vec::new(), Vec::new(), Vec::new());
-    let asker =
-        if PER_ASK.load(std::sync::atomic::Ordering::Relaxed) { "a session per ask" } else { "one session each" };
-    println!("bench_relay: {runs} run(s), {clients} concurrent askers ({asker}), load {:?}", child::loadavg());
+    let (mut old, mut new, mut pair, mut floor) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    MODE.set(mode).unwrap();
+    let asker = if mode.per_ask { "a session per ask" } else { "one session each" };
+    let replier = match mode.replier {
+        Replier::Concurrent => "every wake at once on one session",
+        Replier::Serial => "one wake at a time",
+        Replier::PerReply => "every wake at once, a session per reply",
+        Replier::Python => "every wake at once from a Python bot (MCP SDK, one session)",
+    };
+    let conns = if mode.fresh { "a new connection per request" } else { "keep-alive" };
+    println!(
+        "bench_relay: {runs} run(s), {clients} concurrent askers ({asker}), bot B answers {replier}, {conns}, load {:?}",
+        child::loadavg()
+    );
     for i in 0..runs {
         // Alternate which relay goes first so a drift in machine load weighs on both alike.
         let order: [bool; 2] = if i % 2 == 0 { [true, false] } else { [false, true] };
@@ -435,6 +588,19 @@ fn main() {
             );
             if is_peer { old.push(r.1) } else { new.push(r.1) }
         }
+        if only.as_deref().is_none_or(|o| o == "floor") {
+            let f = rt.block_on(async { measure(start_floor().await, clients).await });
+            eprintln!(
+                "run {} floor relay: seq {:.0}/s p99 {:.2} ms; x{clients} {:.0}/s p50 {:.2} p99 {:.2} ms",
+                i + 1,
+                f.seq.per_s,
+                f.seq.p99,
+                f.conc.per_s,
+                f.conc.p50,
+                f.conc.p99
+            );
+            floor.push(f);
+        }
         if let Some(url) = &database {
             let f = rt.block_on(async { measure(start_cluster(&bin, url).await, clients).await });
             eprintln!(
@@ -450,9 +616,9 @@ fn main() {
         }
     }
     println!("\nMedians of {runs} run(s); latencies in ms, relay CPU in ms per ask.\n");
-    println!("| relay | phase | asks/s | p50 | p90 | p99 | max | CPU/ask |");
-    println!("|---|---|---|---|---|---|---|---|");
-    let both = [("hermes-bridge", &old), ("hal0", &new), ("hal0 x2 (PostgreSQL)", &pair)];
+    println!("| relay | phase | asks/s | p50 | p90 | p99 | max | CPU/ask | bot B CPU/ask |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let both = [("hermes-bridge", &old), ("hal0", &new), ("hal0 x2 (PostgreSQL)", &pair), ("floor relay", &floor)];
     for (name, f) in both.iter().filter(|(_, f)| !f.is_empty()) {
         let m = |g: fn(&Figures) -> &Phase| Phase {
             per_s: median(f, |x| g(x).per_s),
@@ -461,9 +627,10 @@ fn main() {
             p99: median(f, |x| g(x).p99),
             max: median(f, |x| g(x).max),
             cpu_ms_per_ask: median(f, |x| g(x).cpu_ms_per_ask),
+            bot_cpu_ms_per_ask: median(f, |x| g(x).bot_cpu_ms_per_ask),
         };
         row(name, &format!("sequential {SEQUENTIAL}"), &m(|x| &x.seq));
-        row(name, &format!("{clients} concurrent, {CONCURRENT}"), &m(|x| &x.conc));
+        row(name, &format!("{clients} concurrent, {}", mode.concurrent), &m(|x| &x.conc));
     }
     println!("\n| relay | RSS idle | idle + 2 bots | after load | peak (VmHWM) |");
     println!("|---|---|---|---|---|");
@@ -482,9 +649,23 @@ fn main() {
             println!("{name} history after SIGTERM: {} exchanges recorded, {} pending", f.recorded, f.pending);
         }
     }
-    if old.is_empty() || new.is_empty() {
-        return;
+    let rate = |f: &[Figures]| median(f, |x| x.conc.per_s);
+    let cpu = |f: &[Figures]| median(f, |x| x.conc.cpu_ms_per_ask);
+    println!();
+    if !old.is_empty() && !new.is_empty() {
+        println!("hal0 / hermes-bridge at {clients} askers: {:.1}x asks/s", rate(&new) / rate(&old));
     }
-    let (o, n) = (median(&old, |x| x.conc.per_s), median(&new, |x| x.conc.per_s));
-    println!("\nhal0 / hermes-bridge at {clients} askers: {:.1}x asks/s", n / o);
+    if !old.is_empty() && !floor.is_empty() {
+        println!(
+            "floor relay / hermes-bridge at {clients} askers: {:.1}x asks/s (the most any relay shows on this machine)",
+            rate(&floor) / rate(&old)
+        );
+    }
+    if !new.is_empty() && !floor.is_empty() {
+        println!(
+            "hal0 at {clients} askers: {:.2} of the floor relay's asks/s, {:.2}x its CPU per ask",
+            rate(&new) / rate(&floor),
+            cpu(&new) / cpu(&floor)
+        );
+    }
 }
