@@ -9,9 +9,14 @@
 //!   checks the bridge key, runs the operation (`crate::ops`) and writes an audit row per
 //!   call.
 //!
-//! `--clients` concurrent sessions (default 16), rounds ordered bare, version_info,
-//! settings_get, settings_get, version_info, bare so a drift in machine load weighs on each
-//! alike; then one sequential session per target for p50/p99.
+//! - bare, same document: the same `echo` given the text `settings_get` answers (read from
+//!   hal0 once at the start), so `settings_get` is compared with a bare server that returns
+//!   the same document (its request carries the document too).
+//!
+//! `--clients` concurrent sessions (default 16), rounds ordered bare, bare same document,
+//! version_info, settings_get, settings_get, version_info, bare same document, bare so a
+//! drift in machine load weighs on each alike; then one sequential session per target for
+//! p50/p99.
 //!
 //! Run: `cargo build --release &&
 //!       cargo run --release --example bench_admin -- target/release/hal0 [--calls N] [--clients 16]`
@@ -41,6 +46,16 @@ const VERSION: Target =
     Target { label: "hal0-admin version_info", tool: "version_info", args: || json!({"args": {}}), expect: "uptime_s" };
 const SETTINGS: Target =
     Target { label: "hal0-admin settings_get", tool: "settings_get", args: || json!({"args": {}}), expect: "running" };
+/// The text of hal0's `settings_get` answer, read once at the start.
+static DOCUMENT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+/// The bare server's `echo` of the same document that `settings_get` answers. The request
+/// carries the document too, so this bare figure is, if anything, above a bare server's cost.
+const BARE_DOC: Target = Target {
+    label: "bare rmcp echo, same doc",
+    tool: "echo",
+    args: || json!({"text": DOCUMENT.get().expect("read at the start")}),
+    expect: "running",
+};
 
 fn main() {
     if std::env::args().nth(1).as_deref() == Some("--upstream") {
@@ -66,46 +81,60 @@ async fn run(bin: String, calls: u64, clients: usize) {
     let server = KillOnDrop(server);
     let admin_url = format!("{base}/mcp/admin/mcp");
     let url = |t: Target| if t.tool == "echo" { bare_url.clone() } else { admin_url.clone() };
+    let probe = Session::open(&admin_url, &key).await;
+    let (_, answer) = probe.call(0, SETTINGS.tool, (SETTINGS.args)(), SETTINGS.expect).await;
+    let message: Value = answer
+        .lines()
+        .find_map(|l| serde_json::from_str(l.strip_prefix("data: ").unwrap_or(l)).ok())
+        .expect("settings_get answered a JSON-RPC message");
+    let document = message["result"]["content"][0]["text"].as_str().expect("settings_get's text").to_string();
+    println!("settings_get: the answer is {} bytes, its text {} bytes", answer.len(), document.len());
+    DOCUMENT.set(document).unwrap();
 
     // Concurrent rounds; each on fresh warmed sessions.
-    let order = [BARE, VERSION, SETTINGS, SETTINGS, VERSION, BARE];
+    let order = [BARE, BARE_DOC, VERSION, SETTINGS, SETTINGS, VERSION, BARE_DOC, BARE];
     let per = (calls / clients as u64 / 2).max(1);
     let warm = (per / 10).clamp(2, 20);
     // Per target: latencies, seconds, and the serving process's CPU milliseconds.
-    let mut totals: Vec<(Target, Vec<f64>, f64, f64)> =
-        vec![(BARE, vec![], 0.0, 0.0), (VERSION, vec![], 0.0, 0.0), (SETTINGS, vec![], 0.0, 0.0)];
+    let mut totals: Vec<(Target, Vec<f64>, f64, f64)> = vec![
+        (BARE, vec![], 0.0, 0.0),
+        (BARE_DOC, vec![], 0.0, 0.0),
+        (VERSION, vec![], 0.0, 0.0),
+        (SETTINGS, vec![], 0.0, 0.0),
+    ];
     let pid = |t: Target| if t.tool == "echo" { upstream.0.id() } else { server.0.id() };
     for t in order {
         let sessions = open_warm(&url(t), &key, t, clients, warm).await;
         let cpu0 = cpu_ms(pid(t));
         let (lat, secs) = support::concurrent(sessions, per, t.tool, (t.args)(), t.expect).await;
         let cpu = cpu_ms(pid(t)) - cpu0;
-        let e = totals.iter_mut().find(|(x, ..)| x.tool == t.tool).unwrap();
+        let e = totals.iter_mut().find(|(x, ..)| x.label == t.label).unwrap();
         e.1.extend(lat);
         e.2 += secs;
         e.3 += cpu;
     }
     // Sequential: one session per target, interleaved call by call.
     let seq_n = (calls / 4).max(100);
-    let seq: Vec<Session> = futures::future::join_all([BARE, VERSION, SETTINGS].map(|t| {
+    let targets = [BARE, BARE_DOC, VERSION, SETTINGS];
+    let seq: Vec<Session> = futures::future::join_all(targets.map(|t| {
         let u = url(t);
         let k = key.clone();
         async move { open_warm(&u, &k, t, 1, 50).await.pop().unwrap() }
     }))
     .await;
-    let mut seq_lat = [vec![], vec![], vec![]];
+    let mut seq_lat = [vec![], vec![], vec![], vec![]];
     for i in 0..seq_n {
-        for (j, t) in [BARE, VERSION, SETTINGS].into_iter().enumerate() {
+        for (j, t) in targets.into_iter().enumerate() {
             seq_lat[j].push(seq[j].call(i, t.tool, (t.args)(), t.expect).await.0);
         }
     }
-    drop((seq, server, upstream));
+    drop((seq, probe, server, upstream));
     let load_end = loadavg();
 
     let bare_rate = totals[0].1.len() as f64 / totals[0].2;
     println!("hal0-admin autonomous reads vs a bare rmcp server, same harness, same client code");
     println!("machine: {cores} cores, load average at start {load_start:?}, at end {load_end:?}");
-    println!("{clients} concurrent sessions, {per} calls per session per round, rounds B,V,S,S,V,B:");
+    println!("{clients} concurrent sessions, {per} calls per session per round, rounds B,D,V,S,S,V,D,B:");
     let r3 = |x: f64| (x * 1000.0).round() / 1000.0;
     let mut figures = serde_json::Map::new();
     for (j, (t, lat, secs, cpu)) in totals.iter_mut().enumerate() {
@@ -118,8 +147,9 @@ async fn run(bin: String, calls: u64, clients: usize) {
             t.label,
             rate / bare_rate
         );
+        let name = if t.label == BARE_DOC.label { "echo_same_document" } else { t.tool };
         figures.insert(
-            t.tool.into(),
+            name.into(),
             json!({"calls_per_s": rate.round(), "ratio_to_bare": r3(rate / bare_rate), "server_cpu_us_per_call": cpu_us.round(), "p50_ms": r3(p50), "p99_ms": r3(p99),
                    "sequential_p50_ms": r3(s50), "sequential_p99_ms": r3(s99)}),
         );
