@@ -365,7 +365,7 @@ impl StoreFacts {
 /// The store's size against its cap, the free disk for the state directory, and the
 /// biggest bounded log with its retention window.
 fn check_store_space(db: &Path, cfg: &Config) -> Row {
-    use crate::cli::store::bytes;
+    use crate::term::bytes;
     let disk = crate::ops::store::disk_space(db.parent().unwrap_or(db));
     let disk_text = match disk {
         Some((free, total)) => format!("disk {} free of {}", bytes(free), bytes(total)),

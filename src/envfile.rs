@@ -72,14 +72,26 @@ fn remove_vars_locked(path: &Path, names: &[&str]) -> Result<bool> {
     Ok(true)
 }
 
+/// `KEY=VALUE` pairs of an env file; comments, blank lines and `export ` prefixes allowed,
+/// one level of matching quotes stripped.
+pub fn env_lines(text: &str) -> impl Iterator<Item = (String, String)> + '_ {
+    text.lines().filter_map(|l| {
+        let l = l.trim();
+        if l.is_empty() || l.starts_with('#') {
+            return None;
+        }
+        let l = l.strip_prefix("export ").unwrap_or(l);
+        let (k, v) = l.split_once('=')?;
+        let v = v.trim();
+        let v = ['"', '\''].iter().find_map(|q| v.strip_prefix(*q).and_then(|x| x.strip_suffix(*q))).unwrap_or(v);
+        Some((k.trim().to_string(), v.to_string()))
+    })
+}
+
 /// The value of `name` in the env file at `path`, if set and non-empty.
 pub fn get_var(path: &Path, name: &str) -> Result<Option<String>> {
     let text = read_optional(path)?.unwrap_or_default();
-    Ok(crate::auth::boxkeys::env_lines(&text)
-        .filter(|(k, _)| k == name)
-        .map(|(_, v)| v)
-        .filter(|v| !v.is_empty())
-        .last())
+    Ok(env_lines(&text).filter(|(k, _)| k == name).map(|(_, v)| v).filter(|v| !v.is_empty()).last())
 }
 
 #[cfg(test)]

@@ -6,23 +6,9 @@
 
 use crate::error::Result;
 use crate::filewatch::{Version, version};
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// A file's identity, mtime and size.
-pub type Stamp = (u64, i64, i64, u64);
-
-/// The stamp of `path`: all zero when the file does not exist (no file has inode 0),
-/// `None` when it cannot be looked at.
-pub fn stamp(path: &Path) -> Option<Stamp> {
-    match std::fs::metadata(path) {
-        Ok(m) => Some((m.ino(), m.mtime(), m.mtime_nsec(), m.size())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some((0, 0, 0, 0)),
-        Err(_) => None,
-    }
-}
 
 /// One value computed from one file.
 pub struct FileMemo<T> {

@@ -13,15 +13,28 @@
 //! unmounted), is looked at with a stat as before ([`Version::Stamp`]). A queue that
 //! overflowed counts as a change to every file.
 
-use crate::filememo::{Stamp, stamp};
 use rustix::fs::inotify;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::mem::MaybeUninit;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
+
+/// A file's identity, mtime and size.
+pub type Stamp = (u64, i64, i64, u64);
+
+/// The stamp of `path`: all zero when the file does not exist (no file has inode 0),
+/// `None` when it cannot be looked at.
+pub fn stamp(path: &Path) -> Option<Stamp> {
+    match std::fs::metadata(path) {
+        Ok(m) => Some((m.ino(), m.mtime(), m.mtime_nsec(), m.size())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some((0, 0, 0, 0)),
+        Err(_) => None,
+    }
+}
 
 /// What a file was when a value was derived from it: the watch's count of changes to
 /// watched files, or (not watched) its stat.

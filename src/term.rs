@@ -5,13 +5,58 @@
 //! ([`json_safe`]); and one shell quoting for every command line printed to paste
 //! ([`shell_quote`]).
 //!
-//! The set of escaped characters is the skill card's ([`hidden_char`]: format, private-use,
+//! The set of escaped characters is the skill card's and the inbox card's ([`hidden_char`]: format, private-use,
 //! unassigned, line and paragraph separators, default-ignorable, variation selectors) plus
 //! every control character (C0, DEL, C1) but line feed and tab.
 
-use crate::skills::validate::hidden_char;
+use regex::Regex;
 use std::borrow::Cow;
 use std::fmt::Write as _;
+use std::sync::LazyLock;
+
+/// The characters the inbox card would not show: Cc (except tab, LF, CR), Cf, Co, Cn
+/// (unassigned code points and noncharacters, per the Unicode 16.0 tables of the `regex`
+/// crate), Zl/Zp (U+2028, U+2029), Default_Ignorable_Code_Point (zero-width characters,
+/// joiners, bidi marks, tags, variation selectors, U+034F, Hangul fillers, Mongolian free
+/// variation selectors, …), and the variation selectors U+FE00–U+FE0F and U+E0100–U+E01EF.
+/// Surrogates cannot occur in a Rust string.
+pub(crate) static HIDDEN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"[[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\x{034F}\x{FE00}-\x{FE0F}\x{E0100}-\x{E01EF}]--[\t\n\r]]",
+    )
+    .expect("term: hidden-character regex")
+});
+
+static CLASS_CONTROL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\p{Cc}$").expect("regex"));
+static CLASS_FORMAT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\p{Cf}$").expect("regex"));
+static CLASS_PRIVATE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\p{Co}$").expect("regex"));
+static CLASS_UNASSIGNED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\p{Cn}$").expect("regex"));
+
+/// What sort of hidden character `c` is, or `None` when the card shows it (tab, LF and CR
+/// are shown).
+pub fn hidden_char(c: char) -> Option<&'static str> {
+    let mut buf = [0u8; 4];
+    let s: &str = c.encode_utf8(&mut buf);
+    if !HIDDEN.is_match(s) {
+        return None;
+    }
+    let class = if CLASS_CONTROL.is_match(s) {
+        "a control character"
+    } else if matches!(c, '\u{FE00}'..='\u{FE0F}' | '\u{E0100}'..='\u{E01EF}' | '\u{180B}'..='\u{180D}' | '\u{180F}') {
+        "a variation selector"
+    } else if CLASS_FORMAT.is_match(s) {
+        "a format character"
+    } else if CLASS_PRIVATE.is_match(s) {
+        "a private-use character"
+    } else if CLASS_UNASSIGNED.is_match(s) {
+        "an unassigned code point or noncharacter"
+    } else if matches!(c, '\u{2028}' | '\u{2029}') {
+        "a line or paragraph separator"
+    } else {
+        "an invisible character"
+    };
+    Some(class)
+}
 
 /// Is `c` printed escaped (line feed and tab are not)?
 pub fn escaped(c: char) -> bool {
@@ -79,6 +124,17 @@ pub fn shell_quote(s: &str) -> Cow<'_, str> {
         return Cow::Borrowed(s);
     }
     Cow::Owned(format!("'{}'", s.replace('\'', r"'\''")))
+}
+
+/// `n` bytes for people: `1.5 MiB`.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let (mut v, mut u) = (n as f64, 0);
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 { format!("{n} B") } else { format!("{v:.1} {}", UNITS[u]) }
 }
 
 #[cfg(test)]

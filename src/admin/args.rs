@@ -4,7 +4,7 @@
 //! segment by segment).
 
 use crate::error::{Error, Result};
-use crate::skills::validate::hidden_char;
+use crate::term::hidden_char;
 use serde_json::Value;
 
 fn invalid(name: &str, why: &str) -> Error {

@@ -54,7 +54,7 @@ impl BoxKeys {
 
     pub fn parse(text: &str) -> BoxKeys {
         let mut keys = BoxKeys::default();
-        for (k, v) in env_lines(text) {
+        for (k, v) in crate::envfile::env_lines(text) {
             let v = (!v.is_empty()).then_some(v);
             match k.as_str() {
                 ADMIN_VAR => keys.admin = v,
@@ -76,22 +76,6 @@ impl BoxKeys {
             BoxKey::Client => self.client.as_deref(),
         }
     }
-}
-
-/// `KEY=VALUE` pairs of an env file; comments, blank lines and `export ` prefixes allowed,
-/// one level of matching quotes stripped.
-pub fn env_lines(text: &str) -> impl Iterator<Item = (String, String)> + '_ {
-    text.lines().filter_map(|l| {
-        let l = l.trim();
-        if l.is_empty() || l.starts_with('#') {
-            return None;
-        }
-        let l = l.strip_prefix("export ").unwrap_or(l);
-        let (k, v) = l.split_once('=')?;
-        let v = v.trim();
-        let v = ['"', '\''].iter().find_map(|q| v.strip_prefix(*q).and_then(|x| x.strip_suffix(*q))).unwrap_or(v);
-        Some((k.trim().to_string(), v.to_string()))
-    })
 }
 
 /// Mint a new key for `tier`, write it into `api.env` (replacing the old line, keeping

@@ -36,13 +36,13 @@ pub fn backup(ctx: &Ctx, a: BackupArgs) -> Result<()> {
         return Ok(());
     }
     let store = match made.store_bytes {
-        Some(b) => format!("hal0.db ({}, schema {})", super::store::bytes(b), made.schema_version),
+        Some(b) => format!("hal0.db ({}, schema {})", crate::term::bytes(b), made.schema_version),
         None => "no store (none yet)".into(),
     };
     println!(
         "wrote {} ({}): {} config {} and {store}",
         made.path.display(),
-        super::store::bytes(made.bytes),
+        crate::term::bytes(made.bytes),
         made.config_files,
         if made.config_files == 1 { "file" } else { "files" }
     );

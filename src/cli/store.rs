@@ -5,6 +5,7 @@
 use super::{Ctx, print_json, runtime, table};
 use crate::error::Result;
 use crate::ops::store;
+use crate::term::bytes;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum StoreCmd {
@@ -18,17 +19,6 @@ pub enum StoreCmd {
         #[arg(long)]
         json: bool,
     },
-}
-
-/// `n` bytes for people: `1.5 MiB`.
-pub fn bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let (mut v, mut u) = (n as f64, 0);
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 { format!("{n} B") } else { format!("{v:.1} {}", UNITS[u]) }
 }
 
 /// A retention window for people.

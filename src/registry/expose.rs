@@ -462,7 +462,7 @@ fn no_proxy_wanted(paths: &Paths, cfg: &Config) -> Vec<String> {
     push_unique(&mut out, LOOPBACK.iter().map(|h| h.to_string()));
     push_unique(&mut out, crate::config::url_host(&local_base(cfg)));
     let api = read_optional(&paths.api_env()).ok().flatten().unwrap_or_default();
-    for (k, v) in crate::auth::boxkeys::env_lines(&api) {
+    for (k, v) in crate::envfile::env_lines(&api) {
         if k == "NO_PROXY" || k == "no_proxy" {
             push_unique(&mut out, split_list(&v).collect::<Vec<_>>());
         }

@@ -25,6 +25,7 @@
 use super::frontmatter::{self, Problem};
 use super::secrets::{self, Finding, Format};
 use crate::error::{Error, Kind};
+use crate::term::hidden_char;
 use regex::Regex;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -110,53 +111,9 @@ pub fn check_file_name(name: &str) -> Option<String> {
     None
 }
 
-/// The characters the inbox card would not show: Cc (except tab, LF, CR), Cf, Co, Cn
-/// (unassigned code points and noncharacters, per the Unicode 16.0 tables of the `regex`
-/// crate), Zl/Zp (U+2028, U+2029), Default_Ignorable_Code_Point (zero-width characters,
-/// joiners, bidi marks, tags, variation selectors, U+034F, Hangul fillers, Mongolian free
-/// variation selectors, …), and the variation selectors U+FE00–U+FE0F and U+E0100–U+E01EF.
-/// Surrogates cannot occur in a Rust string.
-static HIDDEN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"[[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\x{034F}\x{FE00}-\x{FE0F}\x{E0100}-\x{E01EF}]--[\t\n\r]]",
-    )
-    .expect("skills: hidden-character regex")
-});
-
-static CLASS_CONTROL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\p{Cc}$").expect("regex"));
-static CLASS_FORMAT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\p{Cf}$").expect("regex"));
-static CLASS_PRIVATE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\p{Co}$").expect("regex"));
-static CLASS_UNASSIGNED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\p{Cn}$").expect("regex"));
-
-/// What sort of hidden character `c` is, or `None` when the card shows it (tab, LF and CR
-/// are shown).
-pub fn hidden_char(c: char) -> Option<&'static str> {
-    let mut buf = [0u8; 4];
-    let s: &str = c.encode_utf8(&mut buf);
-    if !HIDDEN.is_match(s) {
-        return None;
-    }
-    let class = if CLASS_CONTROL.is_match(s) {
-        "a control character"
-    } else if matches!(c, '\u{FE00}'..='\u{FE0F}' | '\u{E0100}'..='\u{E01EF}' | '\u{180B}'..='\u{180D}' | '\u{180F}') {
-        "a variation selector"
-    } else if CLASS_FORMAT.is_match(s) {
-        "a format character"
-    } else if CLASS_PRIVATE.is_match(s) {
-        "a private-use character"
-    } else if CLASS_UNASSIGNED.is_match(s) {
-        "an unassigned code point or noncharacter"
-    } else if matches!(c, '\u{2028}' | '\u{2029}') {
-        "a line or paragraph separator"
-    } else {
-        "an invisible character"
-    };
-    Some(class)
-}
-
 /// The first hidden character of `text`: (byte offset, char, class).
 fn first_hidden(text: &str) -> Option<(usize, char, &'static str)> {
-    let m = HIDDEN.find(text)?;
+    let m = crate::term::HIDDEN.find(text)?;
     let c = text[m.start()..].chars().next()?;
     Some((m.start(), c, hidden_char(c).unwrap_or("an invisible character")))
 }

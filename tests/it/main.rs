@@ -31,6 +31,7 @@ mod hermes_proxy_e2e;
 mod hosts;
 mod journal;
 mod lan;
+mod layers;
 mod live_changes;
 mod manners;
 mod memory;
