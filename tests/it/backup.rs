@@ -183,13 +183,27 @@ async fn restore_refuses_a_running_daemon_a_newer_schema_a_damaged_archive_and_n
 
     // Damaged archives: one byte flipped at points spread over the compressed data (past the
     // gzip header's 10 bytes, up to its trailer; the middle once landed where no file's sha256
-    // looks), then one cut short, then not an archive at all.
+    // looks), then one cut short, then not an archive at all. Some bits of a deflate stream
+    // change nothing (the code lengths of symbols a block never uses): a flip there leaves
+    // the archive whole, so each point moves on to the first byte whose flip changes what
+    // the archive holds or breaks it.
     let bytes = std::fs::read(&archive).unwrap();
+    let gunzip = |b: &[u8]| {
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(b), &mut out).map(|_| out)
+    };
+    let whole = gunzip(&bytes).unwrap();
+    let flip = |at: usize| {
+        let mut f = bytes.clone();
+        f[at] ^= 0x55;
+        f
+    };
+    let damages = |at: usize| gunzip(&flip(at)).map_or(true, |out| out != whole);
     let mid = bytes.len() / 2;
     let mut bad_files = Vec::new();
     for (i, at) in (0..12).map(|k| 10 + k * (bytes.len() - 11) / 11).chain([mid]).enumerate() {
-        let mut flipped = bytes.clone();
-        flipped[at] ^= 0x55;
+        let at = (at..bytes.len()).find(|&p| damages(p)).expect("a byte whose flip damages the archive");
+        let flipped = flip(at);
         let damaged = a.dir.path().join(format!("damaged-{i}.tar.gz"));
         std::fs::write(&damaged, &flipped).unwrap();
         bad_files.push(damaged);
