@@ -107,11 +107,6 @@ impl Error {
         }
     }
 
-    /// The CLI's exit code for this error ([`crate::exit::of`]).
-    pub fn exit_code(&self) -> i32 {
-        crate::exit::of(&self.kind)
-    }
-
     /// `{"error":{"code","message"}}`, the REST body. The message is outward text, so it
     /// passes the redactor (a value quoted back from the caller's input or an upstream's
     /// answer may hold a credential).

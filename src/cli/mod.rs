@@ -329,7 +329,7 @@ pub fn main() -> i32 {
         Ok(()) => crate::exit::OK,
         Err(e) => {
             eprintln!("error: {} [{}]", crate::term::safe(&e.message), e.code);
-            e.exit_code()
+            crate::exit::of(&e.kind)
         }
     }
 }

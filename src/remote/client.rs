@@ -157,8 +157,8 @@ mod tests {
     fn tool_errors_keep_the_boxs_code() {
         let e = tool_error("bridge.run_not_found: no such run");
         assert_eq!((e.code, e.kind, e.message.as_str()), ("bridge.run_not_found", Kind::NotFound, "no such run"));
-        assert_eq!(tool_error("bridge.invalid_timeout: at most 600").exit_code(), 2);
-        assert_eq!(tool_error("auth.forbidden: no scope").exit_code(), 4);
+        assert_eq!(crate::exit::of(&tool_error("bridge.invalid_timeout: at most 600").kind), 2);
+        assert_eq!(crate::exit::of(&tool_error("auth.forbidden: no scope").kind), 4);
         let e = tool_error("something odd happened");
         assert_eq!((e.code, e.message.as_str()), ("remote.failed", "something odd happened"));
         assert_eq!(tool_error("nope.not_a_code: x").code, "remote.failed");
