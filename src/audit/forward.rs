@@ -8,7 +8,7 @@
 
 use crate::audit::Row;
 use crate::config::retention::{Audit, Forward};
-use crate::relay::throttle::{Throttle, held_back};
+use crate::logfmt::throttle::{Throttle, held_back};
 use std::collections::HashMap;
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};

@@ -31,8 +31,8 @@ use tokio::sync::oneshot;
 enum Job {
     /// An entry to store; `reply` gets its row id once committed, when the submitter waits.
     Row(Prepared, Option<oneshot::Sender<Result<i64>>>),
-    /// A change to the relay's history; nobody waits on it.
-    Relay(crate::relay::history::Write),
+    /// Another log's change (the relay's history); nobody waits on it.
+    Change(Box<dyn Change>),
     /// The outcome of a call whose `started` entry is stored; nobody waits on it.
     Finish(crate::audit::Outcome),
     /// Answered once every job queued before it is stored.
@@ -223,7 +223,7 @@ fn commit(c: &mut rusqlite::Connection, batch: &[Job]) -> Result<Vec<Option<i64>
         .iter()
         .map(|j| match j {
             Job::Row(p, _) => insert(&tx, p).map(Some),
-            Job::Relay(w) => w.apply(&tx).map(|()| None),
+            Job::Change(w) => w.apply(&tx).map(|()| None),
             Job::Finish(o) => o.apply(&tx).map(|()| None),
             Job::Barrier(_) => Ok(None),
         })
@@ -253,9 +253,9 @@ fn run(store: Store, rx: Receiver<Job>, turn: &Mutex<()>, pending: &std::sync::a
                 for job in batch {
                     let out = match &job {
                         Job::Row(p, _) => Some(store.with(|c| immediate(c, |c| insert(c, p)))),
-                        Job::Relay(w) => {
+                        Job::Change(w) => {
                             if let Err(e) = store.with(|c| w.apply(c)) {
-                                tracing::warn!("cannot record a relay exchange: {}", e.message);
+                                tracing::warn!("cannot record {}: {}", w.what(), e.message);
                             }
                             None
                         }
@@ -387,9 +387,18 @@ pub(crate) fn submit_soon(store: &Store, p: Prepared) -> Result<()> {
     send(store, Job::Row(p, None))
 }
 
-/// Queue a change to the relay's history; committed within [`GATHER`] (plus the commit).
-pub(crate) fn submit_relay(store: &Store, w: crate::relay::history::Write) -> Result<()> {
-    send(store, Job::Relay(w))
+/// A change to another log the writer commits with the audit entries (the relay's history,
+/// [`crate::relay::history::Write`]), so the writer need not know its tables.
+pub(crate) trait Change: Send {
+    /// Make the change inside the writer's transaction.
+    fn apply(&self, c: &rusqlite::Connection) -> Result<()>;
+    /// What it records, for the warning when it cannot be stored ("a relay exchange").
+    fn what(&self) -> &'static str;
+}
+
+/// Queue a change to another log; committed within [`GATHER`] (plus the commit).
+pub(crate) fn submit_change(store: &Store, w: Box<dyn Change>) -> Result<()> {
+    send(store, Job::Change(w))
 }
 
 /// Queue the outcome of a call whose `started` entry is stored; committed within

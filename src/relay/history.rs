@@ -96,7 +96,16 @@ impl Write {
 
     /// Queue the change for `store`'s writer (committed within a few milliseconds).
     pub fn queue(self, store: &Store) -> Result<()> {
-        crate::audit::writer::submit_relay(store, self)
+        crate::audit::writer::submit_change(store, Box::new(self))
+    }
+}
+
+impl crate::audit::writer::Change for Write {
+    fn apply(&self, c: &rusqlite::Connection) -> Result<()> {
+        Write::apply(self, c)
+    }
+    fn what(&self) -> &'static str {
+        "a relay exchange"
     }
 }
 

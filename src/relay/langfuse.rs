@@ -17,9 +17,9 @@
 //! within a bound.
 
 use super::history::{Exchange, Write};
-use super::throttle::{Throttle, held_back};
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::logfmt::throttle::{Throttle, held_back};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Mutex;

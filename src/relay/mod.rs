@@ -14,7 +14,6 @@ pub mod langfuse;
 pub mod local;
 pub mod peers;
 mod remote;
-pub mod throttle;
 
 use crate::error::Result;
 use crate::progress::Progress;

@@ -149,7 +149,6 @@ const KNOWN_CYCLES: &[&str] = &[
     "approvals <-> memory",
     "approvals <-> ops",
     "approvals <-> registry",
-    "audit <-> relay",
     "auth <-> bridge",
     "auth <-> registry",
     "auth <-> ui",

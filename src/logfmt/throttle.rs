@@ -1,5 +1,6 @@
-//! Warnings that could repeat at every ask (a database or Langfuse that is down): one kind
-//! is logged at most once per [`WARN_EVERY`], and the next line says how many were held back.
+//! Warnings that could repeat at every call (a database, a log forwarder or Langfuse that is
+//! down): one kind is logged at most once per [`WARN_EVERY`], and the next line says how
+//! many were held back.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -6,6 +6,8 @@
 //! request carries its id (`req{id=…}`, see `server::request_id`). Keys never reach either:
 //! every line passes the redactor first (`logbuf::Tee`).
 
+pub mod throttle;
+
 use std::fmt;
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::fmt::format::Writer;
