@@ -366,7 +366,7 @@ impl StoreFacts {
 /// biggest bounded log with its retention window.
 fn check_store_space(db: &Path, cfg: &Config) -> Row {
     use crate::term::bytes;
-    let disk = crate::ops::store::disk_space(db.parent().unwrap_or(db));
+    let disk = crate::paths::disk_space(db.parent().unwrap_or(db));
     let disk_text = match disk {
         Some((free, total)) => format!("disk {} free of {}", bytes(free), bytes(total)),
         None => "free disk space unknown".into(),

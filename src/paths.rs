@@ -427,6 +427,13 @@ pub fn read_optional_following(path: &Path) -> Result<Option<String>> {
     }
 }
 
+/// Free and total bytes of the file system holding `path`.
+pub fn disk_space(path: &Path) -> Option<(u64, u64)> {
+    let dir = if path.is_dir() { path } else { path.parent()? };
+    let s = rustix::fs::statvfs(dir).ok()?;
+    Some((s.f_bavail.saturating_mul(s.f_frsize), s.f_blocks.saturating_mul(s.f_frsize)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

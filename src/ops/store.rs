@@ -8,7 +8,6 @@ use crate::error::Result;
 use crate::retention::{self, Policy, Report};
 use serde::Serialize;
 use serde_json::json;
-use std::path::Path;
 
 /// `store_status`'s answer.
 #[derive(Debug, Serialize)]
@@ -28,17 +27,10 @@ pub struct Status {
     pub retention: Policy,
 }
 
-/// Free and total bytes of the file system holding `path`.
-pub fn disk_space(path: &Path) -> Option<(u64, u64)> {
-    let dir = if path.is_dir() { path } else { path.parent()? };
-    let s = rustix::fs::statvfs(dir).ok()?;
-    Some((s.f_bavail.saturating_mul(s.f_frsize), s.f_blocks.saturating_mul(s.f_frsize)))
-}
-
 /// The status of `svc`'s store (blocking).
 pub fn status_of(svc: &Services) -> Result<Status> {
     let sizes = retention::sizes(&svc.store)?;
-    let disk = disk_space(svc.store.path());
+    let disk = crate::paths::disk_space(svc.store.path());
     Ok(Status {
         path: svc.store.path().display().to_string(),
         store_bytes: sizes.store_bytes,

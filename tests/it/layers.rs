@@ -153,7 +153,6 @@ const KNOWN_CYCLES: &[&str] = &[
     "auth <-> registry",
     "auth <-> ui",
     "clients <-> config",
-    "doctor <-> ops",
     "mcp <-> server",
     "memory <-> store",
     "notify <-> ops",
