@@ -433,9 +433,10 @@ struct Figures {
 async fn measure(r: Relay, clients: usize) -> Figures {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss_idle = r.rss_kib("VmRSS:");
+    // Bot B: a task of this process, or a Python process of its own.
     let (b, python) = match mode().replier {
-        Replier::Python => (tokio::spawn(async {}), Some(python_bot(&r.reply_mcp, &r.ws_b, &r.key_b))),
-        _ => (bot(&r.ws_b, &r.key_b, Some(Arc::new(open(&r.reply_mcp, &r.key_b).await))).await, None),
+        Replier::Python => (None, Some(python_bot(&r.reply_mcp, &r.ws_b, &r.key_b))),
+        _ => (Some(bot(&r.ws_b, &r.key_b, Some(Arc::new(open(&r.reply_mcp, &r.key_b).await))).await), None),
     };
     let a = bot(&r.ws, &r.key_a, None).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -459,7 +460,9 @@ async fn measure(r: Relay, clients: usize) -> Figures {
         pending: 0,
     };
     a.abort();
-    b.abort();
+    if let Some(b) = &b {
+        b.abort();
+    }
     drop(python);
     let mut f = f;
     if let Some((bin, cfg, state)) = r.hal0.clone() {
@@ -481,6 +484,14 @@ async fn measure(r: Relay, clients: usize) -> Figures {
         drop(r);
     }
     f
+}
+
+/// One run's line on stderr, as the runs go.
+fn progress(run: usize, relay: &str, f: &Figures, clients: usize) {
+    eprintln!(
+        "run {run} {relay}: seq {:.0}/s p99 {:.2} ms; x{clients} {:.0}/s p50 {:.2} p99 {:.2} ms",
+        f.seq.per_s, f.seq.p99, f.conc.per_s, f.conc.p50, f.conc.p99
+    );
 }
 
 fn row(name: &str, what: &str, p: &Phase) {
@@ -576,42 +587,17 @@ fn main() {
                 let name = r.name;
                 (name, measure(r, clients).await)
             });
-            eprintln!(
-                "run {} {}: seq {:.0}/s p99 {:.2} ms; x{clients} {:.0}/s p50 {:.2} p99 {:.2} ms",
-                i + 1,
-                r.0,
-                r.1.seq.per_s,
-                r.1.seq.p99,
-                r.1.conc.per_s,
-                r.1.conc.p50,
-                r.1.conc.p99
-            );
+            progress(i + 1, r.0, &r.1, clients);
             if is_peer { old.push(r.1) } else { new.push(r.1) }
         }
         if only.as_deref().is_none_or(|o| o == "floor") {
             let f = rt.block_on(async { measure(start_floor().await, clients).await });
-            eprintln!(
-                "run {} floor relay: seq {:.0}/s p99 {:.2} ms; x{clients} {:.0}/s p50 {:.2} p99 {:.2} ms",
-                i + 1,
-                f.seq.per_s,
-                f.seq.p99,
-                f.conc.per_s,
-                f.conc.p50,
-                f.conc.p99
-            );
+            progress(i + 1, "floor relay", &f, clients);
             floor.push(f);
         }
         if let Some(url) = &database {
             let f = rt.block_on(async { measure(start_cluster(&bin, url).await, clients).await });
-            eprintln!(
-                "run {} hal0 x2: seq {:.0}/s p99 {:.2} ms; x{clients} {:.0}/s p50 {:.2} p99 {:.2} ms",
-                i + 1,
-                f.seq.per_s,
-                f.seq.p99,
-                f.conc.per_s,
-                f.conc.p50,
-                f.conc.p99
-            );
+            progress(i + 1, "hal0 x2", &f, clients);
             pair.push(f);
         }
     }

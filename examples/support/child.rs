@@ -8,22 +8,47 @@ use std::process::{Command, Stdio};
 
 pub use super::support::KillOnDrop;
 
-/// Re-execute this example with `--upstream`; returns the child and the URL it printed.
-pub fn spawn_upstream() -> (KillOnDrop, String) {
+/// Re-execute this example with `args`; the child, and what it printed after `prefix` on
+/// the first line that starts with it.
+pub fn spawn_self(args: &[&str], prefix: &str) -> (KillOnDrop, String) {
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .arg("--upstream")
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let url = loop {
-        let l = lines.next().expect("upstream exited before printing its URL").unwrap();
-        if let Some(u) = l.strip_prefix("UPSTREAM ") {
+    let said = loop {
+        let l = lines.next().unwrap_or_else(|| panic!("{args:?} exited before printing {prefix}")).unwrap();
+        if let Some(u) = l.strip_prefix(prefix) {
             break u.to_string();
         }
     };
-    (KillOnDrop(child), url)
+    (KillOnDrop(child), said)
+}
+
+/// Re-execute this example with `--upstream`; returns the child and the URL it printed.
+pub fn spawn_upstream() -> (KillOnDrop, String) {
+    spawn_self(&["--upstream"], "UPSTREAM ")
+}
+
+/// In a re-executed child: serve `app` on a free loopback port (TCP_NODELAY on), print
+/// `<label> <address>`, and exit when stdin closes (the parent exited or dropped it).
+pub fn serve_child(label: &str, app: axum::Router) {
+    std::thread::spawn(|| {
+        use std::io::Read;
+        let _ = std::io::stdin().read_to_end(&mut Vec::new());
+        std::process::exit(0);
+    });
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        println!("{label} {}", listener.local_addr().unwrap());
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        axum::serve(listener, app).await.unwrap();
+    });
 }
 
 /// The 1-minute, 5-minute and 15-minute load averages.

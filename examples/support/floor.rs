@@ -10,26 +10,12 @@ use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{HeaderName, StatusCode, header};
 use axum::response::Response;
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 
-/// Re-execute this example with `--floor UPSTREAM`; the child and the URL it serves.
+/// Re-execute this example with `--floor UPSTREAM`; the child, the URL it serves, its pid.
 pub fn spawn(upstream: &str) -> (super::child::KillOnDrop, String, u32) {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--floor", upstream])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let url = loop {
-        let l = lines.next().expect("the floor relay exited before printing its URL").unwrap();
-        if let Some(u) = l.strip_prefix("FLOOR ") {
-            break u.to_string();
-        }
-    };
-    (super::child::KillOnDrop(child), url, pid)
+    let (child, addr) = super::child::spawn_self(&["--floor", upstream], "FLOOR ");
+    let pid = child.0.id();
+    (child, format!("http://{addr}/mcp"), pid)
 }
 
 /// Headers that belong to one hop, not to the message.
@@ -55,23 +41,9 @@ async fn relay(http: reqwest::Client, upstream: String, req: Request) -> Respons
     out.body(Body::from_stream(r.bytes_stream())).unwrap()
 }
 
-/// This example re-executed with `--floor UPSTREAM`: serve the relay, print `FLOOR <url>`,
-/// and stop when stdin closes (the parent exited or dropped it).
+/// This example re-executed with `--floor UPSTREAM`: serve the relay until stdin closes.
 pub fn main(upstream: String) {
-    std::thread::spawn(|| {
-        use std::io::Read;
-        let _ = std::io::stdin().read_to_end(&mut Vec::new());
-        std::process::exit(0);
-    });
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    rt.block_on(async move {
-        let http = reqwest::Client::builder().tcp_nodelay(true).no_proxy().build().unwrap();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        println!("FLOOR http://{}/mcp", listener.local_addr().unwrap());
-        let app = axum::Router::new().fallback(move |req: Request| relay(http.clone(), upstream.clone(), req));
-        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        axum::serve(listener, app).await.unwrap();
-    });
+    let http = reqwest::Client::builder().tcp_nodelay(true).no_proxy().build().unwrap();
+    let app = axum::Router::new().fallback(move |req: Request| relay(http.clone(), upstream.clone(), req));
+    super::child::serve_child("FLOOR", app);
 }

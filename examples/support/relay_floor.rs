@@ -14,8 +14,6 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
@@ -25,20 +23,8 @@ pub const KEYS: [(&str, &str); 2] = [("floor-a", "bot-a"), ("floor-b", "bot-b")]
 
 /// Re-execute this example with `--relay-floor`; the child and the port it serves.
 pub fn spawn() -> (super::child::KillOnDrop, u16) {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .arg("--relay-floor")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let port = loop {
-        let l = lines.next().expect("the floor relay exited before printing its port").unwrap();
-        if let Some(p) = l.strip_prefix("RELAY-FLOOR ") {
-            break p.parse().unwrap();
-        }
-    };
-    (super::child::KillOnDrop(child), port)
+    let (child, addr) = super::child::spawn_self(&["--relay-floor"], "RELAY-FLOOR ");
+    (child, addr.parse::<std::net::SocketAddr>().unwrap().port())
 }
 
 #[derive(Default)]
@@ -131,26 +117,12 @@ async fn hold(relay: Shared, bot: &'static str, mut socket: WebSocket) {
     relay.bots.lock().unwrap().remove(bot);
 }
 
-/// This example re-executed with `--relay-floor`: serve, print `RELAY-FLOOR <port>`, and
-/// stop when stdin closes (the parent exited or dropped it).
+/// This example re-executed with `--relay-floor`: serve until stdin closes.
 pub fn main() {
-    std::thread::spawn(|| {
-        use std::io::Read;
-        let _ = std::io::stdin().read_to_end(&mut Vec::new());
-        std::process::exit(0);
-    });
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    rt.block_on(async {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        println!("RELAY-FLOOR {}", listener.local_addr().unwrap().port());
-        let app = axum::Router::new()
-            .route("/mcp", axum::routing::post(mcp))
-            .route("/bridge/connect", axum::routing::get(connect))
-            .route("/health", axum::routing::get(|| async { "ok" }))
-            .with_state(Shared::default());
-        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        axum::serve(listener, app).await.unwrap();
-    });
+    let app = axum::Router::new()
+        .route("/mcp", axum::routing::post(mcp))
+        .route("/bridge/connect", axum::routing::get(connect))
+        .route("/health", axum::routing::get(|| async { "ok" }))
+        .with_state(Shared::default());
+    super::child::serve_child("RELAY-FLOOR", app);
 }

@@ -238,8 +238,7 @@ impl AgentsServer {
 #[tool_router]
 impl AgentsServer {
     pub fn new(state: Arc<AppState>) -> Self {
-        static ROUTER: std::sync::OnceLock<rmcp::handler::server::router::tool::ToolRouter<AgentsServer>> =
-            std::sync::OnceLock::new();
+        static ROUTER: super::schema::RouterCell<AgentsServer> = super::schema::RouterCell::new();
         AgentsServer { state, tool_router: super::schema::cached_router(&ROUTER, Self::tool_router) }
     }
 

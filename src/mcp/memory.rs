@@ -475,8 +475,7 @@ impl MemoryServer {
 #[tool_router]
 impl MemoryServer {
     pub fn new(state: Arc<AppState>) -> Self {
-        static ROUTER: std::sync::OnceLock<rmcp::handler::server::router::tool::ToolRouter<MemoryServer>> =
-            std::sync::OnceLock::new();
+        static ROUTER: super::schema::RouterCell<MemoryServer> = super::schema::RouterCell::new();
         MemoryServer { state, tool_router: super::schema::cached_router(&ROUTER, Self::tool_router) }
     }
 

@@ -85,8 +85,7 @@ impl RelayServer {
 #[tool_router]
 impl RelayServer {
     pub fn new(state: Arc<AppState>) -> Self {
-        static ROUTER: std::sync::OnceLock<rmcp::handler::server::router::tool::ToolRouter<RelayServer>> =
-            std::sync::OnceLock::new();
+        static ROUTER: super::schema::RouterCell<RelayServer> = super::schema::RouterCell::new();
         RelayServer { state, tool_router: super::schema::cached_router(&ROUTER, Self::tool_router) }
     }
 

@@ -204,11 +204,14 @@ pub fn portable_tool(tool: &mut rmcp::model::Tool) {
     }
 }
 
+/// Where a server type keeps its portable router ([`cached_router`]).
+pub type RouterCell<S> = std::sync::OnceLock<rmcp::handler::server::router::tool::ToolRouter<S>>;
+
 /// The portable router of server type `S`, built once per process into `cell` and cloned
 /// for each server made: building it rewrites every tool's schemas, and a server is made
 /// for each new session and for each sessionless request.
 pub fn cached_router<S: Send + Sync + 'static>(
-    cell: &'static std::sync::OnceLock<rmcp::handler::server::router::tool::ToolRouter<S>>,
+    cell: &'static RouterCell<S>,
     build: impl FnOnce() -> rmcp::handler::server::router::tool::ToolRouter<S>,
 ) -> rmcp::handler::server::router::tool::ToolRouter<S> {
     cell.get_or_init(|| portable_router(build())).clone()

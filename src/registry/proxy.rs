@@ -15,6 +15,7 @@ use crate::approvals::{self, NewApproval};
 use crate::audit::Verdict as Logged;
 use crate::config::Config;
 use crate::error::{Error, Kind, Result};
+use crate::filewatch::version;
 use crate::paths::Paths;
 use crate::progress::Progress;
 use crate::store::Store;
@@ -131,17 +132,13 @@ impl Served {
     }
 }
 
-/// Identity of a file's current content for the cache: inode, size, mtime.
+/// What a file was when the cache entry was made ([`crate::filewatch::version`]: a count of
+/// changes while watched, else its stat; a missing file is a version of its own, so a record
+/// that went misses the cache; `None`: it cannot be looked at).
 type Stamp = Option<crate::filewatch::Version>;
 /// The served-record cache: id (or `id\0holder` for a consumer of a delegated server) →
 /// (record file stamp, api.env stamp, what was resolved).
 type ServedCache = Arc<Mutex<HashMap<String, (Stamp, Stamp, Arc<Served>)>>>;
-
-/// The version of `p` ([`crate::filewatch`]; `None`: it cannot be looked at). A missing
-/// file is a version of its own, so a record that went misses the cache.
-fn stamp(p: &std::path::Path) -> Stamp {
-    crate::filewatch::version(p)
-}
 
 /// The proxy of one hal0 installation.
 #[derive(Clone)]
@@ -270,7 +267,7 @@ impl Proxy {
     }
 
     fn account_stamp(&self, id: &str, holder: Option<&str>) -> Stamp {
-        stamp(&super::oauth::vault::dir(&self.paths).join(super::oauth::account::name(id, holder)))
+        version(&super::oauth::vault::dir(&self.paths).join(super::oauth::account::name(id, holder)))
     }
 
     /// The cached entry `key` of server `id`, while its files keep their stamps.
@@ -278,8 +275,8 @@ impl Proxy {
         let m = self.served.lock().unwrap_or_else(|p| p.into_inner());
         // Only ids that passed `serving` are cached, so the path below is a valid one.
         let (rs, es, s) = m.get(key)?;
-        (*rs == stamp(&reg.path_of(id))
-            && *es == stamp(&self.paths.api_env())
+        (*rs == version(&reg.path_of(id))
+            && *es == version(&self.paths.api_env())
             && s.account.as_ref().is_none_or(|a| {
                 *a == self.account_stamp(id, s.record.oauth.as_ref().and_then(|o| o.holder.as_deref()))
             }))
@@ -313,7 +310,7 @@ impl Proxy {
         // Watched from the first resolve on: later looks cost no stat.
         crate::filewatch::watch(&reg.path_of(id));
         crate::filewatch::watch(&self.paths.api_env());
-        let (rs, es) = (stamp(&reg.path_of(id)), stamp(&self.paths.api_env()));
+        let (rs, es) = (version(&reg.path_of(id)), version(&self.paths.api_env()));
         let mut record = serving(&reg, id)?;
         let key = match (&mut record.oauth, holder) {
             (Some(o), Some(h)) if o.delegated() => {
