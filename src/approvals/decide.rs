@@ -70,23 +70,30 @@ impl Decider<'_> {
     /// entry is stored (`started`) before anything is claimed or carried out, and takes the
     /// outcome after: when it cannot be stored (a full disk or store) the decision is
     /// refused and the row stays pending, so no decision acts without its entry.
-    pub async fn decide(&self, id: &str, approve: bool, by: &str, reason: Option<&str>) -> Result<Decided> {
+    pub async fn decide(
+        &self,
+        id: &str,
+        approve: bool,
+        by: (&str, &'static str),
+        reason: Option<&str>,
+    ) -> Result<Decided> {
         self.decide_with(id, approve, &Choice::default(), by, reason).await
     }
 
-    /// [`Decider::decide`] with what the person chose beyond approve or deny.
+    /// [`Decider::decide`] with what the person chose beyond approve or deny. `by` is who
+    /// decides and the surface it came from (`("person:alice", "ui")`).
     pub async fn decide_with(
         &self,
         id: &str,
         approve: bool,
         choice: &Choice,
-        by: &str,
+        (by, surface): (&str, &'static str),
         reason: Option<&str>,
     ) -> Result<Decided> {
         let store = &self.svc.store;
         let row = get(store, id)?;
         choice.check(&row, approve)?;
-        let started = crate::audit::begin(store, &entry(&row, by)).await?;
+        let started = crate::audit::begin(store, &entry(&row, by, surface)).await?;
         let out = self.decide_inner(id, approve, choice, by, reason).await;
         let (verdict, code) = match &out {
             Ok(d) => (
@@ -181,17 +188,6 @@ impl Decider<'_> {
     }
 }
 
-/// The audit surface of a decision by `by`.
-fn decision_surface(by: &str) -> &'static str {
-    if by.starts_with("ui:") {
-        "ui"
-    } else if by.starts_with("api:") {
-        "api"
-    } else {
-        "cli"
-    }
-}
-
 /// The verdict a decision ends with.
 fn outcome(d: &Decided, approve: bool) -> Verdict {
     match d.row.status {
@@ -203,12 +199,10 @@ fn outcome(d: &Decided, approve: bool) -> Verdict {
     }
 }
 
-/// The `started` audit entry of a decision on `row` by `by`: surface `ui` for a person
-/// (a dashboard session, `ui:<session>`), `api` for a key's caller (`api:…`), else the
-/// shell (`cli`).
-fn entry<'a>(row: &'a Approval, by: &'a str) -> crate::audit::Entry<'a> {
+/// The `started` audit entry of a decision on `row` by `by` from `surface`.
+fn entry<'a>(row: &'a Approval, by: &'a str, surface: &'static str) -> crate::audit::Entry<'a> {
     crate::audit::Entry {
-        surface: decision_surface(by),
+        surface,
         tool: &row.tool,
         identity: by,
         arguments: &row.arguments,

@@ -8,6 +8,8 @@ pub mod exposure;
 pub mod hosts;
 pub mod keycache;
 pub mod oauth;
+pub mod passkey;
+pub mod people;
 pub mod principal;
 pub mod token;
 

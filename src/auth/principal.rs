@@ -135,7 +135,7 @@ impl RouteClass {
         let p = path.trim_end_matches('/');
         match p {
             // `/` (trimmed to ``) says where things are, and nothing else.
-            "" | "/api/health" | "/ui/login" => RouteClass::Open,
+            "" | "/api/health" | "/ui/login" | "/ui/login/passkey" => RouteClass::Open,
             // OAuth's own endpoints check the client themselves; its metadata is public.
             "/oauth/authorize" | "/oauth/token" | "/oauth/revoke" | "/oauth/register" => RouteClass::Open,
             // hal0 as an OAuth client: the callback is bound to its `state`, the client

@@ -231,8 +231,8 @@ fn decide(
         .map_err(|e| Error::internal(e.to_string()))?;
     // An approved admin call runs its operation here, as the daemon would.
     let svc = std::sync::Arc::new(crate::ops::Services::open(ctx.paths.clone(), cfg, false)?);
-    let decided =
-        rt.block_on(approvals::Decider { svc: &svc }.decide_with(&id, approve, &choice, &who(), reason.as_deref()))?;
+    let ops = crate::ops::Ctx::shell(svc, who());
+    let decided = rt.block_on(crate::ops::approvals::decide_as(&ops, &id, approve, &choice, reason.as_deref()))?;
     let done = decided.row;
     if let Some(out) = &decided.output {
         if json {

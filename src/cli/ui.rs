@@ -1,4 +1,5 @@
-//! `hal0 ui login|sessions|logout`: the dashboard's sessions, from the box's shell.
+//! `hal0 ui login|user|sessions|passwd|logout`: the dashboard's people and sessions, from
+//! the box's shell.
 
 use super::{Ctx, print_json, table};
 use crate::error::Result;
@@ -11,8 +12,18 @@ pub enum UiCmd {
         /// How long the link may wait to be opened, in minutes (1 to 60).
         #[arg(long, default_value_t = session::LINK_MINUTES)]
         minutes: i64,
+        /// Whom the link signs in (a person of `hal0 ui user list`); by default the shell
+        /// user who runs this.
+        #[arg(long, value_name = "NAME")]
+        user: Option<String>,
         #[arg(long)]
         json: bool,
+    },
+    /// Named people of the dashboard: each signs in as themselves (a link, a password or
+    /// a passkey), and each decision is audited as `person:NAME`.
+    User {
+        #[command(subcommand)]
+        cmd: UserCmd,
     },
     /// Dashboard sessions: id, opened, last seen, expires, browser.
     Sessions {
@@ -22,8 +33,9 @@ pub enum UiCmd {
         #[command(flatten)]
         out: super::ListOut,
     },
-    /// Set the dashboard password (sign-in at /ui/login without a shell); read from stdin
-    /// when it is not a terminal, else asked twice. Stored as an argon2id hash.
+    /// Set the box-wide dashboard password (sign-in at /ui/login without a name, as the
+    /// person `owner`); read from stdin when it is not a terminal, else asked twice.
+    /// Stored as an argon2id hash. Named people have their own: `hal0 ui user passwd`.
     Passwd {
         /// Turn password sign-in off instead.
         #[arg(long)]
@@ -50,22 +62,68 @@ fn base(cfg: &crate::config::Config) -> String {
     crate::connect::base_url(cfg).0
 }
 
+#[derive(Debug, clap::Subcommand)]
+pub enum UserCmd {
+    /// Add a person. With --password, their password is read (as for `hal0 ui passwd`);
+    /// with --passkey, a one-time link is printed that opens their page, where they add a
+    /// passkey with their browser.
+    Add {
+        name: String,
+        #[arg(long)]
+        password: bool,
+        #[arg(long)]
+        passkey: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// People: name, password set, passkeys, added by, when.
+    List {
+        #[command(flatten)]
+        out: super::ListOut,
+    },
+    /// Remove a person: their passkeys go and their sessions end.
+    Remove { name: String },
+    /// Set a person's password (read from stdin when it is not a terminal, else asked
+    /// twice), or take it away.
+    Passwd {
+        name: String,
+        #[arg(long)]
+        remove: bool,
+    },
+    /// Passkeys (of one person): id, person, name, algorithm, added, last used.
+    Passkeys {
+        name: Option<String>,
+        #[command(flatten)]
+        out: super::ListOut,
+    },
+    /// Remove a passkey by its id (see `hal0 ui user passkeys`).
+    RemovePasskey { id: String },
+}
+
+/// A one-time link for `person`, minted as this shell's user (`then`: the page to open).
+fn link(ctx: &Ctx, store: &crate::store::Store, minutes: i64, person: &str, then: &str) -> Result<String> {
+    let token = session::new_link(store, minutes, &super::who(), person)?;
+    Ok(format!("{}/ui/login?token={token}{then}", base(&ctx.config()?)))
+}
+
 pub fn run(ctx: &Ctx, cmd: UiCmd) -> Result<()> {
     let store = ctx.store()?;
     match cmd {
-        UiCmd::Login { minutes, json } => {
-            let token = session::new_link(&store, minutes, &super::who())?;
-            let url = format!("{}/ui/login?token={token}", base(&ctx.config()?));
+        UiCmd::Login { minutes, user, json } => {
+            let ops = ctx.ops()?;
+            let person = super::runtime()?.block_on(crate::ops::people::link_person(&ops, user.as_deref()))?;
+            let url = link(ctx, &store, minutes, &person, "")?;
             if json {
-                print_json(&serde_json::json!({"url": url, "minutes": minutes}));
+                print_json(&serde_json::json!({"url": url, "minutes": minutes, "person": person}));
             } else {
                 println!("{url}");
                 eprintln!(
-                    "Open this link within {minutes} minutes; it works once and opens a session for {} hours.",
+                    "Open this link within {minutes} minutes; it works once and opens a session for {person} for {} hours.",
                     session::SESSION_HOURS
                 );
             }
         }
+        UiCmd::User { cmd } => user(ctx, &store, cmd)?,
         UiCmd::Sessions { all, out } => {
             let rows = session::list(&store, all)?;
             if out.done_with(&rows, "id") {
@@ -75,11 +133,13 @@ pub fn run(ctx: &Ctx, cmd: UiCmd) -> Result<()> {
                 println!("No dashboard sessions (open one: hal0 ui login).");
             } else {
                 let t = table(
-                    &["id", "opened", "last seen", "expires", "ended", "browser"],
+                    &["id", "person", "via", "opened", "last seen", "expires", "ended", "browser"],
                     rows.iter()
                         .map(|s| {
                             vec![
                                 s.id.clone(),
+                                s.person.clone().unwrap_or_default(),
+                                s.via.clone().unwrap_or_default(),
                                 s.created_at.clone(),
                                 s.last_seen.clone(),
                                 s.expires_at.clone(),
@@ -104,6 +164,108 @@ pub fn run(ctx: &Ctx, cmd: UiCmd) -> Result<()> {
         UiCmd::Logout { id, all } => {
             let n = session::end(&store, if all { None } else { id.as_deref() }, &super::who())?;
             println!("Ended {n} dashboard session{}.", if n == 1 { "" } else { "s" });
+        }
+    }
+    Ok(())
+}
+
+fn user(ctx: &Ctx, store: &crate::store::Store, cmd: UserCmd) -> Result<()> {
+    let ops = ctx.ops()?;
+    let rt = super::runtime()?;
+    use crate::ops::people;
+    match cmd {
+        UserCmd::Add { name, password, passkey, json } => {
+            let pw = if password { Some(read_password()?) } else { None };
+            let p = rt.block_on(people::add(&ops, &name, pw))?;
+            let url =
+                if passkey { Some(link(ctx, store, session::LINK_MINUTES, &p.name, "&then=account")?) } else { None };
+            if json {
+                print_json(&serde_json::json!({"person": p, "passkey_link": url}));
+                return Ok(());
+            }
+            println!("Added {}{}.", p.name, if p.password { " with a password" } else { "" });
+            match url {
+                Some(url) => {
+                    println!("{url}");
+                    eprintln!(
+                        "{} opens this link within {} minutes, then adds a passkey on the page it opens.",
+                        p.name,
+                        session::LINK_MINUTES
+                    );
+                }
+                None if !p.password => {
+                    eprintln!("{} signs in with a link: hal0 ui login --user {}", p.name, p.name);
+                }
+                None => {}
+            }
+        }
+        UserCmd::List { out } => {
+            let rows = rt.block_on(people::list(&ops))?;
+            if out.done_with(&rows, "name") {
+                return Ok(());
+            }
+            if rows.is_empty() {
+                println!("No named people (add one: hal0 ui user add NAME).");
+                return Ok(());
+            }
+            let t = table(
+                &["name", "password", "passkeys", "added by", "added"],
+                rows.iter()
+                    .map(|p| {
+                        let pw = if p.password { "yes" } else { "no" };
+                        vec![
+                            p.name.clone(),
+                            pw.into(),
+                            p.passkeys.to_string(),
+                            p.created_by.clone(),
+                            p.created_at.clone(),
+                        ]
+                    })
+                    .collect(),
+            );
+            println!("{t}");
+        }
+        UserCmd::Remove { name } => {
+            rt.block_on(people::remove(&ops, &name))?;
+            println!("Removed {name}; their passkeys are gone and their sessions ended.");
+        }
+        UserCmd::Passwd { name, remove } => {
+            let pw = if remove { None } else { Some(read_password()?) };
+            rt.block_on(people::passwd(&ops, &name, pw))?;
+            println!(
+                "{}",
+                if remove { format!("{name} has no password now.") } else { format!("Password set for {name}.") }
+            );
+        }
+        UserCmd::Passkeys { name, out } => {
+            let rows = rt.block_on(people::passkeys(&ops, name))?;
+            if out.done_with(&rows, "id") {
+                return Ok(());
+            }
+            if rows.is_empty() {
+                println!("No passkeys (a person adds one on their page: hal0 ui user add NAME --passkey).");
+                return Ok(());
+            }
+            let t = table(
+                &["id", "person", "name", "algorithm", "added", "last used"],
+                rows.iter()
+                    .map(|k| {
+                        vec![
+                            k.id.clone(),
+                            k.person.clone(),
+                            k.label.clone(),
+                            k.algorithm.into(),
+                            k.created_at.clone(),
+                            k.last_used.clone().unwrap_or_default(),
+                        ]
+                    })
+                    .collect(),
+            );
+            println!("{t}");
+        }
+        UserCmd::RemovePasskey { id } => {
+            rt.block_on(people::remove_passkey(&ops, &id, None))?;
+            println!("Removed passkey {id}.");
         }
     }
     Ok(())

@@ -13,6 +13,7 @@ use std::sync::{Arc, RwLock};
 /// for a restart.
 pub const RELOAD: &[&str] = &[
     "approvals.expire_hours",
+    "approvals.passkey_required",
     "bridge.max_concurrent_runs_per_client",
     "hermes.restart_command",
     "mcp.gate_wait_secs",

@@ -60,11 +60,14 @@ pub struct Approvals {
     /// Hours a gated call's card waits for a person before it expires (it can no longer be
     /// approved; the caller asks again).
     pub expire_hours: u32,
+    /// Take decisions over the network only from a dashboard session opened with a passkey
+    /// (`approvals.passkey_required` otherwise); the box's shell always decides.
+    pub passkey_required: bool,
 }
 
 impl Default for Approvals {
     fn default() -> Self {
-        Approvals { retention_days: 90, expire_hours: 24 }
+        Approvals { retention_days: 90, expire_hours: 24, passkey_required: false }
     }
 }
 

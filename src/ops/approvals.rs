@@ -180,8 +180,41 @@ async fn decide(ctx: &Ctx, id: &str, approve: bool, reason: Option<&str>) -> Res
     decide_with(ctx, id, approve, &Choice::default(), reason).await
 }
 
+/// Who decides, as the row and the audit entry record it, and from which surface: at the
+/// shell, the person named after the shell user (`person:root`, `cli`); a dashboard
+/// session's person (`person:NAME`, or `ui:<session>` for an unnamed one, `ui`); anyone
+/// else as they are (`api`).
+pub fn decider(ctx: &Ctx) -> (String, &'static str) {
+    if ctx.from_shell {
+        let user = ctx.identity.strip_prefix("cli:").unwrap_or(&ctx.identity);
+        return (format!("person:{user}"), "cli");
+    }
+    let surface = if ctx.identity.starts_with("person:") || ctx.identity.starts_with("ui:") { "ui" } else { "api" };
+    (ctx.identity.to_string(), surface)
+}
+
+/// Decide row `id` as the caller ([`decider`]). With `[approvals] passkey_required`, a
+/// decision over the network comes only from a session opened with a passkey.
+pub async fn decide_as(
+    ctx: &Ctx,
+    id: &str,
+    approve: bool,
+    choice: &Choice,
+    reason: Option<&str>,
+) -> Result<approvals::Decided> {
+    if !ctx.from_shell && ctx.config().approvals.passkey_required && !ctx.passkey {
+        return Err(crate::error::Error::forbidden_code(
+            "approvals.passkey_required",
+            "this box takes decisions only from a dashboard session opened with a passkey: sign out and sign in \
+             with your passkey (add one on your page, /ui/account)",
+        ));
+    }
+    let (by, surface) = decider(ctx);
+    Decider { svc: &ctx.svc }.decide_with(id, approve, choice, (&by, surface), reason).await
+}
+
 async fn decide_with(ctx: &Ctx, id: &str, approve: bool, choice: &Choice, reason: Option<&str>) -> Result<Value> {
-    let d = Decider { svc: &ctx.svc }.decide_with(id, approve, choice, &ctx.identity, reason).await?;
+    let d = decide_as(ctx, id, approve, choice, reason).await?;
     let mut v = json!(d.row.redacted());
     if let Some(mut out) = d.output {
         crate::redact::redact_json(&mut out);

@@ -38,6 +38,8 @@ pub struct Services {
     /// the CLI): the MCP run tools use it, and an op that changes a run goes through it, so
     /// the daemon's waiters and followers hear at once.
     pub bridge: std::sync::OnceLock<crate::bridge::Bridge>,
+    /// The passkey challenges this process handed out (the daemon's pages use them).
+    pub challenges: crate::auth::passkey::challenge::Challenges,
 }
 
 impl Services {
@@ -90,6 +92,7 @@ impl Services {
             settings,
             relay,
             bridge: std::sync::OnceLock::new(),
+            challenges: Default::default(),
         })
     }
 
@@ -124,17 +127,26 @@ pub struct Ctx {
     /// Whether the call was made at the box's shell (`hal0 …`) rather than over the
     /// network (REST, an MCP tool, or an approved row a remote caller queued).
     pub from_shell: bool,
+    /// Whether the caller is a person whose dashboard session was opened with a passkey
+    /// (`[approvals] passkey_required` takes decisions only from such a session).
+    pub passkey: bool,
 }
 
 impl Ctx {
     /// A call that arrived over the network (or was queued from there).
     pub fn remote(svc: Arc<Services>, identity: impl Into<Arc<str>>) -> Ctx {
-        Ctx { svc, identity: identity.into(), from_shell: false }
+        Ctx { svc, identity: identity.into(), from_shell: false, passkey: false }
+    }
+
+    /// The same call, made by a person who signed in with a passkey (`yes`).
+    pub fn with_passkey(mut self, yes: bool) -> Ctx {
+        self.passkey = yes;
+        self
     }
 
     /// A call made at the box's shell.
     pub fn shell(svc: Arc<Services>, identity: impl Into<Arc<str>>) -> Ctx {
-        Ctx { svc, identity: identity.into(), from_shell: true }
+        Ctx { svc, identity: identity.into(), from_shell: true, passkey: false }
     }
 }
 

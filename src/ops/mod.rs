@@ -18,6 +18,7 @@ pub mod keys;
 pub mod mcp;
 pub mod notify;
 pub mod oauth;
+pub mod people;
 pub mod relay;
 pub mod routes;
 pub mod runs;
@@ -70,8 +71,9 @@ macro_rules! op_runner {
 pub struct NoArgs {}
 
 /// Run `f`, audited as `tool` with `args` before it runs and its outcome after (surface
-/// `cli` at the shell, `oauth` otherwise: the callback, a start link, the daemon), for ops
-/// outside the route table (whose calls `call::run` audits).
+/// `cli` at the shell, `ui` for a dashboard session's person, `oauth` otherwise: the
+/// callback, a start link, the daemon), for ops outside the route table (whose calls
+/// `call::run` audits).
 pub(crate) async fn audited<T>(
     ctx: &Ctx,
     tool: &'static str,
@@ -80,7 +82,13 @@ pub(crate) async fn audited<T>(
 ) -> Result<T> {
     use crate::audit::{self, Entry, Outcome, Verdict};
     let store = ctx.svc.store.clone();
-    let surface = if ctx.from_shell { "cli" } else { "oauth" };
+    let surface = if ctx.from_shell {
+        "cli"
+    } else if ctx.identity.starts_with("person:") || ctx.identity.starts_with("ui:") {
+        "ui"
+    } else {
+        "oauth"
+    };
     let entry = Entry {
         surface,
         tool,

@@ -206,7 +206,11 @@ pub fn router(state: Arc<AppState>, cancel: &CancellationToken) -> Router {
     app = app
         .route("/ui", axum::routing::get(crate::ui::pages::root))
         .route("/ui/login", axum::routing::get(crate::ui::pages::login).post(crate::ui::pages::password_login))
+        .route("/ui/login/passkey", axum::routing::post(crate::ui::pages::passkey_options))
         .route("/ui/logout", axum::routing::post(crate::ui::pages::logout))
+        .route("/ui/account/passkeys", axum::routing::get(crate::ui::account::list).post(crate::ui::account::register))
+        .route("/ui/account/passkeys/options", axum::routing::post(crate::ui::account::options))
+        .route("/ui/account/passkeys/{id}/remove", axum::routing::post(crate::ui::account::remove))
         .route("/ui/assets/{name}", axum::routing::get(crate::ui::pages::asset));
     app = app.route("/metrics", axum::routing::get(scrape::metrics)).route("/", axum::routing::get(front_page));
     for path in crate::ui::pages::paths() {

@@ -98,14 +98,16 @@ pub fn op_handler(def: &'static OpDef) -> axum::routing::MethodRouter<Arc<AppSta
             Ok(a) => a,
             Err(e) => return e.into_response(),
         };
-        // A person (a dashboard session) is `ui:<session>`; a key's caller `api:<identity>`.
-        let identity = match caller {
-            Some(Extension(c)) if matches!(c.cred, crate::auth::Credential::Person(_)) => c.identity,
-            Some(Extension(c)) => format!("api:{}", c.identity),
-            None => "api:anonymous".into(),
+        // A person (a dashboard session) is `person:NAME`; a key's caller `api:<identity>`.
+        let (identity, passkey) = match caller {
+            Some(Extension(c)) => match &c.cred {
+                crate::auth::Credential::Person(p) => (c.identity.clone(), p.by_passkey()),
+                _ => (format!("api:{}", c.identity), false),
+            },
+            None => ("api:anonymous".into(), false),
         };
         // A change is audited (`api`, the tool's name) as from every front (`ops::call`).
-        let ctx = Ctx::remote(state.ops.clone(), identity);
+        let ctx = Ctx::remote(state.ops.clone(), identity).with_passkey(passkey);
         let out = crate::ops::call::run(def, "api", ctx, args).await;
         match out {
             Ok(v) => {

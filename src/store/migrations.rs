@@ -446,6 +446,32 @@ pub const MIGRATIONS: &[&str] = &[
         trust_host INTEGER NOT NULL DEFAULT 0,
         added_at   TEXT NOT NULL
     ) WITHOUT ROWID;",
+    // 16: named people of the dashboard (`hal0 ui user`): each may have a password (an
+    // argon2id PHC string) and passkeys (WebAuthn credentials: the COSE public key, its
+    // algorithm and the authenticator's signature counter). A link is minted for a person;
+    // a session belongs to one and says how it was opened (`via`: link, password, passkey).
+    // Sessions and links from before have no person (their identity stays `ui:<id>`).
+    "CREATE TABLE ui_people (
+        name          TEXT PRIMARY KEY,
+        handle        TEXT NOT NULL UNIQUE,
+        password_hash TEXT,
+        created_at    TEXT NOT NULL,
+        created_by    TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE ui_passkeys (
+        id         TEXT PRIMARY KEY,
+        person     TEXT NOT NULL REFERENCES ui_people(name) ON DELETE CASCADE,
+        label      TEXT NOT NULL,
+        alg        INTEGER NOT NULL,
+        cose_key   BLOB NOT NULL,
+        sign_count INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        last_used  TEXT
+    ) WITHOUT ROWID;
+    CREATE INDEX ui_passkeys_person ON ui_passkeys(person);
+    ALTER TABLE ui_links ADD COLUMN person TEXT;
+    ALTER TABLE ui_sessions ADD COLUMN person TEXT;
+    ALTER TABLE ui_sessions ADD COLUMN via TEXT;",
 ];
 
 pub fn current_version(conn: &Connection) -> Result<i64> {

@@ -79,12 +79,18 @@ fn page(title: &str, head: &str, body: &str, scripts: &[&str]) -> String {
 
 /// How to sign in, for anyone without a session.
 const SIGN_IN: &str = "Sign in with a one-time link: run `hal0 ui login` on the box and open the link it prints \
-     (or at /ui/login with the dashboard password, when one is set).";
+     (or at /ui/login with a password or a passkey, once a person has one: `hal0 ui user add`).";
 
-/// The 401 page for someone without a session: the password form when a dashboard
-/// password is set (it names the one-time link too), else how to get a link.
-fn sign_in_first(paths: &crate::paths::Paths) -> Response {
-    if password::is_set(paths) {
+/// Whether the sign-in form has a use: the box-wide password is set, or a person has a
+/// password or a passkey.
+fn form_offered(state: &AppState) -> bool {
+    password::is_set(&state.paths) || crate::auth::people::anyone_signs_in(&state.store).unwrap_or(false)
+}
+
+/// The 401 page for someone without a session: the sign-in form when it has a use (it
+/// names the one-time link too), else how to get a link.
+fn sign_in_first(state: &AppState) -> Response {
+    if form_offered(state) {
         return (StatusCode::UNAUTHORIZED, Html(page("Sign in", "", LOGIN_FORM, &["login.js"]))).into_response();
     }
     refusal(StatusCode::UNAUTHORIZED, "ui.session_required", SIGN_IN)
@@ -199,15 +205,21 @@ fn user_agent(headers: &HeaderMap) -> String {
 /// when a password is set, else how to get a link.
 pub async fn login(State(state): State<Arc<AppState>>, Query(q): Query<LoginQuery>) -> Response {
     if q.token.is_empty() {
-        if password::is_set(&state.paths) {
+        if form_offered(&state) {
             return Html(page("Sign in", "", LOGIN_FORM, &["login.js"])).into_response();
         }
-        return sign_in_first(&state.paths);
+        return sign_in_first(&state);
     }
     let checked = state.store.call(move |s| session::check_link(s, &q.token)).await;
     match checked {
-        Ok(()) => {
-            let mut r = Html(page("Signing in", "", LINK_PAGE, &["link.js"])).into_response();
+        Ok(link) => {
+            // The page says whom the link signs in and who made it.
+            let whom = match &link.person {
+                Some(p) => format!("as <strong>{}</strong> ", escape(p)),
+                None => String::new(),
+            };
+            let body = LINK_PAGE.replace("{whom}", &whom).replace("{by}", &escape(&link.created_by));
+            let mut r = Html(page("Signing in", "", &body, &["link.js"])).into_response();
             r.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-store"));
             r
         }
@@ -216,19 +228,34 @@ pub async fn login(State(state): State<Arc<AppState>>, Query(q): Query<LoginQuer
 }
 
 /// What the link's page shows while its script signs in (or why it could not).
-const LINK_PAGE: &str = "<main class=\"narrow\"><h1>hal0</h1><p id=\"wait\" role=\"status\">Signing in…</p>\
+const LINK_PAGE: &str = "<main class=\"narrow\"><h1>hal0</h1><p id=\"wait\" role=\"status\">Signing in {whom}…</p>\
+     <p class=\"meta\" id=\"minted\">Link made by <code>{by}</code>.</p>\
      <p id=\"error\" class=\"err\" role=\"alert\" hidden></p><noscript><p class=\"err\">Signing in needs \
      JavaScript on for this page.</p></noscript></main>";
 
 /// `POST /ui/login` (JSON: a cross-site form cannot send it): `{"token": …}` from a link's
-/// page, or `{"password": …}` from the password form.
+/// page, `{"password": …}` (the box-wide one) or `{"name": …, "password": …}` (a
+/// person's) from the form, or `{"passkey": {"request": …, "credential": …}}` answering
+/// `POST /ui/login/passkey`.
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SignIn {
     #[serde(default)]
     password: Option<String>,
     #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
     token: Option<String>,
+    #[serde(default)]
+    passkey: Option<PasskeyAnswer>,
+}
+
+/// A passkey's answer to the challenge `request` named.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PasskeyAnswer {
+    request: String,
+    credential: crate::auth::passkey::Assertion,
 }
 
 /// Wrong passwords of this daemon, for [`password::Throttle`].
@@ -244,24 +271,73 @@ pub async fn password_login(
     let invalid = || {
         crate::error::Error::invalid(
             "ui.invalid_request",
-            "send {\"token\": \"…\"} or {\"password\": \"…\"} as application/json",
+            "send {\"token\": \"…\"}, {\"name\": \"…\", \"password\": \"…\"} or {\"passkey\": {…}} as application/json",
         )
         .into_response()
     };
     let Ok(axum::Json(body)) = body else { return invalid() };
     let ua = user_agent(&headers);
     let outcome = match body {
-        SignIn { token: Some(token), password: None } => {
+        SignIn { token: Some(token), password: None, name: None, passkey: None } => {
             state.store.call(move |s| session::redeem(s, &token, &ua)).await
         }
-        SignIn { password: Some(pw), token: None } => {
-            let refused = password::attempt(&FAILURES, &state.paths, pw).await.err();
-            state.store.call(move |s| session::by_password(s, &ua, refused)).await
+        SignIn { password: Some(pw), token: None, name, passkey: None } => {
+            let name = name.filter(|n| !n.trim().is_empty()).map(|n| n.trim().to_string());
+            let refused = match &name {
+                None => password::attempt_box(&FAILURES, &state.paths, pw).await.err(),
+                Some(n) => {
+                    let (store, n) = (state.store.clone(), n.clone());
+                    password::attempt(&FAILURES, move || password::verify_person(&store, &n, &pw)).await.err()
+                }
+            };
+            let person = name.unwrap_or_else(|| crate::auth::people::OWNER.to_string());
+            state
+                .store
+                .call(move |s| {
+                    let o = session::Opening { person: Some(&person), via: "password", user_agent: &ua };
+                    session::proven(s, &o, refused)
+                })
+                .await
+        }
+        SignIn { passkey: Some(answer), token: None, password: None, name: None } => {
+            let rp = crate::auth::passkey::Relying::of(&state.config(), host(&headers));
+            let ops = state.ops.clone();
+            state
+                .store
+                .call(move |s| {
+                    let ctx = crate::ops::Ctx::remote(ops, "ui:anonymous");
+                    let proven =
+                        rp.and_then(|rp| crate::ops::people::sign_in(&ctx, &rp, &answer.request, &answer.credential));
+                    let (person, refused) = match proven {
+                        Ok(p) => (Some(p), None),
+                        Err(e) => (None, Some(e)),
+                    };
+                    let o = session::Opening { person: person.as_deref(), via: "passkey", user_agent: &ua };
+                    session::proven(s, &o, refused)
+                })
+                .await
         }
         _ => return invalid(),
     };
     match outcome {
         Ok((_, token)) => signed_in(&state, &token, axum::Json(serde_json::json!({"signed_in": true})).into_response()),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// The request's `Host` (the guard let only allowed hosts in).
+pub(super) fn host(headers: &HeaderMap) -> Option<&str> {
+    headers.get(header::HOST).and_then(|v| v.to_str().ok())
+}
+
+/// `POST /ui/login/passkey`: the options a browser signs in with a passkey by (a challenge
+/// for one sign-in, a few minutes long).
+pub async fn passkey_options(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    let ctx = crate::ops::Ctx::remote(state.ops.clone(), "ui:anonymous");
+    let options = crate::auth::passkey::Relying::of(&state.config(), host(&headers))
+        .and_then(|rp| crate::ops::people::sign_in_options(&ctx, &rp));
+    match options {
+        Ok(v) => axum::Json(v).into_response(),
         Err(e) => e.into_response(),
     }
 }
@@ -277,11 +353,11 @@ fn person(req: &Request) -> Option<Session> {
 /// the CSRF token in `<meta name="csrf-token">`, the shared script before the page's own),
 /// never cached; for anyone else, how to sign in.
 fn for_person(state: &AppState, req: &Request, path: &str) -> Response {
-    let Some(p) = person(req) else { return sign_in_first(&state.paths) };
-    let Some((_, title, template, script)) = PAGES.iter().find(|(at, ..)| *at == path) else {
+    let Some(p) = person(req) else { return sign_in_first(state) };
+    let Some((_, title, template, script)) = PAGES.iter().chain([&ACCOUNT]).find(|(at, ..)| *at == path) else {
         return refusal(StatusCode::NOT_FOUND, "not_found", "no such page");
     };
-    let body = template.replace("{nav}", &header(path, &p.id)).replace("{session}", &escape(&p.id));
+    let body = template.replace("{nav}", &header(path, &p)).replace("{session}", &escape(&p.id));
     let head = format!("<meta name=\"csrf-token\" content=\"{}\">", escape(&p.csrf));
     let mut r = Html(page(title, &head, &body, &["common.js", script])).into_response();
     r.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-store"));
@@ -297,7 +373,7 @@ pub async fn show(State(state): State<Arc<AppState>>, req: Request) -> Response 
 
 /// The paths of the dashboard's pages (the router mounts [`show`] at each).
 pub fn paths() -> impl Iterator<Item = &'static str> {
-    PAGES.iter().map(|(path, ..)| *path)
+    PAGES.iter().chain([&ACCOUNT]).map(|(path, ..)| *path)
 }
 
 /// `GET /ui`: to the inbox.
@@ -338,6 +414,7 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("activity.js", JS, include_str!("assets/activity.js")),
     ("health.js", JS, include_str!("assets/health.js")),
     ("consent.js", JS, include_str!("assets/consent.js")),
+    ("account.js", JS, include_str!("assets/account.js")),
 ];
 const JS: &str = "text/javascript; charset=utf-8";
 
@@ -363,8 +440,13 @@ const PAGES: &[(&str, &str, &str, &str)] = &[
     ("/ui/health", "Health", include_str!("assets/health.html"), "health.js"),
 ];
 
-/// The header every signed-in page has: the menu (`current` marked), the session, sign out.
-fn header(current: &str, session: &str) -> String {
+/// The person's own page: who they are, how they signed in, their passkeys (reached from
+/// the name in the header, not the menu).
+const ACCOUNT: (&str, &str, &str, &str) = ("/ui/account", "You", include_str!("assets/account.html"), "account.js");
+
+/// The header every signed-in page has: the menu (`current` marked), who is signed in (a
+/// link to their page), sign out.
+fn header(current: &str, p: &Session) -> String {
     let links: Vec<String> = PAGES
         .iter()
         .map(|(path, label, ..)| {
@@ -379,10 +461,11 @@ fn header(current: &str, session: &str) -> String {
         })
         .collect();
     format!(
-        "<header><h1>hal0</h1><nav aria-label=\"Pages\">{}</nav><span class=\"who\">session {}</span>\
-         <button id=\"logout\" type=\"button\">Sign out</button></header>",
+        "<header><h1>hal0</h1><nav aria-label=\"Pages\">{}</nav><a class=\"who\" href=\"/ui/account\" \
+         title=\"session {}\">{}</a><button id=\"logout\" type=\"button\">Sign out</button></header>",
         links.join(" "),
-        escape(session)
+        escape(&p.id),
+        escape(&p.person.clone().unwrap_or_else(|| format!("session {}", p.id)))
     )
 }
 

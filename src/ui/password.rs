@@ -1,20 +1,18 @@
-//! The dashboard's password, for sign-ins without a shell: `hal0 ui passwd` stores it as an
-//! argon2id hash (PHC string) in `<config>/ui-password`, mode 0600; `--remove` turns
-//! password sign-in off. Guesses are throttled per daemon: each attempt is counted before
+//! The dashboard's box-wide password, for sign-ins without a shell: `hal0 ui passwd` stores
+//! it as an argon2id hash (PHC string) in `<config>/ui-password`, mode 0600; `--remove`
+//! turns it off. A sign-in with it is the person [`crate::auth::people::OWNER`]; named
+//! people have passwords of their own (`hal0 ui user`). Guesses (at any password) are
+//! throttled per daemon: each attempt is counted before
 //! its password is hashed, and after [`MAX_FAILURES`] not proven right in [`WINDOW`] every
 //! password sign-in is refused until the window has passed; one hash runs at a time.
 
 use crate::error::{Error, Result};
 use crate::paths::Paths;
-use argon2::Argon2;
-use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// The shortest password accepted.
-pub const MIN_LEN: usize = 12;
 /// Failed sign-ins allowed within [`WINDOW`].
 pub const MAX_FAILURES: usize = 5;
 pub const WINDOW: Duration = Duration::from_secs(15 * 60);
@@ -30,18 +28,7 @@ pub fn is_set(paths: &Paths) -> bool {
 
 /// Store `password`'s argon2id hash (replacing any earlier one).
 pub fn set(paths: &Paths, password: &str) -> Result<()> {
-    if password.chars().count() < MIN_LEN {
-        return Err(Error::invalid(
-            "ui.password_too_short",
-            format!("a dashboard password has at least {MIN_LEN} characters"),
-        ));
-    }
-    let mut salt = [0u8; 16];
-    getrandom::fill(&mut salt).map_err(|e| Error::internal(format!("no randomness: {e}")))?;
-    let salt = SaltString::encode_b64(&salt).map_err(|e| Error::internal(format!("salt: {e}")))?;
-    let hash = Argon2::default()
-        .hash_password(password.as_bytes(), &salt)
-        .map_err(|e| Error::internal(format!("cannot hash the password: {e}")))?;
+    let hash = crate::auth::people::hash_password(password)?;
     crate::paths::write_atomic(&file(paths), format!("{hash}\n").as_bytes())
 }
 
@@ -66,9 +53,26 @@ fn no_password() -> Error {
 /// none is set.
 pub fn verify(paths: &Paths, password: &str) -> Result<bool> {
     let stored = crate::paths::read_optional(&file(paths))?.ok_or_else(no_password)?;
-    let hash = PasswordHash::new(stored.trim())
-        .map_err(|e| Error::internal(format!("{} is not a password hash: {e}", file(paths).display())))?;
-    Ok(Argon2::default().verify_password(password.as_bytes(), &hash).is_ok())
+    crate::auth::people::password_matches(&stored, password)
+        .map_err(|e| Error::internal(format!("{}: {}", file(paths).display(), e.message)))
+}
+
+/// Whether `password` is person `name`'s. A name that is not a person's, or one without
+/// a password, is checked against a stand-in hash all the same, so the answer takes as
+/// long either way and says only `false`.
+pub fn verify_person(store: &crate::store::Store, name: &str, password: &str) -> Result<bool> {
+    static STAND_IN: std::sync::LazyLock<Option<String>> =
+        std::sync::LazyLock::new(|| crate::auth::people::hash_password("a stand-in password").ok());
+    match crate::auth::people::password_hash(store, name) {
+        Ok(hash) => crate::auth::people::password_matches(&hash, password),
+        Err(e) if e.code == "ui.wrong_password" => {
+            if let Some(h) = STAND_IN.as_deref() {
+                crate::auth::people::password_matches(h, password)?;
+            }
+            Ok(false)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// The password sign-in attempts of the last [`WINDOW`] that were not proven right: each
@@ -125,22 +129,17 @@ impl Attempt<'_> {
 static HASHING: std::sync::LazyLock<std::sync::Arc<tokio::sync::Semaphore>> =
     std::sync::LazyLock::new(|| std::sync::Arc::new(tokio::sync::Semaphore::new(1)));
 
-/// Check a sign-in password against the dashboard's: `Ok` when it is right. The attempt
-/// is counted in `throttle` before anything is hashed (`ui.too_many_attempts` past the
-/// limit), and hashed one at a time (off the async threads); a wrong one is
+/// Check a sign-in password with `check` (the box's or a person's): `Ok` when it is right.
+/// The attempt is counted in `throttle` before anything is hashed (`ui.too_many_attempts`
+/// past the limit), and hashed one at a time (off the async threads); a wrong one is
 /// `ui.wrong_password` and stays counted.
-pub async fn attempt(throttle: &Throttle, paths: &Paths, password: String) -> Result<()> {
+pub async fn attempt(throttle: &Throttle, check: impl FnOnce() -> Result<bool> + Send + 'static) -> Result<()> {
     let attempt = throttle.reserve()?;
-    if !is_set(paths) {
-        attempt.release();
-        return Err(no_password());
-    }
     let permit = HASHING.clone().acquire_owned().await.map_err(|e| Error::internal(format!("hashing: {e}")))?;
-    let paths = paths.clone();
     // The permit goes with the hash: a request dropped mid-hash still holds it until done.
     let right = tokio::task::spawn_blocking(move || {
         let _permit = permit;
-        verify(&paths, &password)
+        check()
     })
     .await
     .map_err(|e| Error::internal(format!("the password check stopped: {e}")))?;
@@ -149,12 +148,21 @@ pub async fn attempt(throttle: &Throttle, paths: &Paths, password: String) -> Re
             attempt.release();
             Ok(())
         }
-        Ok(false) => Err(Error::unauthorized("ui.wrong_password", "that is not the dashboard's password")),
+        Ok(false) => Err(Error::unauthorized("ui.wrong_password", "that is not the password")),
         Err(e) => {
             attempt.release();
             Err(e)
         }
     }
+}
+
+/// [`attempt`] with the box-wide password; `ui.no_password` (not counted) when none is set.
+pub async fn attempt_box(throttle: &Throttle, paths: &Paths, password: String) -> Result<()> {
+    if !is_set(paths) {
+        return Err(no_password());
+    }
+    let paths = paths.clone();
+    attempt(throttle, move || verify(&paths, &password)).await
 }
 
 #[cfg(test)]
@@ -199,10 +207,10 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let paths = Paths::resolve(Some(d.path().join("etc")), Some(d.path().join("var")));
         let t = Throttle::default();
-        assert_eq!(attempt(&t, &paths, "x".into()).await.unwrap_err().code, "ui.no_password");
+        assert_eq!(attempt_box(&t, &paths, "x".into()).await.unwrap_err().code, "ui.no_password");
         set(&paths, "correct horse battery").unwrap();
-        attempt(&t, &paths, "correct horse battery".into()).await.unwrap();
-        assert_eq!(attempt(&t, &paths, "wrong".into()).await.unwrap_err().code, "ui.wrong_password");
+        attempt_box(&t, &paths, "correct horse battery".into()).await.unwrap();
+        assert_eq!(attempt_box(&t, &paths, "wrong".into()).await.unwrap_err().code, "ui.wrong_password");
         assert_eq!(t.0.lock().unwrap().len(), 1);
     }
 }

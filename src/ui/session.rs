@@ -41,23 +41,37 @@ pub struct Session {
     pub last_seen: String,
     pub ended_at: Option<String>,
     pub user_agent: String,
+    /// The person it belongs to (`None`: a session opened before people had names).
+    pub person: Option<String>,
+    /// How it was opened: `link from cli:<user>`, `password` or `passkey`.
+    pub via: Option<String>,
     /// Echoed by the page in [`CSRF_HEADER`]; not shown in listings.
     #[serde(skip)]
     pub csrf: String,
 }
 
 impl Session {
-    /// The audit identity and decider name of this session's person.
+    /// The audit identity and decider name of this session's person: `person:NAME`
+    /// (`ui:<session>` for a session from before people had names).
     pub fn identity(&self) -> String {
-        format!("ui:{}", self.id)
+        match &self.person {
+            Some(p) => format!("person:{p}"),
+            None => format!("ui:{}", self.id),
+        }
+    }
+    /// Whether it was opened with a passkey.
+    pub fn by_passkey(&self) -> bool {
+        self.via.as_deref() == Some("passkey")
     }
     pub fn live(&self, now: &str) -> bool {
         self.ended_at.is_none() && self.expires_at.as_str() > now
     }
 }
 
-/// A new one-time login link token, valid for `minutes`, made by `by` (`cli:<user>`).
-pub fn new_link(store: &Store, minutes: i64, by: &str) -> Result<String> {
+/// A new one-time login link token, valid for `minutes`, made by `by` (`cli:<user>`), that
+/// opens a session for `person`.
+pub fn new_link(store: &Store, minutes: i64, by: &str, person: &str) -> Result<String> {
+    crate::auth::people::check_name(person)?;
     if !(1..=60).contains(&minutes) {
         return Err(Error::invalid("ui.invalid_ttl", "a login link lives 1 to 60 minutes (--minutes)"));
     }
@@ -65,16 +79,23 @@ pub fn new_link(store: &Store, minutes: i64, by: &str) -> Result<String> {
     let now = OffsetDateTime::now_utc();
     store.with(|c| {
         c.execute(
-            "INSERT INTO ui_links (token_sha256, created_at, expires_at, created_by) VALUES (?1, ?2, ?3, ?4)",
-            rusqlite::params![sha256_hex(&token), stamp(now), stamp(now + time::Duration::minutes(minutes)), by],
+            "INSERT INTO ui_links (token_sha256, created_at, expires_at, created_by, person) VALUES (?1, ?2, ?3, ?4, ?5)",
+            rusqlite::params![sha256_hex(&token), stamp(now), stamp(now + time::Duration::minutes(minutes)), by, person],
         )?;
         Ok(())
     })?;
     Ok(token)
 }
 
+/// Who a new session is for and how they proved it.
+pub struct Opening<'a> {
+    pub person: Option<&'a str>,
+    pub via: &'a str,
+    pub user_agent: &'a str,
+}
+
 /// A new session row (inside the caller's transaction) and its cookie token.
-fn open(c: &rusqlite::Connection, user_agent: &str, now: OffsetDateTime) -> Result<(Session, String)> {
+fn open(c: &rusqlite::Connection, o: &Opening<'_>, now: OffsetDateTime) -> Result<(Session, String)> {
     let token = format!("{SESSION_PREFIX}{}", random_base62(43)?);
     let s = Session {
         id: format!("us_{}", random_base62(10)?),
@@ -82,23 +103,37 @@ fn open(c: &rusqlite::Connection, user_agent: &str, now: OffsetDateTime) -> Resu
         expires_at: stamp(now + time::Duration::hours(SESSION_HOURS)),
         last_seen: stamp(now),
         ended_at: None,
-        user_agent: user_agent.chars().take(200).collect(),
+        user_agent: o.user_agent.chars().take(200).collect(),
+        person: o.person.map(str::to_string),
+        via: Some(o.via.to_string()),
         csrf: random_base62(32)?,
     };
     c.execute(
-        "INSERT INTO ui_sessions (id, token_sha256, csrf, created_at, expires_at, last_seen, user_agent)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        rusqlite::params![s.id, sha256_hex(&token), s.csrf, s.created_at, s.expires_at, s.last_seen, s.user_agent],
+        "INSERT INTO ui_sessions (id, token_sha256, csrf, created_at, expires_at, last_seen, user_agent, person, via)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        rusqlite::params![
+            s.id,
+            sha256_hex(&token),
+            s.csrf,
+            s.created_at,
+            s.expires_at,
+            s.last_seen,
+            s.user_agent,
+            s.person,
+            s.via
+        ],
     )?;
     Ok((s, token))
 }
 
-/// The audit entry of a sign-in (`via` a link or a password), opened or refused.
-fn audited<T>(store: &Store, outcome: Result<(Session, T)>, user_agent: &str, via: &str) -> Result<(Session, T)> {
+/// The audit entry of a sign-in (`via` a link, a password or a passkey), opened or
+/// refused; a refused one names the person it claimed to be, when it named one.
+fn audited<T>(store: &Store, outcome: Result<(Session, T)>, o: &Opening<'_>) -> Result<(Session, T)> {
     let (identity, verdict, code) = match &outcome {
         Ok((s, _)) => (s.identity(), Verdict::Ok, None),
         Err(e) => ("ui:anonymous".to_string(), Verdict::Refused, Some(e.code)),
     };
+    let (user_agent, via) = (o.user_agent, o.via);
     // A sign-in the log cannot hold still goes on (the session is made); say why.
     if let Err(e) = audit::record(
         store,
@@ -106,7 +141,7 @@ fn audited<T>(store: &Store, outcome: Result<(Session, T)>, user_agent: &str, vi
             surface: "ui",
             tool: "ui_login",
             identity: &identity,
-            arguments: &serde_json::json!({"via": via, "user_agent": user_agent}),
+            arguments: &serde_json::json!({"via": via, "person": o.person, "user_agent": user_agent}),
             verdict,
             result_code: code,
             approval_id: None,
@@ -120,72 +155,87 @@ fn audited<T>(store: &Store, outcome: Result<(Session, T)>, user_agent: &str, vi
 
 const AGAIN: &str = "run `hal0 ui login` on the box for a new link";
 
-/// When unused link `link` expires; `ui.link_unknown` or `ui.link_used` otherwise.
-fn unused_link(c: &rusqlite::Connection, link: &str) -> Result<String> {
-    let row: Option<(String, Option<String>)> = c
-        .query_row("SELECT expires_at, used_at FROM ui_links WHERE token_sha256 = ?1", [sha256_hex(link)], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
+/// An unused link: when it expires, who it is for, who made it.
+#[derive(Debug)]
+pub struct Link {
+    pub expires_at: String,
+    pub person: Option<String>,
+    pub created_by: String,
+}
+
+/// Unused link `link`; `ui.link_unknown` or `ui.link_used` otherwise.
+fn unused_link(c: &rusqlite::Connection, link: &str) -> Result<Link> {
+    let row: Option<(Link, Option<String>)> = c
+        .query_row(
+            "SELECT expires_at, person, created_by, used_at FROM ui_links WHERE token_sha256 = ?1",
+            [sha256_hex(link)],
+            |r| Ok((Link { expires_at: r.get(0)?, person: r.get(1)?, created_by: r.get(2)? }, r.get(3)?)),
+        )
         .optional()?;
-    let Some((expires, used)) = row else {
+    let Some((found, used)) = row else {
         return Err(Error::forbidden_code("ui.link_unknown", format!("this login link is not known here: {AGAIN}")));
     };
     if used.is_some() {
         return Err(Error::forbidden_code("ui.link_used", format!("this login link was used already: {AGAIN}")));
     }
-    Ok(expires)
+    Ok(found)
 }
 
 fn link_expired() -> Error {
     Error::forbidden_code("ui.link_expired", format!("this login link expired: {AGAIN}"))
 }
 
-/// Whether `link` would open a session now (known, unused, not expired), without using it
-/// up: opening the link answers its page, and only the page's own same-origin request
-/// ([`redeem`]) spends it.
-pub fn check_link(store: &Store, link: &str) -> Result<()> {
+/// The link `link` is, if it would open a session now (known, unused, not expired),
+/// without using it up: opening the link answers its page, and only the page's own
+/// same-origin request ([`redeem`]) spends it.
+pub fn check_link(store: &Store, link: &str) -> Result<Link> {
     let now = stamp(OffsetDateTime::now_utc());
-    let expires = store.with(|c| unused_link(c, link))?;
-    if expires.as_str() <= now.as_str() {
+    let found = store.with(|c| unused_link(c, link))?;
+    if found.expires_at.as_str() <= now.as_str() {
         return Err(link_expired());
     }
-    Ok(())
+    Ok(found)
 }
 
-/// The session a link opens, with its cookie token. The link is used up, whatever the
-/// outcome after that; an unknown, used or expired link is refused with what to do.
+/// The session a link opens (for the person it was made for), with its cookie token. The
+/// link is used up, whatever the outcome after that; an unknown, used or expired link is
+/// refused with what to do.
 pub fn redeem(store: &Store, link: &str, user_agent: &str) -> Result<(Session, String)> {
     let now = OffsetDateTime::now_utc();
     let now_s = stamp(now);
+    let mut via = "link".to_string();
     let session = store.with(|c| {
         let tx = c.transaction()?;
-        let expires = unused_link(&tx, link)?;
+        let found = unused_link(&tx, link)?;
         tx.execute(
             "UPDATE ui_links SET used_at = ?1 WHERE token_sha256 = ?2",
             rusqlite::params![now_s, sha256_hex(link)],
         )?;
-        if expires.as_str() <= now_s.as_str() {
+        if found.expires_at.as_str() <= now_s.as_str() {
             tx.commit()?;
             return Err(link_expired());
         }
-        let opened = open(&tx, user_agent, now)?;
+        via = format!("link from {}", found.created_by);
+        let o = Opening { person: found.person.as_deref(), via: &via, user_agent };
+        let opened = open(&tx, &o, now)?;
         tx.commit()?;
         Ok(opened)
     });
-    audited(store, session, user_agent, "link")
+    let person = session.as_ref().ok().and_then(|(s, _)| s.person.clone());
+    audited(store, session, &Opening { person: person.as_deref(), via: &via, user_agent })
 }
 
-/// A session for a person who gave the right password (checked by the caller), or the
-/// refusal `refused` recorded as a failed sign-in.
-pub fn by_password(store: &Store, user_agent: &str, refused: Option<Error>) -> Result<(Session, String)> {
+/// A session for a person who proved who they are (a password or a passkey, checked by
+/// the caller), or the refusal `refused` recorded as a failed sign-in.
+pub fn proven(store: &Store, o: &Opening<'_>, refused: Option<Error>) -> Result<(Session, String)> {
     let outcome = match refused {
         Some(e) => Err(e),
-        None => store.with(|c| open(c, user_agent, OffsetDateTime::now_utc())),
+        None => store.with(|c| open(c, o, OffsetDateTime::now_utc())),
     };
-    audited(store, outcome, user_agent, "password")
+    audited(store, outcome, o)
 }
 
-const COLS: &str = "id, created_at, expires_at, last_seen, ended_at, user_agent, csrf";
+const COLS: &str = "id, created_at, expires_at, last_seen, ended_at, user_agent, csrf, person, via";
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Session> {
     Ok(Session {
@@ -196,6 +246,8 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Session> {
         ended_at: r.get(4)?,
         user_agent: r.get(5)?,
         csrf: r.get(6)?,
+        person: r.get(7)?,
+        via: r.get(8)?,
     })
 }
 
@@ -280,7 +332,8 @@ mod tests {
     #[test]
     fn a_link_opens_one_session_once_and_only_until_it_expires() {
         let (_d, s) = store();
-        let link = new_link(&s, 5, "cli:root").unwrap();
+        let link = new_link(&s, 5, "cli:root", "root").unwrap();
+        assert_eq!(check_link(&s, &link).unwrap().person.as_deref(), Some("root"));
         // Checking a link does not use it up.
         check_link(&s, &link).unwrap();
         check_link(&s, &link).unwrap();
@@ -289,7 +342,8 @@ mod tests {
         assert_eq!(resolve(&s, &token).unwrap().unwrap().id, session.id);
         assert_eq!(redeem(&s, &link, "test").unwrap_err().code, "ui.link_used");
         assert_eq!(redeem(&s, "hal0ul_nope", "test").unwrap_err().code, "ui.link_unknown");
-        let old = new_link(&s, 5, "cli:root").unwrap();
+        assert_eq!((session.identity().as_str(), session.via.as_deref()), ("person:root", Some("link from cli:root")));
+        let old = new_link(&s, 5, "cli:root", "root").unwrap();
         s.with(|c| Ok(c.execute("UPDATE ui_links SET expires_at = '2020-01-01T00:00:00Z' WHERE used_at IS NULL", [])?))
             .unwrap();
         assert_eq!(check_link(&s, &old).unwrap_err().code, "ui.link_expired");
@@ -299,7 +353,8 @@ mod tests {
             .with(|c| Ok(c.query_row("SELECT group_concat(token_sha256) FROM ui_sessions", [], |r| r.get(0))?))
             .unwrap();
         assert!(!stored.contains(&token));
-        assert_eq!(new_link(&s, 0, "x").unwrap_err().code, "ui.invalid_ttl");
+        assert_eq!(new_link(&s, 0, "x", "root").unwrap_err().code, "ui.invalid_ttl");
+        assert_eq!(new_link(&s, 5, "x", "Not A Name").unwrap_err().code, "ui.invalid_name");
 
         // Ending it: the token opens nothing any more.
         assert_eq!(end(&s, Some(&session.id), "cli:root").unwrap(), 1);

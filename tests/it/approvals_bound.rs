@@ -187,7 +187,7 @@ async fn the_dashboard_approves_for_a_while_and_removes_the_rule() {
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
     let rule = env.json(&["approvals", "rules", "list", "--json"])[0].clone();
-    assert_eq!(rule["created_by"].as_str().map(|c| c.starts_with("ui:")), Some(true), "{rule}");
+    assert_eq!(rule["created_by"].as_str().map(|c| c.starts_with("person:")), Some(true), "{rule}");
     b.goto(&s.url("/ui/servers")).await;
     let rid = rule["id"].as_str().unwrap();
     let li = b.wait_for(&format!("#rule-{rid}"), std::time::Duration::from_secs(30)).await.unwrap();

@@ -47,6 +47,11 @@ const ROUTES: &[(&str, &str)] = &[
     ("a2a_relay", "POST /a2a/relay/bot"),
     ("a2a_index", "GET /a2a/agents"),
     ("a2a_rest", "POST /a2a/rest/hermes/message:send"),
+    ("passkey_sign_in", "POST /ui/login/passkey"),
+    ("account_passkeys", "GET /ui/account/passkeys"),
+    ("passkey_options", "POST /ui/account/passkeys/options"),
+    ("passkey_add", "POST /ui/account/passkeys"),
+    ("passkey_remove", "POST /ui/account/passkeys/pk_none/remove"),
 ];
 
 /// Credential columns; the names of bridge keys give their scopes; `consumer` is a proxy key
@@ -119,6 +124,14 @@ const OFF: &[(&str, &str)] = &[
     ("a2a_index", "200 200 200 -   -   200 200 200 200 200 200 200 200 200"),
     // The HTTP+JSON binding: the agents mount's keys; the matrix sends no A2A-Version (400).
     ("a2a_rest", "401 401 401 -   -   400 400 400 400 401 403 403 403 403"),
+    // Passkeys: starting a sign-in is open, and refused on an address (the matrix's
+    // server is 127.0.0.1: passkeys need a host name); the account routes are the
+    // person's own (the matrix's person has no passkey `pk_none`).
+    ("passkey_sign_in", "403 403 403 -   -   403 403 403 403 403 403 403 403 403"),
+    ("account_passkeys", "401 401 401 -   -   401 401 401 401 401 401 401 401 200"),
+    ("passkey_options", "401 401 401 -   -   401 401 401 401 401 401 401 401 403"),
+    ("passkey_add", "401 401 401 -   -   401 401 401 401 401 401 401 401 403"),
+    ("passkey_remove", "401 401 401 -   -   401 401 401 401 401 401 401 401 404"),
 ];
 
 const ARMED: &[(&str, &str)] = &[
@@ -164,6 +177,11 @@ const ARMED: &[(&str, &str)] = &[
     ("a2a_relay", "401 401 401 403 403 403 403 403 403 401 403 403 404 403"),
     ("a2a_index", "200 200 200 200 200 200 200 200 200 200 200 200 200 200"),
     ("a2a_rest", "401 401 401 403 400 400 400 400 400 401 403 403 403 403"),
+    ("passkey_sign_in", "403 403 403 403 403 403 403 403 403 403 403 403 403 403"),
+    ("account_passkeys", "401 401 401 401 401 401 401 401 401 401 401 401 401 200"),
+    ("passkey_options", "401 401 401 401 401 401 401 401 401 401 401 401 401 403"),
+    ("passkey_add", "401 401 401 401 401 401 401 401 401 401 401 401 401 403"),
+    ("passkey_remove", "401 401 401 401 401 401 401 401 401 401 401 401 401 404"),
 ];
 
 fn keys(env: &Env, armed: bool, up: &str) -> Vec<(&'static str, Option<String>)> {
@@ -339,6 +357,13 @@ async fn check(armed: bool, table: &[(&str, &str)]) {
                 }
                 401 if path.starts_with("/mcp/") && !body.contains("\"auth.key_required\"") => {
                     failures.push(format!("{spec} with {name}: an MCP 401 names the key to send, got body {body}"));
+                }
+                // A passkey ceremony on an address: refused with what to open instead.
+                403 if path.starts_with("/ui/login/passkey") || path.starts_with("/ui/account/passkeys") => {
+                    let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+                    if v["error"]["code"] != "ui.passkey_unavailable" {
+                        failures.push(format!("{spec} with {name}: passkeys need a host name, got {body}"));
+                    }
                 }
                 403 => {
                     let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();

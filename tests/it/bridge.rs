@@ -550,7 +550,7 @@ async fn approvals_over_rest_at_the_admin_tier() {
     }
     let done = b.env.json(&["agent", "approvals", "approve", rid, "--yes", "--json"]);
     assert_eq!(done["status"], "executed", "{done}");
-    assert!(done["decided_by"].as_str().unwrap().starts_with("cli:"), "{done}");
+    assert!(done["decided_by"].as_str().unwrap().starts_with("person:"), "{done}");
     let again = b.env.run(&["agent", "approvals", "deny", rid, "--yes"]);
     assert_ne!(again.code(), 0, "decided once");
     assert!(again.stderr().contains("approvals.not_pending"), "{}", again.stderr());

@@ -136,7 +136,7 @@ async fn a_person_signs_in_with_a_link_and_decides_in_the_browser() {
     assert!(toml.contains("https://box.example"), "{toml}");
     let got = waiting.await.unwrap().unwrap();
     assert_eq!(got["status"], "executed", "the waiting caller gets the result: {got}");
-    assert!(got["decided_by"].as_str().unwrap().starts_with("ui:us_"), "{got}");
+    assert!(got["decided_by"].as_str().unwrap().starts_with("person:"), "{got}");
 
     // Another, denied with a reason.
     let queued =
@@ -621,7 +621,7 @@ async fn a_dashboard_decision_is_audited_as_the_dashboards() {
         .collect();
     assert_eq!(decision.len(), 1, "{log}");
     assert_eq!(decision[0]["surface"], "ui", "{}", decision[0]);
-    assert!(decision[0]["identity"].as_str().unwrap().starts_with("ui:us_"), "{}", decision[0]);
+    assert!(decision[0]["identity"].as_str().unwrap().starts_with("person:"), "{}", decision[0]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -71,7 +71,7 @@ async fn a_runs_output_streams_into_the_page_and_stop_reaches_hermes() {
         "Stop goes once the run has ended"
     );
     let log = env.ok(&["activity", "export"]);
-    assert!(log.lines().any(|l| l.contains("run_stop") && l.contains("ui:us_")), "the stop is audited:\n{log}");
+    assert!(log.lines().any(|l| l.contains("run_stop") && l.contains("person:")), "the stop is audited:\n{log}");
     browser.close().await;
 }
 
@@ -232,7 +232,7 @@ async fn servers_clients_activity_and_health_pages_work() {
     .await;
     assert!(only, "the filter applies: {}", browser.source().await);
     let who = browser.wait_for("#entries tr", WAIT).await.unwrap().text().await;
-    assert!(who.contains("ui:us_"), "the person's session is the identity: {who}");
+    assert!(who.contains("person:"), "the person is the identity: {who}");
     browser.shots("ui-activity", (1280, 900)).await;
 
     // Health: doctor's rows.

@@ -40,6 +40,7 @@ mod notify;
 mod oauth;
 mod one_road;
 mod package;
+mod people;
 mod pinned_installs;
 mod pins;
 mod progress;

@@ -1,5 +1,6 @@
 //! Snapshots of the human-readable output of the main commands: `hal0 bridge list`,
-//! `hal0 mcp list`, `hal0 doctor` and `hal0 agent approvals list|show`, each the real binary
+//! `hal0 mcp list`, `hal0 doctor`, `hal0 ui user list|passkeys` and `hal0 agent approvals
+//! list|show`, each the real binary
 //! against temp dirs whose records were made through the CLI (and, for the approvals,
 //! through a running `hal0 serve`). What legitimately differs between runs (times, the temp
 //! dir, ports, approval ids) is replaced by a fixed placeholder first; the tables are then
@@ -132,6 +133,22 @@ fn free_port() -> u16 {
 /// the machine's is looked at.
 fn doctor(env: &Env) -> Out {
     Out(env.cmd(&["doctor"]).env("HOME", env.dir.path().join("home")).env_remove("HAL0_HERMES_HOME").output().unwrap())
+}
+
+/// `hal0 ui user list` and `hal0 ui user passkeys`, empty and with people (as shell user
+/// `tester`).
+#[test]
+fn ui_user_list() {
+    let env = Env::new();
+    let s = Scrub::new(&env);
+    let run = |a: &[&str]| Out(env.cmd(a).env("USER", "tester").env_remove("SUDO_USER").output().unwrap());
+    let empty = run(&["ui", "user", "list"]);
+    let no_keys = run(&["ui", "user", "passkeys"]);
+    assert_eq!(run(&["ui", "user", "add", "alice"]).code(), 0);
+    assert_eq!(run(&["ui", "user", "add", "bob"]).code(), 0);
+    insta::assert_snapshot!("ui_user_list_empty", s.out(&empty));
+    insta::assert_snapshot!("ui_user_passkeys_empty", s.out(&no_keys));
+    insta::assert_snapshot!("ui_user_list", s.out(&run(&["ui", "user", "list"])));
 }
 
 #[test]

@@ -138,6 +138,26 @@ impl Browser {
         self.resize(width, height).await;
     }
 
+    /// A virtual authenticator (WebDriver's WebAuthn extension): a platform authenticator
+    /// with resident keys that verifies its user and consents to every ceremony. Its id.
+    pub async fn virtual_authenticator(&self) -> String {
+        let v = self
+            .call(
+                reqwest::Method::POST,
+                "/webauthn/authenticator",
+                Some(json!({"protocol": "ctap2", "transport": "internal", "hasResidentKey": true,
+                    "hasUserVerification": true, "isUserConsenting": true, "isUserVerified": true})),
+            )
+            .await;
+        v.as_str().unwrap_or_else(|| panic!("no virtual authenticator: {v}")).to_string()
+    }
+
+    /// The credentials virtual authenticator `id` holds.
+    pub async fn authenticator_credentials(&self, id: &str) -> Vec<Value> {
+        let v = self.call(reqwest::Method::GET, &format!("/webauthn/authenticator/{id}/credentials"), None).await;
+        v.as_array().cloned().unwrap_or_default()
+    }
+
     /// End the browser (Chromium goes with its WebDriver session).
     pub async fn close(self) {
         self.http.delete(&self.base).send().await.ok();
