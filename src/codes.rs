@@ -210,6 +210,7 @@ pub const ALL: &[&str] = &[
     "mcp.prompt_unlisted",
     "mcp.reauth_required",
     "mcp.record_malformed",
+    "mcp.request_state_invalid",
     "mcp.resource_blocked",
     "mcp.resource_unlisted",
     "mcp.result_withheld",

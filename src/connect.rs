@@ -67,6 +67,16 @@ pub fn local_base(cfg: &Config) -> String {
     format!("http://{host}:{}", bind.port())
 }
 
+/// Where a person opens approval card `id` on the dashboard: under `[network].public_url`
+/// when set, else hal0's loopback address.
+pub fn card_url(cfg: &Config, id: &str) -> String {
+    let base = match &cfg.network.public_url {
+        Some(u) => u.trim_end_matches('/').to_string(),
+        None => local_base(cfg),
+    };
+    format!("{base}/ui/#ap-{id}")
+}
+
 fn host_port(ip: IpAddr, port: u16) -> String {
     match ip {
         IpAddr::V6(v6) => format!("[{v6}]:{port}"),

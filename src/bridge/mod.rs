@@ -97,6 +97,14 @@ impl Drop for Watch {
     }
 }
 
+/// What [`Bridge::wait_or_card`] found.
+pub enum Waited {
+    /// The run view, as [`Bridge::wait_until`] answers.
+    View(Value),
+    /// The approval card a person must decide before the run goes on.
+    Card(String),
+}
+
 #[derive(Clone)]
 pub struct Bridge {
     inner: Arc<Inner>,
@@ -518,6 +526,39 @@ impl Bridge {
         self.wait_until(asker, run_id, timeout_s, None, progress).await
     }
 
+    /// The approval card run `run_id` waits on while a person has yet to decide it.
+    pub async fn card_waited_on(&self, asker: &Asker, run_id: &str) -> Result<Option<String>> {
+        let run = self.load(asker, run_id).await?;
+        let Some(id) = run.pending.as_ref().filter(|p| p["kind"] == "approval").and_then(|p| p["approval_id"].as_str())
+        else {
+            return Ok(None);
+        };
+        let id = id.to_string();
+        let row = self.db(move |s| approvals::get(s, &id)).await?;
+        Ok((row.status == approvals::Status::Pending).then_some(row.id))
+    }
+
+    /// `agent_run_wait` where no request is held open for a person (protocol 2026-07-28):
+    /// the card the run waits on when a person must decide one (at once, or as soon as
+    /// the run comes to one within the wait), else the view [`Bridge::wait_until`] gives.
+    pub async fn wait_or_card(
+        &self,
+        asker: &Asker,
+        run_id: &str,
+        timeout_s: Option<u64>,
+        output_after: Option<i64>,
+        progress: &Progress,
+    ) -> Result<Waited> {
+        if let Some(card) = self.card_waited_on(asker, run_id).await? {
+            return Ok(Waited::Card(card));
+        }
+        let view = self.wait_inner(asker, run_id, timeout_s, output_after, progress, true).await?;
+        Ok(match self.card_waited_on(asker, run_id).await? {
+            Some(card) => Waited::Card(card),
+            None => Waited::View(view),
+        })
+    }
+
     /// [`Bridge::wait`] that also ends when the run's output has grown past byte
     /// `output_after`, once [`FOLLOW_BATCH`] has passed since the call began (so a follower
     /// gets output in batches, one call per batch, rather than polling), or when the run
@@ -531,6 +572,20 @@ impl Bridge {
         timeout_s: Option<u64>,
         output_after: Option<i64>,
         progress: &Progress,
+    ) -> Result<Value> {
+        self.wait_inner(asker, run_id, timeout_s, output_after, progress, false).await
+    }
+
+    /// [`Bridge::wait_until`]; with `at_card` it also ends when the run starts waiting on a
+    /// new approval without a follower's `output_after`.
+    async fn wait_inner(
+        &self,
+        asker: &Asker,
+        run_id: &str,
+        timeout_s: Option<u64>,
+        output_after: Option<i64>,
+        progress: &Progress,
+        at_card: bool,
     ) -> Result<Value> {
         if output_after.is_some_and(|o| o < 0) {
             return Err(Error::new(
@@ -570,7 +625,7 @@ impl Bridge {
                     break false;
                 }
                 let new_approval = approval_of(&run).is_some_and(|a| waited_on.as_deref() != Some(a.as_str()));
-                if output_after.is_some() && new_approval {
+                if (output_after.is_some() || at_card) && new_approval {
                     break false;
                 }
                 let now = Instant::now();

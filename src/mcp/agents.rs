@@ -6,8 +6,9 @@ use crate::bridge::{Asker, Bridge, StartRequest};
 use crate::error::{Error, Kind, Result};
 use crate::server::AppState;
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::InputResponses;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, schemars, tool, tool_handler, tool_router};
 use serde::Deserialize;
@@ -366,19 +367,41 @@ impl AgentsServer {
     }
 
     #[tool(
-        description = "Wait until the run ends, asks a question, or timeout_s passes (at most 600; default 120 when the call carries a progress token, which then gets progress notifications every few seconds, else 50). Returns the run view, events_tail (last 20 events) and timed_out: when true the run is still going, call again. An approval request does not end the wait (with offset, a new one answers once, so a follower can say which card waits)."
+        description = "Wait until the run ends, asks a question, or timeout_s passes (at most 600; default 120 when the call carries a progress token, which then gets progress notifications every few seconds, else 50). Returns the run view, events_tail (last 20 events) and timed_out: when true the run is still going, call again. An approval request does not end the wait (with offset, a new one answers once, so a follower can say which card waits); on protocol 2026-07-28 a run waiting on a person answers at once with input_required naming the card, and the retry waits on."
     )]
     async fn agent_run_wait(
         &self,
         Parameters(a): Parameters<WaitArgs>,
+        InputResponses(answers): InputResponses,
         ctx: RequestContext<RoleServer>,
-    ) -> CallToolResult {
+    ) -> CallToolResponse {
+        use crate::bridge::Waited;
+        use crate::registry::rounds;
+        let modern = rounds::modern(&ctx);
         let r = async {
             let asker = Self::asker(&ctx)?;
             let t = seconds(a.timeout_s, "bridge.invalid_timeout", "timeout_s")?;
-            self.bridge()?.wait_until(&asker, &a.run_id, t, a.offset, &self.progress(&ctx)).await
+            let bridge = self.bridge()?;
+            let progress = self.progress(&ctx);
+            if !modern {
+                return bridge.wait_until(&asker, &a.run_id, t, a.offset, &progress).await.map(Waited::View);
+            }
+            // 2026-07-28: a run waiting on a person is not waited on with a request held
+            // open; the caller's person who declines to decide gets the run as it is.
+            if rounds::declined(answers.as_ref()) {
+                return bridge.status(&asker, &a.run_id, a.offset).await.map(Waited::View);
+            }
+            bridge.wait_or_card(&asker, &a.run_id, t, a.offset, &progress).await
         };
-        done(r.await)
+        match r.await {
+            Ok(Waited::View(v)) => done(Ok(v)).into(),
+            Ok(Waited::Card(card)) => {
+                let what = format!("Run {} waits for a person to approve a command", a.run_id);
+                let elicit = rounds::Elicit::of(ctx.client_capabilities().as_ref());
+                rounds::ask_for_card(&self.state.config(), &card, &what, elicit)
+            }
+            Err(e) => fail(e).into(),
+        }
     }
 
     #[tool(

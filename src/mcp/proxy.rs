@@ -240,9 +240,16 @@ impl ServerHandler for ProxyServer {
         let surface = format!("proxy/{}", served.record.id);
         let span = crate::telemetry::tool_call_span(&surface, &request.name, &crate::telemetry::Incoming::of(&context));
         let consumer = self.consumer(&context);
-        let call = self.state.proxy.call(&served, &request.name, request.arguments, &who, &progress, &consumer);
+        // On 2026-07-28 a gated call is not held open: it is answered round by round.
+        use crate::registry::proxy::{Rounds, Waiting};
+        let waiting = if crate::registry::rounds::modern(&context) {
+            Waiting::Rounds(Rounds::of(&request, context.client_capabilities().as_ref()))
+        } else {
+            Waiting::Hold(&progress)
+        };
+        let call = self.state.proxy.call(&served, &request.name, request.arguments.clone(), &who, waiting, &consumer);
         let out = match crate::telemetry::within(span.as_ref().map(|s| s.ctx.clone()), call).await {
-            Ok(r) => Ok(r.into()),
+            Ok(r) => Ok(r),
             Err(e) => Err(super::unknown_tool(&request.name, &e)),
         };
         crate::metrics::tool_call(&surface, &request.name, crate::metrics::outcome_of(&out), started.elapsed());

@@ -94,7 +94,7 @@ impl Event {
         Event {
             event: what.name(),
             what,
-            url: format!("{}/ui/#ap-{}", base(cfg), a.id),
+            url: crate::connect::card_url(cfg, &a.id),
             approval: Some(card),
             host: host(),
         }

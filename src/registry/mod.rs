@@ -19,6 +19,7 @@ pub mod program;
 pub mod proxy;
 pub mod record;
 pub mod relay;
+pub mod rounds;
 pub mod server_json;
 pub mod spec;
 pub mod sse_client;

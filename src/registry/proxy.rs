@@ -9,6 +9,7 @@
 
 use super::policy::Verdict;
 use super::record::Record;
+pub use super::rounds::{Elicit, Rounds, Waiting};
 use super::upstream::{self, Pool};
 use super::{Registry, Transport};
 use crate::approvals::{self, NewApproval};
@@ -19,7 +20,7 @@ use crate::filewatch::version;
 use crate::paths::Paths;
 use crate::progress::Progress;
 use crate::store::Store;
-use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, ProgressToken, Tool};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ProgressToken, Tool};
 use rmcp::{RoleServer, service::Peer};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -562,16 +563,18 @@ impl Proxy {
     /// `isError` results (the model reads them); a tool the policy does not list (so
     /// `tools/list` does not show it) is `Err` with `mcp.unknown_tool`, which the MCP front
     /// answers as every mount does. The audit log gets one row per decision. A gated
-    /// call's wait for a person reports to `progress`.
+    /// call waits for a person as `waiting` says: held open (reporting progress), or on
+    /// protocol 2026-07-28 answered at once with an `input_required` result that names the
+    /// card, each retry (its `requestState`) asking again until the card is decided.
     pub async fn call(
         &self,
         served: &Served,
         tool: &str,
         args: Option<Map<String, Value>>,
         who: &Who,
-        progress: &Progress,
+        waiting: Waiting<'_>,
         consumer: &Consumer,
-    ) -> Result<CallToolResult> {
+    ) -> Result<CallToolResponse> {
         let r = &served.record;
         let id = r.id.as_str();
         let mut verdict = served.verdict(tool);
@@ -585,13 +588,20 @@ impl Proxy {
             policy = format!("policy: gated; allowed by rule {} of {}", rule.id, rule.created_by);
         }
         let c = Call { surface: format!("mcp:proxy/{id}"), tool, who, args, policy };
+        // A retry of a call that was queued already: its card says what became of it (the
+        // policy now, or a standing rule chosen with the approval, does not run it again).
+        if let Waiting::Rounds(rounds) = &waiting
+            && let Some(state) = &rounds.request_state
+        {
+            return Ok(self.resume(r, &c, state, rounds).await);
+        }
         // A tool whose definition drifted from its pin is refused until a person accepts it.
         // (A hash lookup; the store is read only for a held name or a server not seen yet.)
         if matches!(verdict, Verdict::Allow | Verdict::Gated)
             && let Err(e) = self.pins.check(&self.store, id, super::pins::Item::Tool, tool)
         {
             self.audit(&c, Logged::Refused, Some(e.code), None).await;
-            return Ok(error_result(&e));
+            return Ok(error_result(&e).into());
         }
         match verdict {
             Verdict::Allow => {
@@ -599,7 +609,7 @@ impl Proxy {
                 // cannot be stored is refused, so no upstream change goes unrecorded.
                 let entry_id = match self.begin(&c).await {
                     Ok(id) => id,
-                    Err(e) => return Ok(error_result(&e)),
+                    Err(e) => return Ok(error_result(&e).into()),
                 };
                 let out = self.forward(served, tool, c.args.clone(), consumer).await;
                 let code = outcome_code(&out);
@@ -612,16 +622,19 @@ impl Proxy {
                     approval_id: None,
                 };
                 crate::audit::finish(&self.store, outcome);
-                Ok(out.unwrap_or_else(|e| error_result(&e)))
+                Ok(out.unwrap_or_else(|e| error_result(&e)).into())
             }
-            Verdict::Gated => Ok(self.gated(r, &c, progress).await),
+            Verdict::Gated => match waiting {
+                Waiting::Hold(progress) => Ok(self.gated(r, &c, progress).await.into()),
+                Waiting::Rounds(rounds) => Ok(self.ask_person(r, &c, &rounds).await),
+            },
             Verdict::Blocked => {
                 let e = refused(
                     "mcp.tool_blocked",
                     format!("the operator blocked `{tool}` on `{id}`; hal0 did not forward the call"),
                 );
                 self.audit(&c, Logged::Blocked, Some(e.code), None).await;
-                Ok(error_result(&e))
+                Ok(error_result(&e).into())
             }
             Verdict::UnknownTool | Verdict::UnknownServer => {
                 let e = refused(
@@ -696,7 +709,13 @@ impl Proxy {
         Err(upstream_error(r, "the connection broke twice"))
     }
 
-    async fn gated(&self, r: &Record, c: &Call<'_>, progress: &Progress) -> CallToolResult {
+    /// Queue gated call `c` on `r` as a card bound to its arguments and the policy in force
+    /// (audited `gated`); the refusal to give the caller when it cannot be queued.
+    pub(super) async fn queue(
+        &self,
+        r: &Record,
+        c: &Call<'_>,
+    ) -> std::result::Result<approvals::Approval, CallToolResult> {
         let tool = c.tool;
         let arguments = Value::Object(c.args.clone().unwrap_or_default());
         let preview = gated_preview(&r.id, tool, &arguments);
@@ -722,25 +741,35 @@ impl Proxy {
                 )
             })
             .await;
-        let row = match row {
-            Ok(row) => row,
+        match row {
+            Ok(row) => {
+                self.audit(c, Logged::Gated, None, Some(&row.id)).await;
+                Ok(row)
+            }
             Err(e) => {
                 self.audit(c, Logged::Error, Some(e.code), None).await;
-                return error_result(&e);
+                Err(error_result(&e))
             }
+        }
+    }
+
+    /// A gated call held open while a person decides (protocols before 2026-07-28).
+    async fn gated(&self, r: &Record, c: &Call<'_>, progress: &Progress) -> CallToolResult {
+        let row = match self.queue(r, c).await {
+            Ok(row) => row,
+            Err(refusal) => return refusal,
         };
-        self.audit(c, Logged::Gated, None, Some(&row.id)).await;
         let (gate, run) = (
             Duration::from_secs(self.config().mcp.gate_wait_secs),
             Duration::from_secs(self.config().mcp.call_timeout_secs),
         );
-        let what = format!("waiting for a person to approve `{tool}` (approval {})", row.id);
-        progress.during(gate + run, &what, self.decision(&row.id, tool, gate, run)).await
+        let what = format!("waiting for a person to approve `{}` (approval {})", c.tool, row.id);
+        progress.during(gate + run, &what, self.decision(&row.id, c.tool, gate, run)).await
     }
 
     /// Watch approval `id` of a gated call of `tool` until a person decides (within `gate`)
     /// and an approved call has run (within `run` more): its result, or what became of it.
-    async fn decision(&self, id: &str, tool: &str, gate: Duration, run: Duration) -> CallToolResult {
+    pub(super) async fn decision(&self, id: &str, tool: &str, gate: Duration, run: Duration) -> CallToolResult {
         let decided_by = Instant::now() + gate;
         let executed_by = decided_by + run;
         loop {

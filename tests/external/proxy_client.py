@@ -6,7 +6,9 @@ Usage: proxy_client.py --url http://127.0.0.1:PORT/mcp/proxy/ID/mcp --key hal0pk
            --blocked TOOL --blocked-args JSON
 
 For each connect mode ("legacy" and "auto") it connects, lists the tools, and calls the
-allowed, the gated and the blocked tool once each. It prints one JSON object:
+allowed, the gated and the blocked tool once each. On 2026-07-28 ("auto") hal0 answers the
+gated call with an `input_required` result pointing to its card; this client's person
+declines (see gated_rounds.py for one who decides). It prints one JSON object:
 
     {"legacy": {"server_name": ..., "tools": [...],
                 "allowed": {"is_error": false, "text": ..., "structured": ...},
@@ -26,7 +28,7 @@ from typing import Any
 
 try:
     import httpx2
-    from mcp import Client
+    from mcp import Client, types
     from mcp.client.streamable_http import streamable_http_client
 except ImportError as e:  # pragma: no cover - environment problem
     sys.stderr.write(f"proxy_client.py: cannot import the MCP SDK ({e}); run tests/external/setup.sh\n")
@@ -48,12 +50,20 @@ def _result(res: Any) -> dict[str, Any]:
     }
 
 
+async def _decline(_ctx: Any, _params: Any) -> types.ElicitResult:
+    return types.ElicitResult(action="decline")
+
+
 async def _mode(url: str, key: str, mode: str, calls: list[tuple[str, str, dict]], timeout: float) -> dict:
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=timeout)
     out: dict[str, Any] = {}
     async with http:
         async with Client(
-            streamable_http_client(url, http_client=http), mode=mode, cache=None, read_timeout_seconds=timeout
+            streamable_http_client(url, http_client=http),
+            mode=mode,
+            cache=None,
+            read_timeout_seconds=timeout,
+            elicitation_callback=_decline,
         ) as client:
             info = client.server_info
             out["server_name"] = info.name if info is not None else None

@@ -26,6 +26,7 @@ A2A_JS_VERSION="1.3.0"
 INSPECTOR_VERSION="2.12.0"
 EVERYTHING_VERSION="2026.8.31"
 TS_SDK_VERSION="1.32.2"
+TS_CLIENT_V2_VERSION="2.4.0"
 CLAUDE_CODE_VERSION="2.1.332"
 HERMES_VERSION="0.19.0"
 CONFORMANCE_VERSION="0.1.16"
@@ -126,6 +127,8 @@ npm_pinned() {  # npm_pinned PACKAGE VERSION FILE-THAT-MUST-EXIST
 npm_pinned "@modelcontextprotocol/sdk" "$TS_SDK_VERSION" "@modelcontextprotocol/sdk/dist/esm/client/index.js"
 npm_pinned "@anthropic-ai/claude-code" "$CLAUDE_CODE_VERSION" ".bin/claude"
 npm_pinned "@a2a-js/sdk" "$A2A_JS_VERSION" "@a2a-js/sdk/dist/client/index.js"
+# The TypeScript SDK v2 client (protocol 2026-07-28: gated calls answered round by round).
+npm_pinned "@modelcontextprotocol/client" "$TS_CLIENT_V2_VERSION" "@modelcontextprotocol/client/dist/index.mjs"
 
 # --- Hermes agent (real-Hermes end-to-end tests) ----------------------------
 # Its own venv: hermes-agent pins mcp 1.x, the SDK venv above uses mcp 2.x.

@@ -505,8 +505,10 @@ async fn rest_table_status_and_error_codes() {
 }
 
 /// The Python SDK as the consumer (both of its connect modes), FastMCP as the server: the
-/// listing, an allowed call, a gated call answering `pending_approval` (its tool's output
-/// schema is withheld, so a validating client accepts that answer) and a blocked call.
+/// listing, an allowed call, a gated call and a blocked call. On 2025-11-25 ("legacy") the
+/// gated call answers `pending_approval` (its tool's output schema is withheld, so a
+/// validating client accepts that answer); on 2026-07-28 ("auto") it is answered at once
+/// with a card to decide, which this client's person declines (the card is withdrawn).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_sdk_consumer_through_the_proxy() {
     let Some(up) = FastMcp::start() else { return };
@@ -536,12 +538,145 @@ async fn python_sdk_consumer_through_the_proxy() {
         assert_eq!(m["tools"], json!(["delete_everything", "echo"]), "{mode}: {m}");
         assert_eq!(m["allowed"]["is_error"], false, "{mode}: {m}");
         assert!(m["allowed"]["text"].as_str().unwrap().contains("py-consumer"), "{mode}: {m}");
-        assert_eq!(m["gated"]["is_error"], false, "{mode}: {m}");
-        assert_eq!(m["gated"]["structured"]["status"], "pending_approval", "{mode}: {m}");
+        if mode == "legacy" {
+            assert_eq!(m["gated"]["is_error"], false, "{mode}: {m}");
+            assert_eq!(m["gated"]["structured"]["status"], "pending_approval", "{mode}: {m}");
+        } else {
+            assert_eq!(m["gated"]["is_error"], true, "{mode}: {m}");
+            assert!(m["gated"]["text"].as_str().unwrap().contains("mcp.call_withdrawn"), "{mode}: {m}");
+        }
         assert_eq!(m["blocked"]["is_error"], true, "{mode}: {m}");
         assert!(m["blocked"]["text"].as_str().unwrap().starts_with("mcp.tool_blocked:"), "{mode}: {m}");
     }
     assert_eq!(up.count("echo"), 2);
     assert_eq!(up.count("delete_everything"), 0, "gated: nothing ran without an approval");
     assert_eq!(up.count("add"), 0, "blocked: never reached the server");
+}
+
+/// What a client's rounds of a gated call on 2026-07-28 show (`gated_rounds.py` and
+/// `gated_rounds.mjs` print the same report): one URL-mode elicitation of the card per
+/// call, then the approved call's result, the denial, the withdrawal.
+fn assert_rounds(r: &Value) {
+    assert_eq!(r["protocol"], "2026-07-28", "{r}");
+    for answer in ["approve", "deny", "decline"] {
+        let e = &r[answer]["elicitations"];
+        assert_eq!(e.as_array().map(Vec::len), Some(1), "one round with a person: {answer}: {r}");
+        assert_eq!(e[0]["mode"], "url", "{r}");
+        assert!(e[0]["url"].as_str().unwrap().contains("/ui/#ap-"), "{r}");
+        assert!(e[0]["message"].as_str().unwrap().contains("delete_everything"), "{r}");
+    }
+    assert_eq!(r["approve"]["result"]["is_error"], false, "{r}");
+    assert!(r["deny"]["result"]["text"].as_str().unwrap().contains("mcp.call_denied"), "{r}");
+    assert!(r["decline"]["result"]["text"].as_str().unwrap().contains("mcp.call_withdrawn"), "{r}");
+}
+
+/// The same rounds with the TypeScript SDK v2 client (`@modelcontextprotocol/client` 2.4,
+/// pinned to 2026-07-28).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_v2_client_decides_a_gated_call_round_by_round() {
+    let Some(up) = FastMcp::start() else { return };
+    let sdk =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools/node/node_modules/@modelcontextprotocol/client");
+    if !sdk.exists() {
+        missing_external("@modelcontextprotocol/client 2.4 in .tools/node", "bash tests/external/setup.sh");
+        return;
+    }
+    let env = Env::new();
+    install_with_policy(&env, &up.url(), "ts");
+    let key = key_for(&env, "ts", "v2");
+    let server = env.serve();
+    let url = server.url("/mcp/proxy/ts/mcp");
+    let (config, state) = (env.config_dir(), env.state_dir());
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("node")
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/external/gated_rounds.mjs"))
+            .args([&url, &key, "delete_everything", r#"{"confirm":true}"#, BIN, "approve", "deny", "decline"])
+            .env("HAL0_TS_CLIENT", sdk)
+            .env("HAL0_CONFIG_DIR", config)
+            .env("HAL0_STATE_DIR", state)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success(), "gated_rounds.mjs failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_rounds(&serde_json::from_slice(&out.stdout).unwrap());
+    assert_eq!(up.count("delete_everything"), 1, "approved: the call ran once, denied and declined never");
+}
+
+/// Protocol 2026-07-28 (the Python SDK's "auto" mode): a gated call is not held open. hal0
+/// answers at once with `input_required`, a URL-mode elicitation of the card's address and
+/// a `requestState` naming it; the client's person decides at the shell and answers, the
+/// SDK retries, and the retry gets the call's result (approved: it ran once), the denial,
+/// or (declined without a decision) the card withdrawn. A retry's state is bound to its
+/// call: replayed by another caller or with other arguments it is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_2026_07_28_a_gated_call_is_answered_round_by_round() {
+    let Some(up) = FastMcp::start() else { return };
+    let python = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    let env = Env::new();
+    install_with_policy(&env, &up.url(), "py");
+    let key = key_for(&env, "py", "sdk");
+    let server = env.serve();
+    let url = server.url("/mcp/proxy/py/mcp");
+    let (config, state) = (env.config_dir(), env.state_dir());
+    let k = key.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(python)
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/external/gated_rounds.py"))
+            .args(["--url", &url, "--key", &k, "--hal0", BIN])
+            .args(["--tool", "delete_everything", "--args", r#"{"confirm":true}"#])
+            .args(["--answer", "approve", "--answer", "deny", "--answer", "decline"])
+            .env("HAL0_CONFIG_DIR", config)
+            .env("HAL0_STATE_DIR", state)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success(), "gated_rounds.py failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_rounds(&serde_json::from_slice(&out.stdout).unwrap());
+    assert_eq!(up.count("delete_everything"), 1, "approved: the call ran once, denied and declined never");
+    let rows = env.json(&["approvals", "list", "--all", "--json"]);
+    let mut statuses: Vec<&str> = rows.as_array().unwrap().iter().map(|a| a["status"].as_str().unwrap()).collect();
+    statuses.sort();
+    assert_eq!(statuses, ["denied", "executed", "withdrawn"], "{rows}");
+
+    // A retry's state is bound to its call: the executed card's state, replayed with other
+    // arguments or by another consumer, is refused and nothing runs.
+    let executed = rows.as_array().unwrap().iter().find(|a| a["status"] == "executed").unwrap();
+    let id = executed["id"].as_str().unwrap();
+    let other = key_for(&env, "py", "other");
+    let http = reqwest::Client::new();
+    for (k, args) in
+        [(&key, json!({"confirm": false})), (&other, json!({"confirm": true})), (&key, json!({"confirm": true}))]
+    {
+        let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+            "name": "delete_everything", "arguments": args, "requestState": format!("hal0-approval:{id}"),
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+                      "io.modelcontextprotocol/clientCapabilities": {}}}});
+        let r = http
+            .post(server.url("/mcp/proxy/py/mcp"))
+            .bearer_auth(k)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "delete_everything")
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let text = r.text().await.unwrap();
+        let same = k == &key && args == json!({"confirm": true});
+        if same {
+            assert!(
+                !text.contains("request_state_invalid") && text.contains("\"isError\":false"),
+                "the same call reads its result again: {text}"
+            );
+        } else {
+            assert!(text.contains("mcp.request_state_invalid"), "{text}");
+        }
+    }
+    assert_eq!(up.count("delete_everything"), 1, "a replayed state runs nothing");
 }
