@@ -70,14 +70,30 @@ async fn run(op: &OpDef, ctx: Ctx, args: Map<String, Value>) -> Result<Value> {
     })
 }
 
-/// Run admin tool `name` as `ctx`'s caller: check the arguments, then run or queue it.
-pub async fn call(ctx: Ctx, name: &str, arguments: Option<&Map<String, Value>>) -> Result<Outcome> {
+/// A later round of a gated call on protocol 2026-07-28: the card its `requestState`
+/// named, and whether the caller's person declined to wait for a decision.
+pub struct Retry<'a> {
+    pub card: &'a str,
+    pub declined: bool,
+}
+
+/// Run admin tool `name` as `ctx`'s caller: check the arguments, then run or queue it; or,
+/// for a `retry`, what became of the card queued for the same call.
+pub async fn call(
+    ctx: Ctx,
+    name: &str,
+    arguments: Option<&Map<String, Value>>,
+    retry: Option<Retry<'_>>,
+) -> Result<Outcome> {
     let op = op_named(name).ok_or_else(|| Error::not_found("mcp.unknown_tool", format!("no admin tool `{name}`")))?;
     let args = match arguments.and_then(|a| a.get("args")) {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(m)) => m.clone(),
         Some(_) => return Err(Error::invalid("mcp.invalid_arg", "`args` must be an object")),
     };
+    if let Some(r) = retry {
+        return resumed(&ctx, name, &args, r).await;
+    }
     // Path arguments are checked before anything is queued or run.
     if op.access != Access::Gated {
         // Running the op parses its arguments; a refusal is the same as `check`'s.
@@ -113,6 +129,43 @@ pub async fn call(ctx: Ctx, name: &str, arguments: Option<&Map<String, Value>>) 
         approval_id: row.id,
         detail: format!("{name} waits for a person: hal0 agent approvals approve ID"),
     })
+}
+
+/// What became of the card `r` names, queued for this very call (same caller, tool and
+/// arguments; `mcp.request_state_invalid` otherwise): still pending (withdrawn first when
+/// the caller's person declined), or the decided card (redacted), as `approval_get` shows it.
+async fn resumed(ctx: &Ctx, name: &str, args: &Map<String, Value>, r: Retry<'_>) -> Result<Outcome> {
+    let id = r.card.to_string();
+    let card = {
+        let id = id.clone();
+        ctx.store.call(move |s| crate::approvals::get(s, &id)).await
+    };
+    let invalid = || {
+        Error::invalid(
+            "mcp.request_state_invalid",
+            "this retry's requestState names an approval of another call; call the tool again without it",
+        )
+    };
+    let card = card.map_err(|_| invalid())?;
+    let digest = |v: &Value| crate::approvals::digest(v);
+    let bound = card.kind == crate::approvals::ApprovalKind::AdminCall
+        && card.client == *ctx.identity
+        && card.arguments["tool"] == json!(name)
+        && digest(&card.arguments["args"]) == digest(&Value::Object(args.clone()));
+    if !bound {
+        return Err(invalid());
+    }
+    let mut status = card.status;
+    if status == crate::approvals::Status::Pending && r.declined {
+        let id = id.clone();
+        ctx.store.call(move |s| crate::approvals::withdraw(s, &id, "the caller declined to wait")).await?;
+        status = crate::approvals::Status::Withdrawn;
+    }
+    if status == crate::approvals::Status::Pending {
+        return Ok(Outcome::Pending { approval_id: id, detail: format!("{name} waits for a person") });
+    }
+    let row = ctx.store.call(move |s| crate::approvals::get(s, &id)).await?;
+    Ok(Outcome::Done(json!(row.redacted())))
 }
 
 /// Carry out an approved `admin_call` row as the client that queued it: the same checks

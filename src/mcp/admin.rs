@@ -96,18 +96,41 @@ impl ServerHandler for AdminServer {
             trace: crate::telemetry::Incoming::of(&context),
         };
         let ctx = Ctx::remote(self.state.ops.clone(), identity);
+        // On 2026-07-28 a gated call is answered round by round (its card in the
+        // `requestState`), not with a card id to poll.
+        use crate::registry::rounds;
+        let modern = rounds::modern(&context);
+        let elicit = rounds::Elicit::of(context.client_capabilities().as_ref());
+        let card = request.request_state.as_deref().filter(|_| modern).map(rounds::card_of);
         call.run(request.arguments.clone(), async {
             if op.is_none() {
                 return Err(super::no_such_tool("mcp:admin", &name));
             }
-            Ok(match admin::call(ctx, &name, request.arguments.as_ref()).await {
-                Ok(Outcome::Done(v)) => ok_json(v),
-                Ok(Outcome::Pending { approval_id, detail }) => {
-                    ok_json(json!({"status": "pending_approval", "approval_id": approval_id, "detail": detail}))
+            let retry = match &card {
+                Some(Some(card)) => {
+                    Some(admin::Retry { card, declined: rounds::declined(request.input_responses.as_ref()) })
                 }
-                Err(e) => admin_error(&e),
-            }
-            .into())
+                Some(None) => {
+                    let e = crate::error::Error::invalid(
+                        "mcp.request_state_invalid",
+                        "this retry's requestState is not one hal0 gave; call the tool again without it",
+                    );
+                    return Ok(admin_error(&e).into());
+                }
+                None => None,
+            };
+            Ok(match admin::call(ctx, &name, request.arguments.as_ref(), retry).await {
+                Ok(Outcome::Done(v)) => ok_json(v).into(),
+                // A client that cannot bring its person to the card polls `approval_get`.
+                Ok(Outcome::Pending { approval_id, .. }) if modern && elicit != rounds::Elicit::Nothing => {
+                    let what = format!("A person must approve the admin call `{name}` before it runs");
+                    rounds::ask_for_card(&self.state.config(), &approval_id, &what, elicit)
+                }
+                Ok(Outcome::Pending { approval_id, detail }) => {
+                    ok_json(json!({"status": "pending_approval", "approval_id": approval_id, "detail": detail})).into()
+                }
+                Err(e) => admin_error(&e).into(),
+            })
         })
         .await
     }

@@ -71,6 +71,11 @@ pub fn modern(context: &rmcp::service::RequestContext<rmcp::RoleServer>) -> bool
     context.protocol_version().is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28)
 }
 
+/// The card a `requestState` of hal0's names (`None`: not one hal0 gave).
+pub fn card_of(state: &str) -> Option<&str> {
+    state.strip_prefix(STATE).filter(|id| !id.is_empty())
+}
+
 /// Whether the client's person declined or cancelled hal0's input request.
 pub fn declined(responses: Option<&InputResponses>) -> bool {
     responses
@@ -140,7 +145,7 @@ impl Proxy {
 
     /// A retry of queued call `c` carrying `state`: what became of its card.
     pub(super) async fn resume(&self, r: &Record, c: &Call<'_>, state: &str, rounds: &Rounds) -> CallToolResponse {
-        let Some(id) = state.strip_prefix(STATE).map(str::to_string) else {
+        let Some(id) = card_of(state).map(str::to_string) else {
             return error_result(&state_invalid("is not one hal0 gave")).into();
         };
         let card = {

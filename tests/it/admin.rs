@@ -367,3 +367,46 @@ async fn malformed_rest_input_gets_the_operations_invalid_code() {
     }
     assert!(pending_rows(&env).is_empty(), "nothing was queued for malformed arguments");
 }
+
+/// A gated hal0-admin call on protocol 2026-07-28 (the Python SDK's "auto" mode, through
+/// `gated_rounds.py`): answered at once with `input_required` naming the card; the client's
+/// person approves (the setting is written once and the retry reads the executed card),
+/// denies (the retry reads the denied card) or declines (the card is withdrawn).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_2026_07_28_a_gated_admin_call_is_answered_round_by_round() {
+    let python = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    if !python.exists() {
+        missing_external("the Python venv (.venv/bin/python)", "bash tests/external/setup.sh");
+        return;
+    }
+    let env = Env::new();
+    let key = env.json(&["auth", "rotate", "admin", "--yes", "--json"])["key"].as_str().unwrap().to_string();
+    let server = env.serve();
+    let url = server.url("/mcp/admin/mcp");
+    let (config, state) = (env.config_dir(), env.state_dir());
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(python)
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/external/gated_rounds.py"))
+            .args(["--url", &url, "--key", &key, "--hal0", BIN, "--tool", "config_write"])
+            .args(["--args", r#"{"args":{"key":"network.public_url","value":"https://box.example"}}"#])
+            .args(["--answer", "approve", "--answer", "deny", "--answer", "decline"])
+            .env("HAL0_CONFIG_DIR", config)
+            .env("HAL0_STATE_DIR", state)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success(), "gated_rounds.py failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["protocol"], "2026-07-28", "{r}");
+    for (answer, status) in [("approve", "executed"), ("deny", "denied"), ("decline", "withdrawn")] {
+        let e = &r[answer]["elicitations"];
+        assert_eq!(e.as_array().map(Vec::len), Some(1), "{answer}: {r}");
+        assert_eq!(e[0]["mode"], "url", "{r}");
+        assert!(e[0]["message"].as_str().unwrap().contains("config_write"), "{r}");
+        assert_eq!(r[answer]["result"]["structured"]["status"], status, "{answer}: {r}");
+    }
+    let toml = std::fs::read_to_string(env.config_dir().join("hal0.toml")).unwrap();
+    assert_eq!(toml.matches("https://box.example").count(), 1, "{toml}");
+}
