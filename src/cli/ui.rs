@@ -68,9 +68,12 @@ pub enum UserCmd {
     /// with --passkey, a one-time link is printed that opens their page, where they add a
     /// passkey with their browser.
     Add {
+        /// The person's name: a-z first, then up to 31 of a-z, 0-9, `.`, `_`, `-`.
         name: String,
+        /// Also set their password (read from stdin, or asked twice on a terminal).
         #[arg(long)]
         password: bool,
+        /// Print a one-time link that opens their page, where they add a passkey.
         #[arg(long)]
         passkey: bool,
         #[arg(long)]
@@ -82,22 +85,31 @@ pub enum UserCmd {
         out: super::ListOut,
     },
     /// Remove a person: their passkeys go and their sessions end.
-    Remove { name: String },
+    Remove {
+        /// The person's name (see `hal0 ui user list`).
+        name: String,
+    },
     /// Set a person's password (read from stdin when it is not a terminal, else asked
     /// twice), or take it away.
     Passwd {
+        /// The person's name.
         name: String,
+        /// Take their password away instead (they sign in with a link or a passkey).
         #[arg(long)]
         remove: bool,
     },
     /// Passkeys (of one person): id, person, name, algorithm, added, last used.
     Passkeys {
+        /// Only this person's.
         name: Option<String>,
         #[command(flatten)]
         out: super::ListOut,
     },
     /// Remove a passkey by its id (see `hal0 ui user passkeys`).
-    RemovePasskey { id: String },
+    RemovePasskey {
+        /// The passkey's id.
+        id: String,
+    },
 }
 
 /// A one-time link for `person`, minted as this shell's user (`then`: the page to open).

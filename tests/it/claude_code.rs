@@ -34,10 +34,11 @@ fn available() -> bool {
     true
 }
 
-/// A run of the key's client that waits for an approval nobody gives.
-async fn busy_run(b: &Box0, key: &str) -> String {
-    let c = support::mcp::connect(&b.server, key).await;
-    let v = support::mcp::call(&c, "agent_run", json!({"agent": "hermes", "input": "APPROVE hold"})).await.unwrap();
+/// A run of the key's client: `input` `SLOW` streams for about two minutes on a
+/// [`slow_box`]; `APPROVE hold` waits for an approval nobody gives.
+async fn busy_run(server: &Server, key: &str, input: &str) -> String {
+    let c = support::mcp::connect(server, key).await;
+    let v = support::mcp::call(&c, "agent_run", json!({"agent": "hermes", "input": input})).await.unwrap();
     let run_id = v["run_id"].as_str().unwrap().to_string();
     c.cancel().await.unwrap();
     run_id
@@ -129,25 +130,51 @@ fn free_port() -> u16 {
 /// Claude Code ends an MCP request whose response has not started within 60 s (its
 /// `MCP_TOOL_TIMEOUT` can only raise that); hal0's first progress report starts it, and
 /// progress every `[mcp].progress_secs` (default 5 s) keeps the call open. A 65 s
-/// `agent_run_wait` on a busy run answers `timed_out: true` (before progress it ended with
-/// "The operation timed out." at 60 s).
+/// `agent_run_wait` on a run that streams for two minutes answers `timed_out: true`
+/// (before progress it ended with "The operation timed out." at 60 s).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_code_keeps_a_long_wait_open_past_60_s() {
     if !available() {
         return;
     }
+    let options =
+        support::fake_hermes::FakeHermesOptions { slow_interval: Duration::from_secs(2), ..Default::default() };
+    let (env, _hermes, _home) = fake_hermes_env(options, "").await;
+    let server = env.serve();
+    let key = env.bridge_key("claude", &[]);
+    let run_id = busy_run(&server, &key, "SLOW").await;
+    let args = json!({"run_id": run_id, "timeout_s": 65});
+    let url = server.url("/mcp/agents/mcp");
+    let s = tokio::task::spawn_blocking(move || claude_session(&url, &key, "agent_run_wait", &args)).await.unwrap();
+    let (is_error, text) = s.tool_result().unwrap_or_else(|| panic!("no tool result: {:?}\n{}", s.lines, s.stderr));
+    assert!(!is_error, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert_eq!(v["timed_out"], true, "{v}");
+    assert_eq!(v["status"], "running", "{v}");
+    assert!(s.elapsed >= Duration::from_secs(65), "{:?}", s.elapsed);
+}
+
+/// Claude Code speaks protocol 2026-07-28, where a wait on a run that waits for a person is
+/// not held open: hal0 answers at once with the card as an input request; headless
+/// (`-p`), Claude Code does not take it to a person, and hal0 answers the run as it is,
+/// with the card it waits on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_hears_of_the_card_at_once() {
+    if !available() {
+        return;
+    }
     let b = busy_hermes_box("").await;
     let key = b.env.bridge_key("claude", &[]);
-    let run_id = busy_run(&b, &key).await;
+    let run_id = busy_run(&b.server, &key, "APPROVE hold").await;
     let args = json!({"run_id": run_id, "timeout_s": 65});
     let url = b.server.url("/mcp/agents/mcp");
     let s = tokio::task::spawn_blocking(move || claude_session(&url, &key, "agent_run_wait", &args)).await.unwrap();
     let (is_error, text) = s.tool_result().unwrap_or_else(|| panic!("no tool result: {:?}\n{}", s.lines, s.stderr));
     assert!(!is_error, "{text}");
     let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
-    assert_eq!(v["timed_out"], true, "{v}");
     assert_eq!(v["status"], "waiting_for_approval", "{v}");
-    assert!(s.elapsed >= Duration::from_secs(65), "{:?}", s.elapsed);
+    assert!(v["pending"]["approval_id"].is_string(), "{v}");
+    assert!(v.get("timed_out").is_none(), "the run as it is, not a held wait: {v}");
 }
 
 /// Claude Code given no key: its health check tries OAuth, finds none, and shows the reason

@@ -101,7 +101,7 @@ async fn round(sse: bool) -> Option<(f64, f64)> {
     assert_eq!(up.count("echo"), 2);
     let p = pin(&env, "echo");
     assert_eq!(p["state"], "accepted", "{p}");
-    assert!(p["pinned_by"].as_str().unwrap().starts_with("cli:"), "{p}");
+    assert!(p["pinned_by"].as_str().unwrap().starts_with("person:"), "{p}");
 
     // Changed back: that differs from the accepted pin too; denied, it stays quarantined.
     std::fs::remove_file(&switch).unwrap();
