@@ -20,7 +20,7 @@ pub enum Credential {
     /// A key hal0 minted for one consumer of one proxied server (`hal0pk_…`).
     Consumer(crate::registry::consumers::Consumer),
     /// A person: a live dashboard session (its cookie, no `Authorization` header).
-    Person(crate::ui::session::Session),
+    Person(crate::auth::session::Session),
     /// An OAuth access token: one mount, the scopes a person granted, as a bridge client.
     Grant(super::oauth::grants::Grant),
 }

@@ -2,8 +2,8 @@
 //! the box's shell.
 
 use super::{Ctx, print_json, table};
+use crate::auth::session;
 use crate::error::Result;
-use crate::ui::session;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum UiCmd {
@@ -165,12 +165,12 @@ pub fn run(ctx: &Ctx, cmd: UiCmd) -> Result<()> {
             }
         }
         UiCmd::Passwd { remove: true } => {
-            let had = crate::ui::password::remove(&ctx.paths)?;
+            let had = crate::auth::password::remove(&ctx.paths)?;
             println!("{}", if had { "Password sign-in is off." } else { "No dashboard password was set." });
         }
         UiCmd::Passwd { remove: false } => {
             let pw = read_password()?;
-            crate::ui::password::set(&ctx.paths, &pw)?;
+            crate::auth::password::set(&ctx.paths, &pw)?;
             println!("Dashboard password set: sign in at {}/ui/login.", base(&ctx.config()?));
         }
         UiCmd::Logout { id, all } => {

@@ -99,8 +99,11 @@ impl ServerHandler for AdminServer {
         // On 2026-07-28 a gated call is answered round by round (its card in the
         // `requestState`), not with a card id to poll.
         use crate::registry::rounds;
-        let modern = rounds::modern(&context);
-        let elicit = rounds::Elicit::of(context.client_capabilities().as_ref());
+        // (Read only when it matters: most calls are reads that are never gated.)
+        let gated = op.is_some_and(|o| o.access == crate::ops::Access::Gated);
+        let modern = gated && rounds::modern(&context);
+        let elicit =
+            if modern { rounds::Elicit::of(context.client_capabilities().as_ref()) } else { rounds::Elicit::Nothing };
         let card = request.request_state.as_deref().filter(|_| modern).map(rounds::card_of);
         call.run(request.arguments.clone(), async {
             if op.is_none() {

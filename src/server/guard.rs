@@ -168,7 +168,7 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
         && !req.method().is_safe()
         && !req
             .headers()
-            .get(crate::ui::session::CSRF_HEADER)
+            .get(crate::auth::session::CSRF_HEADER)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|t| crate::auth::token::ct_eq(t, &p.csrf))
     {

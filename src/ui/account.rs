@@ -3,8 +3,8 @@
 //! reaches their own; each change goes through `ops::people` (audited as `person:NAME`).
 
 use super::pages::host;
-use super::session::Session;
 use crate::auth::passkey::{Attestation, Relying};
+use crate::auth::session::Session;
 use crate::error::{Error, Result};
 use crate::server::AppState;
 use crate::server::guard::Caller;

@@ -9,8 +9,8 @@
 //! `/ui/assets/` (no inline script or style), so the pages run under a strict
 //! Content-Security-Policy ([`super::headers`]).
 
-use super::password;
-use super::session::{self, COOKIE, Session};
+use crate::auth::password;
+use crate::auth::session::{self, COOKIE, Session};
 use crate::server::AppState;
 use crate::server::guard::Caller;
 use axum::extract::{Query, Request, State};
