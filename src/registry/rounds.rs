@@ -143,16 +143,23 @@ impl Proxy {
         }
     }
 
+    /// A retry whose `requestState` is not its own: refused (and audited), nothing runs.
+    async fn refuse_state(&self, c: &Call<'_>, why: &str) -> CallToolResponse {
+        let e = state_invalid(why);
+        self.audit(c, crate::audit::Verdict::Refused, Some(e.code), None).await;
+        error_result(&e).into()
+    }
+
     /// A retry of queued call `c` carrying `state`: what became of its card.
     pub(super) async fn resume(&self, r: &Record, c: &Call<'_>, state: &str, rounds: &Rounds) -> CallToolResponse {
         let Some(id) = card_of(state).map(str::to_string) else {
-            return error_result(&state_invalid("is not one hal0 gave")).into();
+            return self.refuse_state(c, "is not one hal0 gave").await;
         };
         let card = {
             let id = id.clone();
             self.store.call(move |s| approvals::get(s, &id)).await
         };
-        let Ok(card) = card else { return error_result(&state_invalid("names no approval")).into() };
+        let Ok(card) = card else { return self.refuse_state(c, "names no approval").await };
         let args = Value::Object(c.args.clone().unwrap_or_default());
         let bound = card.kind == KIND
             && card.client == c.who.client
@@ -160,7 +167,7 @@ impl Proxy {
             && card.arguments["tool"] == json!(c.tool)
             && approvals::digest(&card.arguments["arguments"]) == approvals::digest(&args);
         if !bound {
-            return error_result(&state_invalid("names an approval of another call")).into();
+            return self.refuse_state(c, "names an approval of another call").await;
         }
         if card.status == Status::Pending && rounds.declined() {
             let id = id.clone();

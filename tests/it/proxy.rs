@@ -679,4 +679,9 @@ async fn on_2026_07_28_a_gated_call_is_answered_round_by_round() {
         }
     }
     assert_eq!(up.count("delete_everything"), 1, "a replayed state runs nothing");
+    let refused = proxy_rows(&env, "py")
+        .into_iter()
+        .filter(|r| r["result_code"] == "mcp.request_state_invalid" && r["verdict"] == "refused")
+        .count();
+    assert_eq!(refused, 2, "each replay is on the audit log");
 }
