@@ -321,45 +321,51 @@ async fn approval_waits_for_the_operator() {
     assert!(!b.hermes.approvals_received().iter().any(|(_, c)| c == "always"), "hal0 never sends always");
 }
 
-/// On protocol 2026-07-28 (the Python SDK's "auto" mode) a wait on a run that waits for a
-/// person is not held open: `agent_run_wait` answers at once with `input_required` naming
-/// the card; the client's person approves it and the SDK's retry waits for the run to end.
-/// On 2025-11-25 the same wait holds (`approval_waits_for_the_operator`).
+/// On protocol 2026-07-28 a wait on a run that waits for a person is not held open:
+/// `agent_run_wait` answers at once with `input_required` naming the card; the client's
+/// person approves it and the SDK's retry waits for the run to end. Driven by the Python
+/// SDK 2.3 ("auto" mode) and by the TypeScript SDK v2 client. On 2025-11-25 the same wait
+/// holds (`approval_waits_for_the_operator`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_2026_07_28_a_wait_on_a_person_names_the_card() {
-    let python = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
-    if !python.exists() {
-        missing_external("the Python venv (.venv/bin/python)", "bash tests/external/setup.sh");
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (python, ts) =
+        (repo.join(".venv/bin/python"), repo.join(".tools/node/node_modules/@modelcontextprotocol/client"));
+    if !python.exists() || !ts.exists() {
+        missing_external("the Python venv and @modelcontextprotocol/client 2.4", "bash tests/external/setup.sh");
         return;
     }
     let b = setup(FakeHermesOptions::default(), "").await;
-    let key = b.env.bridge_key("py", &[]);
     let url = b.server.url("/mcp/agents/mcp");
-    let (config, state) = (b.env.config_dir(), b.env.state_dir());
-    let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(python)
-            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/external/run_wait_rounds.py"))
-            .args(["--url", &url, "--key", &key, "--hal0", BIN, "--input", "APPROVE rm"])
-            .env("HAL0_CONFIG_DIR", config)
-            .env("HAL0_STATE_DIR", state)
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
-    assert!(out.status.success(), "run_wait_rounds.py failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(r["protocol"], "2026-07-28", "{r}");
-    let seen = r["elicitations"].as_array().unwrap();
-    assert_eq!(seen.len(), 1, "one round with the person: {r}");
-    assert_eq!(seen[0]["mode"], "url");
-    let card = seen[0]["url"].as_str().unwrap().split("#ap-").nth(1).unwrap().to_string();
-    assert!(seen[0]["message"].as_str().unwrap().contains(r["run_id"].as_str().unwrap()), "{r}");
-    assert_eq!(r["view"]["status"], "completed", "the retry waited for the end: {r}");
-    let id = r["run_id"].as_str().unwrap().to_string();
-    assert_eq!(b.hermes.approvals_received(), vec![(id, "once".to_string())]);
-    let row = b.env.json(&["approvals", "show", &card, "--json"]);
-    assert_eq!(row["status"], "executed", "{row}");
+    let clients: [(&str, Vec<String>); 2] = [
+        (python.to_str().unwrap(), vec![repo.join("tests/external/run_wait_rounds.py").display().to_string()]),
+        ("node", vec![repo.join("tests/external/run_wait_rounds.mjs").display().to_string()]),
+    ];
+    for (i, (program, script)) in clients.into_iter().enumerate() {
+        let key = b.env.bridge_key(&format!("client{i}"), &[]);
+        let mut cmd = std::process::Command::new(program);
+        cmd.args(&script).env("HAL0_CONFIG_DIR", b.env.config_dir()).env("HAL0_STATE_DIR", b.env.state_dir());
+        if program == "node" {
+            cmd.args([&url, &key, BIN, "APPROVE rm"]).env("HAL0_TS_CLIENT", &ts);
+        } else {
+            cmd.args(["--url", &url, "--key", &key, "--hal0", BIN, "--input", "APPROVE rm"]);
+        }
+        let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+        assert!(out.status.success(), "{program} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(r["protocol"], "2026-07-28", "{r}");
+        let seen = r["elicitations"].as_array().unwrap();
+        assert_eq!(seen.len(), 1, "one round with the person: {r}");
+        assert_eq!(seen[0]["mode"], "url");
+        let card = seen[0]["url"].as_str().unwrap().split("#ap-").nth(1).unwrap().to_string();
+        assert!(seen[0]["message"].as_str().unwrap().contains(r["run_id"].as_str().unwrap()), "{r}");
+        assert_eq!(r["view"]["status"], "completed", "the retry waited for the end: {r}");
+        let id = r["run_id"].as_str().unwrap().to_string();
+        assert!(b.hermes.approvals_received().contains(&(id, "once".to_string())), "{program}");
+        let row = b.env.json(&["approvals", "show", &card, "--json"]);
+        assert_eq!(row["status"], "executed", "{row}");
+    }
+    assert_eq!(b.hermes.approvals_received().len(), 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

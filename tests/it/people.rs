@@ -212,7 +212,9 @@ async fn a_passkey_registers_signs_in_and_is_required_to_decide_in_chromium() {
     // Signed out, she signs in with the passkey alone and decides.
     browser.wait_for("#logout", WAIT).await.unwrap().click().await;
     browser.goto(&on_localhost(&server, "/ui/login")).await;
-    browser.wait_for("#passkey:not([hidden])", WAIT).await.expect("the passkey button").click().await;
+    let button = browser.wait_for("#passkey:not([hidden])", WAIT).await.expect("the passkey button");
+    browser.shots("ui-login", (412, 915)).await;
+    button.click().await;
     assert!(
         browser.wait_for("#pending", WAIT).await.is_some(),
         "signed in with the passkey: {}",
