@@ -32,17 +32,22 @@ fn cookies(headers: &HeaderMap, name: &str) -> Vec<String> {
 }
 
 /// The session cookie's name on this daemon: `__Host-` prefixed when hal0 serves https
-/// itself ([`session::HOST_COOKIE`]), else [`COOKIE`].
-pub fn cookie_name(config: &crate::config::Config) -> &'static str {
-    if config.network.tls_cert.is_some() { session::HOST_COOKIE } else { COOKIE }
+/// itself (`https`; [`session::HOST_COOKIE`]), else [`COOKIE`].
+pub fn cookie_name(https: bool) -> &'static str {
+    if https { session::HOST_COOKIE } else { COOKIE }
+}
+
+/// Whether hal0 serves https itself.
+fn https(state: &AppState) -> bool {
+    state.config().network.tls_cert.is_some()
 }
 
 /// The session token a request's cookie carries, if any. More than one session cookie is
 /// refused (`ui.session_ambiguous`): another page of this host (a sibling port, which
 /// cookies do not tell apart) set one of the same name, with a longer path, to be sent
 /// alongside ours, and hal0 acts in neither.
-pub fn session_token(config: &crate::config::Config, headers: &HeaderMap) -> crate::error::Result<Option<String>> {
-    let mut found = cookies(headers, cookie_name(config));
+pub fn session_token(https: bool, headers: &HeaderMap) -> crate::error::Result<Option<String>> {
+    let mut found = cookies(headers, cookie_name(https));
     if found.len() > 1 {
         return Err(crate::error::Error::unauthorized(
             "ui.session_ambiguous",
@@ -56,7 +61,7 @@ pub fn session_token(config: &crate::config::Config, headers: &HeaderMap) -> cra
 /// The person whose live dashboard session the request's cookie names, if any (the guard
 /// asks this for a request without a key).
 pub async fn person_of(state: &Arc<AppState>, headers: &HeaderMap) -> crate::error::Result<Option<Session>> {
-    let Some(token) = session_token(&state.config(), headers)? else { return Ok(None) };
+    let Some(token) = session_token(https(state), headers)? else { return Ok(None) };
     state.store.call(move |s| session::resolve(s, &token)).await
 }
 
@@ -184,7 +189,7 @@ fn signed_in(state: &AppState, token: &str, then: Response) -> Response {
     let secure = if state.config().network.tls_cert.is_some() { "; Secure" } else { "" };
     let cookie = format!(
         "{}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{secure}",
-        cookie_name(&state.config()),
+        cookie_name(https(state)),
         session::SESSION_HOURS * 3600
     );
     let mut r = then;
@@ -390,7 +395,7 @@ pub async fn logout(State(state): State<Arc<AppState>>, req: Request) -> Respons
         }
     }
     let secure = if state.config().network.tls_cert.is_some() { "; Secure" } else { "" };
-    let gone = format!("{}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0{secure}", cookie_name(&state.config()));
+    let gone = format!("{}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0{secure}", cookie_name(https(&state)));
     (StatusCode::NO_CONTENT, [(header::SET_COOKIE, gone)]).into_response()
 }
 
@@ -480,10 +485,9 @@ mod tests {
         assert_eq!(cookies(&h, "hal0_session"), ["hal0us_x"]);
         assert!(cookies(&h, "b").is_empty());
         // A second session cookie (one set by another page of this host) is refused.
-        let cfg = crate::config::Config::default();
-        assert_eq!(session_token(&cfg, &h).unwrap().as_deref(), Some("hal0us_x"));
+        assert_eq!(session_token(false, &h).unwrap().as_deref(), Some("hal0us_x"));
         h.append(header::COOKIE, "hal0_session=hal0us_tossed".parse().unwrap());
-        assert_eq!(session_token(&cfg, &h).unwrap_err().code, "ui.session_ambiguous");
+        assert_eq!(session_token(false, &h).unwrap_err().code, "ui.session_ambiguous");
         assert_eq!(escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
     }
 

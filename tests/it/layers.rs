@@ -133,7 +133,6 @@ const KNOWN_UPWARD: &[&str] = &[
     "server -> telemetry",
     "server -> unit",
     "ui -> auth",
-    "ui -> config",
 ];
 
 /// Pairs of top-level modules that import each other today: the cycles to break.
