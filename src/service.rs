@@ -40,7 +40,7 @@ pub fn start(svc: &Arc<Services>, cancel: &CancellationToken) {
         async move { crate::ops::accounts::refresh_due(&ctx, REFRESH_MARGIN_SECS).await }
     }));
     // A person hears of cards queued and withdrawn (hal0 notify).
-    tokio::spawn(crate::notify::watch::run(svc.clone(), cancel.clone()));
+    tokio::spawn(crate::ops::inbox_watch::run(svc.clone(), cancel.clone()));
     // Named Hermes profiles are re-converged (the default profile only on
     // `hal0 agent reprovision hermes`).
     let s = svc.clone();

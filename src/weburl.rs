@@ -2,6 +2,14 @@
 //! hal0 compares (scheme, host without brackets, port, path). The config checks, the host
 //! allowlist and the doctor read URLs through this and nothing else.
 
+/// Whether `ip` is this box: 127.0.0.0/8, ::1, or an IPv4-mapped loopback.
+pub fn is_local(ip: std::net::IpAddr) -> bool {
+    match ip {
+        std::net::IpAddr::V4(v4) => v4.is_loopback(),
+        std::net::IpAddr::V6(v6) => v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
+    }
+}
+
 /// An `http://` or `https://` URL with a host.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpUrl {

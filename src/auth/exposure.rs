@@ -16,13 +16,7 @@ use std::net::{IpAddr, SocketAddr};
 /// The command that arms auth, named by every refusal here.
 pub const ARM: &str = "sudo hal0 auth rotate admin";
 
-/// Whether `ip` is this box: 127.0.0.0/8, ::1, or an IPv4-mapped loopback.
-pub fn is_local(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => v4.is_loopback(),
-        IpAddr::V6(v6) => v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
-    }
-}
+pub use crate::weburl::is_local;
 
 /// May `hal0 serve` listen on `bind` with auth `armed` or not? Loopback always; another
 /// address (0.0.0.0 and :: included) only with auth armed or `allow_unauthenticated`.

@@ -1,14 +1,13 @@
 //! Telling a person that a decision waits: notification targets (webhooks, ntfy-style
 //! push, e-mail over SMTP) kept in `<config>/notify.toml` ([`targets`]), what they are sent
 //! ([`Event`], built from an approvals-inbox card with a link to it), how each kind is sent
-//! with retries ([`send`]), and the daemon's watch on the inbox that raises an event when a
+//! with retries ([`send`]). The daemon's watch on the inbox that raises an event when a
 //! card is queued and when one is withdrawn (it no longer applies, or expired undecided)
-//! ([`watch`]). No secret is in the file: a webhook's signing secret, an ntfy token and an
+//! is `crate::ops::inbox_watch`. No secret is in the file: a webhook's signing secret, an ntfy token and an
 //! SMTP password are api.env keys it names.
 
 pub mod send;
 pub mod targets;
-pub mod watch;
 
 use crate::approvals::Approval;
 use crate::config::Config;

@@ -14,6 +14,7 @@ pub mod call;
 pub mod ctx;
 pub mod de;
 pub mod doctor;
+pub mod inbox_watch;
 pub mod keys;
 pub mod mcp;
 pub mod notify;

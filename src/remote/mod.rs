@@ -145,7 +145,7 @@ pub fn cleartext_warning(url: &str) -> Option<String> {
     let local = match u.host()? {
         url::Host::Domain(d) => d.eq_ignore_ascii_case("localhost"),
         url::Host::Ipv4(ip) => ip.is_loopback(),
-        url::Host::Ipv6(ip) => crate::auth::exposure::is_local(ip.into()),
+        url::Host::Ipv6(ip) => crate::weburl::is_local(ip.into()),
     };
     (!local).then(|| {
         format!(

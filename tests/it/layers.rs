@@ -116,8 +116,6 @@ const KNOWN_UPWARD: &[&str] = &[
     "mcp -> relay",
     "mcp -> store",
     "mcp -> telemetry",
-    "notify -> ops",
-    "remote -> auth",
     "server -> approvals",
     "server -> audit",
     "server -> auth",
@@ -150,7 +148,6 @@ const KNOWN_CYCLES: &[&str] = &[
     "clients <-> config",
     "mcp <-> server",
     "memory <-> store",
-    "notify <-> ops",
     "server <-> ui",
 ];
 

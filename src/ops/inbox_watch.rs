@@ -7,9 +7,9 @@
 //! Cards are seen wherever they were made (the daemon, a shell command, another front),
 //! since the store is the one place they all land.
 
-use super::{Event, What, send, targets};
+use super::Services;
 use crate::approvals::{self, Approval, Status};
-use crate::ops::Services;
+use crate::notify::{Event, What, send, targets};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
