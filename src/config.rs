@@ -761,9 +761,6 @@ pub fn set_value(paths: &Paths, dotted: &str, raw: &str) -> Result<Config> {
     let path = paths.hal0_toml();
     crate::paths::ensure_dir(&paths.config_dir)?;
     let set = with_lock(&path, || set_locked(&path, dotted, raw));
-    if let Ok(cfg) = &set {
-        crate::clients::refresh(paths, cfg);
-    }
     set.map_err(|e| {
         // A value the typed config refuses is the command's fault, not the file's: say
         // which value of which setting, and what it takes.
@@ -956,9 +953,7 @@ fn split_key(dotted: &str) -> Result<(Vec<&str>, &str)> {
 pub fn unset_value(paths: &Paths, dotted: &str) -> Result<(Config, bool)> {
     known_setting(dotted)?;
     let path = paths.hal0_toml();
-    let unset = with_lock(&path, || unset_locked(&path, dotted))?;
-    crate::clients::refresh(paths, &unset.0);
-    Ok(unset)
+    with_lock(&path, || unset_locked(&path, dotted))
 }
 
 fn unset_locked(path: &Path, dotted: &str) -> Result<(Config, bool)> {

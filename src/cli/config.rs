@@ -1,7 +1,6 @@
 //! `hal0 config show|set|unset`: the effective hal0.toml and in-place edits.
 
 use super::{Ctx, print_json};
-use crate::config::{set_value, unset_value};
 use crate::error::Result;
 
 #[derive(Debug, clap::Subcommand)]
@@ -49,14 +48,14 @@ pub fn run(ctx: &Ctx, cmd: ConfigCmd) -> Result<()> {
             Ok(())
         }
         ConfigCmd::Set { key, value } => {
-            let cfg = set_value(&ctx.paths, &key, &value)?;
+            let cfg = crate::ops::settings::set(&ctx.paths, &key, &value)?;
             println!("Set {key} in {}.", ctx.paths.hal0_toml().display());
             running_note(&ctx.paths, &key);
             unit_note(&cfg);
             Ok(())
         }
         ConfigCmd::Unset { key } => {
-            let (cfg, removed) = unset_value(&ctx.paths, &key)?;
+            let (cfg, removed) = crate::ops::settings::unset(&ctx.paths, &key)?;
             if removed {
                 println!("Removed {key} from {}; its default applies.", ctx.paths.hal0_toml().display());
                 running_note(&ctx.paths, &key);

@@ -72,6 +72,22 @@ pub struct PutArgs {
     pub value: Option<Value>,
 }
 
+/// Set `key` to `raw` in hal0.toml (see [`crate::config::set_value`]) and refresh what is
+/// derived from the configuration (the clients file), for every front.
+pub fn set(paths: &crate::paths::Paths, key: &str, raw: &str) -> Result<crate::config::Config> {
+    let cfg = crate::config::set_value(paths, key, raw)?;
+    crate::clients::refresh(paths, &cfg);
+    Ok(cfg)
+}
+
+/// Remove `key` from hal0.toml (see [`crate::config::unset_value`]) and refresh what is
+/// derived from the configuration; whether it was set.
+pub fn unset(paths: &crate::paths::Paths, key: &str) -> Result<(crate::config::Config, bool)> {
+    let out = crate::config::unset_value(paths, key)?;
+    crate::clients::refresh(paths, &out.0);
+    Ok(out)
+}
+
 /// `config_write`'s check before a gated call is queued: the arguments parse and the key is
 /// one the API may write (a card for a shell-only key could never be carried out).
 pub fn check_put(args: &serde_json::Map<String, Value>) -> Result<()> {
@@ -88,9 +104,9 @@ pub async fn put(ctx: &Ctx, a: PutArgs) -> Result<Value> {
     let paths = ctx.paths.clone();
     super::blocking(move || {
         let cfg = match a.value {
-            None | Some(Value::Null) => crate::config::unset_value(&paths, &a.key)?.0,
-            Some(Value::String(s)) => crate::config::set_value(&paths, &a.key, &s)?,
-            Some(other) => crate::config::set_value(&paths, &a.key, &other.to_string())?,
+            None | Some(Value::Null) => unset(&paths, &a.key)?.0,
+            Some(Value::String(s)) => set(&paths, &a.key, &s)?,
+            Some(other) => set(&paths, &a.key, &other.to_string())?,
         };
         let unit = crate::unit::sync(&cfg);
         let mut settings = json!(cfg);

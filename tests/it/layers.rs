@@ -145,7 +145,6 @@ const KNOWN_CYCLES: &[&str] = &[
     "approvals <-> registry",
     "auth <-> bridge",
     "auth <-> registry",
-    "clients <-> config",
     "mcp <-> server",
     "memory <-> store",
     "server <-> ui",
