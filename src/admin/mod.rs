@@ -4,11 +4,11 @@
 //! approvals row (gated). An approved row runs the same operation with exactly the stored
 //! arguments.
 
-pub mod args;
+use crate::ops::args;
 pub use crate::ops::routes;
 
 use crate::error::{Error, Result};
-use crate::ops::{Access, Ctx, OpDef, op_named};
+use crate::ops::{Access, Ctx, op_named};
 use routes::path_args;
 use serde_json::{Map, Value, json};
 
@@ -61,14 +61,7 @@ pub enum Outcome {
     Pending { approval_id: String, detail: String },
 }
 
-/// Run `op` with `args` whose path arguments were checked: the op's answer, lists wrapped.
-async fn run(op: &OpDef, ctx: Ctx, args: Map<String, Value>) -> Result<Value> {
-    let run = op.run.ok_or_else(|| Error::internal(format!("`{:?}` has no operation", op)))?;
-    Ok(match (op.wrap, run(ctx, args).await?) {
-        (Some(key), Value::Array(items)) => json!({key: items, "count": items.len()}),
-        (_, v) => v,
-    })
-}
+use crate::ops::run_wrapped as run;
 
 /// A later round of a gated call on protocol 2026-07-28: the card its `requestState`
 /// named, and whether the caller's person declined to wait for a decision.
@@ -166,19 +159,4 @@ async fn resumed(ctx: &Ctx, name: &str, args: &Map<String, Value>, r: Retry<'_>)
     }
     let row = ctx.store.call(move |s| crate::approvals::get(s, &id)).await?;
     Ok(Outcome::Done(json!(row.redacted())))
-}
-
-/// Carry out an approved `admin_call` row as the client that queued it: the same checks
-/// again, then exactly the stored arguments.
-pub async fn execute_approved(
-    svc: &std::sync::Arc<crate::ops::Services>,
-    row: &crate::approvals::Approval,
-) -> Result<Value> {
-    let name = row.arguments["tool"].as_str().unwrap_or("");
-    let op = op_named(name)
-        .filter(|r| r.access == Access::Gated)
-        .ok_or_else(|| Error::invalid("mcp.unknown_tool", format!("`{name}` is not a gated admin tool")))?;
-    let args = row.arguments["args"].as_object().cloned().unwrap_or_default();
-    let checked = args::check_path_args(op.path, args)?;
-    run(op, Ctx::remote(svc.clone(), row.client.as_str()), checked).await
 }

@@ -3,10 +3,7 @@
 //! `pending` → `approved`/`denied` exactly once (an atomic claim), then `executed` or
 //! `failed` with its result; `withdrawn` when it no longer applies.
 
-pub mod decide;
 pub mod rules;
-
-pub use decide::{Decided, Decider};
 
 use crate::config::Config;
 use crate::error::{Error, Result};

@@ -209,7 +209,7 @@ fn decide(
     ctx: &Ctx,
     id: Option<String>,
     approve: bool,
-    choice: approvals::decide::Choice,
+    choice: crate::ops::decide::Choice,
     reason: Option<String>,
     yes: bool,
     json: bool,
@@ -338,7 +338,7 @@ pub fn approvals(ctx: &Ctx, cmd: ApprovalsCmd) -> Result<()> {
             Ok(())
         }
         ApprovalsCmd::Approve { id, choice, allow_for, always_these_arguments, yes, json } => {
-            let choice = approvals::decide::Choice {
+            let choice = crate::ops::decide::Choice {
                 hermes: choice,
                 standing: approvals::rules::Standing { minutes: allow_for, these_arguments: always_these_arguments },
             };

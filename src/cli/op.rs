@@ -58,7 +58,7 @@ pub fn run(ctx: &Ctx, a: OpArgs) -> Result<()> {
         Some(Ok(_)) => return Err(Error::invalid(op.invalid_code, "the arguments must be one JSON object")),
         Some(Err(e)) => return Err(Error::invalid(op.invalid_code, format!("the arguments are not valid JSON: {e}"))),
     };
-    let args = crate::admin::args::check_path_args(op.path, args)?;
+    let args = crate::ops::args::check_path_args(op.path, args)?;
     let run = op.run.ok_or_else(|| Error::invalid("mcp.unknown_tool", format!("`{name}` is not an operation")))?;
     let ops = ctx.ops()?;
     print_json(&super::runtime()?.block_on(run(ops, args))?);

@@ -1,9 +1,9 @@
 //! The approvals inbox: list and read rows (redacted), and a person's decision, which
-//! carries out exactly the stored call (see [`crate::approvals::Decider`]).
+//! carries out exactly the stored call (see [`super::decide::Decider`]).
 
 use super::Ctx;
-use crate::approvals::decide::Choice;
-use crate::approvals::{self, Approval, Decider};
+use super::decide::{Choice, Decided, Decider};
+use crate::approvals::{self, Approval};
 use crate::error::Result;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -195,13 +195,7 @@ pub fn decider(ctx: &Ctx) -> (String, &'static str) {
 
 /// Decide row `id` as the caller ([`decider`]). With `[approvals] passkey_required`, a
 /// decision over the network comes only from a session opened with a passkey.
-pub async fn decide_as(
-    ctx: &Ctx,
-    id: &str,
-    approve: bool,
-    choice: &Choice,
-    reason: Option<&str>,
-) -> Result<approvals::Decided> {
+pub async fn decide_as(ctx: &Ctx, id: &str, approve: bool, choice: &Choice, reason: Option<&str>) -> Result<Decided> {
     if !ctx.from_shell && ctx.config().approvals.passkey_required && !ctx.passkey {
         return Err(crate::error::Error::forbidden_code(
             "approvals.passkey_required",

@@ -9,10 +9,12 @@
 pub mod accounts;
 pub mod activity;
 pub mod approvals;
+pub mod args;
 pub mod bridge;
 pub mod call;
 pub mod ctx;
 pub mod de;
+pub mod decide;
 pub mod doctor;
 pub mod inbox_watch;
 pub mod keys;
@@ -65,6 +67,28 @@ macro_rules! op_runner {
             })
         }
     };
+}
+
+/// Run `op` with `args` whose path arguments were checked: the op's answer, lists wrapped
+/// (`{"<wrap>": [...], "count": n}`), as hal0-admin and an approved admin call answer.
+pub async fn run_wrapped(op: &OpDef, ctx: Ctx, args: Map<String, Value>) -> Result<Value> {
+    let run = op.run.ok_or_else(|| Error::internal(format!("`{:?}` has no operation", op)))?;
+    Ok(match (op.wrap, run(ctx, args).await?) {
+        (Some(key), Value::Array(items)) => serde_json::json!({key: items, "count": items.len()}),
+        (_, v) => v,
+    })
+}
+
+/// Carry out an approved `admin_call` row as the client that queued it: the same checks
+/// again, then exactly the stored arguments.
+pub async fn admin_call_approved(svc: &std::sync::Arc<Services>, row: &crate::approvals::Approval) -> Result<Value> {
+    let name = row.arguments["tool"].as_str().unwrap_or("");
+    let op = op_named(name)
+        .filter(|r| r.access == Access::Gated)
+        .ok_or_else(|| Error::invalid("mcp.unknown_tool", format!("`{name}` is not a gated admin tool")))?;
+    let args = row.arguments["args"].as_object().cloned().unwrap_or_default();
+    let checked = args::check_path_args(op.path, args)?;
+    run_wrapped(op, Ctx::remote(svc.clone(), row.client.as_str()), checked).await
 }
 
 /// An op that takes no arguments (any given are ignored, as a REST GET ignores a query).

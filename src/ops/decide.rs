@@ -1,19 +1,20 @@
-//! Deciding a row of the inbox: claim it exactly once, then carry out exactly the stored
-//! arguments for its kind and record the outcome on the row. The CLI and the REST routes
-//! both come here; no MCP tool does.
+//! Deciding a row of the approvals inbox (an operation: it carries out calls of every
+//! kind): claim it exactly once, then carry out exactly the stored arguments for its kind
+//! and record the outcome on the row. Every front comes here through
+//! [`super::approvals::decide_as`]; no MCP tool does.
 
-use super::{Approval, ApprovalKind, Status, claim, finish, get};
+use crate::approvals::{self as inbox, Approval, ApprovalKind, Status, claim, finish, get};
 use crate::audit::Verdict;
 use crate::error::{Error, Kind, Result};
 use serde_json::json;
 
 /// What a person chose beyond approve or deny: Hermes's own choice for a dangerous
 /// command (`once`, `session`, `always`; the card lists which it offers), or a standing
-/// rule for a proxied call ([`super::rules::Standing`]).
+/// rule for a proxied call ([`crate::approvals::rules::Standing`]).
 #[derive(Debug, Clone, Default)]
 pub struct Choice {
     pub hermes: Option<String>,
-    pub standing: super::rules::Standing,
+    pub standing: inbox::rules::Standing,
 }
 
 impl Choice {
@@ -66,22 +67,11 @@ pub struct Decider<'a> {
 }
 
 impl Decider<'_> {
-    /// Approve or deny row `id` as `by` (e.g. `cli:root`, `api:ops`). The decision's audit
-    /// entry is stored (`started`) before anything is claimed or carried out, and takes the
+    /// Approve or deny row `id` with what the person chose beyond that, as `by`: who decides
+    /// and the surface it came from (`("person:alice", "ui")`). The decision's audit entry
+    /// is stored (`started`) before anything is claimed or carried out, and takes the
     /// outcome after: when it cannot be stored (a full disk or store) the decision is
     /// refused and the row stays pending, so no decision acts without its entry.
-    pub async fn decide(
-        &self,
-        id: &str,
-        approve: bool,
-        by: (&str, &'static str),
-        reason: Option<&str>,
-    ) -> Result<Decided> {
-        self.decide_with(id, approve, &Choice::default(), by, reason).await
-    }
-
-    /// [`Decider::decide`] with what the person chose beyond approve or deny. `by` is who
-    /// decides and the surface it came from (`("person:alice", "ui")`).
     pub async fn decide_with(
         &self,
         id: &str,
@@ -127,7 +117,7 @@ impl Decider<'_> {
             return Ok(Decided { row, output: None });
         }
         let builtin = [ApprovalKind::AdminCall, ApprovalKind::McpCall, ApprovalKind::AccountReauth];
-        if !builtin.contains(&row.kind) && super::executor(&row.kind).is_none() {
+        if !builtin.contains(&row.kind) && inbox::executor(&row.kind).is_none() {
             return Err(Error::new(
                 "approvals.unsupported_kind",
                 Kind::Unsupported,
@@ -137,7 +127,7 @@ impl Decider<'_> {
         // A gated call whose policy changed while it waited is withdrawn, not run.
         if approve
             && let Some(why) = crate::registry::proxy::staleness(paths, &row)
-            && super::withdraw(store, id, &format!("stale: {why}"))?
+            && inbox::withdraw(store, id, &format!("stale: {why}"))?
         {
             return Err(Error::conflict("approvals.stale", format!("approval `{id}` was not run: {why}")));
         }
@@ -147,12 +137,12 @@ impl Decider<'_> {
             return Ok(Decided { row: get(store, id)?, output: None });
         }
         // Exactly the call that was queued: its arguments still hash to what was bound.
-        if let Err(e) = super::check_arguments(&row) {
+        if let Err(e) = inbox::check_arguments(&row) {
             finish(store, id, Status::Failed, &json!({"ok": false, "error": {"code": e.code, "message": e.message}}))?;
             return Err(e);
         }
-        let out = match (&row.kind, super::executor(&row.kind)) {
-            (ApprovalKind::AdminCall, _) => crate::admin::execute_approved(svc, &row).await,
+        let out = match (&row.kind, inbox::executor(&row.kind)) {
+            (ApprovalKind::AdminCall, _) => super::admin_call_approved(svc, &row).await,
             (ApprovalKind::McpCall, _) => crate::registry::proxy::execute_approved(paths, config, &row).await,
             (ApprovalKind::AccountReauth, _) => crate::ops::accounts::reconnect_approved(svc, &row).await,
             (_, Some(exec)) => exec(store, config, &row),
@@ -161,7 +151,7 @@ impl Decider<'_> {
         // The standing rule a person chose goes with the call that ran.
         let out = match out {
             Ok(mut v) if choice.standing.is_some() => {
-                let rule = super::rules::create(store, &row, &choice.standing, by)?;
+                let rule = inbox::rules::create(store, &row, &choice.standing, by)?;
                 if let Some(o) = v.as_object_mut() {
                     o.insert("rule".into(), json!(rule));
                 }
