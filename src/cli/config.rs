@@ -48,18 +48,18 @@ pub fn run(ctx: &Ctx, cmd: ConfigCmd) -> Result<()> {
             Ok(())
         }
         ConfigCmd::Set { key, value } => {
-            let cfg = crate::ops::settings::set(&ctx.paths, &key, &value)?;
+            let w = crate::ops::settings::set(&ctx.paths, &key, &value)?;
             println!("Set {key} in {}.", ctx.paths.hal0_toml().display());
             running_note(&ctx.paths, &key);
-            unit_note(&cfg);
+            unit_note(&w);
             Ok(())
         }
         ConfigCmd::Unset { key } => {
-            let (cfg, removed) = crate::ops::settings::unset(&ctx.paths, &key)?;
-            if removed {
+            let w = crate::ops::settings::unset(&ctx.paths, &key)?;
+            if w.was_set {
                 println!("Removed {key} from {}; its default applies.", ctx.paths.hal0_toml().display());
                 running_note(&ctx.paths, &key);
-                unit_note(&cfg);
+                unit_note(&w);
             } else {
                 println!(
                     "{key} is not set in {}: its default applies already; nothing changed.",
@@ -81,9 +81,9 @@ fn running_note(paths: &crate::paths::Paths, key: &str) {
     }
 }
 
-/// What a change meant for the systemd unit ([`crate::unit::sync`]), if anything.
-fn unit_note(cfg: &crate::config::Config) {
-    if let Some(note) = crate::unit::sync(cfg) {
+/// What a change meant for the systemd unit, if anything.
+fn unit_note(w: &crate::ops::settings::Written) {
+    if let Some(note) = &w.unit {
         println!("{note}");
     }
 }

@@ -32,7 +32,7 @@ pub(crate) fn read_value(prompt: &str) -> Result<String> {
     }
     let mut s = String::new();
     std::io::stdin()
-        .take(crate::secrets::MAX_VALUE as u64 + 3)
+        .take(crate::ops::secrets::MAX_VALUE as u64 + 3)
         .read_to_string(&mut s)
         .map_err(|e| Error::invalid("secrets.invalid_value", format!("standard input is not UTF-8 text: {e}")))?;
     let s = s.strip_suffix('\n').unwrap_or(&s);

@@ -4,6 +4,8 @@
 
 use super::Ctx;
 use crate::error::Result;
+/// The longest secret value, in bytes (a front reading one stops just past it).
+pub use crate::secrets::MAX_VALUE;
 use serde_json::{Value, json};
 
 /// Both are checked when the call is parsed, so a gated call with a bad name or value is

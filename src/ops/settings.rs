@@ -72,20 +72,32 @@ pub struct PutArgs {
     pub value: Option<Value>,
 }
 
-/// Set `key` to `raw` in hal0.toml (see [`crate::config::set_value`]) and refresh what is
-/// derived from the configuration (the clients file), for every front.
-pub fn set(paths: &crate::paths::Paths, key: &str, raw: &str) -> Result<crate::config::Config> {
-    let cfg = crate::config::set_value(paths, key, raw)?;
-    crate::clients::refresh(paths, &cfg);
-    Ok(cfg)
+/// A settings change as written: the configuration now, whether the key was set before
+/// (for a removal), and what it meant for the systemd unit, if anything.
+pub struct Written {
+    pub config: crate::config::Config,
+    pub was_set: bool,
+    pub unit: Option<String>,
 }
 
-/// Remove `key` from hal0.toml (see [`crate::config::unset_value`]) and refresh what is
-/// derived from the configuration; whether it was set.
-pub fn unset(paths: &crate::paths::Paths, key: &str) -> Result<(crate::config::Config, bool)> {
-    let out = crate::config::unset_value(paths, key)?;
-    crate::clients::refresh(paths, &out.0);
-    Ok(out)
+/// What follows a write of hal0.toml, for every front: the clients file and the unit's
+/// drop-in are brought in line with `config`.
+fn written(paths: &crate::paths::Paths, config: crate::config::Config, was_set: bool) -> Written {
+    crate::clients::refresh(paths, &config);
+    let unit = crate::unit::sync(&config);
+    Written { config, was_set, unit }
+}
+
+/// Set `key` to `raw` in hal0.toml (see [`crate::config::set_value`]).
+pub fn set(paths: &crate::paths::Paths, key: &str, raw: &str) -> Result<Written> {
+    let cfg = crate::config::set_value(paths, key, raw)?;
+    Ok(written(paths, cfg, true))
+}
+
+/// Remove `key` from hal0.toml (see [`crate::config::unset_value`]).
+pub fn unset(paths: &crate::paths::Paths, key: &str) -> Result<Written> {
+    let (cfg, was_set) = crate::config::unset_value(paths, key)?;
+    Ok(written(paths, cfg, was_set))
 }
 
 /// `config_write`'s check before a gated call is queued: the arguments parse and the key is
@@ -103,13 +115,13 @@ pub async fn put(ctx: &Ctx, a: PutArgs) -> Result<Value> {
     }
     let paths = ctx.paths.clone();
     super::blocking(move || {
-        let cfg = match a.value {
-            None | Some(Value::Null) => unset(&paths, &a.key)?.0,
+        let w = match a.value {
+            None | Some(Value::Null) => unset(&paths, &a.key)?,
             Some(Value::String(s)) => set(&paths, &a.key, &s)?,
             Some(other) => set(&paths, &a.key, &other.to_string())?,
         };
-        let unit = crate::unit::sync(&cfg);
-        let mut settings = json!(cfg);
+        let unit = w.unit;
+        let mut settings = json!(w.config);
         crate::redact::redact_json(&mut settings);
         let applies = crate::config::live::applies(a.key.trim());
         let mut out = json!({"key": a.key, "settings": settings, "applies": applies.as_str(), "note": applies.hint()});

@@ -283,38 +283,14 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     // unless the operator said so.
     let armed = crate::auth::boxkeys::BoxKeys::load(&paths.api_env())?.armed();
     crate::auth::exposure::check_bind(bind, armed, config.network.allow_unauthenticated)?;
-    let listener = tokio::net::TcpListener::bind(bind).await.map_err(|e| {
-        let hint = if e.kind() == std::io::ErrorKind::PermissionDenied && bind.port() < 1024 {
-            format!(
-                "a port below 1024 needs CAP_NET_BIND_SERVICE: under systemd, run `sudo hal0 config set network.bind \
-                 {bind}` so hal0 writes the unit's drop-in ({}), then systemctl daemon-reload && systemctl restart hal0",
-                crate::unit::dropin().display()
-            )
-        } else {
-            "is another hal0 running? choose another address with --bind".to_string()
-        };
-        Error::unavailable("serve.bind_failed", format!("cannot listen on {bind}: {e} ({hint})"))
-    })?;
+    let listener = tokio::net::TcpListener::bind(bind).await.map_err(|e| crate::service::bind_failed(bind, &e))?;
     let local = listener.local_addr().map_err(|e| Error::internal(e.to_string()))?;
     let state = build_state(paths, config, local.port(), &cancel)?;
     crate::telemetry::init(&state.config().telemetry)?;
     state.relay.reset()?;
     state.relay.join(cancel.clone()).await;
-    crate::clients::refresh(&state.paths, &state.config());
     let app = router(state.clone(), &cancel);
     crate::service::start(&state.ops, &cancel);
-    if state.config().memory.enabled {
-        // Build the memory search index from the notes now, so no search waits for it
-        // (a search before it is ready builds or waits for it itself).
-        let store = state.store.clone();
-        tokio::task::spawn_blocking(move || {
-            let t = std::time::Instant::now();
-            match crate::memory::MemoryEngine::new(store).warm_index() {
-                Ok(n) => tracing::info!(notes = n, ms = t.elapsed().as_millis() as u64, "memory index built"),
-                Err(e) => tracing::warn!("memory index not built at start: {}", e.message),
-            }
-        });
-    }
     tracing::info!(
         addr = %local,
         config_dir = %state.paths.config_dir.display(),
