@@ -148,15 +148,19 @@ async fn resumed(ctx: &Ctx, name: &str, args: &Map<String, Value>, r: Retry<'_>)
     if !bound {
         return Err(invalid());
     }
-    let mut status = card.status;
-    if status == crate::approvals::Status::Pending && r.declined {
-        let id = id.clone();
-        ctx.store.call(move |s| crate::approvals::withdraw(s, &id, "the caller declined to wait")).await?;
-        status = crate::approvals::Status::Withdrawn;
+    if card.status != crate::approvals::Status::Pending {
+        return Ok(Outcome::Done(json!(card.redacted())));
     }
-    if status == crate::approvals::Status::Pending {
+    if !r.declined {
         return Ok(Outcome::Pending { approval_id: id, detail: format!("{name} waits for a person") });
     }
-    let row = ctx.store.call(move |s| crate::approvals::get(s, &id)).await?;
+    // Withdrawn (or decided at that moment): the card as it is now.
+    let row = ctx
+        .store
+        .call(move |s| {
+            crate::approvals::withdraw(s, &id, "the caller declined to wait")?;
+            crate::approvals::get(s, &id)
+        })
+        .await?;
     Ok(Outcome::Done(json!(row.redacted())))
 }

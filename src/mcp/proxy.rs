@@ -247,7 +247,7 @@ impl ServerHandler for ProxyServer {
         } else {
             Waiting::Hold(&progress)
         };
-        let call = self.state.proxy.call(&served, &request.name, request.arguments.clone(), &who, waiting, &consumer);
+        let call = self.state.proxy.call(&served, &request.name, request.arguments, &who, waiting, &consumer);
         let out = match crate::telemetry::within(span.as_ref().map(|s| s.ctx.clone()), call).await {
             Ok(r) => Ok(r),
             Err(e) => Err(super::unknown_tool(&request.name, &e)),

@@ -169,24 +169,21 @@ impl Proxy {
         if !bound {
             return self.refuse_state(c, "names an approval of another call").await;
         }
-        if card.status == Status::Pending && rounds.declined() {
+        // Still waiting (and not given up on by the caller's person): ask again. Anything
+        // else, [`Proxy::decision`] reads and says (a call being run: within its time limit).
+        let mut waiting = card.status == Status::Pending;
+        if waiting && rounds.declined() {
             let id = id.clone();
-            let gone = self.store.call(move |s| approvals::withdraw(s, &id, "the caller declined to wait")).await;
-            if let Err(e) = gone {
+            if let Err(e) = self.store.call(move |s| approvals::withdraw(s, &id, "the caller declined to wait")).await {
                 return error_result(&e).into();
             }
+            waiting = false;
         }
-        let status = {
-            let id = id.clone();
-            self.store.call(move |s| approvals::get(s, &id)).await.map(|a| a.status)
-        };
+        if waiting {
+            return ask_for_card(&self.config(), &id, &why(c.tool, &r.id), rounds.elicit);
+        }
         let run = Duration::from_secs(self.config().mcp.call_timeout_secs);
-        match status {
-            Ok(Status::Pending) => ask_for_card(&self.config(), &id, &why(c.tool, &r.id), rounds.elicit),
-            // Approved and running: its result within the call's own time limit.
-            Ok(_) => self.decision(&id, c.tool, Duration::ZERO, run).await.into(),
-            Err(e) => error_result(&e).into(),
-        }
+        self.decision(&id, c.tool, Duration::ZERO, run).await.into()
     }
 }
 

@@ -383,22 +383,12 @@ async fn on_2026_07_28_a_gated_admin_call_is_answered_round_by_round() {
     let key = env.json(&["auth", "rotate", "admin", "--yes", "--json"])["key"].as_str().unwrap().to_string();
     let server = env.serve();
     let url = server.url("/mcp/admin/mcp");
-    let (config, state) = (env.config_dir(), env.state_dir());
-    let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(python)
-            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/external/gated_rounds.py"))
-            .args(["--url", &url, "--key", &key, "--hal0", BIN, "--tool", "config_write"])
-            .args(["--args", r#"{"args":{"key":"network.public_url","value":"https://box.example"}}"#])
-            .args(["--answer", "approve", "--answer", "deny", "--answer", "decline"])
-            .env("HAL0_CONFIG_DIR", config)
-            .env("HAL0_STATE_DIR", state)
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
-    assert!(out.status.success(), "gated_rounds.py failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut cmd = std::process::Command::new(python);
+    cmd.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/external/gated_rounds.py"))
+        .args(["--url", &url, "--key", &key, "--hal0", BIN, "--tool", "config_write"])
+        .args(["--args", r#"{"args":{"key":"network.public_url","value":"https://box.example"}}"#])
+        .args(["--answer", "approve", "--answer", "deny", "--answer", "decline"]);
+    let r = run_deciding_client(&env, cmd).await;
     assert_eq!(r["protocol"], "2026-07-28", "{r}");
     for (answer, status) in [("approve", "executed"), ("deny", "denied"), ("decline", "withdrawn")] {
         let e = &r[answer]["elicitations"];

@@ -344,15 +344,13 @@ async fn on_2026_07_28_a_wait_on_a_person_names_the_card() {
     for (i, (program, script)) in clients.into_iter().enumerate() {
         let key = b.env.bridge_key(&format!("client{i}"), &[]);
         let mut cmd = std::process::Command::new(program);
-        cmd.args(&script).env("HAL0_CONFIG_DIR", b.env.config_dir()).env("HAL0_STATE_DIR", b.env.state_dir());
+        cmd.args(&script);
         if program == "node" {
             cmd.args([&url, &key, BIN, "APPROVE rm"]).env("HAL0_TS_CLIENT", &ts);
         } else {
             cmd.args(["--url", &url, "--key", &key, "--hal0", BIN, "--input", "APPROVE rm"]);
         }
-        let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
-        assert!(out.status.success(), "{program} failed:\n{}", String::from_utf8_lossy(&out.stderr));
-        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let r = run_deciding_client(&b.env, cmd).await;
         assert_eq!(r["protocol"], "2026-07-28", "{r}");
         let seen = r["elicitations"].as_array().unwrap();
         assert_eq!(seen.len(), 1, "one round with the person: {r}");

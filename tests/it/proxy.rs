@@ -586,21 +586,11 @@ async fn the_typescript_v2_client_decides_a_gated_call_round_by_round() {
     let key = key_for(&env, "ts", "v2");
     let server = env.serve();
     let url = server.url("/mcp/proxy/ts/mcp");
-    let (config, state) = (env.config_dir(), env.state_dir());
-    let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new("node")
-            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/external/gated_rounds.mjs"))
-            .args([&url, &key, "delete_everything", r#"{"confirm":true}"#, BIN, "approve", "deny", "decline"])
-            .env("HAL0_TS_CLIENT", sdk)
-            .env("HAL0_CONFIG_DIR", config)
-            .env("HAL0_STATE_DIR", state)
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
-    assert!(out.status.success(), "gated_rounds.mjs failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    assert_rounds(&serde_json::from_slice(&out.stdout).unwrap());
+    let mut cmd = std::process::Command::new("node");
+    cmd.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/external/gated_rounds.mjs"))
+        .args([&url, &key, "delete_everything", r#"{"confirm":true}"#, BIN, "approve", "deny", "decline"])
+        .env("HAL0_TS_CLIENT", sdk);
+    assert_rounds(&run_deciding_client(&env, cmd).await);
     assert_eq!(up.count("delete_everything"), 1, "approved: the call ran once, denied and declined never");
 }
 
@@ -619,23 +609,12 @@ async fn on_2026_07_28_a_gated_call_is_answered_round_by_round() {
     let key = key_for(&env, "py", "sdk");
     let server = env.serve();
     let url = server.url("/mcp/proxy/py/mcp");
-    let (config, state) = (env.config_dir(), env.state_dir());
-    let k = key.clone();
-    let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(python)
-            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/external/gated_rounds.py"))
-            .args(["--url", &url, "--key", &k, "--hal0", BIN])
-            .args(["--tool", "delete_everything", "--args", r#"{"confirm":true}"#])
-            .args(["--answer", "approve", "--answer", "deny", "--answer", "decline"])
-            .env("HAL0_CONFIG_DIR", config)
-            .env("HAL0_STATE_DIR", state)
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
-    assert!(out.status.success(), "gated_rounds.py failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    assert_rounds(&serde_json::from_slice(&out.stdout).unwrap());
+    let mut cmd = std::process::Command::new(python);
+    cmd.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/external/gated_rounds.py"))
+        .args(["--url", &url, "--key", &key, "--hal0", BIN])
+        .args(["--tool", "delete_everything", "--args", r#"{"confirm":true}"#])
+        .args(["--answer", "approve", "--answer", "deny", "--answer", "decline"]);
+    assert_rounds(&run_deciding_client(&env, cmd).await);
     assert_eq!(up.count("delete_everything"), 1, "approved: the call ran once, denied and declined never");
     let rows = env.json(&["approvals", "list", "--all", "--json"]);
     let mut statuses: Vec<&str> = rows.as_array().unwrap().iter().map(|a| a["status"].as_str().unwrap()).collect();

@@ -309,3 +309,14 @@ pub fn pending_card(env: &Env, id: &str, tool: &str) {
     )
     .unwrap();
 }
+
+/// Run `cmd` (an external MCP client script) as the person of `env`'s box: it may decide
+/// cards at the shell with `hal0` (HAL0_CONFIG_DIR and HAL0_STATE_DIR point at `env`). The
+/// JSON it prints; its stderr when it fails.
+pub async fn run_deciding_client(env: &Env, mut cmd: Command) -> serde_json::Value {
+    cmd.env("HAL0_CONFIG_DIR", env.config_dir()).env("HAL0_STATE_DIR", env.state_dir());
+    let what = format!("{:?}", cmd.get_args().next().unwrap_or_default());
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap();
+    assert!(out.status.success(), "{what} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
