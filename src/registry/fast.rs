@@ -21,6 +21,7 @@
 
 use super::proxy::{Call, Consumer, Link, Proxy, Served, Who, error_result, mask_in, outcome_code, upstream_error};
 use super::relay::lock;
+use super::upstream::Upstream;
 use super::wire::Wire;
 use crate::audit::Verdict as Logged;
 use crate::error::Error;
@@ -286,11 +287,7 @@ impl Proxy {
     /// now when the session has none yet (its first request); `None` for a server the wire
     /// path does not reach (stdio, legacy SSE) or one that cannot be reached (rmcp's path
     /// then answers with the reason).
-    pub(super) async fn wire_upstream(
-        &self,
-        served: &Served,
-        session: &Session,
-    ) -> Option<Arc<super::upstream::Upstream>> {
+    pub(super) async fn wire_upstream(&self, served: &Served, session: &Session) -> Option<Arc<Upstream>> {
         if served.record.transport != super::Transport::StreamableHttp {
             return None;
         }
@@ -355,7 +352,7 @@ impl Proxy {
 
         // From here the call is the wire path's.
         let purpose = if task.is_some() { Purpose::TaskCall } else { Purpose::Call };
-        let mut end = Ending::new(self, served, &wire, &session, purpose, &tool, id);
+        let mut end = Ending::new(self, served, &up, &session, purpose, &tool, id)?;
         end.relay_token(&mut meta);
         let token = end.token.clone();
         meta.extend(wire.meta().clone());
@@ -463,6 +460,9 @@ pub(super) struct Ending {
     started: Instant,
     served: Arc<Served>,
     wire: Arc<Wire>,
+    /// The upstream session's client handler, where withdrawals of the upstream's requests
+    /// can arrive.
+    relay: super::relay::Relay,
     session: Arc<Session>,
     key: String,
     up_id: String,
@@ -478,17 +478,18 @@ pub(super) struct Ending {
 
 impl Ending {
     /// The ending of request `id` (the consumer's) of `purpose` about `what`, under a fresh
-    /// id of hal0's on `wire`.
+    /// id of hal0's on `up`'s wire path (`None` when it has none).
     pub(super) fn new(
         proxy: &Proxy,
         served: &Arc<Served>,
-        wire: &Arc<Wire>,
+        up: &Upstream,
         session: &Arc<Session>,
         purpose: Purpose,
         what: &str,
         id: &RawValue,
-    ) -> Ending {
-        Ending {
+    ) -> Option<Ending> {
+        let wire = up.wire.as_ref()?;
+        Some(Ending {
             store: proxy.store.clone(),
             pins: proxy.pins.clone(),
             purpose,
@@ -498,6 +499,7 @@ impl Ending {
             started: Instant::now(),
             served: served.clone(),
             wire: wire.clone(),
+            relay: up.relay().clone(),
             session: session.clone(),
             key: serde_json::from_str::<Value>(id.get()).map(|v| key_of(&v)).unwrap_or_default(),
             up_id: wire.next_id(),
@@ -506,7 +508,7 @@ impl Ending {
             timeout_secs: proxy.config().mcp.call_timeout_secs,
             path: "wire",
             done: false,
-        }
+        })
     }
 
     /// Put hal0's id in place of the consumer's progress token in request `meta` (the
@@ -576,6 +578,7 @@ impl Ending {
             ended: false,
             answered: false,
             asked: HashMap::new(),
+            withdrawn: None,
             buf: Vec::new(),
             parser: SseParser::new(),
             out: VecDeque::new(),
@@ -660,6 +663,9 @@ struct Flight {
     answered: bool,
     /// Upstream requests put to the consumer: the upstream's id (JSON text) → hal0's.
     asked: HashMap<String, String>,
+    /// Where the upstream's withdrawals of them arrive when they come on the session's own
+    /// stream ([`super::relay::Relay::watch_withdrawal`]); made at the first request.
+    withdrawn: Option<Withdrawals>,
     /// The upstream answered `application/json` (one message, read whole).
     json: bool,
     buf: Vec<u8>,
@@ -668,6 +674,29 @@ struct Flight {
     ct: CancellationToken,
     deadline: tokio::time::Instant,
     end: Ending,
+}
+
+/// A call's end of the channel its upstream's withdrawals come by.
+struct Withdrawals {
+    tx: tokio::sync::mpsc::UnboundedSender<super::relay::Withdrawn>,
+    rx: tokio::sync::mpsc::UnboundedReceiver<super::relay::Withdrawn>,
+}
+
+/// The next withdrawal; never, while no request was put to the consumer.
+async fn withdrawal(w: &mut Option<Withdrawals>) -> Option<super::relay::Withdrawn> {
+    match w {
+        Some(w) => w.rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+impl Drop for Flight {
+    /// A consumer gone mid-call leaves no withdrawal watched.
+    fn drop(&mut self) {
+        for id in self.asked.keys() {
+            self.end.relay.unwatch_withdrawal(id);
+        }
+    }
 }
 
 impl Flight {
@@ -689,6 +718,10 @@ impl Flight {
                 biased;
                 _ = self.ct.cancelled() => {
                     self.end.cancelled();
+                    continue;
+                }
+                Some((id, reason)) = withdrawal(&mut self.withdrawn) => {
+                    self.upstream_withdrew(&id, reason.map_or(Value::Null, Value::String));
                     continue;
                 }
                 c = tokio::time::timeout_at(self.deadline, self.body.chunk()) => c,
@@ -798,7 +831,13 @@ impl Flight {
         let (tx, rx) = oneshot::channel();
         lock(&session.asks).insert(ask.clone(), tx);
         if let Ok(key) = serde_json::from_str::<Value>(&up_id) {
-            self.asked.insert(key_of(&key), ask.clone());
+            let key = key_of(&key);
+            let to = self.withdrawn.get_or_insert_with(|| {
+                let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+                Withdrawals { tx, rx }
+            });
+            self.end.relay.watch_withdrawal(key.clone(), to.tx.clone());
+            self.asked.insert(key, ask.clone());
         }
         self.out.push_back(event(&text));
         let wait = Duration::from_secs(self.end.timeout_secs);
@@ -842,20 +881,13 @@ impl Flight {
                     self.out.push_back(event(&text));
                 }
             }
-            // The upstream withdrew a request of its own: if the consumer was asked, it is
-            // told (with the id it knows the request by).
+            // The upstream withdrew a request of its own on the call's stream.
             (Some("notifications/cancelled"), None) => {
                 let Some(Ok(p)) = env.params.map(|p| serde_json::from_str::<Map<String, Value>>(p.get())) else {
                     return;
                 };
-                let Some(ask) = p.get("requestId").and_then(|r| self.asked.remove(&key_of(r))) else { return };
-                lock(&self.end.session.asks).remove(&ask);
-                let reason = p.get("reason").cloned().unwrap_or(Value::Null);
-                let n = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                                           "params": {"requestId": ask, "reason": reason}});
-                if let Some(text) = masked(&n.to_string(), secrets) {
-                    self.out.push_back(event(&text));
-                }
+                let Some(id) = p.get("requestId").map(key_of) else { return };
+                self.upstream_withdrew(&id, p.get("reason").cloned().unwrap_or(Value::Null));
             }
             (Some(_), None) => {
                 if let Some(text) = masked(data, secrets) {
@@ -938,11 +970,25 @@ impl Flight {
         }
     }
 
+    /// The upstream withdrew its request `id` (JSON text) for `reason`: if the consumer was
+    /// asked, it is told (with the id it knows the request by).
+    fn upstream_withdrew(&mut self, id: &str, reason: Value) {
+        let Some(ask) = self.asked.remove(id) else { return };
+        self.end.relay.unwatch_withdrawal(id);
+        lock(&self.end.session.asks).remove(&ask);
+        let n = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                   "params": {"requestId": ask, "reason": reason}});
+        if let Some(text) = masked(&n.to_string(), &self.end.served.secrets) {
+            self.out.push_back(event(&text));
+        }
+    }
+
     /// The call ended while requests of the upstream were still put to the consumer: they
     /// can no longer be answered, so the consumer is told they were withdrawn (rmcp's path
     /// does the same).
     fn withdraw_asks(&mut self) {
-        for (_, ask) in self.asked.drain() {
+        for (id, ask) in self.asked.drain() {
+            self.end.relay.unwatch_withdrawal(&id);
             if lock(&self.end.session.asks).remove(&ask).is_none() {
                 continue;
             }

@@ -69,7 +69,16 @@ struct Routes {
     tokens: Mutex<HashMap<ProgressToken, Arc<Route>>>,
     /// URIs the owner subscribed to through the proxy (policy checked then).
     subscribed: Mutex<HashSet<String>>,
+    /// Requests of the upstream that a wire-path call put to its consumer, by the upstream's
+    /// id (JSON text): where the upstream's withdrawal of one goes. rmcp's server sends that
+    /// `notifications/cancelled` on the session's own stream, not the call's (it looks the
+    /// id up among its client's requests), so it arrives here rather than in the call's
+    /// answer stream.
+    withdrawals: Mutex<HashMap<String, mpsc::UnboundedSender<Withdrawn>>>,
 }
+
+/// The upstream withdrew its request (the id as JSON text), for the reason it gave.
+pub type Withdrawn = (String, Option<String>);
 
 /// The proxy's client handler of one upstream connection.
 #[derive(Clone, Default)]
@@ -92,6 +101,17 @@ impl Relay {
     /// The handler of an upstream session that serves consumer session `owner` only.
     pub fn owned_by(owner: Peer<RoleServer>, record: Owner, secrets: Vec<String>) -> Relay {
         Relay(Arc::new(Routes { owner: Some((owner, record)), secrets: Mutex::new(secrets), ..Default::default() }))
+    }
+
+    /// Send the upstream's withdrawal of its request `id` (JSON text) to `to`, if it comes
+    /// on the session's own stream.
+    pub(super) fn watch_withdrawal(&self, id: String, to: mpsc::UnboundedSender<Withdrawn>) {
+        lock(&self.0.withdrawals).insert(id, to);
+    }
+
+    /// The request `id` (JSON text) was answered, withdrawn, or its call ended.
+    pub(super) fn unwatch_withdrawal(&self, id: &str) {
+        lock(&self.0.withdrawals).remove(id);
     }
 
     /// Mask `secrets` in what this connection relays from now on.
@@ -410,6 +430,17 @@ impl Service<RoleClient> for Relay {
                 self.progress(n.params).await;
                 return Ok(());
             }
+            // The upstream withdrew a request a wire-path call put to its consumer (rmcp's
+            // path hears of it through the request's own cancellation token).
+            ServerNotification::CancelledNotification(n) => {
+                let Some(id) = n.params.request_id.and_then(|id| serde_json::to_string(&id).ok()) else {
+                    return Ok(());
+                };
+                if let Some(to) = lock(&self.0.withdrawals).remove(&id) {
+                    let _ = to.send((id, n.params.reason));
+                }
+                return Ok(());
+            }
             ServerNotification::ResourceUpdatedNotification(n) => {
                 if !lock(&self.0.subscribed).contains(&n.params.uri) {
                     return Ok(());
@@ -425,8 +456,7 @@ impl Service<RoleClient> for Relay {
             | ServerNotification::ResourceListChangedNotification(_)
             | ServerNotification::ToolListChangedNotification(_)
             | ServerNotification::PromptListChangedNotification(_)) => (self.owner_for(None), n),
-            // Cancellation of the upstream's own requests, SEP-2663 task status and other
-            // custom notifications are not relayed.
+            // SEP-2663 task status and other custom notifications are not relayed.
             _ => return Ok(()),
         };
         if let (Some(to), Some(n)) = (to, self.masked(n)) {

@@ -163,7 +163,7 @@ impl Proxy {
     ) -> Option<Sent> {
         let up = self.wire_upstream(served, session).await?;
         let wire = up.wire.clone()?;
-        let mut end = Ending::new(self, served, &wire, session, purpose, method, id);
+        let mut end = Ending::new(self, served, &up, session, purpose, method, id)?;
         let body = request(&mut end, method, p, wire.meta());
         Some((end.carry(body, method, None).await, up))
     }

@@ -56,12 +56,21 @@ pub async fn call(c: &rmcp::Peer<rmcp::RoleClient>, tool: &str, args: Value) -> 
 
 /// A client that declares sampling: it answers a sampling request at once, or (`patient`)
 /// never, waiting to be told the request was withdrawn. It counts the requests it got and
-/// the ones it was told were cancelled.
+/// the ones it was told were cancelled, and notes when it was last told.
 #[derive(Clone, Default)]
 pub struct Sampler {
     pub patient: bool,
     pub asked: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     pub cancelled: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    pub told_at: std::sync::Arc<std::sync::Mutex<Option<std::time::Instant>>>,
+}
+
+impl Sampler {
+    /// How long before `t` the client was last told a request was withdrawn (zero when it
+    /// was told after `t`; `None` when never).
+    pub fn told_before(&self, t: std::time::Instant) -> Option<std::time::Duration> {
+        self.told_at.lock().unwrap().map(|at| t.saturating_duration_since(at))
+    }
 }
 
 #[allow(deprecated)] // sampling (SEP-2577); hal0 still relays it for the servers that ask
@@ -84,7 +93,10 @@ impl rmcp::ClientHandler for Sampler {
             return Ok(rmcp::model::CreateMessageResult::new(m, "consumer-model".into()));
         }
         tokio::select! {
-            () = ctx.ct.cancelled() => { self.cancelled.fetch_add(1, Ordering::SeqCst); }
+            () = ctx.ct.cancelled() => {
+                *self.told_at.lock().unwrap() = Some(std::time::Instant::now());
+                self.cancelled.fetch_add(1, Ordering::SeqCst);
+            }
             () = tokio::time::sleep(std::time::Duration::from_secs(30)) => {}
         }
         Err(rmcp::ErrorData::internal_error("no answer", None))
