@@ -1,4 +1,4 @@
-//! Throughput of the log redactor (`hal0::redact`) over a deterministic 10 MB mixed text:
+//! Throughput of the log redactor (`hal0::base::redact`) over a deterministic 10 MB mixed text:
 //! prose (some of it non-ASCII), code, JSON (some of it JSON-escaped), env lines, headers,
 //! CLI lines, percent-encoded URLs, and secrets at intervals (tokens of many shapes, hal0's
 //! own keys, JWTs, Slack webhooks, PEM private keys). Times `redact`, `redact_live` and `redact_segments` on 4 KiB
@@ -7,7 +7,7 @@
 //!
 //! Run: `cargo run --release --example bench_redact`
 
-use hal0::redact::{self, MASK};
+use hal0::base::redact::{self, MASK};
 use std::time::{Duration, Instant};
 
 const SIZE: usize = 10 * 1024 * 1024;

@@ -30,7 +30,7 @@ mod support;
 use hal0::audit::{self, Entry, Verdict};
 use hal0::bridge::ledger::{self, Run, RunStatus, Update};
 use hal0::memory::{MemoryEngine, NewNote};
-use hal0::retention::{self, Policy};
+use hal0::ops::retention::{self, Policy};
 use hal0::store::Store;
 use rng::Rng;
 use serde_json::{Value, json};

@@ -20,7 +20,7 @@ fn main() {
             .or_else(|| info.payload().downcast_ref::<&str>().copied())
             .unwrap_or("");
         if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
-            std::process::exit(hal0::exit::CLOSED_PIPE);
+            std::process::exit(hal0::base::exit::CLOSED_PIPE);
         }
         default(info);
     }));

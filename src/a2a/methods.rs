@@ -5,9 +5,9 @@
 
 use super::rpc::{RpcError, RpcResult};
 use super::task::{self, State};
+use crate::base::progress::Progress;
 use crate::bridge::ledger::{Cursor, Query, Run};
 use crate::bridge::{Asker, Bridge, StartRequest};
-use crate::progress::Progress;
 use serde::Deserialize;
 use serde_json::{Value, json};
 

@@ -7,7 +7,7 @@
 
 use super::methods::message;
 use super::rpc::{RpcError, RpcResult};
-use crate::progress::Progress;
+use crate::base::progress::Progress;
 use crate::relay::{Asker, Refusal};
 use crate::server::AppState;
 use serde_json::{Value, json};
@@ -19,7 +19,7 @@ pub fn interface_path(bot: &str) -> String {
 
 /// Whether `bot` has a public card: listed in `[relay].a2a_bots` and a bot (a live bridge
 /// client holding the `relay` scope).
-pub async fn published(state: &AppState, bot: &str) -> crate::error::Result<bool> {
+pub async fn published(state: &AppState, bot: &str) -> crate::base::error::Result<bool> {
     if !state.config().relay.a2a_bots.iter().any(|b| b == bot) {
         return Ok(false);
     }

@@ -45,12 +45,12 @@ fn failure(e: RpcError) -> Response {
 }
 
 /// `hermes.<profile>` → the agent, checked to be a profile hal0 serves.
-fn agent_of(state: &AppState, slug: &str) -> crate::error::Result<String> {
+fn agent_of(state: &AppState, slug: &str) -> crate::base::error::Result<String> {
     let agent = slug.replacen('.', "/", 1);
     match state.bridge.get().map(|b| b.profiles().get(&agent)) {
         Some(Ok(_)) => Ok(agent),
         Some(Err(e)) => Err(e),
-        None => Err(crate::error::Error::unavailable("bridge.unavailable", "the run service is not running")),
+        None => Err(crate::base::error::Error::unavailable("bridge.unavailable", "the run service is not running")),
     }
 }
 

@@ -3,7 +3,7 @@
 //! of each method to [`super::methods`] (or [`super::stream`] for the two streaming ones).
 
 use super::methods::{self, Face};
-use crate::error::{Error, Kind};
+use crate::base::error::{Error, Kind};
 use crate::server::AppState;
 use crate::server::guard::Caller;
 use axum::body::Bytes;

@@ -43,7 +43,7 @@ fn shown(run: &Run) -> Value {
 }
 
 /// The stream responses `run` calls for since `c`, and the cursor moved past them.
-fn step(c: &mut Cursor, run: &Run) -> crate::error::Result<Vec<Value>> {
+fn step(c: &mut Cursor, run: &Run) -> crate::base::error::Result<Vec<Value>> {
     let (id, ctx) = (run.run_id.clone(), task::context_id(run));
     let mut out = Vec::new();
     let state = task::state(run);

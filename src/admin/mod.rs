@@ -7,7 +7,7 @@
 use crate::ops::args;
 pub use crate::ops::routes;
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::ops::{Access, Ctx, op_named};
 use routes::path_args;
 use serde_json::{Map, Value, json};
@@ -95,7 +95,7 @@ pub async fn call(
     // A gated call is parsed in full before it is queued.
     (op.check)(&args::check_path_args(op.path, args.clone())?)?;
     let mut shown = Value::Object(args.clone());
-    crate::redact::redact_json(&mut shown);
+    crate::base::redact::redact_json(&mut shown);
     let preview = format!("{name}: {} {} {}", op.method, op.path, shown);
     let (tool, client) = (name.to_string(), ctx.identity.to_string());
     let stored = json!({"tool": name, "args": args});

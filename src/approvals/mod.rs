@@ -5,8 +5,8 @@
 
 pub mod rules;
 
+use crate::base::error::{Error, Result};
 use crate::config::Config;
-use crate::error::{Error, Result};
 use crate::store::{Store, now};
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
@@ -146,7 +146,7 @@ impl Approval {
             && let Some(v) = self.arguments.pointer_mut("/args/secret")
         {
             let len = v.as_str().map_or(0, str::len);
-            *v = Value::String(format!("{} ({len} bytes)", crate::redact::MASK));
+            *v = Value::String(format!("{} ({len} bytes)", crate::base::redact::MASK));
         }
         self
     }
@@ -161,24 +161,24 @@ impl Approval {
             .map(str::to_owned);
         let mut masked = Vec::new();
         mask_maps(&mut self.arguments, &mut masked);
-        crate::redact::redact_json(&mut self.arguments);
+        crate::base::redact::redact_json(&mut self.arguments);
         // The preview quotes the arguments: what was masked there is masked here too.
         for v in masked.iter().filter(|v| v.len() >= 4) {
             for form in [v.clone(), Value::String(v.clone()).to_string().trim_matches('"').to_string()] {
-                self.preview = self.preview.replace(&form, crate::redact::MASK);
+                self.preview = self.preview.replace(&form, crate::base::redact::MASK);
             }
         }
-        self.preview = crate::redact::redact(&self.preview).into_owned();
+        self.preview = crate::base::redact::redact(&self.preview).into_owned();
         if let Some(k) = setting {
             if let Some(v) = self.arguments.pointer_mut("/args/key") {
                 *v = Value::String(k.clone());
             }
-            let hidden = format!("\"key\":\"{}\"", crate::redact::MASK);
+            let hidden = format!("\"key\":\"{}\"", crate::base::redact::MASK);
             self.preview = self.preview.replace(&hidden, &format!("\"key\":\"{k}\""));
         }
-        self.reason = self.reason.map(|r| crate::redact::redact(&r).into_owned());
+        self.reason = self.reason.map(|r| crate::base::redact::redact(&r).into_owned());
         if let Some(r) = self.result.as_mut() {
-            crate::redact::redact_json(r);
+            crate::base::redact::redact_json(r);
         }
         self
     }
@@ -202,7 +202,7 @@ fn mask_maps(v: &mut Value, masked: &mut Vec<String>) {
                     for x in item.as_object_mut().into_iter().flat_map(|o| o.values_mut()) {
                         if !x.is_null() && x.as_str() != Some("") {
                             masked.push(x.as_str().map(str::to_string).unwrap_or_else(|| x.to_string()));
-                            *x = Value::String(crate::redact::MASK.to_string());
+                            *x = Value::String(crate::base::redact::MASK.to_string());
                         }
                     }
                 } else {
@@ -291,7 +291,7 @@ pub fn create_bound(
     if gated && arguments.len() > MAX_GATED_ARGUMENTS_BYTES {
         return Err(Error::new(
             "approvals.arguments_too_large",
-            crate::error::Kind::TooLarge,
+            crate::base::error::Kind::TooLarge,
             format!(
                 "the arguments of `{}` are {} bytes as JSON; a gated call may queue at most {MAX_GATED_ARGUMENTS_BYTES} \
                  (64 KiB) for a person to read: pass a reference (a path, a URL) instead of the content",
@@ -310,7 +310,7 @@ pub fn create_bound(
             if held >= MAX_PENDING_PER_CLIENT {
                 return Err(Error::new(
                     "approvals.too_many_pending",
-                    crate::error::Kind::TooMany,
+                    crate::base::error::Kind::TooMany,
                     format!(
                         "{} already has {MAX_PENDING_PER_CLIENT} gated calls waiting for a person; wait until they are \
                          decided (hal0 agent approvals list) before queueing more",
@@ -504,7 +504,7 @@ fn scrub(c: &rusqlite::Connection, id: &str) -> Result<()> {
         c.query_row("SELECT arguments FROM approvals WHERE id = ?1", [id], |r| r.get(0)).optional()?;
     let Some(stored) = stored else { return Ok(()) };
     let Ok(mut v) = serde_json::from_str::<Value>(&stored) else { return Ok(()) };
-    crate::redact::redact_json(&mut v);
+    crate::base::redact::redact_json(&mut v);
     let scrubbed = v.to_string();
     if scrubbed != stored {
         c.execute("UPDATE approvals SET arguments = ?1 WHERE id = ?2", params![scrubbed, id])?;
@@ -707,7 +707,7 @@ mod tests {
         finish(&s, &run, Status::Executed, &serde_json::json!({"ok": true})).unwrap();
         for id in [&denied, &withdrawn, &run] {
             let a = stored(id);
-            assert!(!a.contains(&token) && a.contains("origin") && a.contains(crate::redact::MASK), "{a}");
+            assert!(!a.contains(&token) && a.contains("origin") && a.contains(crate::base::redact::MASK), "{a}");
         }
     }
 

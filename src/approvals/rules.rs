@@ -6,7 +6,7 @@
 //! and caller of the card they came from; an edit of the server's policy leaves them (a
 //! tool that becomes blocked stays blocked: only gated calls consult rules).
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::store::{Store, now};
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;

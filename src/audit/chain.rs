@@ -22,7 +22,7 @@
 //! also recompute every hash after an edit, which the heads kept elsewhere then show.
 
 use super::{Outcome, Prepared, Row};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use rusqlite::{Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -716,14 +716,14 @@ mod tests {
         let (_d, s) = scratch();
         log(&s);
         // Keep the newest two rows: both outcome links belong to pruned rows and go too.
-        let p = crate::retention::Policy { audit_max_rows: 2, ..crate::retention::Policy::default() };
-        crate::retention::prune(&s, &p).unwrap();
+        let p = crate::ops::retention::Policy { audit_max_rows: 2, ..crate::ops::retention::Policy::default() };
+        crate::ops::retention::prune(&s, &p).unwrap();
         let r = check(&s);
         assert!(r.intact, "{r:?}");
         assert_eq!((r.first_row, r.last_row, r.outcomes), (Some(5), Some(6), 0));
         entry(&s, "t7", Verdict::Ok);
-        let p = crate::retention::Policy { audit_max_rows: 1, ..p };
-        crate::retention::prune(&s, &p).unwrap();
+        let p = crate::ops::retention::Policy { audit_max_rows: 1, ..p };
+        crate::ops::retention::prune(&s, &p).unwrap();
         let r = check(&s);
         assert!(r.intact, "{r:?}");
         assert_eq!((r.rows, r.first_row, r.outcomes), (1, Some(7), 0));
@@ -744,13 +744,13 @@ mod tests {
         let (a, b) = (entry(&s, "a", Verdict::Started), entry(&s, "b", Verdict::Started));
         finish(&s, b);
         finish(&s, a);
-        let p = crate::retention::Policy { audit_max_rows: 1, ..crate::retention::Policy::default() };
-        crate::retention::prune(&s, &p).unwrap();
+        let p = crate::ops::retention::Policy { audit_max_rows: 1, ..crate::ops::retention::Policy::default() };
+        crate::ops::retention::prune(&s, &p).unwrap();
         let r = check(&s);
         assert!(r.intact, "{r:?}");
         assert_eq!((r.rows, r.outcomes), (1, 2), "a's outcome link follows b's: it stays, its row gone");
         entry(&s, "c", Verdict::Ok);
-        crate::retention::prune(&s, &p).unwrap();
+        crate::ops::retention::prune(&s, &p).unwrap();
         let r = check(&s);
         assert!(r.intact && r.outcomes == 0, "{r:?}");
         let started = entry(&s, "d", Verdict::Started);
@@ -778,8 +778,8 @@ mod tests {
         let r = check(&s);
         assert!(r.intact, "{r:?}");
         assert_eq!((r.unchained, r.rows, r.outcomes), (2, 1, 1));
-        let p = crate::retention::Policy { audit_max_rows: 1, ..crate::retention::Policy::default() };
-        crate::retention::prune(&s, &p).unwrap();
+        let p = crate::ops::retention::Policy { audit_max_rows: 1, ..crate::ops::retention::Policy::default() };
+        crate::ops::retention::prune(&s, &p).unwrap();
         let r = check(&s);
         assert!(r.intact && r.unchained == 0 && r.rows == 1, "{r:?}");
     }

@@ -7,8 +7,8 @@
 //! missing or full costs the row its copy and a throttled warning.
 
 use crate::audit::Row;
+use crate::base::logfmt::throttle::{Throttle, held_back};
 use crate::config::retention::{Audit, Forward};
-use crate::logfmt::throttle::{Throttle, held_back};
 use std::collections::HashMap;
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
@@ -62,7 +62,7 @@ impl Forwarder {
 
 /// The row as one line of JSON.
 fn json(row: &Row) -> String {
-    crate::term::json_safe(&serde_json::to_string(row).unwrap_or_default()).into_owned()
+    crate::base::term::json_safe(&serde_json::to_string(row).unwrap_or_default()).into_owned()
 }
 
 /// `<86>hal0[PID]: audit {json}`: facility authpriv (10), severity info (6).

@@ -4,7 +4,7 @@
 //!
 //! Rows are never changed, except that a `started` entry (written before a call that may
 //! change state runs, so no change ever goes unrecorded) takes its call's outcome once; rows
-//! leave only by retention, oldest first (`crate::retention`). Triggers enforce both.
+//! leave only by retention, oldest first (`crate::ops::retention`). Triggers enforce both.
 //! Every write is linked into a hash chain ([`chain`]), so an edit behind hal0's back shows;
 //! `hal0 activity list|export|verify` reads it.
 
@@ -12,7 +12,7 @@ pub mod chain;
 pub(crate) mod forward;
 pub(crate) mod writer;
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::store::{Store, now};
 use rusqlite::types::Value as Sql;
 use rusqlite::{OptionalExtension, params_from_iter};
@@ -145,7 +145,7 @@ fn check(e: &Entry<'_>) -> Result<()> {
 fn cut_strings(v: &mut Value) {
     match v {
         Value::String(s) if s.len() > STRING_CUT => {
-            let (head, _) = crate::redact::cut(s, STRING_CUT);
+            let (head, _) = crate::base::redact::cut(s, STRING_CUT);
             *s = format!("{head}{CUT_MARK}");
         }
         Value::Array(items) => items.iter_mut().for_each(cut_strings),
@@ -158,7 +158,7 @@ fn cut_strings(v: &mut Value) {
 /// redaction means a cut never splits a secret out of the redactor's view.
 fn stored_arguments(arguments: &Value) -> String {
     let mut v = arguments.clone();
-    crate::redact::redact_json(&mut v);
+    crate::base::redact::redact_json(&mut v);
     let text = v.to_string();
     if text.len() <= ARGS_MAX {
         return text;
@@ -196,7 +196,7 @@ pub(crate) fn prepare(e: &Entry<'_>) -> Result<Prepared> {
         verdict: e.verdict,
         result_code: e.result_code.map(str::to_string),
         approval_id: e.approval_id.map(str::to_string),
-        detail: e.detail.map(|d| crate::redact::redact(d).into_owned()),
+        detail: e.detail.map(|d| crate::base::redact::redact(d).into_owned()),
     })
 }
 
@@ -659,7 +659,7 @@ pub fn export(store: &Store, f: &Filter, out: &mut impl Write) -> Result<u64> {
             let row = chain::exported(c, &to_row(r)?)?;
             let line = serde_json::to_string(&row).map_err(|e| Error::internal(e.to_string()))?;
             // The same value, with control and invisible characters as `\u` escapes.
-            out.write_all(crate::term::json_safe(&line).as_bytes()).map_err(write_err)?;
+            out.write_all(crate::base::term::json_safe(&line).as_bytes()).map_err(write_err)?;
             out.write_all(b"\n").map_err(write_err)?;
             n += 1;
         }

@@ -14,7 +14,7 @@
 //! one does. It is still committed before its call goes out.
 
 use crate::audit::{Prepared, insert};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::store::{Store, immediate};
 use std::collections::HashMap;
 use std::ops::ControlFlow;
@@ -546,7 +546,7 @@ mod tests {
     #[test]
     fn a_waited_row_among_dense_calls_shares_its_commit() {
         use super::{Job, gather};
-        fn row(reply: Option<tokio::sync::oneshot::Sender<crate::error::Result<i64>>>) -> Job {
+        fn row(reply: Option<tokio::sync::oneshot::Sender<crate::base::error::Result<i64>>>) -> Job {
             Job::Row(crate::audit::prepare(&entry("t", &json!({}))).unwrap(), reply)
         }
         let (tx, rx) = std::sync::mpsc::channel();

@@ -3,9 +3,9 @@
 //! re-reads the file whenever it changes on disk.
 
 use super::token::{fingerprint, random_base62};
-use crate::error::{Error, Result};
-use crate::filememo::FileMemo;
-use crate::paths::read_optional;
+use crate::base::error::{Error, Result};
+use crate::base::filememo::FileMemo;
+use crate::base::paths::read_optional;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -54,7 +54,7 @@ impl BoxKeys {
 
     pub fn parse(text: &str) -> BoxKeys {
         let mut keys = BoxKeys::default();
-        for (k, v) in crate::envfile::env_lines(text) {
+        for (k, v) in crate::base::envfile::env_lines(text) {
             let v = (!v.is_empty()).then_some(v);
             match k.as_str() {
                 ADMIN_VAR => keys.admin = v,
@@ -83,7 +83,7 @@ impl BoxKeys {
 pub fn rotate(path: &Path, tier: BoxKey) -> Result<String> {
     let prefix = if tier == BoxKey::Admin { ADMIN_KEY_PREFIX } else { CLIENT_KEY_PREFIX };
     let key = format!("{prefix}{}", random_base62(43)?);
-    crate::envfile::set_vars(path, &[(tier.var(), &key)])?;
+    crate::base::envfile::set_vars(path, &[(tier.var(), &key)])?;
     Ok(key)
 }
 

@@ -2,7 +2,7 @@
 //! notes and last-seen times; add, list, change scopes, rotate and revoke.
 
 use super::token::{random_base62, sha256_hex};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::store::{Store, now};
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;

@@ -10,13 +10,13 @@
 //! whose keys were removed while the daemon listens on the network.
 
 use super::{Credential, RouteClass};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use std::net::{IpAddr, SocketAddr};
 
 /// The command that arms auth, named by every refusal here.
 pub const ARM: &str = "sudo hal0 auth rotate admin";
 
-pub use crate::weburl::is_local;
+pub use crate::base::weburl::is_local;
 
 /// May `hal0 serve` listen on `bind` with auth `armed` or not? Loopback always; another
 /// address (0.0.0.0 and :: included) only with auth armed or `allow_unauthenticated`.

@@ -45,7 +45,7 @@ impl BoxNames {
 
 /// The port written in an http(s) URL (none when it is the scheme's default).
 fn url_port(url: &str) -> Option<u16> {
-    crate::weburl::HttpUrl::parse(url)?.explicit_port
+    crate::base::weburl::HttpUrl::parse(url)?.explicit_port
 }
 
 /// Lower-case a host and put IPv6 literals in brackets.

@@ -19,7 +19,7 @@ pub const TTL: Duration = Duration::from_secs(1);
 /// Entries kept at most; the cache starts over when full.
 const MAX_ENTRIES: usize = 4096;
 
-use crate::filewatch::{Version, version};
+use crate::base::filewatch::{Version, version};
 
 fn stamp_path(store: &Store) -> PathBuf {
     store.path().with_file_name("keys.stamp")
@@ -32,7 +32,7 @@ pub fn bump(store: &Store) {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
     // A temp file of a random name, created exclusively (a guessable name could be a link
     // the state dir's owner planted), adopted and renamed into place.
-    if let Err(e) = crate::paths::write_atomic(&path, format!("{nanos}\n").as_bytes()) {
+    if let Err(e) = crate::base::paths::write_atomic(&path, format!("{nanos}\n").as_bytes()) {
         // Entries then live out their TTL; say so rather than fail the change itself.
         tracing::warn!("{e}; cached keys may be used for up to {TTL:?}");
     }
@@ -57,7 +57,7 @@ fn digest(key: &str) -> [u8; 32] {
 impl KeyCache {
     pub fn new(store: &Store) -> KeyCache {
         let path = stamp_path(store);
-        crate::filewatch::watch(&path);
+        crate::base::filewatch::watch(&path);
         KeyCache { path, entries: Mutex::new(HashMap::new()) }
     }
 

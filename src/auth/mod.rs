@@ -13,6 +13,7 @@ pub mod passkey;
 pub mod password;
 pub mod people;
 pub mod principal;
+pub mod secrets;
 pub mod session;
 pub mod token;
 

@@ -6,8 +6,8 @@
 //! its password is hashed, and after [`MAX_FAILURES`] not proven right in [`WINDOW`] every
 //! password sign-in is refused until the window has passed; one hash runs at a time.
 
-use crate::error::{Error, Result};
-use crate::paths::Paths;
+use crate::base::error::{Error, Result};
+use crate::base::paths::Paths;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -29,7 +29,7 @@ pub fn is_set(paths: &Paths) -> bool {
 /// Store `password`'s argon2id hash (replacing any earlier one).
 pub fn set(paths: &Paths, password: &str) -> Result<()> {
     let hash = crate::auth::people::hash_password(password)?;
-    crate::paths::write_atomic(&file(paths), format!("{hash}\n").as_bytes())
+    crate::base::paths::write_atomic(&file(paths), format!("{hash}\n").as_bytes())
 }
 
 /// Turn password sign-in off; whether a password was set.
@@ -52,7 +52,7 @@ fn no_password() -> Error {
 /// Whether `password` is the dashboard's (argon2id, constant time); `ui.no_password` when
 /// none is set.
 pub fn verify(paths: &Paths, password: &str) -> Result<bool> {
-    let stored = crate::paths::read_optional(&file(paths))?.ok_or_else(no_password)?;
+    let stored = crate::base::paths::read_optional(&file(paths))?.ok_or_else(no_password)?;
     crate::auth::people::password_matches(&stored, password)
         .map_err(|e| Error::internal(format!("{}: {}", file(paths).display(), e.message)))
 }
@@ -100,7 +100,7 @@ impl Throttle {
             let wait = q.front().map_or(WINDOW, |t| WINDOW.saturating_sub(t.elapsed()));
             return Err(Error::new(
                 "ui.too_many_attempts",
-                crate::error::Kind::TooMany,
+                crate::base::error::Kind::TooMany,
                 format!(
                     "{MAX_FAILURES} wrong passwords in {} minutes: password sign-in is paused for {} more minutes \
                      (`hal0 ui login` on the box still works)",

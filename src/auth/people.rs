@@ -4,7 +4,7 @@
 //! and removes their passkeys.
 
 use crate::auth::passkey::NewCredential;
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::store::Store;
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};

@@ -4,7 +4,7 @@
 use super::boxkeys::BoxKeys;
 use super::bridge::{self, Client, Scope};
 use super::token::ct_eq;
-use crate::error::Result;
+use crate::base::error::Result;
 use crate::store::Store;
 
 /// The credential a request carried, after checking it.

@@ -7,7 +7,7 @@
 
 use crate::audit::{self, Entry, Verdict};
 use crate::auth::token::{random_base62, sha256_hex};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::store::Store;
 use rusqlite::OptionalExtension;
 use serde::Serialize;

@@ -1,7 +1,7 @@
 //! Random tokens and fingerprints: base62 keys from the OS RNG, sha256 digests, and a
 //! constant-time comparison.
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use sha2::{Digest, Sha256};
 
 const ALPHABET: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";

@@ -38,7 +38,7 @@ pub fn clean_version(v: &str) -> Option<String> {
 /// A string safe to show: not secret-shaped, not a URL.
 fn safe(s: &str) -> Option<Value> {
     let lower = s.to_ascii_lowercase();
-    if crate::redact::is_secret_shaped(s) || lower.contains("://") {
+    if crate::base::redact::is_secret_shaped(s) || lower.contains("://") {
         return None;
     }
     Some(json!(s))

@@ -7,7 +7,7 @@
 use super::Bridge;
 use super::ledger::{self, RunStatus, Update};
 use crate::approvals::{self, NewApproval};
-use crate::error::Result;
+use crate::base::error::Result;
 use crate::hermes::HermesEvent;
 use futures::StreamExt;
 use serde_json::{Value, json};

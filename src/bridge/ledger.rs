@@ -2,7 +2,7 @@
 //! output, usage, error, pending request) and its stored events (newest 500 per run),
 //! written by the follower in one transaction per flush.
 
-use crate::error::Result;
+use crate::base::error::Result;
 use crate::store::{Store, now};
 use rusqlite::{OptionalExtension, params};
 use serde_json::Value;

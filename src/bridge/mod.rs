@@ -11,10 +11,10 @@ pub mod teach;
 pub mod view;
 
 use crate::approvals;
+use crate::base::error::{Error, Kind, Result};
+use crate::base::progress::Progress;
 use crate::config::Config;
-use crate::error::{Error, Kind, Result};
 use crate::hermes::{HermesClient, Profile, Profiles};
-use crate::progress::Progress;
 use crate::store::{Store, now};
 use ledger::Run;
 use serde_json::{Value, json};

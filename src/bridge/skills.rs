@@ -7,8 +7,8 @@
 
 use crate::approvals::ApprovalKind;
 use crate::approvals::{self, Approval, NewApproval};
+use crate::base::error::{Error, Kind, Result};
 use crate::config::Config;
-use crate::error::{Error, Kind, Result};
 use crate::skills::{SkillDirs, card, digest, validate_push};
 use crate::store::Store;
 use serde_json::{Value, json};
@@ -35,7 +35,7 @@ fn state_dir(store: &Store) -> &Path {
 /// `agent_skills_list`.
 pub fn list(store: &Store, cfg: &Config) -> Value {
     let mut v = json!({"skills": dirs(cfg, state_dir(store)).list()});
-    crate::redact::redact_json(&mut v);
+    crate::base::redact::redact_json(&mut v);
     v
 }
 

@@ -4,7 +4,7 @@
 //! caller's own `private:<client>`), every note is tagged `source:bridge:<client>`, and
 //! client tags that claim ownership or visibility are dropped.
 
-use crate::error::{Error, Kind, Result};
+use crate::base::error::{Error, Kind, Result};
 use crate::hermes::Profiles;
 use crate::memory::MemoryEngine;
 use serde_json::{Value, json};
@@ -100,7 +100,7 @@ pub fn search(
     let ns = search_namespaces(profiles, agent, client)?;
     let hits = engine.search_in(&ns, query, limit as usize).map_err(engine_error)?;
     let mut v = json!({"status": "ok", "results": hits});
-    crate::redact::redact_json(&mut v);
+    crate::base::redact::redact_json(&mut v);
     Ok(v)
 }
 

@@ -4,8 +4,8 @@
 //! masked, and the live-edge rule while the run can still grow.
 
 use super::ledger::{self, Run, StoredEvent};
-use crate::error::{Error, Kind, Result};
-use crate::redact;
+use crate::base::error::{Error, Kind, Result};
+use crate::base::redact;
 use crate::store::Store;
 use serde_json::{Map, Value, json};
 

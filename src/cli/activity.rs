@@ -3,7 +3,7 @@
 
 use super::{Ctx, table};
 use crate::audit::{self, Filter};
-use crate::error::Result;
+use crate::base::error::Result;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum ActivityCmd {
@@ -74,7 +74,7 @@ fn filter(
 
 fn one_line(v: &serde_json::Value, max: usize) -> String {
     let s = v.to_string();
-    let (head, cut) = crate::redact::cut(&s, max);
+    let (head, cut) = crate::base::redact::cut(&s, max);
     if cut { format!("{head}…") } else { head.to_string() }
 }
 
@@ -88,11 +88,11 @@ pub fn run(ctx: &Ctx, cmd: ActivityCmd) -> Result<i32> {
             let ops = ctx.ops()?;
             let rows = super::runtime()?.block_on(crate::ops::activity::list(&ops, args))?;
             if out.done_with(&rows, "id") {
-                return Ok(crate::exit::OK);
+                return Ok(crate::base::exit::OK);
             }
             if rows.is_empty() {
                 println!("No activity.");
-                return Ok(crate::exit::OK);
+                return Ok(crate::base::exit::OK);
             }
             let body = rows
                 .iter()
@@ -117,7 +117,7 @@ pub fn run(ctx: &Ctx, cmd: ActivityCmd) -> Result<i32> {
                     body
                 )
             );
-            Ok(crate::exit::OK)
+            Ok(crate::base::exit::OK)
         }
         ActivityCmd::Export { since, until, client, tool } => {
             let f = filter((since, until), client, tool, 0)?;
@@ -125,7 +125,7 @@ pub fn run(ctx: &Ctx, cmd: ActivityCmd) -> Result<i32> {
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
             audit::export(&store, &f, &mut out)?;
-            Ok(crate::exit::OK)
+            Ok(crate::base::exit::OK)
         }
         ActivityCmd::Verify { file, complete, json } => {
             let report = match file {
@@ -137,7 +137,7 @@ pub fn run(ctx: &Ctx, cmd: ActivityCmd) -> Result<i32> {
             } else {
                 print_report(&report);
             }
-            Ok(if report.intact { crate::exit::OK } else { crate::exit::TAMPERED })
+            Ok(if report.intact { crate::base::exit::OK } else { crate::base::exit::TAMPERED })
         }
     }
 }
@@ -147,7 +147,7 @@ fn read_copy(path: &std::path::Path, complete: bool) -> Result<audit::chain::Rep
         return audit::chain::verify_lines(std::io::stdin().lock(), complete);
     }
     let f = std::fs::File::open(path).map_err(|e| {
-        crate::error::Error::invalid(
+        crate::base::error::Error::invalid(
             "audit.invalid_copy",
             format!("cannot open {}: {e}; give the file `hal0 activity export` wrote", path.display()),
         )

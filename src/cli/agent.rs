@@ -3,8 +3,8 @@
 
 use super::{Ctx, confirm, print_json, table, who};
 use crate::approvals::{self, Approval};
-use crate::error::{Error, Result};
-use crate::term::{safe, safe_line};
+use crate::base::error::{Error, Result};
+use crate::base::term::{safe, safe_line};
 use std::io::IsTerminal;
 
 #[derive(Debug, clap::Subcommand)]
@@ -251,7 +251,7 @@ fn decide(
     if done.status == approvals::Status::Failed {
         return Err(Error::new(
             "approvals.execution_failed",
-            crate::error::Kind::BadGateway,
+            crate::base::error::Kind::BadGateway,
             format!(
                 "the decision was recorded but could not be delivered: {}",
                 done.result.map(|r| r.to_string()).unwrap_or_default()
@@ -279,7 +279,7 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> Result<()> {
             if rows.iter().any(|r| r.outcome == "failed") {
                 return Err(Error::new(
                     "hermes.reprovision_failed",
-                    crate::error::Kind::Unavailable,
+                    crate::base::error::Kind::Unavailable,
                     "some profiles could not be wired (see the table)",
                 ));
             }

@@ -3,7 +3,7 @@
 use super::{Ctx, confirm, print_json, table};
 use crate::auth::boxkeys::{self, BoxKey, BoxKeys};
 use crate::auth::token::fingerprint;
-use crate::error::Result;
+use crate::base::error::Result;
 use serde_json::json;
 
 #[derive(Debug, clap::Subcommand)]

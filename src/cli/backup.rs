@@ -1,8 +1,8 @@
-//! `hal0 backup FILE` and `hal0 restore FILE`: the shell front of [`crate::backup`].
+//! `hal0 backup FILE` and `hal0 restore FILE`: the shell front of [`crate::store::backup`].
 
 use super::{Ctx, confirm, print_json};
-use crate::backup::{self, Action};
-use crate::error::Result;
+use crate::base::error::Result;
+use crate::store::backup::{self, Action};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -36,13 +36,13 @@ pub fn backup(ctx: &Ctx, a: BackupArgs) -> Result<()> {
         return Ok(());
     }
     let store = match made.store_bytes {
-        Some(b) => format!("hal0.db ({}, schema {})", crate::term::bytes(b), made.schema_version),
+        Some(b) => format!("hal0.db ({}, schema {})", crate::base::term::bytes(b), made.schema_version),
         None => "no store (none yet)".into(),
     };
     println!(
         "wrote {} ({}): {} config {} and {store}",
         made.path.display(),
-        crate::term::bytes(made.bytes),
+        crate::base::term::bytes(made.bytes),
         made.config_files,
         if made.config_files == 1 { "file" } else { "files" }
     );

@@ -2,8 +2,8 @@
 
 use super::{Ctx, confirm, print_json, runtime, table};
 use crate::auth::bridge::{self, Client, parse_scopes};
-use crate::error::Result;
-use crate::term::{safe, shell_quote};
+use crate::base::error::Result;
+use crate::base::term::{safe, shell_quote};
 use serde_json::json;
 
 #[derive(Debug, clap::Subcommand)]
@@ -20,7 +20,7 @@ pub enum BridgeCmd {
         scopes: Vec<String>,
         /// Print this MCP client's config instead of the `claude mcp add` lines (the key is
         /// read from $HAL0_BRIDGE_KEY or the client's prompt, never written in it).
-        #[arg(long, value_name = "CLIENT", value_parser = clap::builder::PossibleValuesParser::new(crate::clients::KINDS))]
+        #[arg(long, value_name = "CLIENT", value_parser = clap::builder::PossibleValuesParser::new(crate::connect::clients::KINDS))]
         client: Option<String>,
         /// Print the key and everything to paste as JSON.
         #[arg(long)]
@@ -84,7 +84,7 @@ fn shell_op(ctx: &Ctx, tool: &str, args: serde_json::Value) -> Result<serde_json
 }
 
 /// Print a new or rotated key as the op answered it (a `Keyed`), with client `kind`'s
-/// config (one of [`crate::clients::KINDS`]).
+/// config (one of [`crate::connect::clients::KINDS`]).
 fn print_key(k: &serde_json::Value, json_out: bool, verb: &str, kind: &str) -> Result<()> {
     let text = |f: &str| k[f].as_str().unwrap_or_default().to_string();
     let list = |v: &serde_json::Value| -> Vec<String> {
@@ -112,12 +112,13 @@ fn print_key(k: &serde_json::Value, json_out: bool, verb: &str, kind: &str) -> R
     println!();
     println!("  {key}");
     println!();
-    let servers: Vec<crate::clients::Server> = serde_json::from_value(k["servers"].clone()).unwrap_or_default();
+    let servers: Vec<crate::connect::clients::Server> =
+        serde_json::from_value(k["servers"].clone()).unwrap_or_default();
     if !servers.is_empty() {
-        let s = crate::clients::snippet(kind, &servers)?;
+        let s = crate::connect::clients::snippet(kind, &servers)?;
         println!("For {}, in {}:", s.client, s.place);
         if kind != "claude-code" {
-            println!("(first, on the remote machine: {})", crate::clients::key_prompt());
+            println!("(first, on the remote machine: {})", crate::connect::clients::key_prompt());
         }
         println!();
         for l in s.text.lines() {
@@ -140,7 +141,7 @@ fn print_key(k: &serde_json::Value, json_out: bool, verb: &str, kind: &str) -> R
         println!();
     }
     let me = format!("{base}/api/bridge/me");
-    let header = format!("\"Authorization: Bearer ${}\"", crate::clients::KEY_VAR);
+    let header = format!("\"Authorization: Bearer ${}\"", crate::connect::clients::KEY_VAR);
     println!("Check it from there: {}", safe(&format!("curl -s {} -H {header}", shell_quote(&me))));
     Ok(())
 }
@@ -150,7 +151,7 @@ pub fn run(ctx: &Ctx, cmd: BridgeCmd) -> Result<()> {
         BridgeCmd::Add { name, note, scopes, client, json } => {
             // A malformed hal0.toml fails (in ctx.ops) before anything is written.
             let k = shell_op(ctx, "bridge_client_add", json!({"name": name, "note": note, "scopes": scopes}))?;
-            crate::clients::refresh(&ctx.paths, &ctx.config()?);
+            crate::connect::clients::refresh(&ctx.paths, &ctx.config()?);
             print_key(&k, json, "Added", client.as_deref().unwrap_or("claude-code"))
         }
         BridgeCmd::List { out } => {

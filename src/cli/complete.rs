@@ -8,7 +8,7 @@
 //! defaults); a store or directory this user cannot read completes nothing, and a store
 //! that does not exist is never created.
 
-use crate::paths::Paths;
+use crate::base::paths::Paths;
 use clap_complete::engine::{ArgValueCandidates, CompletionCandidate};
 
 /// The environment variable that switches `hal0` into completing.

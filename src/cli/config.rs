@@ -1,7 +1,7 @@
 //! `hal0 config show|set|unset`: the effective hal0.toml and in-place edits.
 
 use super::{Ctx, print_json};
-use crate::error::Result;
+use crate::base::error::Result;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum ConfigCmd {
@@ -38,13 +38,13 @@ pub fn run(ctx: &Ctx, cmd: ConfigCmd) -> Result<()> {
             let text = toml_edit::ser::to_string_pretty(&cfg).unwrap_or_default();
             if defaults {
                 println!("# hal0's defaults (an unset setting takes these)");
-                print!("{}", crate::term::safe(&text));
+                print!("{}", crate::base::term::safe(&text));
                 return Ok(());
             }
             let path = ctx.paths.hal0_toml();
-            let file = crate::paths::read_optional(&path)?.unwrap_or_default();
+            let file = crate::base::paths::read_optional(&path)?.unwrap_or_default();
             println!("# {} (effective; `# default`: not set in the file)", path.display());
-            print!("{}", crate::term::safe(&crate::config::mark_defaults(&text, &file)));
+            print!("{}", crate::base::term::safe(&crate::config::mark_defaults(&text, &file)));
             Ok(())
         }
         ConfigCmd::Set { key, value } => {
@@ -72,9 +72,9 @@ pub fn run(ctx: &Ctx, cmd: ConfigCmd) -> Result<()> {
 }
 
 /// When a running `hal0 serve` takes the change: at a reload or only at a restart.
-fn running_note(paths: &crate::paths::Paths, key: &str) {
+fn running_note(paths: &crate::base::paths::Paths, key: &str) {
     let hint = crate::config::live::applies(key.trim()).hint();
-    if crate::backup::daemon_running(paths) {
+    if crate::store::backup::daemon_running(paths) {
         println!("hal0 serve is running: {hint}.");
     } else {
         println!("hal0 serve is not running; it reads this when it starts.");

@@ -3,8 +3,8 @@
 //! (no `error:` line for either).
 
 use super::{Ctx, table};
-use crate::doctor::{self, Status};
-use crate::error::Result;
+use crate::base::error::Result;
+use crate::ops::doctor::{self, Status};
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -32,7 +32,7 @@ pub fn run(ctx: &Ctx, args: DoctorArgs) -> Result<i32> {
     let report = super::runtime()?.block_on(doctor::run(&ctx.paths));
     if args.json {
         // Serialized from the struct, so each row keeps the order name, status, detail.
-        println!("{}", crate::term::json_safe(&serde_json::to_string_pretty(&report).unwrap_or_default()));
+        println!("{}", crate::base::term::json_safe(&serde_json::to_string_pretty(&report).unwrap_or_default()));
     } else {
         let rows = report
             .rows

@@ -5,7 +5,7 @@
 //! completions are generated from the same [`command`].
 
 use super::{Cli, EXIT_CODES};
-use crate::paths::Paths;
+use crate::base::paths::Paths;
 use clap::CommandFactory;
 
 /// The top-level help's command groups, as gh and kubectl group theirs; every subcommand

@@ -2,9 +2,9 @@
 //! their tool policy. The rules live in `crate::registry`; this file translates.
 
 use super::{Ctx, confirm, print_json, runtime, table};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
+use crate::base::term::{safe, safe_line};
 use crate::registry::{self, Record, Registry, ToolList};
-use crate::term::{safe, safe_line};
 use serde_json::json;
 
 #[derive(Debug, clap::Subcommand)]

@@ -6,8 +6,8 @@
 //! The rules live in [`crate::ops::accounts`] and [`crate::registry::oauth`].
 
 use super::{Ctx, print_json, runtime};
-use crate::error::{Error, Kind, Result};
-use crate::term::safe_line;
+use crate::base::error::{Error, Kind, Result};
+use crate::base::term::safe_line;
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -71,7 +71,7 @@ pub fn connect(ctx: &Ctx, a: ConnectArgs) -> Result<()> {
     loop {
         if let Some(o) = crate::ops::accounts::outcome(&ops, &begun.connect_id)? {
             if !o.ok {
-                let code = o.code.as_deref().and_then(|c| crate::codes::ALL.iter().find(|k| **k == c).copied());
+                let code = o.code.as_deref().and_then(|c| crate::base::codes::ALL.iter().find(|k| **k == c).copied());
                 return Err(Error::new(
                     code.unwrap_or("mcp.oauth_token_failed"),
                     Kind::BadGateway,

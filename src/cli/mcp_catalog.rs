@@ -3,10 +3,10 @@
 //! translates.
 
 use super::{Ctx, print_json, runtime, table};
+use crate::base::error::Result;
+use crate::base::term::{safe, safe_line};
 use crate::config::Config;
-use crate::error::Result;
 use crate::registry::catalog;
-use crate::term::{safe, safe_line};
 use serde_json::json;
 
 #[derive(Debug, clap::Subcommand)]
@@ -111,7 +111,7 @@ pub fn run(ctx: &Ctx, cmd: CatalogCmd) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::paths::Paths;
+    use crate::base::paths::Paths;
 
     fn ctx() -> (tempfile::TempDir, Ctx) {
         let d = tempfile::tempdir().unwrap();

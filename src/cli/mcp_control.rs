@@ -4,7 +4,7 @@
 //! it says so, and what to do.
 
 use super::{Ctx, print_json, runtime};
-use crate::error::{Error, Kind, Result};
+use crate::base::error::{Error, Kind, Result};
 use serde_json::Value;
 
 /// Ask the daemon to `action` (`start`, `stop`, `restart`) server `id`.
@@ -15,7 +15,7 @@ pub fn run(ctx: &Ctx, id: &str, action: &str, json: bool) -> Result<()> {
     let url = format!("{base}/api/mcp/{id}/{action}");
     let keys = crate::auth::boxkeys::BoxKeys::load(&ctx.paths.api_env())?;
     let key = keys.get(crate::auth::boxkeys::BoxKey::Admin);
-    let http = crate::outbound::build(crate::outbound::builder(None)?)?;
+    let http = crate::base::outbound::build(crate::base::outbound::builder(None)?)?;
     let (status, body) = runtime()?.block_on(async {
         let mut req = http.post(&url).timeout(std::time::Duration::from_secs(60));
         if let Some(k) = &key {
@@ -36,7 +36,7 @@ pub fn run(ctx: &Ctx, id: &str, action: &str, json: bool) -> Result<()> {
         Ok::<_, Error>((status, body))
     })?;
     if !(200..300).contains(&status) {
-        let code = body["error"]["code"].as_str().and_then(crate::codes::listed).unwrap_or("mcp.daemon_refused");
+        let code = body["error"]["code"].as_str().and_then(crate::base::codes::listed).unwrap_or("mcp.daemon_refused");
         let msg = body["error"]["message"].as_str().unwrap_or("the daemon refused the request").to_string();
         let kind = match status {
             401 | 403 => Kind::Forbidden,

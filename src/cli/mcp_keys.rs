@@ -3,7 +3,7 @@
 //! (a workstation's Claude Code, a CI job). The rules live in `crate::registry::consumers`.
 
 use super::{Ctx, confirm, print_json, runtime, table};
-use crate::error::Result;
+use crate::base::error::Result;
 use crate::ops::keys;
 use crate::registry::consumers;
 
@@ -69,7 +69,7 @@ pub fn run(ctx: &Ctx, cmd: KeysCmd) -> Result<()> {
             println!("Key for consumer `{name}` on `{id}` (shown once; hal0 keeps only its hash):");
             println!("{}", v["key"].as_str().unwrap_or_default());
             println!("Proxy URL: {}", v["url"].as_str().unwrap_or_default());
-            println!("{}", crate::term::safe(v["claude_mcp_add"].as_str().unwrap_or_default()));
+            println!("{}", crate::base::term::safe(v["claude_mcp_add"].as_str().unwrap_or_default()));
             Ok(())
         }
         KeysCmd::Revoke { id, name, yes } => {

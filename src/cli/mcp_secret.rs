@@ -1,10 +1,10 @@
 //! `hal0 mcp secret set ID HEADER`: give an installed server a secret. The value comes from
 //! standard input (a pipe) or a prompt that does not echo, never from an argument (which
 //! would sit in the shell's history and in `ps`). The rules live in
-//! `crate::registry::manage::set_secret` and `crate::secrets`.
+//! `crate::registry::manage::set_secret` and `crate::auth::secrets`.
 
 use super::{Ctx, print_json};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use std::io::{IsTerminal, Read};
 
 #[derive(Debug, clap::Subcommand)]

@@ -31,16 +31,16 @@ pub mod store;
 pub mod teach;
 pub mod ui;
 
+use crate::base::error::{Error, Result};
+use crate::base::paths::Paths;
 use crate::config::Config;
-use crate::error::{Error, Result};
-use crate::paths::Paths;
 use crate::store::Store;
 use clap::{Parser, Subcommand};
 pub use help::{GROUPS, command, command_with_paths};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-pub use crate::exit::LEGEND as EXIT_CODES;
+pub use crate::base::exit::LEGEND as EXIT_CODES;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -166,7 +166,7 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| crate::error::Error::internal(format!("cannot start the async runtime: {e}")))
+        .map_err(|e| crate::base::error::Error::internal(format!("cannot start the async runtime: {e}")))
 }
 
 /// How a list command prints: a table for people, `--json`, or `-q` (ids only).
@@ -198,7 +198,7 @@ impl ListOut {
         }
         for item in items {
             match item.get(field) {
-                Some(serde_json::Value::String(id)) => println!("{}", crate::term::safe_line(id)),
+                Some(serde_json::Value::String(id)) => println!("{}", crate::base::term::safe_line(id)),
                 Some(serde_json::Value::Number(n)) => println!("{n}"),
                 _ => {}
             }
@@ -223,17 +223,17 @@ pub fn items_of(v: &serde_json::Value, key: &str) -> Vec<serde_json::Value> {
 
 /// Print JSON to stdout (control and invisible characters inside strings as `\u` escapes).
 pub fn print_json(v: &serde_json::Value) {
-    println!("{}", crate::term::json_safe(&serde_json::to_string_pretty(v).unwrap_or_default()));
+    println!("{}", crate::base::term::json_safe(&serde_json::to_string_pretty(v).unwrap_or_default()));
 }
 
-/// A table for people; every header and cell is shown through [`crate::term::safe`].
+/// A table for people; every header and cell is shown through [`crate::base::term::safe`].
 pub fn table(header: &[&str], rows: Vec<Vec<String>>) -> comfy_table::Table {
     let mut t = comfy_table::Table::new();
     t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(comfy_table::ContentArrangement::Dynamic)
-        .set_header(header.iter().map(|h| crate::term::safe_line(h).into_owned()).collect::<Vec<_>>());
+        .set_header(header.iter().map(|h| crate::base::term::safe_line(h).into_owned()).collect::<Vec<_>>());
     for r in rows {
-        t.add_row(r.iter().map(|c| crate::term::safe(c).into_owned()).collect::<Vec<_>>());
+        t.add_row(r.iter().map(|c| crate::base::term::safe(c).into_owned()).collect::<Vec<_>>());
     }
     t
 }
@@ -244,7 +244,7 @@ pub fn confirm(yes: bool, prompt: &str) -> Result<()> {
     if yes {
         return Ok(());
     }
-    let prompt = &*crate::term::safe_line(prompt);
+    let prompt = &*crate::base::term::safe_line(prompt);
     if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
         return Err(Error::declined(format!(
             "{prompt} — not confirmed: no terminal to ask on; pass --yes to go ahead"
@@ -264,7 +264,7 @@ pub fn main() -> i32 {
     let matches = match command_with_paths().try_get_matches() {
         Ok(m) => m,
         Err(e) => {
-            let code = if e.use_stderr() { crate::exit::USAGE } else { crate::exit::OK };
+            let code = if e.use_stderr() { crate::base::exit::USAGE } else { crate::base::exit::OK };
             let _ = e.print();
             return code;
         }
@@ -273,7 +273,7 @@ pub fn main() -> i32 {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
-            return crate::exit::USAGE;
+            return crate::base::exit::USAGE;
         }
     };
     let ctx = Ctx { paths: Paths::resolve(cli.config_dir.clone(), cli.state_dir.clone()) };
@@ -326,10 +326,10 @@ pub fn main() -> i32 {
         }
     };
     match result {
-        Ok(()) => crate::exit::OK,
+        Ok(()) => crate::base::exit::OK,
         Err(e) => {
-            eprintln!("error: {} [{}]", crate::term::safe(&e.message), e.code);
-            crate::exit::of(&e.kind)
+            eprintln!("error: {} [{}]", crate::base::term::safe(&e.message), e.code);
+            crate::base::exit::of(&e.kind)
         }
     }
 }

@@ -4,9 +4,9 @@
 //! [`crate::ops::notify`] and [`crate::notify`].
 
 use super::{Ctx, print_json, runtime, table};
-use crate::error::Result;
+use crate::base::error::Result;
+use crate::base::term::safe_line;
 use crate::notify::targets::Target;
-use crate::term::safe_line;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum NotifyCmd {
@@ -189,9 +189,9 @@ pub fn run(ctx: &Ctx, cmd: NotifyCmd) -> Result<()> {
                 }
             }
             if failed > 0 {
-                return Err(crate::error::Error::new(
+                return Err(crate::base::error::Error::new(
                     "notify.failed",
-                    crate::error::Kind::BadGateway,
+                    crate::base::error::Kind::BadGateway,
                     format!("{failed} of {} target(s) did not take the test notification", results.len()),
                 ));
             }

@@ -4,8 +4,8 @@
 
 use super::{Ctx, confirm, print_json, runtime, table};
 use crate::auth::oauth::clients::Registration;
-use crate::error::Result;
-use crate::term::safe;
+use crate::base::error::Result;
+use crate::base::term::safe;
 use serde_json::json;
 
 #[derive(Debug, clap::Subcommand)]

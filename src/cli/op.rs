@@ -4,7 +4,7 @@
 //! where a person decides. `hal0 op --list` lists every name with its route.
 
 use super::{Ctx, print_json, table};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::ops::{Access, ROUTES, op_named};
 use serde_json::{Map, Value};
 

@@ -2,7 +2,7 @@
 //! operations as `GET /api/relay/*`), and the A2A agents elsewhere that bots may ask.
 
 use super::{Ctx, runtime, table};
-use crate::error::Result;
+use crate::base::error::Result;
 use crate::ops::relay::{self, ExchangesArgs};
 
 #[derive(Debug, clap::Subcommand)]
@@ -62,7 +62,7 @@ pub enum PeerCmd {
 /// `text` cut to `max` characters on one line.
 fn short(text: &str, max: usize) -> String {
     let one: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-    let (head, cut) = crate::redact::cut(&one, max);
+    let (head, cut) = crate::base::redact::cut(&one, max);
     if cut { format!("{head}…") } else { head.to_string() }
 }
 
@@ -138,7 +138,7 @@ fn peer(ops: &crate::ops::Ctx, rt: &tokio::runtime::Runtime, cmd: PeerCmd) -> Re
                 super::print_json(&serde_json::to_value(&p).unwrap_or_default());
                 return Ok(());
             }
-            let safe = crate::term::safe_line;
+            let safe = crate::base::term::safe_line;
             println!(
                 "Added {} ({}): bots ask it as a2a/{}; tasks go to {}",
                 p.name,

@@ -2,7 +2,7 @@
 //! (`hal0 run`). The rules live in `crate::remote`.
 
 use super::{confirm, print_json, runtime, table};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::remote::{self, KeyIn, Target};
 use serde_json::json;
 use std::io::IsTerminal;
@@ -90,7 +90,7 @@ pub fn run(cmd: RemoteCmd) -> Result<()> {
             match &me {
                 Some(me) => println!(
                     "Added remote `{name}` ({url}): bridge client `{}` with {}.",
-                    crate::term::safe_line(me["client"].as_str().unwrap_or("?")),
+                    crate::base::term::safe_line(me["client"].as_str().unwrap_or("?")),
                     me["scopes"]
                         .as_array()
                         .map(|s| s.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join(", "))

@@ -5,17 +5,17 @@
 //! 3 cancelled (or declined), 4 the key refused, 6 timed out, 2 usage or bad input, 1 other.
 
 use super::print_json;
+use crate::base::error::{Error, Kind, Result};
+use crate::base::term::{safe, safe_line};
 use crate::bridge::ledger::RunStatus;
-use crate::error::{Error, Kind, Result};
 use crate::mcp::agents::{AgentRunArgs, AnswerArgs, EventsArgs, RunIdArgs, StatusArgs, WaitArgs};
 use crate::remote::client::Client;
-use crate::term::{safe, safe_line};
 use serde_json::Value;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
-use crate::exit::{DECLINED as EXIT_CANCELLED, INTERRUPTED as EXIT_INTERRUPTED};
-use crate::exit::{RUN_FAILED as EXIT_FAILED, RUN_TIMED_OUT as EXIT_TIMED_OUT};
+use crate::base::exit::{DECLINED as EXIT_CANCELLED, INTERRUPTED as EXIT_INTERRUPTED};
+use crate::base::exit::{RUN_FAILED as EXIT_FAILED, RUN_TIMED_OUT as EXIT_TIMED_OUT};
 
 #[derive(Debug, clap::Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
@@ -100,7 +100,7 @@ fn status_of(v: &Value) -> RunStatus {
 /// The exit code of an ended run.
 fn exit_for(status: RunStatus) -> i32 {
     match status {
-        RunStatus::Completed => crate::exit::OK,
+        RunStatus::Completed => crate::base::exit::OK,
         RunStatus::Cancelled => EXIT_CANCELLED,
         _ => EXIT_FAILED,
     }

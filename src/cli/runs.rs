@@ -1,9 +1,9 @@
 //! `hal0 runs list|show|events|stop`: the bridge's run ledger read and acted on directly.
 
 use super::{Ctx, confirm, print_json, runtime, table};
+use crate::base::error::{Error, Result};
+use crate::base::term::{safe, safe_line};
 use crate::bridge::ledger;
-use crate::error::{Error, Result};
-use crate::term::{safe, safe_line};
 use serde_json::json;
 
 #[derive(Debug, clap::Subcommand)]
@@ -94,9 +94,9 @@ pub fn run(ctx: &Ctx, cmd: RunsCmd) -> Result<()> {
             let output = if raw {
                 r.output.clone()
             } else if r.finished {
-                crate::redact::redact(&r.output).into_owned()
+                crate::base::redact::redact(&r.output).into_owned()
             } else {
-                crate::redact::redact_live(&r.output)
+                crate::base::redact::redact_live(&r.output)
             };
             if let Some(m) = v.as_object_mut() {
                 m.remove("output_preview");

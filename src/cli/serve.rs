@@ -1,7 +1,7 @@
 //! `hal0 serve`: load the config, set up logging to stderr (or the journal), run the daemon.
 
 use super::Ctx;
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use std::net::SocketAddr;
 
 #[derive(Debug, clap::Args)]
@@ -20,8 +20,8 @@ pub fn run(ctx: &Ctx, a: ServeArgs) -> Result<()> {
     let mut config = ctx.config()?;
     config.network.allow_unauthenticated |= a.allow_unauthenticated;
     // Held while the daemon runs: a restore refuses to swap files under it.
-    let _serving = crate::backup::daemon_guard(&ctx.paths)?;
-    crate::logfmt::init();
+    let _serving = crate::store::backup::daemon_guard(&ctx.paths)?;
+    crate::base::logfmt::init();
     if ctx.paths.config_source.starts_with("fallback") || ctx.paths.state_source.starts_with("fallback") {
         tracing::warn!("{}", ctx.paths.describe().replace('\n', "; "));
     }

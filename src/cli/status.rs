@@ -1,8 +1,8 @@
-//! `hal0 status`: the shell front of [`crate::status`], one screen.
+//! `hal0 status`: the shell front of [`crate::ops::status`], one screen.
 
 use super::Ctx;
-use crate::error::Result;
-use crate::term::safe_line;
+use crate::base::error::Result;
+use crate::base::term::safe_line;
 
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {
@@ -13,7 +13,7 @@ pub struct StatusArgs {
 
 pub fn run(ctx: &Ctx, a: StatusArgs) -> Result<()> {
     let cfg = ctx.config()?;
-    let s = crate::status::read(&ctx.paths, &cfg)?;
+    let s = crate::ops::status::read(&ctx.paths, &cfg)?;
     if a.json {
         super::print_json(&serde_json::to_value(&s).unwrap_or_default());
         return Ok(());

@@ -3,9 +3,9 @@
 //! `POST /api/store/prune`.
 
 use super::{Ctx, print_json, runtime, table};
-use crate::error::Result;
+use crate::base::error::Result;
+use crate::base::term::bytes;
 use crate::ops::store;
-use crate::term::bytes;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum StoreCmd {

@@ -6,9 +6,9 @@
 
 use super::print_json;
 use super::run::connect;
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
+use crate::base::term::{safe, safe_line};
 use crate::mcp::agents::{MemoryAddArgs, MemorySearchArgs, SkillPutArgs};
-use crate::term::{safe, safe_line};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

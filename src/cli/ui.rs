@@ -3,7 +3,7 @@
 
 use super::{Ctx, print_json, table};
 use crate::auth::session;
-use crate::error::Result;
+use crate::base::error::Result;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum UiCmd {
@@ -289,7 +289,7 @@ fn read_password() -> Result<String> {
     if !std::io::stdin().is_terminal() {
         let mut line = String::new();
         std::io::stdin().lock().read_line(&mut line).map_err(|e| {
-            crate::error::Error::invalid("ui.invalid_request", format!("cannot read the password: {e}"))
+            crate::base::error::Error::invalid("ui.invalid_request", format!("cannot read the password: {e}"))
         })?;
         return Ok(line.trim_end_matches(['\n', '\r']).to_string());
     }
@@ -297,5 +297,5 @@ fn read_password() -> Result<String> {
         .with_prompt("Dashboard password")
         .with_confirmation("Again", "The two did not match")
         .interact()
-        .map_err(|e| crate::error::Error::declined(format!("no password entered: {e}")))
+        .map_err(|e| crate::base::error::Error::declined(format!("no password entered: {e}")))
 }

@@ -3,7 +3,7 @@
 //! steer, clarify), with Hermes's answers mapped onto hal0's bridge error codes.
 
 use super::Profile;
-use crate::error::{Error, Kind, Result};
+use crate::base::error::{Error, Kind, Result};
 use futures::{Stream, StreamExt};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -30,8 +30,8 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 /// (whose TLS trust does not need the system's CA store: a minimal box has none) with a
 /// short connect timeout, Hermes being local.
 pub fn http_client() -> reqwest::Client {
-    crate::outbound::builder(None)
-        .and_then(|b| crate::outbound::build(b.connect_timeout(Duration::from_secs(3))))
+    crate::base::outbound::builder(None)
+        .and_then(|b| crate::base::outbound::build(b.connect_timeout(Duration::from_secs(3))))
         .unwrap_or_else(|e| {
             tracing::error!("cannot build the HTTP client for Hermes: {}", e.message);
             reqwest::Client::new()
@@ -69,7 +69,7 @@ impl HermesClient {
         let body: Value = resp.json().await.unwrap_or(Value::Null);
         let msg = body["error"]["message"].as_str().or(body["error"].as_str()).unwrap_or("").to_string();
         let code = body["error"]["code"].as_str().unwrap_or("").to_string();
-        let detail = crate::redact::redact(&msg).into_owned();
+        let detail = crate::base::redact::redact(&msg).into_owned();
         let kind = match status.as_u16() {
             401 | 403 => Kind::BadGateway,
             s if s >= 500 => Kind::BadGateway,
@@ -164,7 +164,7 @@ impl HermesClient {
         let agent = self.agent.clone();
         let bytes = resp.bytes_stream();
         let ready: std::collections::VecDeque<Result<HermesEvent>> = std::collections::VecDeque::new();
-        let state = (bytes, crate::sse::SseParser::new(), ready, agent);
+        let state = (bytes, crate::base::sse::SseParser::new(), ready, agent);
         let parsed = futures::stream::unfold(state, |(mut bytes, mut parser, mut ready, agent)| async move {
             loop {
                 if let Some(item) = ready.pop_front() {
@@ -186,7 +186,7 @@ impl HermesClient {
                     None => return None,
                 };
                 tracing::warn!(agent = %agent, error = %broke, "Hermes event stream broke");
-                parser = crate::sse::SseParser::new();
+                parser = crate::base::sse::SseParser::new();
                 ready.push_back(Err(Error::new(
                     "bridge.agent_unavailable",
                     Kind::BadGateway,
@@ -243,10 +243,10 @@ mod tests {
 
     #[test]
     fn frames() {
-        let events = |p: &mut crate::sse::SseParser, bytes: &[u8]| -> Vec<HermesEvent> {
+        let events = |p: &mut crate::base::sse::SseParser, bytes: &[u8]| -> Vec<HermesEvent> {
             p.push(bytes).unwrap().iter().filter_map(|e| parse_event(&e.data)).collect()
         };
-        let mut p = crate::sse::SseParser::new();
+        let mut p = crate::base::sse::SseParser::new();
         let got = events(&mut p, b": keepalive\n\ndata: {\"event\":\"message.delta\",\"delta\":\"hi\"}\n\ndata: {\"ev");
         assert_eq!(got.len(), 1, "the keep-alive is no event; the partial frame waits");
         assert_eq!(got[0].event, "message.delta");
@@ -254,7 +254,7 @@ mod tests {
         let got = events(&mut p, b"ent\":\"run.completed\"}\r\n\r\n");
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].event, "run.completed");
-        let mut crlf = crate::sse::SseParser::new();
+        let mut crlf = crate::base::sse::SseParser::new();
         assert_eq!(events(&mut crlf, b"data: {\"event\":\"run.completed\"}\r\n\r\n")[0].event, "run.completed");
     }
 }

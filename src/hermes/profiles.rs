@@ -3,9 +3,9 @@
 //! A profile's API server address and key come from `platforms.api_server.extra` in its
 //! config.yaml or `API_SERVER_HOST/PORT/KEY` in its `.env` (the `.env` wins, as in Hermes).
 
+use crate::base::envfile::env_lines;
+use crate::base::error::{Error, Result};
 use crate::config::Config;
-use crate::envfile::env_lines;
-use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
 pub const DEFAULT_HOST: &str = "127.0.0.1";

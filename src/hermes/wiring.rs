@@ -8,8 +8,8 @@
 
 use super::{Profile, Profiles};
 use crate::auth::bridge::{self, Scope};
+use crate::base::error::Result;
 use crate::config::Config;
-use crate::error::Result;
 use crate::store::Store;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -72,7 +72,7 @@ pub fn entries(cfg: &Config, p: &Profile) -> (Value, Value) {
 fn ensure_key(store: &Store, cfg: &Config, p: &Profile, repair: bool) -> Result<bool> {
     let env = p.dir.join(".env");
     // Read, mint and write under one lock of the `.env`: the key minted is the key kept.
-    crate::paths::with_lock(&env, || ensure_key_locked(store, cfg, p, &env, repair))
+    crate::base::paths::with_lock(&env, || ensure_key_locked(store, cfg, p, &env, repair))
 }
 
 /// The scopes a profile's key holds: hal0-agents, -memory, -admin, and the relay while it
@@ -88,7 +88,7 @@ fn profile_scopes(cfg: &Config) -> BTreeSet<Scope> {
 fn ensure_key_locked(store: &Store, cfg: &Config, p: &Profile, env: &std::path::Path, repair: bool) -> Result<bool> {
     let name = client_name(p);
     let scopes = profile_scopes(cfg);
-    let current = crate::envfile::get_var(env, KEY_VAR)?;
+    let current = crate::base::envfile::get_var(env, KEY_VAR)?;
     let live = match &current {
         Some(k) => bridge::lookup(store, k)?.filter(|c| c.name == name),
         None => None,
@@ -109,7 +109,7 @@ fn ensure_key_locked(store: &Store, cfg: &Config, p: &Profile, env: &std::path::
             bridge::rotate(store, &name)?.1
         }
         Ok(_) => {
-            return Err(crate::error::Error::conflict(
+            return Err(crate::base::error::Error::conflict(
                 "hermes.client_revoked",
                 format!("the bridge client `{name}` for {} is revoked; its name stays reserved", p.agent_id),
             ));
@@ -118,7 +118,7 @@ fn ensure_key_locked(store: &Store, cfg: &Config, p: &Profile, env: &std::path::
             bridge::add(store, &name, &format!("Hermes profile {} (hal0 agent reprovision)", p.agent_id), scopes)?.1
         }
     };
-    crate::envfile::set_vars(env, &[(KEY_VAR, &key)])?;
+    crate::base::envfile::set_vars(env, &[(KEY_VAR, &key)])?;
     Ok(true)
 }
 
@@ -135,7 +135,7 @@ fn wire_one(store: &Store, cfg: &Config, p: &Profile, repair: bool) -> ProfileRe
         let key_changed = ensure_key(store, cfg, p, repair)?;
         let (admin, memory) = entries(cfg, p);
         let path = p.dir.join("config.yaml");
-        let yaml_changed = crate::yamledit::edit_file(&path, |doc| {
+        let yaml_changed = crate::base::yamledit::edit_file(&path, |doc| {
             doc.set_entry("mcp_servers", "hal0-admin", &admin)?;
             doc.set_entry("mcp_servers", "hal0-memory", &memory)?;
             if cfg.relay.enabled {

@@ -93,7 +93,7 @@ impl ServerHandler for AdminServer {
             identity: &audit_id,
             read_only,
             refuse: admin_error,
-            trace: crate::telemetry::Incoming::of(&context),
+            trace: crate::observe::telemetry::Incoming::of(&context),
         };
         let ctx = Ctx::remote(self.state.ops.clone(), identity);
         // On 2026-07-28 a gated call is answered round by round (its card in the
@@ -114,7 +114,7 @@ impl ServerHandler for AdminServer {
                     Some(admin::Retry { card, declined: rounds::declined(request.input_responses.as_ref()) })
                 }
                 Some(None) => {
-                    let e = crate::error::Error::invalid(
+                    let e = crate::base::error::Error::invalid(
                         "mcp.request_state_invalid",
                         "this retry's requestState is not one hal0 gave; call the tool again without it",
                     );

@@ -2,8 +2,8 @@
 //! bridge key (or the admin key). The nine run tools with typed signatures; failures are
 //! raised as `isError` with `bridge.<code>: <message>`.
 
+use crate::base::error::{Error, Kind, Result};
 use crate::bridge::{Asker, Bridge, StartRequest};
-use crate::error::{Error, Kind, Result};
 use crate::server::AppState;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::InputResponses;
@@ -225,7 +225,7 @@ impl AgentsServer {
     }
 
     /// The progress reporting this call asked for (a progress token in its `_meta`).
-    fn progress(&self, ctx: &RequestContext<RoleServer>) -> crate::progress::Progress {
+    fn progress(&self, ctx: &RequestContext<RoleServer>) -> crate::base::progress::Progress {
         super::progress::of(ctx, &self.state.config())
     }
 

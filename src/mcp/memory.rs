@@ -9,7 +9,7 @@
 //! wrongly typed ones, are `mcp.memory_schema`.
 
 use super::{caller, ok_json};
-use crate::error::{Error, Kind, Result};
+use crate::base::error::{Error, Kind, Result};
 use crate::memory::directives::{DirectiveChanges, NewDirective};
 use crate::memory::gate::DatasetArg;
 use crate::memory::{

@@ -1,9 +1,9 @@
-//! The MCP side of [`crate::progress`]: a request whose `_meta` carries a `progressToken`
+//! The MCP side of [`crate::base::progress`]: a request whose `_meta` carries a `progressToken`
 //! gets its long waits reported as `notifications/progress` for that token, on the request's
 //! own stream, every `[mcp].progress_secs`. A request without a token gets none (the spec
 //! allows progress only for a token the client chose).
 
-use crate::progress::{Listener, Progress};
+use crate::base::progress::{Listener, Progress};
 use futures::future::BoxFuture;
 use rmcp::RoleServer;
 use rmcp::model::{ProgressNotificationParam, ProgressToken};

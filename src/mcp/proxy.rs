@@ -231,14 +231,18 @@ impl ServerHandler for ProxyServer {
         let served = match target(&context) {
             Ok(s) => s,
             Err(e) => {
-                return Ok(error_result(&crate::error::Error::internal(e.message.to_string())).into());
+                return Ok(error_result(&crate::base::error::Error::internal(e.message.to_string())).into());
             }
         };
         let who = who(&context);
         let progress = super::progress::of(&context, &self.state.config());
         let started = std::time::Instant::now();
         let surface = format!("proxy/{}", served.record.id);
-        let span = crate::telemetry::tool_call_span(&surface, &request.name, &crate::telemetry::Incoming::of(&context));
+        let span = crate::observe::telemetry::tool_call_span(
+            &surface,
+            &request.name,
+            &crate::observe::telemetry::Incoming::of(&context),
+        );
         let consumer = self.consumer(&context);
         // On 2026-07-28 a gated call is not held open: it is answered round by round.
         use crate::registry::proxy::{Rounds, Waiting};
@@ -248,12 +252,17 @@ impl ServerHandler for ProxyServer {
             Waiting::Hold(&progress)
         };
         let call = self.state.proxy.call(&served, &request.name, request.arguments, &who, waiting, &consumer);
-        let out = match crate::telemetry::within(span.as_ref().map(|s| s.ctx.clone()), call).await {
+        let out = match crate::observe::telemetry::within(span.as_ref().map(|s| s.ctx.clone()), call).await {
             Ok(r) => Ok(r),
             Err(e) => Err(super::unknown_tool(&request.name, &e)),
         };
-        crate::metrics::tool_call(&surface, &request.name, crate::metrics::outcome_of(&out), started.elapsed());
-        crate::telemetry::end_tool_call(span, &out);
+        crate::observe::metrics::tool_call(
+            &surface,
+            &request.name,
+            crate::observe::metrics::outcome_of(&out),
+            started.elapsed(),
+        );
+        crate::observe::telemetry::end_tool_call(span, &out);
         out
     }
 }

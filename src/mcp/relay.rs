@@ -57,8 +57,8 @@ fn refused(r: &Refusal) -> CallToolResult {
     text(&json!({"ok": false, "error": r.error.as_str(), "detail": r.detail}), true)
 }
 
-fn internal(e: &crate::error::Error) -> CallToolResult {
-    let msg = crate::redact::redact(&e.message).into_owned();
+fn internal(e: &crate::base::error::Error) -> CallToolResult {
+    let msg = crate::base::redact::redact(&e.message).into_owned();
     text(&json!({"ok": false, "error": e.code, "detail": msg}), true)
 }
 

@@ -7,7 +7,7 @@ use super::{
     ALREADY_KNOWN, Added, MemoryEngine, NOTE_COLS, NewNote, Note, history_row, input, marks, namespace, note_row,
     schema_error, set_tags, text_sha,
 };
-use crate::error::Result;
+use crate::base::error::Result;
 use crate::store::now;
 use rusqlite::types::Value as Sql;
 use rusqlite::{OptionalExtension, Transaction, params, params_from_iter};

@@ -3,7 +3,7 @@
 //! goes through the approvals inbox (see [`super::gate`]).
 
 use super::{MemoryEngine, input, not_found, schema_error};
-use crate::error::Result;
+use crate::base::error::Result;
 use crate::store::now;
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;

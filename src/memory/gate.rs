@@ -8,8 +8,8 @@
 
 use super::{Changes, Curated, MemoryEngine, Who, input, not_found, plan_curate};
 use crate::approvals::{self, Approval, ApprovalKind, NewApproval};
+use crate::base::error::{Error, Kind, Result};
 use crate::config::Config;
-use crate::error::{Error, Kind, Result};
 use crate::store::Store;
 use serde_json::{Value, json};
 

@@ -3,7 +3,7 @@
 //! what to send instead.
 
 use super::schema_error;
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use serde_json::Value;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;

@@ -23,7 +23,7 @@ pub mod words;
 pub use gate::{CurateOutcome, DeleteOutcome, execute_approved, execute_approved_row};
 pub use namespace::{Claim, Via, Who};
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::store::{Store, now};
 use rusqlite::types::Value as Sql;
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params, params_from_iter};

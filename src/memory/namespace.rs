@@ -13,7 +13,7 @@
 //! client holds (a Hermes profile's, say) keeps its own private memory as before.
 
 use super::schema_error;
-use crate::error::{Error, Kind, Result};
+use crate::base::error::{Error, Kind, Result};
 use crate::store::Store;
 
 pub const SHARED: &str = "shared";
@@ -81,7 +81,7 @@ pub fn valid_dataset(d: &str) -> bool {
         || d.strip_prefix(PRIVATE_PREFIX).is_some_and(|n| valid_name(n) && n != ANONYMOUS)
 }
 
-fn unknown(d: &str) -> crate::error::Error {
+fn unknown(d: &str) -> crate::base::error::Error {
     schema_error(format!(
         "unknown dataset `{d}`: use `shared`, `agents`, `project:<id>` or your own private dataset (send X-hal0-Private: 1)"
     ))

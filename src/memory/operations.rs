@@ -5,7 +5,7 @@
 //! otherwise.
 
 use super::{MemoryEngine, Who, changeable_sql, history_row, input, marks, not_found, visible_sql};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::store::now;
 use rusqlite::types::Value as Sql;
 use rusqlite::{OptionalExtension, params, params_from_iter};

@@ -7,7 +7,7 @@
 
 use super::index::{Doc, Index};
 use super::{Filter, Hit, MemoryEngine, Recall, Recalled, estimate_tokens, input, marks, texts, words};
-use crate::error::Result;
+use crate::base::error::Result;
 use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, params_from_iter};
 use std::collections::{HashMap, HashSet};

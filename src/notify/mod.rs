@@ -85,10 +85,10 @@ impl Event {
             kind: a.kind.as_str().to_string(),
             client: a.client.clone(),
             tool: a.tool.clone(),
-            preview: crate::redact::redact(&a.preview).into_owned(),
+            preview: crate::base::redact::redact(&a.preview).into_owned(),
             created_at: a.created_at.clone(),
             status: a.status.as_str().to_string(),
-            reason: a.reason.as_deref().map(|r| crate::redact::redact(r).into_owned()),
+            reason: a.reason.as_deref().map(|r| crate::base::redact::redact(r).into_owned()),
         };
         Event {
             event: what.name(),

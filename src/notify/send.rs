@@ -11,8 +11,8 @@
 
 use super::targets::Target;
 use super::{Event, What};
-use crate::error::{Error, Kind, Result};
-use crate::paths::Paths;
+use crate::base::error::{Error, Kind, Result};
+use crate::base::paths::Paths;
 use std::time::Duration;
 
 /// The waits before each retry.
@@ -41,7 +41,7 @@ fn failed(msg: String) -> Error {
 
 fn secret(paths: &Paths, key: Option<&str>, what: &str, id: &str) -> Result<Option<String>> {
     let Some(k) = key else { return Ok(None) };
-    crate::envfile::get_var(&paths.api_env(), k)?.map(Some).ok_or_else(|| {
+    crate::base::envfile::get_var(&paths.api_env(), k)?.map(Some).ok_or_else(|| {
         Error::invalid(
             "notify.secret_missing",
             format!("target `{id}` names api.env key `{k}` for its {what}, and api.env has none: set it (hal0 mcp secret set {k}) or remove the target"),
@@ -60,7 +60,7 @@ pub fn signature(secret: &str, timestamp: &str, body: &[u8]) -> String {
 }
 
 fn client() -> Result<reqwest::Client> {
-    crate::outbound::build(crate::outbound::builder(None)?.timeout(TIMEOUT))
+    crate::base::outbound::build(crate::base::outbound::builder(None)?.timeout(TIMEOUT))
 }
 
 /// What an HTTP answer means for the delivery.
@@ -78,7 +78,7 @@ fn judged(what: &str, r: std::result::Result<reqwest::Response, reqwest::Error>)
         }
         Err(e) => Attempt::Retry(failed(format!(
             "{what} does not answer: {}",
-            crate::redact::redact(&crate::outbound::chain(&e))
+            crate::base::redact::redact(&crate::base::outbound::chain(&e))
         ))),
     }
 }
@@ -207,11 +207,12 @@ async fn email(paths: &Paths, t: &Target, e: &Event) -> Attempt {
     match tb.build().send(msg).await {
         Ok(r) => Attempt::Delivered(format!("smtp {smtp} answered {}", r.code())),
         Err(err) if err.is_permanent() => {
-            Attempt::Fail(failed(format!("smtp {smtp} refused it: {}", crate::redact::redact(&err.to_string()))))
+            Attempt::Fail(failed(format!("smtp {smtp} refused it: {}", crate::base::redact::redact(&err.to_string()))))
         }
-        Err(err) => {
-            Attempt::Retry(failed(format!("smtp {smtp}: {}", crate::redact::redact(&crate::outbound::chain(&err)))))
-        }
+        Err(err) => Attempt::Retry(failed(format!(
+            "smtp {smtp}: {}",
+            crate::base::redact::redact(&crate::base::outbound::chain(&err))
+        ))),
     }
 }
 

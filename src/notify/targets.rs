@@ -4,8 +4,8 @@
 //! Added, listed and removed by `hal0 notify` (the rules here; the file rewritten whole,
 //! atomically).
 
-use crate::error::{Error, Result};
-use crate::paths::Paths;
+use crate::base::error::{Error, Result};
+use crate::base::paths::Paths;
 use serde::{Deserialize, Serialize};
 
 /// TLS of an SMTP connection: STARTTLS (port 587), TLS from the start (465), none
@@ -145,7 +145,7 @@ pub fn smtp_host_port(s: &str) -> Result<(String, u16)> {
 /// Every target (none when the file is missing).
 pub fn load(paths: &Paths) -> Result<Vec<Target>> {
     let p = path(paths);
-    let Some(text) = crate::paths::read_optional(&p)? else { return Ok(vec![]) };
+    let Some(text) = crate::base::paths::read_optional(&p)? else { return Ok(vec![]) };
     let f: File = toml_edit::de::from_str(&text).map_err(|e| {
         Error::invalid(
             "notify.file_invalid",
@@ -162,7 +162,7 @@ fn save(paths: &Paths, targets: &[Target]) -> Result<()> {
     let f = File { target: targets.to_vec() };
     let text = toml_edit::ser::to_string_pretty(&f).map_err(|e| Error::internal(e.to_string()))?;
     let header = "# Approval notifications (hal0 notify add|list|remove|test). Secrets are api.env keys.\n";
-    crate::paths::write_atomic(&path(paths), format!("{header}{text}").as_bytes())
+    crate::base::paths::write_atomic(&path(paths), format!("{header}{text}").as_bytes())
 }
 
 /// Add target `t` (its id must be new).

@@ -6,7 +6,7 @@
 //! daemon's refresh); no token is ever in an argument, an answer or a row.
 
 use super::{Ctx, audited};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::registry::Registry;
 use crate::registry::oauth::{account, card, flow};
 use serde_json::{Value, json};
@@ -109,7 +109,7 @@ async fn begin_connect(ctx: &Ctx, a: &ConnectArgs) -> Result<flow::Begun> {
         let secret_key = a.client_secret_key.clone().or_else(|| r.oauth.as_ref().and_then(|o| o.client_secret.clone()));
         let client_secret = match &secret_key {
             None => None,
-            Some(k) => Some(crate::envfile::get_var(&ctx.paths.api_env(), k)?.ok_or_else(|| {
+            Some(k) => Some(crate::base::envfile::get_var(&ctx.paths.api_env(), k)?.ok_or_else(|| {
                 Error::invalid(
                     "mcp.oauth_client_secret_missing",
                     format!("api.env has no `{k}`: put the client secret there first (hal0 mcp secret set … or edit api.env)"),
@@ -355,7 +355,7 @@ pub async fn refresh_due(ctx: &Ctx, margin: i64) {
             if e.code == "mcp.reauth_required" {
                 card::raise(&ctx.svc.store, &server, holder.as_deref(), &e.message);
             }
-            tracing::warn!(code = e.code, "{}", crate::redact::redact(&e.message));
+            tracing::warn!(code = e.code, "{}", crate::base::redact::redact(&e.message));
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use super::Ctx;
 use crate::audit::{self, Filter};
-use crate::error::Result;
+use crate::base::error::Result;
 
 /// Which entries: every set field must match.
 #[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
@@ -40,7 +40,7 @@ pub async fn list(ctx: &Ctx, a: ListArgs) -> Result<Vec<audit::Row>> {
     let ExportArgs { since, until, client, tool } = a.filter;
     let limit = a.limit.unwrap_or(LIST_DEFAULT);
     if !(1..=LIST_MAX).contains(&limit) {
-        return Err(crate::error::Error::invalid(
+        return Err(crate::base::error::Error::invalid(
             "activity.invalid_filter",
             format!("limit {limit} must be from 1 to {LIST_MAX}; every row is activity_export's"),
         ));

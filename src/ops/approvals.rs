@@ -4,7 +4,7 @@
 use super::Ctx;
 use super::decide::{Choice, Decided, Decider};
 use crate::approvals::{self, Approval};
-use crate::error::Result;
+use crate::base::error::Result;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -116,7 +116,7 @@ pub struct GetArgs {
 pub async fn get(ctx: &Ctx, a: GetArgs) -> Result<Approval> {
     let wait = a.wait_s.unwrap_or(0);
     if !(0..=WAIT_MAX_S as i64).contains(&wait) {
-        return Err(crate::error::Error::invalid(
+        return Err(crate::base::error::Error::invalid(
             "approvals.invalid_request",
             format!("wait_s must be 0 to {WAIT_MAX_S} seconds (got {wait}); call again to wait longer"),
         ));
@@ -165,7 +165,10 @@ impl ApproveArgs {
         let minutes = match self.allow_minutes {
             None => None,
             Some(m) => Some(u32::try_from(m).ok().filter(|m| *m >= 1).ok_or_else(|| {
-                crate::error::Error::invalid("approvals.invalid_choice", format!("allow_minutes {m}: give 1 to 1440"))
+                crate::base::error::Error::invalid(
+                    "approvals.invalid_choice",
+                    format!("allow_minutes {m}: give 1 to 1440"),
+                )
             })?),
         };
         Ok(Choice {
@@ -197,7 +200,7 @@ pub fn decider(ctx: &Ctx) -> (String, &'static str) {
 /// decision over the network comes only from a session opened with a passkey.
 pub async fn decide_as(ctx: &Ctx, id: &str, approve: bool, choice: &Choice, reason: Option<&str>) -> Result<Decided> {
     if !ctx.from_shell && ctx.config().approvals.passkey_required && !ctx.passkey {
-        return Err(crate::error::Error::forbidden_code(
+        return Err(crate::base::error::Error::forbidden_code(
             "approvals.passkey_required",
             "this box takes decisions only from a dashboard session opened with a passkey: sign out and sign in \
              with your passkey (add one on your page, /ui/account)",
@@ -211,7 +214,7 @@ async fn decide_with(ctx: &Ctx, id: &str, approve: bool, choice: &Choice, reason
     let d = decide_as(ctx, id, approve, choice, reason).await?;
     let mut v = json!(d.row.redacted());
     if let Some(mut out) = d.output {
-        crate::redact::redact_json(&mut out);
+        crate::base::redact::redact_json(&mut out);
         v["output"] = out;
     }
     Ok(v)

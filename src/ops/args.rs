@@ -3,8 +3,8 @@
 //! an integer below 2^53; each is percent-encoded as one URL segment (`{*name}` arguments
 //! segment by segment).
 
-use crate::error::{Error, Result};
-use crate::term::hidden_char;
+use crate::base::error::{Error, Result};
+use crate::base::term::hidden_char;
 use serde_json::Value;
 
 fn invalid(name: &str, why: &str) -> Error {
@@ -233,7 +233,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(crate::prop::config(2048))]
+        #![proptest_config(crate::base::prop::config(2048))]
 
         /// A path argument never panics; what it fills in is only unreserved characters and
         /// `%XX`, decodes back to the value, and never holds a hidden character, an empty,

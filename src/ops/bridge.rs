@@ -3,7 +3,7 @@
 
 use super::{Ctx, NoArgs};
 use crate::auth::bridge::{self, Client, Scope};
-use crate::error::Result;
+use crate::base::error::Result;
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -36,7 +36,7 @@ pub struct Keyed {
     pub claude_mcp_add: Vec<String>,
     /// The servers the key opens and their URLs (what `hal0 bridge add --client` writes
     /// a client's config for).
-    pub servers: Vec<crate::clients::Server>,
+    pub servers: Vec<crate::connect::clients::Server>,
     /// For a client holding `relay` while the relay is on: a hermes-bridge bot's setup.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub relay_bot: Option<RelayBot>,
@@ -59,9 +59,9 @@ impl Keyed {
     /// The key of `client` with everything to paste, for `cfg`.
     pub fn of(cfg: &crate::config::Config, client: Client, key: String) -> Keyed {
         let (base, warning) = crate::connect::base_url(cfg);
-        let servers: Vec<crate::clients::Server> = crate::connect::urls_for(&base, cfg, &client.scopes)
+        let servers: Vec<crate::connect::clients::Server> = crate::connect::urls_for(&base, cfg, &client.scopes)
             .into_iter()
-            .map(|(name, url)| crate::clients::Server { name: name.to_string(), url })
+            .map(|(name, url)| crate::connect::clients::Server { name: name.to_string(), url })
             .collect();
         let claude_mcp_add = servers.iter().map(|s| crate::connect::claude_line(&s.name, &s.url, &key)).collect();
         let relay_bot = (client.scopes.contains(&Scope::Relay) && cfg.relay.enabled).then(|| {

@@ -6,7 +6,7 @@
 
 use super::{Ctx, OpDef};
 use crate::audit::{self, Entry, Outcome, Verdict};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use serde_json::{Map, Value};
 
 /// Run `def` with `args` for `ctx`'s caller on `surface` (`api`, `cli`).

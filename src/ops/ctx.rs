@@ -2,11 +2,11 @@
 //! proxy's supervisor; one per process) and [`Ctx`], those services plus who is calling.
 
 use crate::auth::boxkeys::BoxKeyCache;
+use crate::base::error::Result;
+use crate::base::filememo::FileMemo;
+use crate::base::paths::Paths;
 use crate::config::Config;
 use crate::config::live::{Live, Reloaded};
-use crate::error::Result;
-use crate::filememo::FileMemo;
-use crate::paths::Paths;
 use crate::registry::proxy::Proxy;
 use crate::store::Store;
 use std::sync::Arc;

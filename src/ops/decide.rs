@@ -5,7 +5,7 @@
 
 use crate::approvals::{self as inbox, Approval, ApprovalKind, Status, claim, finish, get};
 use crate::audit::Verdict;
-use crate::error::{Error, Kind, Result};
+use crate::base::error::{Error, Kind, Result};
 use serde_json::json;
 
 /// What a person chose beyond approve or deny: Hermes's own choice for a dangerous
@@ -168,7 +168,7 @@ impl Decider<'_> {
         if let Some(r) = stored["result"].as_object_mut() {
             r.remove("authorize_url");
         }
-        crate::redact::redact_json(&mut stored);
+        crate::base::redact::redact_json(&mut stored);
         finish(store, id, status, &stored)?;
         // Only an admin call's answer is shown to the approver (e.g. a new key); other kinds
         // are fully described by the row.

@@ -4,7 +4,7 @@
 //! these.
 
 use super::{Ctx, blocking};
-use crate::error::Result;
+use crate::base::error::Result;
 use crate::registry::{Registry, consumers};
 use serde_json::{Value, json};
 

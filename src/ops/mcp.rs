@@ -4,13 +4,13 @@
 //! Every answer passes the redactor (records may hold header values).
 
 use super::{Ctx, NoArgs, blocking};
-use crate::error::{Error, Kind, Result};
+use crate::base::error::{Error, Kind, Result};
 use crate::registry::{self, Registry, Transport, manage, record::Record, view::ServerView};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
 fn redacted(mut v: Value) -> Value {
-    crate::redact::redact_json(&mut v);
+    crate::base::redact::redact_json(&mut v);
     v
 }
 

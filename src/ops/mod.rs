@@ -23,9 +23,11 @@ pub mod notify;
 pub mod oauth;
 pub mod people;
 pub mod relay;
+pub mod retention;
 pub mod routes;
 pub mod runs;
 pub mod secrets;
+pub mod service;
 pub mod settings;
 pub mod status;
 pub mod store;
@@ -33,7 +35,7 @@ pub mod store;
 pub use ctx::{Ctx, Services};
 pub use routes::{Access, OpDef, ROUTES, op_named};
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use serde_json::{Map, Value};
 
 /// Deserialize an op's arguments from a JSON object; a malformed argument is `code`

@@ -4,7 +4,7 @@
 //! [`crate::notify::targets`].
 
 use super::{Ctx, audited};
-use crate::error::Result;
+use crate::base::error::Result;
 use crate::notify::{
     Event, send,
     targets::{self, Target},
@@ -21,8 +21,8 @@ pub async fn add(ctx: &Ctx, mut t: Target) -> Result<Value> {
         if t.kind == "webhook" && t.secret_key.is_none() {
             let key = format!("NOTIFY_{}_SECRET", t.id.to_ascii_uppercase().replace('-', "_"));
             let value = crate::auth::token::random_base62(43)?;
-            if crate::envfile::get_var(&ctx.paths.api_env(), &key)?.is_some() {
-                return Err(crate::error::Error::conflict(
+            if crate::base::envfile::get_var(&ctx.paths.api_env(), &key)?.is_some() {
+                return Err(crate::base::error::Error::conflict(
                     "notify.exists",
                     format!("api.env already holds `{key}`: name it with --secret-key {key}, or remove it first"),
                 ));
@@ -32,7 +32,7 @@ pub async fn add(ctx: &Ctx, mut t: Target) -> Result<Value> {
         }
         // The target is checked (a duplicate id) before the secret is written.
         if targets::load(&ctx.paths)?.iter().any(|o| o.id == t.id) {
-            return Err(crate::error::Error::conflict(
+            return Err(crate::base::error::Error::conflict(
                 "notify.exists",
                 format!(
                     "a target `{}` exists: remove it first (hal0 notify remove {}), or pick another --id",
@@ -41,7 +41,7 @@ pub async fn add(ctx: &Ctx, mut t: Target) -> Result<Value> {
             ));
         }
         if let Some((k, v)) = &made {
-            crate::envfile::set_vars(&ctx.paths.api_env(), &[(k.as_str(), v.as_str())])?;
+            crate::base::envfile::set_vars(&ctx.paths.api_env(), &[(k.as_str(), v.as_str())])?;
         }
         let t = targets::add(&ctx.paths, t)?;
         let mut out = json!({"target": t});
@@ -75,11 +75,11 @@ pub async fn test(ctx: &Ctx, id: Option<&str>) -> Result<Value> {
         let chosen: Vec<Target> = all.into_iter().filter(|t| id.is_none_or(|i| t.id == i)).collect();
         if chosen.is_empty() {
             return Err(match id {
-                Some(i) => crate::error::Error::not_found(
+                Some(i) => crate::base::error::Error::not_found(
                     "notify.not_found",
                     format!("no notification target `{i}` (hal0 notify list)"),
                 ),
-                None => crate::error::Error::not_found(
+                None => crate::base::error::Error::not_found(
                     "notify.not_found",
                     "no notification target yet: add one (hal0 notify add webhook|ntfy|email …)",
                 ),

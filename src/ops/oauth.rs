@@ -9,7 +9,7 @@ use crate::approvals;
 use crate::auth::oauth::clients::{self, Client, Registration};
 use crate::auth::oauth::grants::{self, AuthorizeQuery, GrantRow, Refusal, RequestView, Tokens};
 use crate::auth::oauth::{self, Issuer, cimd};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::registry::ssrf::Guard;
 use serde_json::{Value, json};
 

@@ -6,7 +6,7 @@
 use super::{Ctx, audited, blocking};
 use crate::auth::passkey::{self, Attestation, Relying, challenge::Purpose};
 use crate::auth::people::{self, Passkey, Person};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use serde_json::json;
 
 /// Add person `name` (with `password` when given).

@@ -2,7 +2,7 @@
 //! the history of exchanges, and the A2A agents elsewhere that bots may ask (peers).
 
 use super::{Ctx, NoArgs};
-use crate::error::Result;
+use crate::base::error::Result;
 use crate::relay::history::{Exchange, Filter};
 use crate::relay::peers::{self, Peer};
 use serde::Serialize;
@@ -80,7 +80,7 @@ pub async fn exchanges(ctx: &Ctx, a: ExchangesArgs) -> Result<Vec<Exchange>> {
         None => None,
         Some(n) if n >= 64 => Some(n as usize),
         Some(n) => {
-            return Err(crate::error::Error::invalid(
+            return Err(crate::base::error::Error::invalid(
                 "relay.invalid_filter",
                 format!("text_max {n} is too small: ask for at least 64 bytes of each message, or leave it out"),
             ));
@@ -125,7 +125,7 @@ pub async fn peer_add(ctx: &Ctx, a: PeerAddArgs) -> Result<Peer> {
             peers::check_name(n)?;
         }
         if let Some(t) = &a.token {
-            crate::secrets::validate_value(t)?;
+            crate::auth::secrets::validate_value(t)?;
         }
         let card = peers::fetch_card(&a.url).await?;
         let name = match a.name {
@@ -133,7 +133,7 @@ pub async fn peer_add(ctx: &Ctx, a: PeerAddArgs) -> Result<Peer> {
             None => {
                 let n = name_from(card.card["name"].as_str().unwrap_or_default());
                 peers::check_name(&n).map_err(|_| {
-                    crate::error::Error::invalid(
+                    crate::base::error::Error::invalid(
                         "relay.invalid_peer_name",
                         "the card's name makes no peer name: give one with --name",
                     )
@@ -164,9 +164,9 @@ pub async fn peer_remove(ctx: &Ctx, a: PeerNameArgs) -> Result<serde_json::Value
     super::audited(ctx, "relay_peer_remove", args, async {
         let (name, api_env) = (a.name.clone(), ctx.paths.api_env());
         if !ctx.store.call(move |s| peers::forget(s, &api_env, &name)).await? {
-            return Err(crate::error::Error::not_found(
+            return Err(crate::base::error::Error::not_found(
                 "relay.peer_not_found",
-                format!("no peer named {} (hal0 relay peer list shows them)", crate::term::safe_line(&a.name)),
+                format!("no peer named {} (hal0 relay peer list shows them)", crate::base::term::safe_line(&a.name)),
             ));
         }
         Ok(serde_json::json!({"removed": a.name}))

@@ -7,7 +7,7 @@ use super::{
     Ctx, NoArgs, accounts, activity, approvals, bridge, doctor, keys, mcp, relay, runs, secrets, settings, status,
     store,
 };
-use crate::error::Result;
+use crate::base::error::Result;
 use crate::op_runner;
 use serde_json::{Map, Value};
 use std::future::Future;

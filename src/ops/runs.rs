@@ -1,7 +1,7 @@
 //! The agent bridge's runs of every client, as an operator lists them.
 
 use super::Ctx;
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 
 #[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
 pub struct ListArgs {

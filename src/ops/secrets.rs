@@ -1,11 +1,11 @@
 //! The secrets store through the API: `PUT /api/secrets/{name}` (`secret_write`, gated),
 //! which stores a value an installed server's `[secrets]` refers to. The rules live in
-//! `crate::secrets`; the answer names the secret, never its value.
+//! `crate::auth::secrets`; the answer names the secret, never its value.
 
 use super::Ctx;
-use crate::error::Result;
 /// The longest secret value, in bytes (a front reading one stops just past it).
-pub use crate::secrets::MAX_VALUE;
+pub use crate::auth::secrets::MAX_VALUE;
+use crate::base::error::Result;
 use serde_json::{Value, json};
 
 /// Both are checked when the call is parsed, so a gated call with a bad name or value is
@@ -23,13 +23,15 @@ pub struct PutArgs {
 
 fn checked_name<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
     let s = <String as serde::Deserialize>::deserialize(d)?;
-    crate::secrets::validate_name(&s).map_err(|e| serde::de::Error::custom(format!("{} [{}]", e.message, e.code)))?;
+    crate::auth::secrets::validate_name(&s)
+        .map_err(|e| serde::de::Error::custom(format!("{} [{}]", e.message, e.code)))?;
     Ok(s)
 }
 
 fn checked_value<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
     let s = <String as serde::Deserialize>::deserialize(d)?;
-    crate::secrets::validate_value(&s).map_err(|e| serde::de::Error::custom(format!("{} [{}]", e.message, e.code)))?;
+    crate::auth::secrets::validate_value(&s)
+        .map_err(|e| serde::de::Error::custom(format!("{} [{}]", e.message, e.code)))?;
     Ok(s)
 }
 
@@ -37,7 +39,7 @@ fn checked_value<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<
 pub async fn put(ctx: &Ctx, a: PutArgs) -> Result<Value> {
     let paths = ctx.paths.clone();
     super::blocking(move || {
-        let created = crate::secrets::put(&paths, &a.name, &a.secret)?;
+        let created = crate::auth::secrets::put(&paths, &a.name, &a.secret)?;
         Ok(json!({"name": a.name, "created": created,
                   "note": "servers whose [secrets] name it send it from their next connection"}))
     })

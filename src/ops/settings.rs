@@ -2,7 +2,7 @@
 //! one-key write that keeps comments and takes effect at the next start.
 
 use super::{Ctx, NoArgs};
-use crate::error::Result;
+use crate::base::error::Result;
 use serde_json::{Value, json};
 
 /// `settings_get`: what this process runs with, and each key whose value in the file on
@@ -13,7 +13,7 @@ pub async fn get(ctx: &Ctx, _: NoArgs) -> Result<Value> {
     let kept = ctx.settings.get(|| {
         let redacted = |c: &crate::config::Config| {
             let mut v = json!(c);
-            crate::redact::redact_json(&mut v);
+            crate::base::redact::redact_json(&mut v);
             v
         };
         let (file, loaded) = (redacted(&crate::config::Config::load(&ctx.paths)?), redacted(&ctx.live.loaded()));
@@ -82,20 +82,20 @@ pub struct Written {
 
 /// What follows a write of hal0.toml, for every front: the clients file and the unit's
 /// drop-in are brought in line with `config`.
-fn written(paths: &crate::paths::Paths, config: crate::config::Config, was_set: bool) -> Written {
-    crate::clients::refresh(paths, &config);
-    let unit = crate::unit::sync(&config);
+fn written(paths: &crate::base::paths::Paths, config: crate::config::Config, was_set: bool) -> Written {
+    crate::connect::clients::refresh(paths, &config);
+    let unit = crate::config::unit::sync(&config);
     Written { config, was_set, unit }
 }
 
 /// Set `key` to `raw` in hal0.toml (see [`crate::config::set_value`]).
-pub fn set(paths: &crate::paths::Paths, key: &str, raw: &str) -> Result<Written> {
+pub fn set(paths: &crate::base::paths::Paths, key: &str, raw: &str) -> Result<Written> {
     let cfg = crate::config::set_value(paths, key, raw)?;
     Ok(written(paths, cfg, true))
 }
 
 /// Remove `key` from hal0.toml (see [`crate::config::unset_value`]).
-pub fn unset(paths: &crate::paths::Paths, key: &str) -> Result<Written> {
+pub fn unset(paths: &crate::base::paths::Paths, key: &str) -> Result<Written> {
     let (cfg, was_set) = crate::config::unset_value(paths, key)?;
     Ok(written(paths, cfg, was_set))
 }
@@ -122,7 +122,7 @@ pub async fn put(ctx: &Ctx, a: PutArgs) -> Result<Value> {
         };
         let unit = w.unit;
         let mut settings = json!(w.config);
-        crate::redact::redact_json(&mut settings);
+        crate::base::redact::redact_json(&mut settings);
         let applies = crate::config::live::applies(a.key.trim());
         let mut out = json!({"key": a.key, "settings": settings, "applies": applies.as_str(), "note": applies.hint()});
         if let Some(unit) = unit {

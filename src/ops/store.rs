@@ -4,8 +4,8 @@
 //! `hal0 serve` prunes on its own every `[store].prune_every_mins` through [`prune_now`].
 
 use super::{Ctx, NoArgs, Services};
-use crate::error::Result;
-use crate::retention::{self, Policy, Report};
+use crate::base::error::Result;
+use crate::ops::retention::{self, Policy, Report};
 use serde::Serialize;
 use serde_json::json;
 
@@ -30,7 +30,7 @@ pub struct Status {
 /// The status of `svc`'s store (blocking).
 pub fn status_of(svc: &Services) -> Result<Status> {
     let sizes = retention::sizes(&svc.store)?;
-    let disk = crate::paths::disk_space(svc.store.path());
+    let disk = crate::base::paths::disk_space(svc.store.path());
     Ok(Status {
         path: svc.store.path().display().to_string(),
         store_bytes: sizes.store_bytes,

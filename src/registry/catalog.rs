@@ -8,9 +8,9 @@
 use super::record::{self, BUNDLED_IDS, Transport};
 use super::spec;
 use super::ssrf::{self, FetchLimits, Guard};
+use crate::base::error::{Error, Result};
+use crate::base::paths::{Paths, write_atomic};
 use crate::config::Config;
-use crate::error::{Error, Result};
-use crate::paths::{Paths, write_atomic};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeSet, HashMap};

@@ -4,7 +4,7 @@
 //! the profile's key; operators mint keys for other consumers with `hal0 mcp keys add`.
 
 use crate::auth::token::{fingerprint, random_base62, sha256_hex};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::store::{Store, now};
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;

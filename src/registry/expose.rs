@@ -14,12 +14,12 @@
 //! exposure, enable/disable, install or uninstall; it never fails, it reports.
 
 use super::{Record, Registry, Transport, consumers};
+use crate::base::error::{Error, Result};
+use crate::base::paths::{Paths, read_optional, write_atomic};
 use crate::config::Config;
 use crate::connect::local_base;
-use crate::error::{Error, Result};
 use crate::hermes::Profiles;
 use crate::hermes::wiring::client_name;
-use crate::paths::{Paths, read_optional, write_atomic};
 use crate::store::Store;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -218,7 +218,7 @@ pub fn join(paths: &Paths, cfg: &Config, store: &Store) -> HermesSync {
 /// Held by every writer of Hermes's config.yaml and `.env` files (this join and the wiring
 /// of hal0's own servers), so their read-modify-writes never interleave.
 pub fn lock(paths: &Paths) -> Result<std::fs::File> {
-    crate::paths::lock_file(&paths.state_dir, ".mcp-exposure.lock")
+    crate::base::paths::lock_file(&paths.state_dir, ".mcp-exposure.lock")
 }
 
 fn converge(paths: &Paths, cfg: &Config, store: &Store, s: &mut HermesSync) {
@@ -304,8 +304,8 @@ fn converge_profile(ctx: &Ctx<'_>, t: &Target, manifest: &mut Manifest, saved: &
     let pair = |id: &str| format!("{}: {id}", t.agent);
 
     // The names in config.yaml now; without them nothing is added (a removal still revokes).
-    let names: Option<BTreeSet<String>> = match crate::paths::read_optional_following(&cfg_path)
-        .and_then(|text| crate::yamledit::YamlDoc::parse(&text.unwrap_or_default()))
+    let names: Option<BTreeSet<String>> = match crate::base::paths::read_optional_following(&cfg_path)
+        .and_then(|text| crate::base::yamledit::YamlDoc::parse(&text.unwrap_or_default()))
     {
         Ok(doc) => Some(doc.entry_names(SECTION).into_iter().collect()),
         Err(e) => {
@@ -330,14 +330,14 @@ fn converge_profile(ctx: &Ctx<'_>, t: &Target, manifest: &mut Manifest, saved: &
         if let Err(e) = consumers::revoke(ctx.store, id, &t.consumer) {
             s.errors.push(format!("{}: cannot revoke the key of `{id}`: {e}", t.agent));
         }
-        match keep_owner(&env_path, || crate::envfile::remove_vars(&env_path, &[env_var(id).as_str()])) {
+        match keep_owner(&env_path, || crate::base::envfile::remove_vars(&env_path, &[env_var(id).as_str()])) {
             Ok(c) => changed |= c,
             Err(e) => s.errors.push(format!("{}: {e}", t.agent)),
         }
         if names.is_none() {
             continue;
         }
-        match crate::yamledit::edit_file(&cfg_path, |doc| doc.remove_entry(SECTION, id).map(|_| ())) {
+        match crate::base::yamledit::edit_file(&cfg_path, |doc| doc.remove_entry(SECTION, id).map(|_| ())) {
             Ok(c) => {
                 changed |= c;
                 owned.remove(id);
@@ -424,9 +424,9 @@ fn put_owned(manifest: &mut Manifest, key: &str, t: &Target, owned: &BTreeSet<St
 /// Returns (config.yaml changed, `.env` changed).
 fn join_one(ctx: &Ctx<'_>, t: &Target, id: &str, var: &str, cfg_path: &Path, env_path: &Path) -> Result<(bool, bool)> {
     // Read the key, mint and write under one lock of the `.env`: the key minted is the key kept.
-    let env_changed = crate::paths::with_lock(env_path, || {
+    let env_changed = crate::base::paths::with_lock(env_path, || {
         keep_owner(env_path, || {
-            let live = match crate::envfile::get_var(env_path, var)? {
+            let live = match crate::base::envfile::get_var(env_path, var)? {
                 Some(k) => consumers::holds(ctx.store, id, &t.consumer, &k)?,
                 None => false,
             };
@@ -435,11 +435,11 @@ fn join_one(ctx: &Ctx<'_>, t: &Target, id: &str, var: &str, cfg_path: &Path, env
             }
             let note = format!("Hermes profile {} (hal0 mcp expose)", t.agent);
             let (_, key) = consumers::mint(ctx.store, id, &t.consumer, &note)?;
-            crate::envfile::set_vars(env_path, &[(var, &key)])
+            crate::base::envfile::set_vars(env_path, &[(var, &key)])
         })
     })?;
     let value = entry(ctx.cfg, id);
-    let yaml_changed = crate::yamledit::edit_file(cfg_path, |doc| doc.set_entry(SECTION, id, &value))?;
+    let yaml_changed = crate::base::yamledit::edit_file(cfg_path, |doc| doc.set_entry(SECTION, id, &value))?;
     Ok((yaml_changed, env_changed))
 }
 
@@ -462,7 +462,7 @@ fn no_proxy_wanted(paths: &Paths, cfg: &Config) -> Vec<String> {
     push_unique(&mut out, LOOPBACK.iter().map(|h| h.to_string()));
     push_unique(&mut out, crate::config::url_host(&local_base(cfg)));
     let api = read_optional(&paths.api_env()).ok().flatten().unwrap_or_default();
-    for (k, v) in crate::envfile::env_lines(&api) {
+    for (k, v) in crate::base::envfile::env_lines(&api) {
         if k == "NO_PROXY" || k == "no_proxy" {
             push_unique(&mut out, split_list(&v).collect::<Vec<_>>());
         }
@@ -479,12 +479,12 @@ fn no_proxy_wanted(paths: &Paths, cfg: &Config) -> Vec<String> {
 /// they differ, or they lack an entry of `wanted`. The entries already there are kept
 /// first (the file is the operator's), then `wanted`; an unchanged file is not rewritten.
 fn ensure_no_proxy(env_path: &Path, wanted: &[String]) -> Result<bool> {
-    crate::paths::with_lock(env_path, || ensure_no_proxy_locked(env_path, wanted))
+    crate::base::paths::with_lock(env_path, || ensure_no_proxy_locked(env_path, wanted))
 }
 
 fn ensure_no_proxy_locked(env_path: &Path, wanted: &[String]) -> Result<bool> {
-    let upper = crate::envfile::get_var(env_path, "NO_PROXY")?;
-    let lower = crate::envfile::get_var(env_path, "no_proxy")?;
+    let upper = crate::base::envfile::get_var(env_path, "NO_PROXY")?;
+    let lower = crate::base::envfile::get_var(env_path, "no_proxy")?;
     let mut value = Vec::new();
     for v in [&upper, &lower].into_iter().flatten() {
         push_unique(&mut value, split_list(v).collect::<Vec<_>>());
@@ -494,7 +494,7 @@ fn ensure_no_proxy_locked(env_path: &Path, wanted: &[String]) -> Result<bool> {
     if upper.as_deref() == Some(value.as_str()) && lower.as_deref() == Some(value.as_str()) {
         return Ok(false);
     }
-    keep_owner(env_path, || crate::envfile::set_vars(env_path, &[("NO_PROXY", &value), ("no_proxy", &value)]))
+    keep_owner(env_path, || crate::base::envfile::set_vars(env_path, &[("NO_PROXY", &value), ("no_proxy", &value)]))
 }
 
 /// Run an edit of a profile's `.env` (rewritten by temp file and rename, so owned by this
@@ -535,7 +535,7 @@ fn record_warnings(r: &Record) -> Vec<String> {
         return out;
     }
     let mut headers: Vec<&str> = r.secrets.keys().map(String::as_str).collect();
-    headers.extend(r.env.keys().map(String::as_str).filter(|k| crate::redact::is_secret_name(k)));
+    headers.extend(r.env.keys().map(String::as_str).filter(|k| crate::base::redact::is_secret_name(k)));
     headers.retain(|h| !h.eq_ignore_ascii_case("authorization"));
     headers.sort_unstable();
     headers.dedup();
@@ -629,7 +629,7 @@ fn run_bounded(cmd: &str, limit: Duration) -> std::result::Result<(), String> {
         }
     };
     match last_line(err_rx).or_else(|| last_line(out_rx)) {
-        Some(l) => Err(format!("{how}: {}", crate::redact::redact(&l))),
+        Some(l) => Err(format!("{how}: {}", crate::base::redact::redact(&l))),
         None => Err(how),
     }
 }
@@ -683,7 +683,7 @@ approvals:
             self.parsed(name).get("mcp_servers").and_then(|m| m.get(id)).is_some()
         }
         fn env(&self, name: &str, var: &str) -> Option<String> {
-            crate::envfile::get_var(&self.prof(name).join(".env"), var).unwrap()
+            crate::base::envfile::get_var(&self.prof(name).join(".env"), var).unwrap()
         }
         fn reg(&self) -> Registry {
             Registry::new(&self.paths)
@@ -843,8 +843,9 @@ approvals:
         assert_eq!(std::fs::read_to_string(t.prof("default").join(".env")).unwrap(), before_env);
 
         // A dead key in .env is replaced; a hand-removed entry is written again.
-        crate::envfile::set_vars(&t.prof("work").join(".env"), &[("HAL0_MCP_FILES_KEY", "hal0pk_stale")]).unwrap();
-        crate::yamledit::edit_file(&t.prof("default").join("config.yaml"), |d| {
+        crate::base::envfile::set_vars(&t.prof("work").join(".env"), &[("HAL0_MCP_FILES_KEY", "hal0pk_stale")])
+            .unwrap();
+        crate::base::yamledit::edit_file(&t.prof("default").join("config.yaml"), |d| {
             d.remove_entry("mcp_servers", "files").map(|_| ())
         })
         .unwrap();

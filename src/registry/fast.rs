@@ -24,8 +24,8 @@ use super::relay::lock;
 use super::upstream::Upstream;
 use super::wire::Wire;
 use crate::audit::Verdict as Logged;
-use crate::error::Error;
-use crate::sse::SseParser;
+use crate::base::error::Error;
+use crate::base::sse::SseParser;
 use axum::body::Bytes;
 use futures::stream::BoxStream;
 use rmcp::model::CallToolResult;
@@ -239,7 +239,7 @@ impl Proxy {
     /// for a request in flight on it, or its answer to a request put to it. `None`: rmcp's
     /// session serves the request.
     pub async fn wire(&self, served: &Arc<Served>, session_id: &str, identity: &str, body: &[u8]) -> Option<Answer> {
-        if crate::telemetry::enabled() {
+        if crate::observe::telemetry::enabled() {
             return None;
         }
         let msg: Envelope = serde_json::from_slice(body).ok()?;
@@ -608,11 +608,11 @@ impl Ending {
         if !self.purpose.audited() {
             return;
         }
-        crate::metrics::proxy_verdict(&self.surface, Logged::Allow.as_str());
-        crate::metrics::proxy_forwarded(&self.surface, self.path);
+        crate::observe::metrics::proxy_verdict(&self.surface, Logged::Allow.as_str());
+        crate::observe::metrics::proxy_forwarded(&self.surface, self.path);
         let outcome = if code.is_some() { "is_error" } else { "ok" };
         let surface = self.surface.trim_start_matches("mcp:");
-        crate::metrics::tool_call(surface, &self.tool, outcome, self.started.elapsed());
+        crate::observe::metrics::tool_call(surface, &self.tool, outcome, self.started.elapsed());
         let o = crate::audit::Outcome {
             id: self.entry,
             verdict: Logged::Allow,
@@ -962,7 +962,7 @@ impl Flight {
             None => {
                 let e = Error::new(
                     "mcp.result_withheld",
-                    crate::error::Kind::BadGateway,
+                    crate::base::error::Kind::BadGateway,
                     "the result carried a credential (or could not be read); hal0 withheld it",
                 );
                 (end.error_answer(&e), Some(e.code))
@@ -1049,7 +1049,7 @@ mod tests {
         let secrets = vec!["s3cr3t-value".to_string()];
         let text = r#"{"content":[{"type":"text","text":"token s3cr3t-value"}]}"#;
         let out = masked(text, &secrets).unwrap();
-        assert!(!out.contains("s3cr3t-value") && out.contains(crate::redact::MASK), "{out}");
+        assert!(!out.contains("s3cr3t-value") && out.contains(crate::base::redact::MASK), "{out}");
         assert!(matches!(masked(r#"{"a":1}"#, &secrets), Some(Cow::Borrowed(_))));
         assert!(masked("not json s3cr3t-value", &secrets).is_none());
     }

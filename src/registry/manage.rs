@@ -7,9 +7,9 @@ use super::policy::ToolPolicy;
 use super::program::{self, Via};
 use super::record::{FieldEdit, Record, Transport};
 use super::{Registry, consumers, spec, ssrf::Guard};
+use crate::base::error::{Error, Kind, Result};
+use crate::base::paths::Paths;
 use crate::config::Config;
-use crate::error::{Error, Kind, Result};
-use crate::paths::Paths;
 use crate::store::Store;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -67,7 +67,7 @@ fn check_ca_file(r: &Record, p: &std::path::Path) -> Result<std::path::PathBuf> 
             format!("--ca-file is for a server reached over https; `{}` is not", r.spec),
         ));
     }
-    crate::outbound::ca_certs(p)?;
+    crate::base::outbound::ca_certs(p)?;
     std::path::absolute(p).map_err(|e| Error::invalid("mcp.tls_ca_invalid", format!("{}: {e}", p.display())))
 }
 
@@ -228,7 +228,9 @@ pub async fn set_exposure(
     if flags.iter().any(|(_, on)| *on) {
         sync.probe = Some(match super::probe::probe(&r, paths).await {
             Ok(p) => json!({"ok": true, "tools": p.tools, "missing_secrets": p.missing_secrets}),
-            Err(e) => json!({"ok": false, "error": {"code": e.code, "message": crate::redact::redact(&e.message)}}),
+            Err(e) => {
+                json!({"ok": false, "error": {"code": e.code, "message": crate::base::redact::redact(&e.message)}})
+            }
         });
     }
     Ok((r, sync))
@@ -285,9 +287,9 @@ pub fn set_secret(paths: &Paths, id: &str, header: &str, key: Option<&str>, valu
         ));
     }
     let stored_as =
-        existing.clone().or(key.map(str::to_string)).unwrap_or_else(|| crate::secrets::default_name(id, header));
+        existing.clone().or(key.map(str::to_string)).unwrap_or_else(|| crate::auth::secrets::default_name(id, header));
     // `put` checks the name and the value before it writes, and it is the first write.
-    let created = crate::secrets::put(paths, &stored_as, value)?;
+    let created = crate::auth::secrets::put(paths, &stored_as, value)?;
     let record_changed = existing.is_none();
     if record_changed {
         reg.set_fields(

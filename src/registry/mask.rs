@@ -27,7 +27,7 @@ use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::ops::Range;
 
-use crate::redact::MASK;
+use crate::base::redact::MASK;
 
 /// The shortest secret (or part of one) that is masked.
 pub const MIN_LEN: usize = 4;
@@ -56,7 +56,7 @@ pub fn needles<'a>(values: impl IntoIterator<Item = &'a str>) -> Vec<String> {
             let rest = rest.trim();
             push(rest, MIN_LEN);
             if scheme.eq_ignore_ascii_case("basic")
-                && let Some(plain) = crate::redact::base64(rest).and_then(|b| String::from_utf8(b).ok())
+                && let Some(plain) = crate::base::redact::base64(rest).and_then(|b| String::from_utf8(b).ok())
             {
                 push(&plain, MIN_LEN);
                 if let Some((_, pw)) = plain.split_once(':') {
@@ -263,7 +263,7 @@ pub fn find(s: &str, needles: &[String]) -> Vec<Range<usize>> {
             }
         }
     }
-    crate::redact::merge(ranges)
+    crate::base::redact::merge(ranges)
 }
 
 /// The end of the longest match of `needle` at `p` (each character raw or encoded).

@@ -31,8 +31,8 @@ pub mod upstream;
 pub mod view;
 pub mod wire;
 
-use crate::error::{Error, Result};
-use crate::paths::{Paths, read_optional, write_atomic};
+use crate::base::error::{Error, Result};
+use crate::base::paths::{Paths, read_optional, write_atomic};
 pub use policy::{ToolList, ToolPolicy, Verdict};
 pub use record::{BUNDLED_IDS, Record, Transport};
 use std::path::{Path, PathBuf};
@@ -96,7 +96,7 @@ impl Registry {
 
     /// Hold the registry's lock (a `.lock` file in the dir) for a read-modify-write.
     fn lock(&self) -> Result<std::fs::File> {
-        crate::paths::lock_file(&self.dir, ".lock")
+        crate::base::paths::lock_file(&self.dir, ".lock")
     }
 
     /// Installed records, sorted by id, and the files that do not load.

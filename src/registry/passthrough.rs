@@ -17,7 +17,7 @@ use super::policy::Verdict;
 use super::proxy::{Call, Consumer, Proxy, Served, Who, mask_in};
 use super::record::Access;
 use crate::audit::Verdict as Logged;
-use crate::error::{Error, Kind, Result};
+use crate::base::error::{Error, Kind, Result};
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResult, Prompt, ReadResourceRequestParams,
     ReadResourceResult, Reference, Resource, ResourceTemplate, SetLevelRequestParams, SubscribeRequestParams,

@@ -18,8 +18,8 @@
 //! the item, which checks the store before refusing.
 
 use crate::approvals::{self, Approval, ApprovalKind, NewApproval};
+use crate::base::error::{Error, Kind, Result};
 use crate::config::Config;
-use crate::error::{Error, Kind, Result};
 use crate::store::{Store, now};
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
@@ -316,7 +316,7 @@ fn schema_change(a: Option<&Value>, b: Option<&Value>) -> String {
     };
     let (Some(pa), Some(pb)) = (props(a), props(b)) else {
         let show = |v: Option<&Value>| {
-            v.map_or("(none)".to_string(), |v| crate::redact::cut(&v.to_string(), 300).0.to_string())
+            v.map_or("(none)".to_string(), |v| crate::base::redact::cut(&v.to_string(), 300).0.to_string())
         };
         return format!("was {}, now {}", show(a), show(b));
     };

@@ -1,7 +1,7 @@
 //! The tool policy of an installed server: three disjoint tiers (allow, gated, blocked);
 //! a tool not on any list is not callable.
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
 /// The `[tools]` table of a record.

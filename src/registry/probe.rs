@@ -3,7 +3,7 @@
 //! initialize, list its tools, and give each tool its verdict under the record's policy.
 
 use super::record::Record;
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -34,7 +34,7 @@ fn failed(what: String) -> Error {
 
 /// Probe `record`: connect with its own URL and headers (a stdio server's command is
 /// started for the probe and stopped after it), list its tools and judge each.
-pub async fn probe(record: &Record, paths: &crate::paths::Paths) -> Result<Probe> {
+pub async fn probe(record: &Record, paths: &crate::base::paths::Paths) -> Result<Probe> {
     let (up, missing) = super::upstream::connect(record, paths, "mcp.probe_failed", Default::default()).await?;
     let out = probe_with(record, &up.client, missing).await;
     let _ = up.client.cancel().await;
@@ -53,7 +53,7 @@ pub async fn probe_with(record: &Record, client: &super::upstream::Client, missi
     let listed = tokio::time::timeout(TIMEOUT, client.list_all_tools())
         .await
         .map_err(|_| failed(format!("{url} did not list its tools within {} s", TIMEOUT.as_secs())))?
-        .map_err(|e| failed(format!("{url} failed tools/list: {}", crate::redact::redact(&e.to_string()))))?;
+        .map_err(|e| failed(format!("{url} failed tools/list: {}", crate::base::redact::redact(&e.to_string()))))?;
     let names: Vec<String> = listed.iter().map(|t| t.name.to_string()).collect();
     let tools = names
         .iter()
@@ -88,7 +88,7 @@ pub enum Offer {
 }
 
 /// Whether `record`'s server offers tool `name` (a pattern with `*` is not checked).
-pub async fn offers(record: &Record, paths: &crate::paths::Paths, name: &str) -> Offer {
+pub async fn offers(record: &Record, paths: &crate::base::paths::Paths, name: &str) -> Offer {
     if name.contains('*') {
         return Offer::Offered;
     }

@@ -7,7 +7,7 @@
 //! requester's choosing. `hal0 auth rotate admin` arms auth.
 
 use super::record::{Record, Transport};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 
 /// Where a registry change comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,7 +30,7 @@ fn allowed(via: Via) -> bool {
 fn refused(what: String) -> Error {
     Error::new(
         "mcp.program_needs_auth",
-        crate::error::Kind::Forbidden,
+        crate::base::error::Kind::Forbidden,
         format!(
             "{what}; over the API that needs auth armed (hal0 auth rotate admin), or run the command on the box: \
              hal0 mcp …"

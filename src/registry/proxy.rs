@@ -14,11 +14,11 @@ use super::upstream::{self, Pool};
 use super::{Registry, Transport};
 use crate::approvals::{self, NewApproval};
 use crate::audit::Verdict as Logged;
+use crate::base::error::{Error, Kind, Result};
+use crate::base::filewatch::version;
+use crate::base::paths::Paths;
+use crate::base::progress::Progress;
 use crate::config::Config;
-use crate::error::{Error, Kind, Result};
-use crate::filewatch::version;
-use crate::paths::Paths;
-use crate::progress::Progress;
 use crate::store::Store;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ProgressToken, Tool};
 use rmcp::{RoleServer, service::Peer};
@@ -133,10 +133,10 @@ impl Served {
     }
 }
 
-/// What a file was when the cache entry was made ([`crate::filewatch::version`]: a count of
+/// What a file was when the cache entry was made ([`crate::base::filewatch::version`]: a count of
 /// changes while watched, else its stat; a missing file is a version of its own, so a record
 /// that went misses the cache; `None`: it cannot be looked at).
-type Stamp = Option<crate::filewatch::Version>;
+type Stamp = Option<crate::base::filewatch::Version>;
 /// The served-record cache: id (or `id\0holder` for a consumer of a delegated server) →
 /// (record file stamp, api.env stamp, what was resolved).
 type ServedCache = Arc<Mutex<HashMap<String, (Stamp, Stamp, Arc<Served>)>>>;
@@ -159,13 +159,13 @@ pub struct Proxy {
 
 /// An error as the consumer sees it: a tool result with `isError` and `code: message`.
 pub fn error_result(e: &Error) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(format!("{}: {}", e.code, crate::redact::redact(&e.message)))])
+    CallToolResult::error(vec![ContentBlock::text(format!("{}: {}", e.code, crate::base::redact::redact(&e.message)))])
 }
 
 /// A refusal or failure of a proxied request other than `tools/call`, as an MCP error whose
 /// message starts with the stable code and whose data names it.
 pub fn error_data(e: &Error) -> rmcp::ErrorData {
-    let message = format!("{}: {}", e.code, crate::redact::redact(&e.message));
+    let message = format!("{}: {}", e.code, crate::base::redact::redact(&e.message));
     let data = Some(json!({"code": e.code}));
     match e.kind {
         Kind::Forbidden | Kind::Invalid | Kind::NotFound => rmcp::ErrorData::invalid_params(message, data),
@@ -309,8 +309,8 @@ impl Proxy {
             }
         }
         // Watched from the first resolve on: later looks cost no stat.
-        crate::filewatch::watch(&reg.path_of(id));
-        crate::filewatch::watch(&self.paths.api_env());
+        crate::base::filewatch::watch(&reg.path_of(id));
+        crate::base::filewatch::watch(&self.paths.api_env());
         let (rs, es) = (version(&reg.path_of(id)), version(&self.paths.api_env()));
         let mut record = serving(&reg, id)?;
         let key = match (&mut record.oauth, holder) {
@@ -547,7 +547,7 @@ impl Proxy {
                             "`{}` answered {what} with an error ({}): {}",
                             r.id,
                             e.code.0,
-                            crate::redact::redact(&msg)
+                            crate::base::redact::redact(&msg)
                         ),
                     ));
                 }
@@ -613,8 +613,8 @@ impl Proxy {
                 };
                 let out = self.forward(served, tool, c.args.clone(), consumer).await;
                 let code = outcome_code(&out);
-                crate::metrics::proxy_verdict(&c.surface, Logged::Allow.as_str());
-                crate::metrics::proxy_forwarded(&c.surface, "rmcp");
+                crate::observe::metrics::proxy_verdict(&c.surface, Logged::Allow.as_str());
+                crate::observe::metrics::proxy_forwarded(&c.surface, "rmcp");
                 let outcome = crate::audit::Outcome {
                     id: entry_id,
                     verdict: Logged::Allow,
@@ -667,10 +667,10 @@ impl Proxy {
             }
             // The upstream call is a CLIENT child of the served call's span; its
             // traceparent goes upstream in the request's `_meta` (SEP-414).
-            let mut span = crate::telemetry::Span::start(
+            let mut span = crate::observe::telemetry::Span::start(
                 format!("tools/call {tool}"),
-                crate::telemetry::Kind::Client,
-                crate::telemetry::current(),
+                crate::observe::telemetry::Kind::Client,
+                crate::observe::telemetry::current(),
             );
             if let Some(s) = span.as_mut() {
                 s.attr("mcp.method.name", "tools/call");
@@ -685,7 +685,9 @@ impl Proxy {
                     Ok(Ok(res)) if res.is_error == Some(true) => s.fail("tool_error", None),
                     Ok(Ok(_)) => {}
                     Ok(Err(rmcp::ServiceError::Cancelled { .. })) => s.fail("cancelled", None),
-                    Ok(Err(e)) => s.fail("upstream_error", Some(crate::redact::redact(&e.to_string()).into_owned())),
+                    Ok(Err(e)) => {
+                        s.fail("upstream_error", Some(crate::base::redact::redact(&e.to_string()).into_owned()))
+                    }
                     Err(_) => s.fail("timeout", None),
                 }
                 s.end();
@@ -841,7 +843,7 @@ impl Proxy {
 
     /// The audit row of one decision about call `c`.
     pub(super) async fn audit(&self, c: &Call<'_>, verdict: Logged, code: Option<&str>, approval: Option<&str>) {
-        crate::metrics::proxy_verdict(&c.surface, verdict.as_str());
+        crate::observe::metrics::proxy_verdict(&c.surface, verdict.as_str());
         let args = Value::Object(c.args.clone().unwrap_or_default());
         let out = crate::audit::record_async(&self.store, &c.entry(&args, verdict, code, approval)).await;
         if let Err(err) = out {
@@ -949,7 +951,7 @@ pub(super) fn outcome_code(out: &Result<CallToolResult>) -> Option<&'static str>
 pub(super) fn upstream_error(r: &Record, what: &str) -> Error {
     upstream::failed(
         "mcp.upstream_failed",
-        format!("`{}` ({}): {}", r.id, r.url.as_deref().unwrap_or("-"), crate::redact::redact(what)),
+        format!("`{}` ({}): {}", r.id, r.url.as_deref().unwrap_or("-"), crate::base::redact::redact(what)),
     )
 }
 
@@ -1035,7 +1037,7 @@ pub async fn execute_approved(paths: &Paths, config: &Config, row: &approvals::A
 /// [`PREVIEW_MAX`] bytes (then `…`), redacted as part of the whole text so a secret the cut
 /// splits is masked rather than shown by its start.
 fn gated_preview(server: &str, tool: &str, arguments: &Value) -> String {
-    let (head, cut) = crate::redact::redact_head(&format!("{server}: {tool} {arguments}"), PREVIEW_MAX, false);
+    let (head, cut) = crate::base::redact::redact_head(&format!("{server}: {tool} {arguments}"), PREVIEW_MAX, false);
     if cut { format!("{head}…") } else { head }
 }
 
@@ -1053,7 +1055,7 @@ mod tests {
             assert_eq!(p.ends_with('…'), format!("files: write {args}").len() > PREVIEW_MAX, "{pad}");
         }
         let p = gated_preview("files", "write", &serde_json::json!({"k": key}));
-        assert_eq!(p, format!("files: write {{\"k\":\"{}\"}}", crate::redact::MASK));
+        assert_eq!(p, format!("files: write {{\"k\":\"{}\"}}", crate::base::redact::MASK));
     }
 
     #[test]
@@ -1062,7 +1064,7 @@ mod tests {
         let out = mask_secrets(r, &["s3cr3t-value".into()]);
         let text = serde_json::to_string(&out).unwrap();
         assert!(!text.contains("s3cr3t-value"), "{text}");
-        assert!(text.contains(crate::redact::MASK), "{text}");
+        assert!(text.contains(crate::base::redact::MASK), "{text}");
         let r = CallToolResult::success(vec![ContentBlock::text("nothing here")]);
         assert_eq!(mask_secrets(r.clone(), &["s3cr3t-value".into()]), r);
     }

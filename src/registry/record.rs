@@ -3,7 +3,7 @@
 //! toml_edit so an operator's comments and ordering survive.
 
 use super::policy::{AccessPolicy, ToolList, ToolPolicy};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -624,7 +624,7 @@ pub fn validate_secret_header(name: &str) -> Result<()> {
         "mcp.invalid_header",
         format!(
             "`{}` is not a usable header name: use letters, digits, `-` or `_` (at most 128)",
-            crate::term::safe_line(name)
+            crate::base::term::safe_line(name)
         ),
     ))
 }
@@ -644,7 +644,7 @@ pub fn validate_env(name: &str, value: &str) -> Result<()> {
             format!("the value of `{name}` must be one line of at most 4096 bytes"),
         ));
     }
-    if name.eq_ignore_ascii_case("authorization") || crate::redact::is_secret_shaped(value) {
+    if name.eq_ignore_ascii_case("authorization") || crate::base::redact::is_secret_shaped(value) {
         return Err(Error::invalid(
             "mcp.env_secret",
             format!(

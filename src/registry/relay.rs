@@ -252,7 +252,7 @@ async fn ask(
         other => ErrorData::internal_error(
             format!(
                 "hal0's proxy could not get an answer from its client: {}",
-                crate::redact::redact(&other.to_string())
+                crate::base::redact::redact(&other.to_string())
             ),
             None,
         ),

@@ -13,8 +13,8 @@
 use super::proxy::{Call, KIND, Proxy, error_result};
 use super::record::Record;
 use crate::approvals::{self, Status};
-use crate::error::{Error, Kind};
-use crate::progress::Progress;
+use crate::base::error::{Error, Kind};
+use crate::base::progress::Progress;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientCapabilities, InputRequest, InputRequests, InputRequiredResult,
     InputResponses,

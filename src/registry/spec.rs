@@ -10,7 +10,7 @@
 
 use super::record::{Record, Transport};
 use super::ssrf::{self, FetchLimits, Guard};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 
 const ACCEPTED: &str = "accepted: oci://IMAGE, npm:PACKAGE (or npx:), uvx:PACKAGE (or uv:), \
                         git+https://HOST/REPO, an http(s)://…/manifest.json URL, or a streamable-http/sse endpoint URL";
@@ -71,7 +71,7 @@ fn option_like(p: &str) -> Error {
     invalid(format!(
         "`{}` starts with `-`, so the command that starts it would read it as an option; package and image \
          names start with a letter, a digit or `@`",
-        crate::term::safe_line(p)
+        crate::base::term::safe_line(p)
     ))
 }
 
@@ -136,7 +136,7 @@ pub fn parse(spec: &str) -> Result<Parsed> {
             if let Some(v) = version.filter(|v| !version_ok(v)) {
                 return Err(invalid(format!(
                     "`{}` is not a release of `{p}` (use PKG@1.2.3)",
-                    crate::term::safe_line(v)
+                    crate::base::term::safe_line(v)
                 )));
             }
             let bare = if kind == Kind::Npm { p.strip_prefix('@').unwrap_or(p) } else { p };
@@ -417,7 +417,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(crate::prop::config(2048))]
+        #![proptest_config(crate::base::prop::config(2048))]
 
         /// Parsing never panics; what parses parses again to the same spec; no package or
         /// image name starts with `-`; the argv of a stdio record holds the name as one

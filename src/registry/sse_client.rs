@@ -9,8 +9,8 @@
 //! ends (or breaks, or the server forgets the session) the transport closes, so rmcp sees the
 //! connection closed. Usage: `().serve(connect(url, &headers, code).await?).await`.
 
-use crate::error::{Error, Kind, Result};
-pub use crate::sse::{MAX_EVENT_BYTES, Oversize, SseEvent, SseParser};
+use crate::base::error::{Error, Kind, Result};
+pub use crate::base::sse::{MAX_EVENT_BYTES, Oversize, SseEvent, SseParser};
 use futures::StreamExt;
 use reqwest::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{StatusCode, Url};
@@ -87,7 +87,7 @@ impl Transport<RoleClient> for SseClientTransport {
             let resp = req.body(body).send().await.map_err(|e| {
                 SseTransportError(format!(
                     "POST to the message endpoint failed: {}",
-                    crate::redact::redact(&error_chain(&e))
+                    crate::base::redact::redact(&error_chain(&e))
                 ))
             })?;
             let status = resp.status();
@@ -106,7 +106,7 @@ impl Transport<RoleClient> for SseClientTransport {
             let text: String = text.chars().take(200).collect();
             Err(SseTransportError(format!(
                 "the message endpoint answered {status}: {}",
-                crate::redact::redact(text.trim())
+                crate::base::redact::redact(text.trim())
             )))
         }
     }
@@ -181,7 +181,9 @@ fn http_client(ca_file: Option<&std::path::Path>) -> Result<reqwest::Client> {
         let same = attempt.previous().first().is_some_and(|first| first.origin() == attempt.url().origin());
         if same && attempt.previous().len() <= MAX_REDIRECTS { attempt.follow() } else { attempt.stop() }
     });
-    crate::outbound::build(crate::outbound::builder(ca_file)?.redirect(policy).connect_timeout(ENDPOINT_TIMEOUT))
+    crate::base::outbound::build(
+        crate::base::outbound::builder(ca_file)?.redirect(policy).connect_timeout(ENDPOINT_TIMEOUT),
+    )
 }
 
 /// The JSON-RPC messages in one `message` event (a single message or a batch); anything else
@@ -301,10 +303,10 @@ async fn connect_within(
             .await
             .map_err(|e| {
                 let text = error_chain(&e);
-                crate::outbound::tls_error(sse_url.as_str(), &text).unwrap_or_else(|| {
+                crate::base::outbound::tls_error(sse_url.as_str(), &text).unwrap_or_else(|| {
                     fail(format!(
                         "does not answer (is the server running? is the url right?): {}",
-                        crate::redact::redact(&text)
+                        crate::base::redact::redact(&text)
                     ))
                 })
             })?;

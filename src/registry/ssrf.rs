@@ -2,7 +2,7 @@
 //! resolve first, refuse any address in a non-public class, then connect only to the
 //! addresses that were checked. Redirects are followed by hand, each hop checked again.
 
-use crate::error::{Error, Kind, Result};
+use crate::base::error::{Error, Kind, Result};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
@@ -294,7 +294,7 @@ pub fn pinned_client(guard: &Guard, url: &str, limits: &FetchLimits) -> Result<(
         .map_err(|e| Error::invalid("mcp.invalid_spec", format!("`{url}` is not a valid URL: {e}")))?;
     let (host, port) = target(&u)?;
     let addrs = guard.check(&host, port)?;
-    let mut b = crate::outbound::builder(limits.ca_file.as_deref())?
+    let mut b = crate::base::outbound::builder(limits.ca_file.as_deref())?
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
         .timeout(limits.timeout)
@@ -343,7 +343,7 @@ pub async fn fetch(guard: &Guard, url: &str, limits: FetchLimits) -> Result<(req
         let addrs = guard.check(&host, port)?;
         // TLS with hal0's trust; the connection goes only to the checked addresses, while
         // SNI and the certificate check use the name (`resolve_to_addrs` keeps it).
-        let mut b = crate::outbound::builder(limits.ca_file.as_deref())?
+        let mut b = crate::base::outbound::builder(limits.ca_file.as_deref())?
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
             .timeout(limits.timeout)
@@ -353,9 +353,9 @@ pub async fn fetch(guard: &Guard, url: &str, limits: FetchLimits) -> Result<(req
         }
         let client = b.build().map_err(|e| Error::internal(format!("http client: {e}")))?;
         let mut resp = client.get(url.clone()).header("accept", "application/json").send().await.map_err(|e| {
-            let text = crate::outbound::chain(&e);
-            crate::outbound::tls_error(url.as_str(), &text)
-                .unwrap_or_else(|| fetch_failed(format!("cannot fetch {url}: {}", crate::redact::redact(&text))))
+            let text = crate::base::outbound::chain(&e);
+            crate::base::outbound::tls_error(url.as_str(), &text)
+                .unwrap_or_else(|| fetch_failed(format!("cannot fetch {url}: {}", crate::base::redact::redact(&text))))
         })?;
         let status = resp.status();
         if status.is_redirection() {

@@ -8,7 +8,7 @@
 //! started again on the next call after it died.
 
 use super::record::Record;
-use crate::error::{Error, Kind, Result};
+use crate::base::error::{Error, Kind, Result};
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
@@ -57,7 +57,7 @@ pub async fn start(
     relay: super::relay::Relay,
 ) -> Result<(super::upstream::Client, Child)> {
     let command = command_of(record)?;
-    crate::paths::ensure_dir(work_dir)?;
+    crate::base::paths::ensure_dir(work_dir)?;
     let mut cmd = tokio::process::Command::new(command);
     cmd.args(&record.args)
         .env_clear()
@@ -87,7 +87,7 @@ pub async fn start(
                 if n < STDERR_LINES {
                     // The child's own text: redacted, and with no control or invisible
                     // character left to act on the terminal that shows the log.
-                    tracing::info!(server = %id, "stderr: {}", crate::term::safe_line(&crate::redact::redact(&line)));
+                    tracing::info!(server = %id, "stderr: {}", crate::base::term::safe_line(&crate::base::redact::redact(&line)));
                 }
                 n += 1;
             }
@@ -113,7 +113,7 @@ pub async fn start(
                 format!(
                     "`{}` (`{command}`) did not answer like an MCP server on stdio: {} (its stderr is in hal0's log)",
                     record.id,
-                    crate::redact::redact(&e.to_string())
+                    crate::base::redact::redact(&e.to_string())
                 ),
             )
         })?;

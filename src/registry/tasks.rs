@@ -22,7 +22,7 @@ use super::proxy::{Proxy, Served, offer_tools, upstream_error};
 use super::record::Record;
 use super::upstream::Upstream;
 use super::wire::Wire;
-use crate::error::{Error, Kind};
+use crate::base::error::{Error, Kind};
 use axum::body::Bytes;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};

@@ -5,7 +5,7 @@
 //! or headers change, reconnected once when it broke).
 
 use super::record::{Record, Transport};
-use crate::error::{Error, Kind, Result};
+use crate::base::error::{Error, Kind, Result};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use std::collections::HashMap;
@@ -21,12 +21,12 @@ pub type Client = rmcp::service::RunningService<rmcp::RoleClient, super::relay::
 /// The headers the server gets, and the api.env keys the record names that are not set.
 /// A server with an `[oauth]` table gets its account's access token as `Authorization`
 /// (`mcp.account_required` / `mcp.reauth_required` when there is none to send).
-pub fn headers(record: &Record, paths: &crate::paths::Paths) -> Result<(HashMap<String, String>, Vec<String>)> {
+pub fn headers(record: &Record, paths: &crate::base::paths::Paths) -> Result<(HashMap<String, String>, Vec<String>)> {
     let mut out: HashMap<String, String> = record.env.clone().into_iter().collect();
     let mut missing = Vec::new();
     let api_env = paths.api_env();
     for (header, key) in &record.secrets {
-        match crate::envfile::get_var(&api_env, key)? {
+        match crate::base::envfile::get_var(&api_env, key)? {
             Some(v) => {
                 out.insert(header.clone(), v);
             }
@@ -64,7 +64,7 @@ pub fn delegated_needs_holder(id: &str) -> Error {
 /// consumer's session still opens).
 pub fn headers_or_account_error(
     record: &Record,
-    paths: &crate::paths::Paths,
+    paths: &crate::base::paths::Paths,
 ) -> Result<(HashMap<String, String>, Option<Error>)> {
     match headers(record, paths) {
         Ok((h, _)) => Ok((h, None)),
@@ -171,7 +171,7 @@ impl Upstream {
 }
 
 /// Where a stdio server's child runs: `<state>/mcp-run/<id>`.
-pub fn work_dir(paths: &crate::paths::Paths, id: &str) -> std::path::PathBuf {
+pub fn work_dir(paths: &crate::base::paths::Paths, id: &str) -> std::path::PathBuf {
     paths.state_dir.join("mcp-run").join(id)
 }
 
@@ -208,7 +208,7 @@ fn plain(text: &str) -> String {
         let Some(end) = end else { break };
         t.replace_range(at..end, "");
     }
-    crate::redact::redact(&t.replace("Send message error Transport error: ", "").replace("Client error: ", ""))
+    crate::base::redact::redact(&t.replace("Send message error Transport error: ", "").replace("Client error: ", ""))
         .into_owned()
 }
 
@@ -221,7 +221,9 @@ fn http_client(ca_file: Option<&Path>) -> Result<reqwest::Client> {
     if let Some(c) = CLIENTS.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
         return Ok(c.clone());
     }
-    let c = crate::outbound::build(crate::outbound::builder(ca_file)?.pool_idle_timeout(Duration::from_secs(60)))?;
+    let c = crate::base::outbound::build(
+        crate::base::outbound::builder(ca_file)?.pool_idle_timeout(Duration::from_secs(60)),
+    )?;
     let mut m = CLIENTS.lock().unwrap_or_else(|p| p.into_inner());
     m.retain(|(p, _), _| p.as_deref() != ca_file);
     m.insert(key, c.clone());
@@ -232,7 +234,7 @@ fn http_client(ca_file: Option<&Path>) -> Result<reqwest::Client> {
 /// [`http_client`]. `code` names the failure (`mcp.probe_failed`, `mcp.upstream_failed`).
 pub async fn connect(
     record: &Record,
-    paths: &crate::paths::Paths,
+    paths: &crate::base::paths::Paths,
     code: &'static str,
     relay: super::relay::Relay,
 ) -> Result<(Upstream, Vec<String>)> {
@@ -286,8 +288,8 @@ pub async fn connect(
         }
         Ok(Ok(c)) => c,
         Ok(Err(e)) => {
-            let text = crate::outbound::chain(&e);
-            if let Some(tls) = crate::outbound::tls_error(&url, &text) {
+            let text = crate::base::outbound::chain(&e);
+            if let Some(tls) = crate::base::outbound::tls_error(&url, &text) {
                 return Err(tls);
             }
             // rmcp keeps only the text of the HTTP error, not its cause: for https, or a
@@ -297,10 +299,10 @@ pub async fn connect(
             let unanswered = low.contains("sending request") || low.contains("connect");
             let ca = record.ca_file.as_deref();
             let cause = match url.starts_with("https://") || unanswered {
-                true => crate::outbound::head_failure(&url, ca).await,
+                true => crate::base::outbound::head_failure(&url, ca).await,
                 false => None,
             };
-            if let Some(tls) = cause.as_deref().and_then(|c| crate::outbound::tls_error(&url, c)) {
+            if let Some(tls) = cause.as_deref().and_then(|c| crate::base::outbound::tls_error(&url, c)) {
                 return Err(tls);
             }
             if text.contains("401")
@@ -311,7 +313,7 @@ pub async fn connect(
                 let why = if record.oauth.is_some() { TOKEN_REFUSED } else { CREDENTIALS_REFUSED };
                 return Err(failed(code, format!("{url} {why}: {}", plain(&text))));
             }
-            if unanswered && let Some(why) = cause.as_deref().and_then(|c| crate::outbound::in_words(&url, c)) {
+            if unanswered && let Some(why) = cause.as_deref().and_then(|c| crate::base::outbound::in_words(&url, c)) {
                 return Err(failed(code, format!("{url} does not answer: {why}")));
             }
             return Err(failed(code, format!("{url} did not answer like an MCP server: {}", plain(&text))));
@@ -374,7 +376,7 @@ impl Pool {
 
     /// A live client for `record` whose headers have fingerprint `fp`: the pooled one, or a
     /// new connection (a stdio server's child started).
-    pub async fn client(&self, record: &Record, fp: &str, paths: &crate::paths::Paths) -> Result<Arc<Upstream>> {
+    pub async fn client(&self, record: &Record, fp: &str, paths: &crate::base::paths::Paths) -> Result<Arc<Upstream>> {
         if let Some(c) = self.cached(&record.id, fp) {
             return Ok(c);
         }
@@ -459,7 +461,7 @@ mod tests {
     #[tokio::test]
     async fn a_failed_connect_is_not_retried_on_every_call() {
         let d = tempfile::tempdir().unwrap();
-        let paths = crate::paths::Paths {
+        let paths = crate::base::paths::Paths {
             config_dir: d.path().join("etc"),
             state_dir: d.path().join("state"),
             config_source: "test".into(),

@@ -55,7 +55,7 @@ impl Reply {
     pub async fn chunk(&mut self) -> Result<Option<Bytes>, String> {
         match self {
             Reply::Direct(l) => l.chunk().await,
-            Reply::Reqwest(r) => r.chunk().await.map_err(|e| crate::outbound::chain(&e)),
+            Reply::Reqwest(r) => r.chunk().await.map_err(|e| crate::base::outbound::chain(&e)),
             Reply::Gone => Ok(None),
         }
     }
@@ -184,8 +184,8 @@ impl Wire {
         }
         match self.http.post(&*self.url).headers(headers).body(body).send().await {
             Ok(r) => Ok(Sent { status: r.status(), json: is_json(r.headers()), body: Reply::Reqwest(r) }),
-            Err(e) if e.is_connect() => Err(Failed::NotSent(crate::outbound::chain(&e))),
-            Err(e) => Err(Failed::Broken(crate::outbound::chain(&e))),
+            Err(e) if e.is_connect() => Err(Failed::NotSent(crate::base::outbound::chain(&e))),
+            Err(e) => Err(Failed::Broken(crate::base::outbound::chain(&e))),
         }
     }
 

@@ -8,7 +8,7 @@
 //! history writer, the listener) and their reconnection; `relay` owns what mail means.
 
 use super::history::{Exchange, Filter, Write};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
@@ -137,7 +137,7 @@ pub struct Cluster {
     reads: tokio::sync::Mutex<Option<Arc<Shared>>>,
     writes: Mutex<Option<mpsc::UnboundedSender<Cmd>>>,
     /// Database failures are logged one line a minute at most.
-    warned: crate::logfmt::throttle::Throttle,
+    warned: crate::base::logfmt::throttle::Throttle,
 }
 
 impl Cluster {
@@ -178,7 +178,7 @@ impl Cluster {
     /// Log a database failure, once a minute at most.
     pub fn warn(&self, what: &str, e: &Error) {
         if let Some(held) = self.warned.pass() {
-            tracing::warn!("relay: {what}: {}{}", e.message, crate::logfmt::throttle::held_back(held));
+            tracing::warn!("relay: {what}: {}{}", e.message, crate::base::logfmt::throttle::held_back(held));
         }
     }
 

@@ -2,7 +2,7 @@
 //! it ends, refusals included), the conversations each pair of bots opened, and which bots
 //! are connected now (presence, for other processes such as the CLI).
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::store::{Store, now};
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
@@ -149,7 +149,7 @@ pub fn cut_text(text: &mut String, max: usize, whole: usize) {
     if whole <= max {
         return;
     }
-    let end = crate::redact::cut(text, max).0.len();
+    let end = crate::base::redact::cut(text, max).0.len();
     text.truncate(end);
     text.push_str(&format!("… [cut: {whole} bytes in all]"));
 }

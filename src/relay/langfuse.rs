@@ -17,9 +17,9 @@
 //! within a bound.
 
 use super::history::{Exchange, Write};
+use crate::base::error::{Error, Result};
+use crate::base::logfmt::throttle::{Throttle, held_back};
 use crate::config::Config;
-use crate::error::{Error, Result};
-use crate::logfmt::throttle::{Throttle, held_back};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Mutex;
@@ -69,8 +69,8 @@ impl Keys {
     /// The keys set in the env file `api_env`; `relay.langfuse_keys_missing` names each one
     /// that is not set and what to do.
     pub fn read(api_env: &Path) -> Result<Keys> {
-        let public = crate::envfile::get_var(api_env, PUBLIC_KEY)?;
-        let secret = crate::envfile::get_var(api_env, SECRET_KEY)?;
+        let public = crate::base::envfile::get_var(api_env, PUBLIC_KEY)?;
+        let secret = crate::base::envfile::get_var(api_env, SECRET_KEY)?;
         match (public, secret) {
             (Some(public), Some(secret)) => Ok(Keys { public, secret }),
             (public, secret) => {
@@ -200,8 +200,8 @@ impl Exporter {
     /// Start the task sending to the Langfuse at `base_url`, a batch at least every
     /// `flush_ms` while exchanges wait.
     pub fn start(base_url: &str, flush_ms: u64, keys: Keys) -> Result<Exporter> {
-        let client = crate::outbound::build(
-            crate::outbound::builder(None)?
+        let client = crate::base::outbound::build(
+            crate::base::outbound::builder(None)?
                 .timeout(REQUEST_TIMEOUT)
                 .user_agent(concat!("hal0/", env!("CARGO_PKG_VERSION"))),
         )?;
@@ -209,7 +209,7 @@ impl Exporter {
         let stop = CancellationToken::new();
         let sink = Sink { client, url: ingestion_url(base_url), keys, failed: Throttle::default() };
         let task = tokio::spawn(run(rx, sink, Duration::from_millis(flush_ms), stop.clone()));
-        tracing::info!("relay: exporting ended exchanges to Langfuse at {}", crate::term::safe_line(base_url));
+        tracing::info!("relay: exporting ended exchanges to Langfuse at {}", crate::base::term::safe_line(base_url));
         Ok(Exporter { tx, dropped: AtomicU64::new(0), full: Throttle::default(), stop, task: Mutex::new(Some(task)) })
     }
 
@@ -346,8 +346,8 @@ impl Sink {
         let resp = match sent {
             Ok(r) => r,
             Err(e) => {
-                let chain = crate::outbound::chain(&e);
-                let why = match crate::outbound::tls_error(&self.url, &chain) {
+                let chain = crate::base::outbound::chain(&e);
+                let why = match crate::base::outbound::tls_error(&self.url, &chain) {
                     Some(tls) => tls.message,
                     None if e.is_timeout() => format!("no answer within {} s", REQUEST_TIMEOUT.as_secs()),
                     None => chain,
@@ -397,7 +397,7 @@ impl Sink {
     fn warn(&self, what: &str) {
         if let Some(held) = self.failed.pass() {
             let text = what.replace(&self.keys.secret, "****");
-            tracing::warn!("relay: Langfuse export: {}{}", crate::redact::redact(&text), held_back(held));
+            tracing::warn!("relay: Langfuse export: {}{}", crate::base::redact::redact(&text), held_back(held));
         }
     }
 }
@@ -405,8 +405,8 @@ impl Sink {
 /// The start of `text` on one line, for a log.
 fn quote(text: &str) -> String {
     let one = text.replace(['\n', '\r'], " ");
-    let (cut, more) = crate::redact::cut(one.trim(), QUOTE_BYTES);
-    let shown = crate::term::safe_line(cut);
+    let (cut, more) = crate::base::redact::cut(one.trim(), QUOTE_BYTES);
+    let shown = crate::base::term::safe_line(cut);
     if more { format!("{shown} …") } else { shown.into_owned() }
 }
 

@@ -10,9 +10,9 @@
 //! times out).
 
 use super::{Agent, Failure, Refusal};
+use crate::base::progress::Progress;
 use crate::bridge::ledger::{self, RunStatus};
 use crate::bridge::{Asker, Bridge, StartRequest};
-use crate::progress::Progress;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -72,7 +72,7 @@ pub async fn ask(
             "bridge.too_many_runs" => Failure::AgentBusy,
             _ => Failure::AgentOffline,
         };
-        Refusal::new(failure, format!("{to}: {}", crate::redact::redact(&e.message)))
+        Refusal::new(failure, format!("{to}: {}", crate::base::redact::redact(&e.message)))
     })?;
     let run_id = started["run_id"].as_str().unwrap_or_default().to_string();
     let mut seen = -1;
@@ -87,8 +87,8 @@ pub async fn ask(
             ));
         }
         let secs = left.as_secs_f64().ceil() as u64;
-        let failed = |e: crate::error::Error| {
-            Refusal::new(Failure::AgentFailed, format!("{to}: {}", crate::redact::redact(&e.message)))
+        let failed = |e: crate::base::error::Error| {
+            Refusal::new(Failure::AgentFailed, format!("{to}: {}", crate::base::redact::redact(&e.message)))
         };
         bridge.wait(&asker, &run_id, Some(secs.max(1)), progress).await.map_err(failed)?;
         let (store, id) = (bridge.store().clone(), run_id.clone());
@@ -98,12 +98,12 @@ pub async fn ask(
         };
         if run.finished {
             return match run.status {
-                RunStatus::Completed => Ok(crate::redact::redact(&run.output).into_owned()),
+                RunStatus::Completed => Ok(crate::base::redact::redact(&run.output).into_owned()),
                 s => Err(Refusal::new(
                     Failure::AgentFailed,
                     format!(
                         "{to}'s run {run_id} ended {s} without an answer{}",
-                        run.error.map(|e| format!(": {}", crate::redact::redact(&e))).unwrap_or_default()
+                        run.error.map(|e| format!(": {}", crate::base::redact::redact(&e))).unwrap_or_default()
                     ),
                 )),
             };

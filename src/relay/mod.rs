@@ -15,8 +15,8 @@ pub mod local;
 pub mod peers;
 mod remote;
 
-use crate::error::Result;
-use crate::progress::Progress;
+use crate::base::error::Result;
+use crate::base::progress::Progress;
 use crate::store::{Store, now};
 use cluster::Cluster;
 use history::Exchange;
@@ -285,7 +285,7 @@ impl Drop for AskerGone<'_> {
 /// A random UUID v4 in its usual text form.
 pub fn uuid4() -> Result<String> {
     let mut b = [0u8; 16];
-    getrandom::fill(&mut b).map_err(|e| crate::error::Error::internal(format!("no randomness: {e}")))?;
+    getrandom::fill(&mut b).map_err(|e| crate::base::error::Error::internal(format!("no randomness: {e}")))?;
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     let h = hex::encode(b);
@@ -342,8 +342,8 @@ impl Relay {
     /// Queue a history change (to the shared database, else the store); never waits.
     fn record(&self, w: history::Write) {
         match &w {
-            history::Write::End { .. } => crate::metrics::relay_ask(w.end_columns().map_or("?", |c| c.0)),
-            history::Write::Start(x, _) if x.status != "pending" => crate::metrics::relay_ask(&x.status),
+            history::Write::End { .. } => crate::observe::metrics::relay_ask(w.end_columns().map_or("?", |c| c.0)),
+            history::Write::Start(x, _) if x.status != "pending" => crate::observe::metrics::relay_ask(&x.status),
             history::Write::Start(..) => {}
         }
         match &self.cluster {
@@ -671,7 +671,8 @@ impl Relay {
                     from: &ex.from,
                     message: &ex.message,
                 };
-                let wake = serde_json::to_string(&frame).map_err(|e| crate::error::Error::internal(e.to_string()))?;
+                let wake =
+                    serde_json::to_string(&frame).map_err(|e| crate::base::error::Error::internal(e.to_string()))?;
                 if wake.len() > MAX_WAKE_BYTES {
                     let detail = format!("the wake would be {} bytes; bots take at most {MAX_WAKE_BYTES}", wake.len());
                     return self.refused(ex, Refusal::new(Failure::MessageTooLarge, detail));
@@ -998,7 +999,7 @@ fn too_large(what: &str, len: usize) -> String {
 /// size and SHA-256, so a row stays small yet names what it stood for.
 pub fn bounded(text: &str, max: usize) -> String {
     use sha2::Digest;
-    match crate::redact::cut(text, max) {
+    match crate::base::redact::cut(text, max) {
         (whole, false) => whole.to_string(),
         (head, true) => {
             let digest = hex::encode(sha2::Sha256::digest(text.as_bytes()));

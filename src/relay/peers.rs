@@ -8,7 +8,7 @@
 //! ask's window).
 
 use super::{Failure, Refusal};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::registry::ssrf::{self, FetchLimits, Guard};
 use crate::store::{Store, now};
 use rusqlite::{OptionalExtension, params};
@@ -66,7 +66,7 @@ pub fn check_name(name: &str) -> Result<()> {
             "relay.invalid_peer_name",
             format!(
                 "`{}` is not a peer name: use 1 to 32 lower-case letters, digits, `_` or `-`",
-                crate::term::safe_line(name)
+                crate::base::term::safe_line(name)
             ),
         ));
     }
@@ -120,7 +120,7 @@ pub fn add(store: &Store, api_env: &Path, name: &str, card: &Card, token: Option
     let secret = token.map(|_| secret_name(name));
     let peer = insert(store, name, card, secret.as_deref())?;
     if let (Some(var), Some(token)) = (&secret, token)
-        && let Err(e) = crate::envfile::set_vars(api_env, &[(var.as_str(), token)])
+        && let Err(e) = crate::base::envfile::set_vars(api_env, &[(var.as_str(), token)])
     {
         if let Err(back) = remove(store, name) {
             tracing::error!(code = back.code, "peer {name} is kept without its credential: {}", back.message);
@@ -135,7 +135,7 @@ pub fn add(store: &Store, api_env: &Path, name: &str, card: &Card, token: Option
 pub fn forget(store: &Store, api_env: &Path, name: &str) -> Result<bool> {
     let Some(peer) = get(store, name)? else { return Ok(false) };
     if let Some(var) = &peer.secret {
-        crate::envfile::remove_vars(api_env, &[var.as_str()])?;
+        crate::base::envfile::remove_vars(api_env, &[var.as_str()])?;
     }
     remove(store, name)
 }
@@ -278,8 +278,10 @@ async fn call(
     if let Some(t) = token {
         req = req.bearer_auth(t);
     }
-    let resp =
-        req.send().await.map_err(|e| offline(crate::redact::redact(&crate::outbound::chain(&e)).into_owned()))?;
+    let resp = req
+        .send()
+        .await
+        .map_err(|e| offline(crate::base::redact::redact(&crate::base::outbound::chain(&e)).into_owned()))?;
     let status = resp.status();
     let bytes = ssrf::read_capped(resp, &peer.url, MAX_ANSWER_BYTES).await.map_err(|e| offline(e.message))?;
     if !status.is_success() {
@@ -290,7 +292,7 @@ async fn call(
         Refusal::new(Failure::AgentFailed, format!("{} answered something that is not JSON-RPC", peer.name))
     })?;
     if let Some(e) = v.get("error") {
-        let msg = crate::redact::redact(e["message"].as_str().unwrap_or("an error")).into_owned();
+        let msg = crate::base::redact::redact(e["message"].as_str().unwrap_or("an error")).into_owned();
         return Err(Refusal::new(Failure::AgentFailed, format!("{} refused: {msg} ({})", peer.name, e["code"])));
     }
     Ok(v["result"].clone())
@@ -308,7 +310,7 @@ pub async fn ask(
 ) -> std::result::Result<String, Refusal> {
     let token = match (&peer.secret, api_env) {
         (None, _) => None,
-        (Some(name), Some(path)) if let Ok(Some(v)) = crate::envfile::get_var(path, name) => Some(v),
+        (Some(name), Some(path)) if let Ok(Some(v)) = crate::base::envfile::get_var(path, name) => Some(v),
         (Some(name), _) => {
             let why = format!(
                 "its credential ({name} in api.env) cannot be read: add the peer again (hal0 relay peer remove {}, then add with --token-stdin)",

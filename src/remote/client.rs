@@ -4,7 +4,7 @@
 //! into hal0 errors with the same codes, so a script sees what the box said.
 
 use super::Target;
-use crate::error::{Error, Kind, Result};
+use crate::base::error::{Error, Kind, Result};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -49,7 +49,7 @@ fn unreachable(t: &Target, why: &str) -> Error {
 
 /// Check the key: the box's `GET /api/bridge/me` (the client's name and scopes).
 pub async fn whoami(t: &Target) -> Result<Value> {
-    let http = crate::outbound::build(crate::outbound::builder(t.ca_file.as_deref())?)?;
+    let http = crate::base::outbound::build(crate::base::outbound::builder(t.ca_file.as_deref())?)?;
     whoami_with(&http, t).await
 }
 
@@ -57,11 +57,11 @@ async fn whoami_with(http: &reqwest::Client, t: &Target) -> Result<Value> {
     let me = http.get(format!("{}/api/bridge/me", t.url)).bearer_auth(&t.key).timeout(CONNECT_TIMEOUT).send().await;
     let r = match me {
         Err(e) => {
-            let text = crate::outbound::chain(&e);
-            if let Some(tls) = crate::outbound::tls_error(&t.url, &text) {
+            let text = crate::base::outbound::chain(&e);
+            if let Some(tls) = crate::base::outbound::tls_error(&t.url, &text) {
                 return Err(tls);
             }
-            return Err(unreachable(t, &crate::redact::redact(&text)));
+            return Err(unreachable(t, &crate::base::redact::redact(&text)));
         }
         Ok(r) if r.status() == reqwest::StatusCode::UNAUTHORIZED => return Err(refused(t)),
         Ok(r) if r.status() == reqwest::StatusCode::FORBIDDEN => {
@@ -80,7 +80,7 @@ async fn whoami_with(http: &reqwest::Client, t: &Target) -> Result<Value> {
 
 /// Check the key (`GET /api/bridge/me`), then open an MCP session with `hal0-agents`.
 pub async fn connect(t: &Target) -> Result<Client> {
-    let http = crate::outbound::build(crate::outbound::builder(t.ca_file.as_deref())?)?;
+    let http = crate::base::outbound::build(crate::base::outbound::builder(t.ca_file.as_deref())?)?;
     whoami_with(&http, t).await?;
     let cfg =
         StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp/agents/mcp", t.url)).auth_header(t.key.clone());
@@ -88,7 +88,7 @@ pub async fn connect(t: &Target) -> Result<Client> {
         tokio::time::timeout(CONNECT_TIMEOUT, ().serve(StreamableHttpClientTransport::with_client(http, cfg)));
     match serving.await {
         Err(_) => Err(unreachable(t, "the MCP handshake did not finish in time")),
-        Ok(Err(e)) => Err(unreachable(t, &crate::redact::redact(&crate::outbound::chain(&e)))),
+        Ok(Err(e)) => Err(unreachable(t, &crate::base::redact::redact(&crate::base::outbound::chain(&e)))),
         Ok(Ok(session)) => Ok(Client { session, label: label(t) }),
     }
 }
@@ -116,7 +116,7 @@ fn kind_of(code: &str) -> Kind {
 /// knows it (`remote.failed` with the whole text otherwise).
 fn tool_error(text: &str) -> Error {
     if let Some((code, message)) = text.split_once(": ")
-        && let Some(known) = crate::codes::listed(code)
+        && let Some(known) = crate::base::codes::listed(code)
     {
         return Error::new(known, kind_of(code), message.to_string());
     }
@@ -133,7 +133,7 @@ impl Client {
         let r = self.session.call_tool(p).await.map_err(|e| {
             Error::unavailable(
                 "remote.unreachable",
-                format!("{}: {name} failed: {}", self.label, crate::redact::redact(&e.to_string())),
+                format!("{}: {name} failed: {}", self.label, crate::base::redact::redact(&e.to_string())),
             )
         })?;
         if r.is_error == Some(true) {
@@ -157,8 +157,8 @@ mod tests {
     fn tool_errors_keep_the_boxs_code() {
         let e = tool_error("bridge.run_not_found: no such run");
         assert_eq!((e.code, e.kind, e.message.as_str()), ("bridge.run_not_found", Kind::NotFound, "no such run"));
-        assert_eq!(crate::exit::of(&tool_error("bridge.invalid_timeout: at most 600").kind), 2);
-        assert_eq!(crate::exit::of(&tool_error("auth.forbidden: no scope").kind), 4);
+        assert_eq!(crate::base::exit::of(&tool_error("bridge.invalid_timeout: at most 600").kind), 2);
+        assert_eq!(crate::base::exit::of(&tool_error("auth.forbidden: no scope").kind), 4);
         let e = tool_error("something odd happened");
         assert_eq!((e.code, e.message.as_str()), ("remote.failed", "something odd happened"));
         assert_eq!(tool_error("nope.not_a_code: x").code, "remote.failed");

@@ -4,7 +4,7 @@
 //! written atomically). The key never goes to `remotes.toml`, a log or an error message.
 
 use super::KeyIn;
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -20,7 +20,7 @@ fn file() -> Result<PathBuf> {
 
 fn read_file() -> Result<BTreeMap<String, String>> {
     let path = file()?;
-    match crate::paths::read_optional(&path)? {
+    match crate::base::paths::read_optional(&path)? {
         None => Ok(BTreeMap::new()),
         Some(t) => toml_edit::de::from_str(&t).map_err(|_| {
             // Never echo the parse error: it may quote a key.
@@ -35,7 +35,7 @@ fn read_file() -> Result<BTreeMap<String, String>> {
 fn write_file(m: &BTreeMap<String, String>) -> Result<()> {
     let text =
         toml_edit::ser::to_string(m).map_err(|e| Error::internal(format!("cannot write the credentials: {e}")))?;
-    crate::paths::write_atomic(&file()?, text.as_bytes())
+    crate::base::paths::write_atomic(&file()?, text.as_bytes())
 }
 
 /// A key as a remote box takes it: 8 to 512 visible ASCII characters, no spaces.

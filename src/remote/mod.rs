@@ -7,7 +7,7 @@
 pub mod client;
 pub mod keys;
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -82,7 +82,7 @@ fn file() -> Result<PathBuf> {
 /// Read `remotes.toml` (empty when there is none).
 pub fn load() -> Result<Remotes> {
     let path = file()?;
-    match crate::paths::read_optional(&path)? {
+    match crate::base::paths::read_optional(&path)? {
         None => Ok(Remotes::default()),
         Some(text) => toml_edit::de::from_str(&text).map_err(|e| {
             Error::invalid(
@@ -96,7 +96,7 @@ pub fn load() -> Result<Remotes> {
 fn save(r: &Remotes) -> Result<()> {
     let text = toml_edit::ser::to_string_pretty(r)
         .map_err(|e| Error::internal(format!("cannot write the remotes file: {e}")))?;
-    crate::paths::write_atomic(&file()?, text.as_bytes())
+    crate::base::paths::write_atomic(&file()?, text.as_bytes())
 }
 
 /// A remote's name: 1 to 64 of `a-z A-Z 0-9 _ -`.
@@ -109,7 +109,7 @@ pub fn check_name(name: &str) -> Result<()> {
     } else {
         Err(Error::invalid(
             "remote.invalid_name",
-            format!("`{}` is not a remote name: use 1 to 64 of a-z A-Z 0-9 _ -", crate::term::safe_line(name)),
+            format!("`{}` is not a remote name: use 1 to 64 of a-z A-Z 0-9 _ -", crate::base::term::safe_line(name)),
         ))
     }
 }
@@ -119,7 +119,10 @@ pub fn check_url(url: &str) -> Result<String> {
     let bad = |why: &str| {
         Error::invalid(
             "remote.invalid_url",
-            format!("`{}` {why}: give the box's base URL, e.g. https://box.lan:8080", crate::term::safe_line(url)),
+            format!(
+                "`{}` {why}: give the box's base URL, e.g. https://box.lan:8080",
+                crate::base::term::safe_line(url)
+            ),
         )
     };
     let u = url::Url::parse(url.trim()).map_err(|e| bad(&format!("is not a URL ({e})")))?;
@@ -145,7 +148,7 @@ pub fn cleartext_warning(url: &str) -> Option<String> {
     let local = match u.host()? {
         url::Host::Domain(d) => d.eq_ignore_ascii_case("localhost"),
         url::Host::Ipv4(ip) => ip.is_loopback(),
-        url::Host::Ipv6(ip) => crate::weburl::is_local(ip.into()),
+        url::Host::Ipv6(ip) => crate::base::weburl::is_local(ip.into()),
     };
     (!local).then(|| {
         format!(
@@ -163,7 +166,7 @@ pub fn add(name: &str, url: &str, key: &str, ca_file: Option<PathBuf>) -> Result
     let url = check_url(url)?;
     keys::check_key(key)?;
     if let Some(ca) = &ca_file {
-        crate::outbound::ca_certs(ca)?;
+        crate::base::outbound::ca_certs(ca)?;
     }
     let mut all = load()?;
     let (key_in, mut note) = keys::store(name, key)?;
@@ -198,7 +201,7 @@ fn unknown(name: &str) -> Error {
         "remote.not_found",
         format!(
             "no remote `{}` (see `hal0 remote list`; add one with `hal0 remote add NAME URL`)",
-            crate::term::safe_line(name)
+            crate::base::term::safe_line(name)
         ),
     )
 }

@@ -3,8 +3,8 @@
 //! anywhere) and from the box itself, against a store in a temporary directory.
 
 use super::{build_state, router};
+use crate::base::paths::Paths;
 use crate::config::Config;
-use crate::paths::Paths;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{Request, StatusCode};
@@ -87,7 +87,7 @@ async fn with_auth_off_the_network_changes_nothing_and_reads_only_when_allowed()
     // Nothing was minted or written by any of it.
     let store = crate::store::Store::open(&b.paths.db()).unwrap();
     assert!(crate::auth::bridge::list(&store).unwrap().is_empty());
-    let toml = crate::paths::read_optional(&b.paths.hal0_toml()).unwrap().unwrap_or_default();
+    let toml = crate::base::paths::read_optional(&b.paths.hal0_toml()).unwrap().unwrap_or_default();
     assert!(!toml.contains("restart_command"), "{toml}");
 
     // The box itself still works with auth off (the CLI's and Hermes's way in).
@@ -101,7 +101,7 @@ async fn with_auth_off_the_network_changes_nothing_and_reads_only_when_allowed()
 async fn armed_the_network_is_judged_by_its_key_and_no_key_writes_a_program() {
     let b = Box0::new();
     let key = "hal0_admin_test_key_0123456789abcdef";
-    crate::paths::write_atomic(&b.paths.api_env(), format!("HAL0_ADMIN_KEY={key}\n").as_bytes()).unwrap();
+    crate::base::paths::write_atomic(&b.paths.api_env(), format!("HAL0_ADMIN_KEY={key}\n").as_bytes()).unwrap();
     let config = Config::default();
     // No key from the LAN: the ordinary 401, not the auth-off refusal.
     let (s, body) = b.send(&config, LAN, "POST", "/api/bridge/clients", Some(MINT)).await;
@@ -131,7 +131,7 @@ async fn armed_the_network_is_judged_by_its_key_and_no_key_writes_a_program() {
         assert_eq!(status, 403, "{k}: {body}");
         assert!(body.contains("config.shell_only") && body.contains("sudo hal0 config set"), "{k}: {body}");
     }
-    assert!(crate::paths::read_optional(&b.paths.hal0_toml()).unwrap().is_none(), "hal0.toml never written");
+    assert!(crate::base::paths::read_optional(&b.paths.hal0_toml()).unwrap().is_none(), "hal0.toml never written");
 }
 
 /// One body limit, hal0's: under it a REST body reaches its operation (axum's own 2 MiB

@@ -4,7 +4,7 @@
 
 use super::AppState;
 use crate::auth::{Credential, Decision, RouteClass, decide};
-use crate::error::Error;
+use crate::base::error::Error;
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
@@ -360,7 +360,7 @@ fn proxy_target(
     path: &str,
     cred: &Credential,
     agent: Option<&str>,
-) -> crate::error::Result<Arc<crate::registry::proxy::Served>> {
+) -> crate::base::error::Result<Arc<crate::registry::proxy::Served>> {
     let id = path.strip_prefix("/mcp/proxy/").and_then(|r| r.split('/').next()).unwrap_or("");
     if id.is_empty() {
         return Err(Error::not_found("mcp.not_found", "no server id in the proxy path (use /mcp/proxy/<id>/mcp)"));
@@ -385,7 +385,7 @@ fn is_mount_root(path: &str) -> bool {
 
 /// Check the credential against the current keys (re-read when `api.env` changed) and
 /// the bridge table. Returns the credential and whether auth is armed.
-pub async fn resolve(state: &Arc<AppState>, auth: Option<String>) -> crate::error::Result<(Credential, bool)> {
+pub async fn resolve(state: &Arc<AppState>, auth: Option<String>) -> crate::base::error::Result<(Credential, bool)> {
     let keys = state.keys.get()?;
     let armed = keys.armed();
     // Keys kept in the store are resolved off the async threads (an OAuth token too, though

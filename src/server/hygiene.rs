@@ -4,7 +4,7 @@
 //! with a size cap and a deadline (a client that trickles its body is cut off).
 
 use super::AppState;
-use crate::error::{Error, Kind};
+use crate::base::error::{Error, Kind};
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::http::{Method, StatusCode, header};

@@ -252,7 +252,7 @@ impl Room {
         if h.contains_key(axum::http::header::AUTHORIZATION) || h.contains_key(axum::http::header::COOKIE) {
             return None;
         }
-        let e = crate::error::Error::unavailable(
+        let e = crate::base::error::Error::unavailable(
             "request.busy",
             "hal0 is near its connection cap and keeps the rest for callers with a key: retry shortly, or send your key",
         );

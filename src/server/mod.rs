@@ -24,9 +24,9 @@ mod exposure_tests;
 
 use crate::auth::bridge::Scope;
 use crate::auth::hosts::{BoxNames, HostPolicy};
+use crate::base::error::{Error, Result};
+use crate::base::paths::Paths;
 use crate::config::Config;
-use crate::error::{Error, Result};
-use crate::paths::Paths;
 use axum::Router;
 use axum::routing::any;
 use mcp_service::McpService;
@@ -283,14 +283,14 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     // unless the operator said so.
     let armed = crate::auth::boxkeys::BoxKeys::load(&paths.api_env())?.armed();
     crate::auth::exposure::check_bind(bind, armed, config.network.allow_unauthenticated)?;
-    let listener = tokio::net::TcpListener::bind(bind).await.map_err(|e| crate::service::bind_failed(bind, &e))?;
+    let listener = tokio::net::TcpListener::bind(bind).await.map_err(|e| crate::ops::service::bind_failed(bind, &e))?;
     let local = listener.local_addr().map_err(|e| Error::internal(e.to_string()))?;
     let state = build_state(paths, config, local.port(), &cancel)?;
-    crate::telemetry::init(&state.config().telemetry)?;
+    crate::observe::telemetry::init(&state.config().telemetry)?;
     state.relay.reset()?;
     state.relay.join(cancel.clone()).await;
     let app = router(state.clone(), &cancel);
-    crate::service::start(&state.ops, &cancel);
+    crate::ops::service::start(&state.ops, &cancel);
     tracing::info!(
         addr = %local,
         config_dir = %state.paths.config_dir.display(),
@@ -351,7 +351,7 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     }
     state.relay.flush().await;
     crate::audit::flush(&state.store).await;
-    crate::telemetry::shutdown().await;
+    crate::observe::telemetry::shutdown().await;
     Ok(())
 }
 

@@ -9,7 +9,7 @@ use super::AppState;
 use super::guard::Caller;
 use crate::auth::oauth::clients::Registration;
 use crate::auth::oauth::grants::{AuthorizeQuery, error_name};
-use crate::error::Error;
+use crate::base::error::Error;
 use crate::ops::Ctx;
 use crate::ops::oauth::{self as op, TokenRequest};
 use axum::Extension;
@@ -339,7 +339,7 @@ pub async fn upstream_callback(
         Ok(server) => crate::ui::pages::account_connected(&server),
         Err(e) => {
             let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST);
-            crate::ui::pages::refusal_page(status, e.code, &crate::redact::redact(&e.message))
+            crate::ui::pages::refusal_page(status, e.code, &crate::base::redact::redact(&e.message))
         }
     }
 }
@@ -363,7 +363,7 @@ pub async fn upstream_start(
         }
         Err(e) => {
             let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST);
-            crate::ui::pages::refusal_page(status, e.code, &crate::redact::redact(&e.message))
+            crate::ui::pages::refusal_page(status, e.code, &crate::base::redact::redact(&e.message))
         }
     }
 }

@@ -28,10 +28,10 @@ const CLOSE_REVOKED: u16 = 4401;
 pub async fn connect(State(state): State<Arc<AppState>>, req: Request) -> Response {
     let auth = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_string);
     let Some(caller) = req.extensions().get::<Caller>().cloned() else {
-        return crate::error::Error::forbidden("the relay answers bots only").into_response();
+        return crate::base::error::Error::forbidden("the relay answers bots only").into_response();
     };
     let Credential::Bridge(client) = caller.cred.clone() else {
-        return crate::error::Error::forbidden("the relay answers bots: a bridge key holding the relay scope")
+        return crate::base::error::Error::forbidden("the relay answers bots: a bridge key holding the relay scope")
             .into_response();
     };
     let cancel = state.cancel.clone();
@@ -90,7 +90,7 @@ async fn run(
     let relay = state.relay.clone();
     // At shutdown the daemon waits (bounded) for this socket's close frame to go out.
     let _held = relay.hold();
-    let _counted = crate::metrics::websocket();
+    let _counted = crate::observe::metrics::websocket();
     let (name, generation) = (online.name.clone(), online.generation);
     tracing::info!(bot = name, generation, "relay: bot connected");
     let (mut sink, mut stream) = socket.split();

@@ -5,7 +5,7 @@
 use super::AppState;
 use super::guard::Caller;
 use crate::auth::Credential;
-use crate::error::Error;
+use crate::base::error::Error;
 use crate::ops::{Ctx, OpDef};
 use axum::Extension;
 use axum::body::Bytes;
@@ -53,7 +53,7 @@ fn arguments(
     path: HashMap<String, String>,
     query: Option<String>,
     body: &Bytes,
-) -> crate::error::Result<Map<String, Value>> {
+) -> crate::base::error::Result<Map<String, Value>> {
     let mut args = if body.iter().all(u8::is_ascii_whitespace) {
         Map::new()
     } else {

@@ -35,7 +35,7 @@ pub async fn stream(State(state): State<Arc<AppState>>) -> Response {
                 for r in rows {
                     last = last.max(r.id);
                     let mut v = json!(r);
-                    crate::redact::redact_json(&mut v);
+                    crate::base::redact::redact_json(&mut v);
                     let ev = Event::default()
                         .event(format!("mcp.tool.{}", r.verdict))
                         .id(r.id.to_string())

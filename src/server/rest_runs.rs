@@ -11,8 +11,8 @@
 //! `?offset=` and `?since=` resume a stream (an `EventSource` that reconnects starts over).
 
 use super::AppState;
+use crate::base::error::{Error, Result};
 use crate::bridge::{ledger, view};
-use crate::error::{Error, Result};
 use axum::extract::{Path, Query, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};

@@ -24,11 +24,11 @@ pub fn spawn_watcher(api_env: PathBuf, store: Store, cancel: CancellationToken) 
             let version = |c: &Option<rusqlite::Connection>| {
                 c.as_ref().and_then(|c| c.pragma_query_value(None, "data_version", |r| r.get::<_, i64>(0)).ok())
             };
-            let mut last = (crate::filewatch::stamp(&api_env), version(&conn));
+            let mut last = (crate::base::filewatch::stamp(&api_env), version(&conn));
             let mut n = 0u64;
             while !cancel.is_cancelled() && !tx.is_closed() {
                 std::thread::sleep(POLL);
-                let cur = (crate::filewatch::stamp(&api_env), version(&conn));
+                let cur = (crate::base::filewatch::stamp(&api_env), version(&conn));
                 if cur != last {
                     last = cur;
                     n += 1;

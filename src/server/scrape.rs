@@ -1,6 +1,6 @@
 //! `GET /metrics`: the daemon's Prometheus metrics (admin tier, like every other route but
 //! the open ones), with what is read at scrape time taken from the store and the session
-//! table first. The metrics themselves live in `crate::metrics`.
+//! table first. The metrics themselves live in `crate::observe::metrics`.
 
 use super::AppState;
 use axum::extract::State;
@@ -17,6 +17,7 @@ pub async fn metrics(State(state): State<Arc<AppState>>) -> Response {
         Ok(x) => x,
         Err(e) => return e.into_response(),
     };
-    let now = crate::metrics::Snapshot { sessions: state.sessions.count(), approvals_pending, runs };
-    ([(header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)], crate::metrics::render(now)).into_response()
+    let now = crate::observe::metrics::Snapshot { sessions: state.sessions.count(), approvals_pending, runs };
+    ([(header::CONTENT_TYPE, crate::observe::metrics::CONTENT_TYPE)], crate::observe::metrics::render(now))
+        .into_response()
 }

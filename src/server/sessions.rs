@@ -8,8 +8,8 @@
 //! a mount without `Mcp-Session-Id`), records the id the answer carries, and touches the
 //! session on every later request.
 
+use crate::base::error::{Error, Kind, Result};
 use crate::config::Limits;
-use crate::error::{Error, Kind, Result};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -3,7 +3,7 @@
 //! no restart), and the rule for who may still speak plain http: loopback callers only
 //! (Hermes, the CLI and local tools), so a bearer key never crosses the LAN in the clear.
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};

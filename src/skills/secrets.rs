@@ -1,7 +1,7 @@
 //! The push check's secret rule: where the log redactor would mask a value, the value must
 //! name a secret rather than be one.
 //!
-//! The redactor ([`crate::redact::secret_ranges`]) decides *where* a secret-shaped value is;
+//! The redactor ([`crate::base::redact::secret_ranges`]) decides *where* a secret-shaped value is;
 //! this module decides whether that value is an acceptable placeholder, and adds checks for
 //! secrets the redactor would not see as pushed.
 //!
@@ -52,7 +52,7 @@
 //! not followed; a prose phrase in quotes that compacts into a token shape (`"sk- keys are
 //! …"`) is avoided only by the "mostly random chunks" test.
 
-use crate::redact::{MASK, is_secret_name, secret_ranges};
+use crate::base::redact::{MASK, is_secret_name, secret_ranges};
 use regex::Regex;
 use std::borrow::Cow;
 use std::ops::Range;
@@ -284,9 +284,9 @@ fn line_of(t: &str, at: usize) -> usize {
 
 /// What the range `r` of `t` is, without its value.
 fn describe(t: &str, r: &Range<usize>) -> String {
-    let v = crate::redact::unescape(&t[r.clone()]);
+    let v = crate::base::redact::unescape(&t[r.clone()]);
     let v = v.as_ref();
-    if let Some(token) = crate::redact::token_rule(v) {
+    if let Some(token) = crate::base::redact::token_rule(v) {
         return token.noun();
     }
     if v.starts_with("eyJ") {
@@ -574,7 +574,7 @@ fn encoded(t: &str) -> Option<Finding> {
         let decoded = if s.len() % 2 == 0 && s.bytes().all(|b| b.is_ascii_hexdigit()) {
             hex::decode(s).ok()
         } else {
-            crate::redact::base64(s)
+            crate::base::redact::base64(s)
         };
         let Some(text) = decoded.and_then(printable) else { continue };
         if secret_ranges(&text, false).iter().any(|r| !block_indicator(&text, r) && !placeholder(&text, r)) {
@@ -606,8 +606,8 @@ fn judge_string(s: &str, key: Option<&str>, path: &str) -> Option<Finding> {
 
 /// A key as shown in a path: redacted when secret-shaped, cut when long.
 fn path_part(key: &str) -> String {
-    let k = crate::redact::redact(key);
-    let (cut, more) = crate::redact::cut(&k, 48);
+    let k = crate::base::redact::redact(key);
+    let (cut, more) = crate::base::redact::cut(&k, 48);
     if more { format!("{cut}…") } else { cut.to_owned() }
 }
 
@@ -703,7 +703,7 @@ mod tests {
     /// supporting file, and the refusal never repeats the secret.
     #[test]
     fn every_redactor_shape_is_refused() {
-        for s in crate::redact::corpus::samples() {
+        for s in crate::base::redact::corpus::samples() {
             let none = BTreeMap::new();
             let in_md = validate_push("demo", &skill_md(&s.text), &none);
             let files = BTreeMap::from([("notes.md".to_string(), s.text.clone())]);

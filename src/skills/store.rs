@@ -21,8 +21,8 @@
 //! directory's lock (`.lock` in it), so the CLI and the daemon never swap the same name at once.
 
 use super::validate::{SKILL_MD, shown, validate_push};
-use crate::error::{Error, Kind, Result};
-use crate::paths::ensure_dir;
+use crate::base::error::{Error, Kind, Result};
+use crate::base::paths::ensure_dir;
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -93,8 +93,8 @@ impl Skill {
     /// The `agent_skill_get` answer: `{name, source, category, skill_md, files, truncated}`
     /// with `skill_md` passed through the log redactor, then cut to [`READ_MAX`] bytes.
     pub fn view(&self) -> Value {
-        let red = crate::redact::redact(&self.skill_md);
-        let (text, truncated) = crate::redact::cut(&red, READ_MAX);
+        let red = crate::base::redact::redact(&self.skill_md);
+        let (text, truncated) = crate::base::redact::cut(&red, READ_MAX);
         json!({
             "name": self.name,
             "source": self.source,
@@ -205,7 +205,7 @@ fn sync_dir(dir: &Path) {
 /// Write a new file with mode 0600 and fsync it.
 fn write_new(path: &Path, content: &[u8]) -> std::io::Result<()> {
     let mut f = fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
-    crate::paths::adopt_fd(&f, path.parent().unwrap_or(Path::new(".")))?;
+    crate::base::paths::adopt_fd(&f, path.parent().unwrap_or(Path::new(".")))?;
     f.write_all(content)?;
     f.sync_all()
 }
@@ -339,7 +339,7 @@ impl SkillDirs {
         let tmp = self.dropin.join(format!(".{name}.new-{tag}"));
         let result = (|| -> std::io::Result<()> {
             fs::DirBuilder::new().mode(0o700).create(&tmp)?;
-            crate::paths::adopt(&tmp)?;
+            crate::base::paths::adopt(&tmp)?;
             write_new(&tmp.join(SKILL_MD), skill_md.as_bytes())?;
             for (file, content) in files {
                 write_new(&tmp.join(file), content.as_bytes())?;
@@ -369,7 +369,7 @@ impl SkillDirs {
     /// Serialises changes of the drop-in directory across threads and processes (the CLI and
     /// the daemon both carry out approved rows): the lock file `.lock` in it, held until dropped.
     fn write_lock(&self) -> Result<fs::File> {
-        crate::paths::lock_file(&self.dropin, ".lock")
+        crate::base::paths::lock_file(&self.dropin, ".lock")
     }
 
     /// Write the drop-in skill `name` (create or replace, completely: the previous version's
@@ -555,7 +555,7 @@ mod tests {
         let s = Skill { name: "big".into(), source: Source::Dropin, category: None, skill_md: long, files: vec![] };
         let v = s.view();
         let text = v["skill_md"].as_str().unwrap();
-        assert!(text.contains(&format!("HF_TOKEN={}", crate::redact::MASK)));
+        assert!(text.contains(&format!("HF_TOKEN={}", crate::base::redact::MASK)));
         assert!(text.len() <= READ_MAX);
         assert_eq!(v["truncated"], true);
         let small = Skill { skill_md: md("big"), ..s };

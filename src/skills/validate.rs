@@ -24,8 +24,8 @@
 
 use super::frontmatter::{self, Problem};
 use super::secrets::{self, Finding, Format};
-use crate::error::{Error, Kind};
-use crate::term::hidden_char;
+use crate::base::error::{Error, Kind};
+use crate::base::term::hidden_char;
 use regex::Regex;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -65,7 +65,7 @@ pub fn valid_name(name: &str) -> bool {
 /// `s` quoted for a message: redacted, invisible and control characters escaped as
 /// `\u{…}`, cut to 64 characters.
 pub(crate) fn shown(s: &str) -> String {
-    let red = crate::redact::redact(s);
+    let red = crate::base::redact::redact(s);
     let mut out = String::from("'");
     for (i, c) in red.chars().enumerate() {
         if i == 64 {
@@ -73,7 +73,7 @@ pub(crate) fn shown(s: &str) -> String {
             break;
         }
         if c.is_control() || hidden_char(c).is_some() {
-            crate::term::push_escape(&mut out, c);
+            crate::base::term::push_escape(&mut out, c);
         } else {
             out.push(c);
         }
@@ -113,7 +113,7 @@ pub fn check_file_name(name: &str) -> Option<String> {
 
 /// The first hidden character of `text`: (byte offset, char, class).
 fn first_hidden(text: &str) -> Option<(usize, char, &'static str)> {
-    let m = crate::term::HIDDEN.find(text)?;
+    let m = crate::base::term::HIDDEN.find(text)?;
     let c = text[m.start()..].chars().next()?;
     Some((m.start(), c, hidden_char(c).unwrap_or("an invisible character")))
 }
@@ -802,7 +802,7 @@ mod tests {
             ("env read in JS", "const apiKey = process.env.OPENAI_API_KEY;".into(), true),
             ("attribute path", "api_key = args.api_key".into(), true),
             ("env name that names a secret", "api_key: OPENAI_API_KEY".into(), true),
-            ("mask text pushed back", format!("HF_TOKEN={}", crate::redact::MASK), true),
+            ("mask text pushed back", format!("HF_TOKEN={}", crate::base::redact::MASK), true),
             ("prose about bearer tokens", "Send Bearer tokens in the header.".into(), true),
             ("benign names", "max_tokens: 512\ntoken_count: 3\npassed: yes".into(), true),
             ("quoted prose with token prefix", "\"hf_ tokens are issued per user and per organisation\"".into(), true),
@@ -859,7 +859,7 @@ mod tests {
             ("base64-encoded token anywhere", format!("blob {}", b64(&format!("token={hf}"))), false),
             ("hex-encoded token", format!("blob {}", hex::encode(format!("HF_TOKEN={hf}"))), false),
             ("base64 in a data URI", format!("data:text/plain;base64,{}", b64(&hf)), false),
-            ("token glued after mask text", format!("{}{hf}", crate::redact::MASK), false),
+            ("token glued after mask text", format!("{}{hf}", crate::base::redact::MASK), false),
         ];
         rows.into_iter().map(|(l, s, a)| (l.to_string(), s, a)).collect()
     }

@@ -47,7 +47,7 @@ fn paragraphs() -> impl Strategy<Value = String> {
 /// A skill every rule accepts: (name, SKILL.md, files).
 fn valid_skill() -> impl Strategy<Value = (String, String, BTreeMap<String, String>)> {
     // A name the redactor would mask (`sk-…`) is refused on purpose: not a valid skill.
-    let name = "[a-z0-9][a-z0-9-]{0,30}".prop_filter("not token-shaped", |n| crate::redact::redact(n) == *n);
+    let name = "[a-z0-9][a-z0-9-]{0,30}".prop_filter("not token-shaped", |n| crate::base::redact::redact(n) == *n);
     let files = proptest::collection::btree_map("[a-z][a-z0-9_-]{0,12}\\.(md|txt)", paragraphs(), 0..4);
     (name, words(12), paragraphs(), files).prop_map(|(name, desc, body, files)| {
         let md = format!("---\nname: \"{name}\"\ndescription: {desc}\n---\n# {name}\n\n{body}\n");
@@ -67,7 +67,7 @@ fn any_text() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(crate::prop::config(512))]
+    #![proptest_config(crate::base::prop::config(512))]
 
     /// Anything in: no panic, and a refusal is `bridge.skill_invalid` (422) whose message
     /// shows no control or invisible character.
@@ -80,7 +80,7 @@ proptest! {
         if let Err(e) = validate_push(&name, &md, &files) {
             prop_assert_eq!(e.code, CODE_INVALID);
             prop_assert_eq!(e.status(), 422);
-            prop_assert!(!e.message.chars().any(crate::term::escaped), "{:?}", e.message);
+            prop_assert!(!e.message.chars().any(crate::base::term::escaped), "{:?}", e.message);
         }
     }
 

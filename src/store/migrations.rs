@@ -1,7 +1,7 @@
 //! Versioned schema migrations, the pending ones applied in order inside one transaction and tracked
 //! with `PRAGMA user_version`. Append new steps; never edit a shipped one.
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use rusqlite::Connection;
 
 /// Each entry moves the schema from version `i` to `i + 1`.

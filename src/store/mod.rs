@@ -2,12 +2,13 @@
 //! vacuum, an optional size cap), versioned migrations, and a small connection pool shared
 //! by the CLI and the daemon.
 
+pub(crate) mod backup;
 pub mod checkpoint;
 pub mod migrations;
 pub mod vacuum;
 
-use crate::error::{Error, Result};
-use crate::paths::ensure_dir;
+use crate::base::error::{Error, Result};
+use crate::base::paths::ensure_dir;
 use rusqlite::Connection;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -130,17 +131,17 @@ impl Store {
         let out = tokio::task::spawn_blocking(move || f(&me))
             .await
             .map_err(|e| Error::internal(format!("store task failed: {e}")))?;
-        crate::metrics::store_call(started.elapsed());
+        crate::observe::metrics::store_call(started.elapsed());
         out
     }
 }
 
 /// Refuse the store when it or a side file is a symlink or any file hal0 could not have
-/// made. Through `O_PATH` descriptors only ([`crate::paths::inspect_own`]): this process may
+/// made. Through `O_PATH` descriptors only ([`crate::base::paths::inspect_own`]): this process may
 /// already hold the store open and locked on another connection.
 fn check_files(path: &Path) -> Result<()> {
     for p in with_sides(path) {
-        crate::paths::inspect_own(&p)?;
+        crate::base::paths::inspect_own(&p)?;
     }
     Ok(())
 }
@@ -149,15 +150,15 @@ fn check_files(path: &Path) -> Result<()> {
 /// them that owner when root creates them, and ones an older hal0 left root's are handed
 /// over here (through the checked descriptor, never a link).
 fn settle_files(path: &Path) -> Result<()> {
-    if let Some(f) = crate::paths::inspect_own(path)?
+    if let Some(f) = crate::base::paths::inspect_own(path)?
         && f.metadata().is_ok_and(|m| m.permissions().mode() & 0o777 != 0o600)
     {
-        let _ = crate::paths::narrow_path_fd(&f);
+        let _ = crate::base::paths::narrow_path_fd(&f);
     }
     let dir = path.parent().unwrap_or(Path::new("."));
     for p in with_sides(path).into_iter().skip(1) {
-        if let Some(f) = crate::paths::inspect_own(&p)? {
-            let _ = crate::paths::adopt_fd(&f, dir);
+        if let Some(f) = crate::base::paths::inspect_own(&p)? {
+            let _ = crate::base::paths::adopt_fd(&f, dir);
         }
     }
     Ok(())
@@ -181,12 +182,14 @@ pub fn open_flags() -> rusqlite::OpenFlags {
 }
 
 /// Create a missing store file empty (a valid empty database), mode 0600 and owned as its
-/// directory ([`crate::paths::adopt_fd`]), so SQLite's side files follow that owner too.
+/// directory ([`crate::base::paths::adopt_fd`]), so SQLite's side files follow that owner too.
 fn create_owned(path: &Path) -> Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
     match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path) {
-        Ok(f) => crate::paths::adopt_fd(&f, dir).map_err(|e| Error::io("fs.write_failed", "set the owner of", path, e)),
+        Ok(f) => {
+            crate::base::paths::adopt_fd(&f, dir).map_err(|e| Error::io("fs.write_failed", "set the owner of", path, e))
+        }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
         Err(e) => {
             Err(Error::unavailable("store.unavailable", format!("cannot create the store {}: {e}", path.display())))

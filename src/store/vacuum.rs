@@ -2,7 +2,7 @@
 //! (a new store is made so; an older one is converted once, by a `VACUUM` when it is
 //! opened), and [`reclaim`] returns free pages in small steps so no writer waits long.
 
-use crate::error::Result;
+use crate::base::error::Result;
 use rusqlite::Connection;
 use std::path::Path;
 

@@ -5,7 +5,7 @@
 use super::pages::host;
 use crate::auth::passkey::{Attestation, Relying};
 use crate::auth::session::Session;
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::server::AppState;
 use crate::server::guard::Caller;
 use axum::extract::{Path, State};

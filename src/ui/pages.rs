@@ -46,10 +46,10 @@ fn https(state: &AppState) -> bool {
 /// refused (`ui.session_ambiguous`): another page of this host (a sibling port, which
 /// cookies do not tell apart) set one of the same name, with a longer path, to be sent
 /// alongside ours, and hal0 acts in neither.
-pub fn session_token(https: bool, headers: &HeaderMap) -> crate::error::Result<Option<String>> {
+pub fn session_token(https: bool, headers: &HeaderMap) -> crate::base::error::Result<Option<String>> {
     let mut found = cookies(headers, cookie_name(https));
     if found.len() > 1 {
-        return Err(crate::error::Error::unauthorized(
+        return Err(crate::base::error::Error::unauthorized(
             "ui.session_ambiguous",
             "this request carries two hal0 session cookies (another page on this host set one): clear this \
              site's cookies in the browser, then sign in again with `hal0 ui login`",
@@ -60,7 +60,7 @@ pub fn session_token(https: bool, headers: &HeaderMap) -> crate::error::Result<O
 
 /// The person whose live dashboard session the request's cookie names, if any (the guard
 /// asks this for a request without a key).
-pub async fn person_of(state: &Arc<AppState>, headers: &HeaderMap) -> crate::error::Result<Option<Session>> {
+pub async fn person_of(state: &Arc<AppState>, headers: &HeaderMap) -> crate::base::error::Result<Option<Session>> {
     let Some(token) = session_token(https(state), headers)? else { return Ok(None) };
     state.store.call(move |s| session::resolve(s, &token)).await
 }
@@ -274,7 +274,7 @@ pub async fn password_login(
     body: Result<axum::Json<SignIn>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
     let invalid = || {
-        crate::error::Error::invalid(
+        crate::base::error::Error::invalid(
             "ui.invalid_request",
             "send {\"token\": \"…\"}, {\"name\": \"…\", \"password\": \"…\"} or {\"passkey\": {…}} as application/json",
         )

@@ -135,7 +135,7 @@ async fn healthy_setup_is_all_ok() {
     // Exactly {"rows":[{"name","status","detail"}]}, every row in order, every one ok.
     assert_eq!(v.as_object().unwrap().keys().collect::<Vec<_>>(), ["rows"]);
     let names: Vec<&str> = v["rows"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
-    assert_eq!(names, hal0::doctor::ROWS);
+    assert_eq!(names, hal0::ops::doctor::ROWS);
     for r in v["rows"].as_array().unwrap() {
         let mut keys: Vec<_> = r.as_object().unwrap().keys().cloned().collect();
         keys.sort();

@@ -6,7 +6,7 @@
 
 use super::clients::{self, Client, Registration};
 use super::shown;
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::registry::ssrf::{FetchLimits, Guard};
 use crate::store::Store;
 use rusqlite::{OptionalExtension, params};

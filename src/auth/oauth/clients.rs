@@ -6,7 +6,7 @@
 
 use super::SECRET_PREFIX;
 use crate::auth::token::{ct_eq, random_base62, sha256_hex};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::store::{Store, now};
 use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
@@ -255,7 +255,7 @@ fn check_room(tx: &rusqlite::Connection) -> Result<()> {
 fn too_many() -> Error {
     Error::new(
         "oauth.too_many_clients",
-        crate::error::Kind::TooMany,
+        crate::base::error::Kind::TooMany,
         format!(
             "this box holds {MAX_DYNAMIC} self-registered OAuth clients already: an operator removes unused ones \
              (hal0 oauth client list, hal0 oauth client remove ID)"

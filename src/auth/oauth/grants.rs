@@ -11,7 +11,7 @@ use super::clients::Client;
 use super::{ACCESS_PREFIX, CODE_PREFIX, Issuer, REFRESH_PREFIX, mount_scope, shown};
 use crate::auth::bridge::{self, Scope};
 use crate::auth::token::{random_base62, sha256_hex};
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use crate::store::Store;
 use base64::Engine;
 use rusqlite::{OptionalExtension, params};
@@ -282,7 +282,7 @@ pub fn begin(store: &Store, issuer: &Issuer, q: &AuthorizeQuery) -> std::result:
             if live >= MAX_PENDING {
                 return Err(Error::new(
                     "oauth.too_many_requests",
-                    crate::error::Kind::TooMany,
+                    crate::base::error::Kind::TooMany,
                     format!("{MAX_PENDING} authorization requests already wait for a person; try again later"),
                 ));
             }

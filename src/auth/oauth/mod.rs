@@ -21,8 +21,8 @@ pub mod clients;
 pub mod grants;
 
 use super::bridge::Scope;
+use crate::base::error::{Error, Result};
 use crate::config::Config;
-use crate::error::{Error, Result};
 
 /// An access token (`Authorization: Bearer hal0at_…`); only its sha256 is stored.
 pub const ACCESS_PREFIX: &str = "hal0at_";
@@ -144,7 +144,7 @@ impl Issuer {
 
 /// A caller's value, cut and made safe to echo in a message.
 pub(crate) fn shown(s: &str, max: usize) -> String {
-    crate::term::safe_line(crate::redact::cut(s, max).0).into_owned()
+    crate::base::term::safe_line(crate::base::redact::cut(s, max).0).into_owned()
 }
 
 /// OAuth is off on this box.

@@ -3,7 +3,7 @@
 //! [`LIFETIME`]. At most [`MAX_OPEN`] wait at once (the oldest is dropped first), so
 //! anonymous sign-in starts cannot grow the daemon's memory.
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

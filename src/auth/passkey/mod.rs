@@ -8,7 +8,7 @@
 pub mod cbor;
 pub mod challenge;
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64URL;
 use sha2::{Digest, Sha256};

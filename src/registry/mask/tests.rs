@@ -225,7 +225,7 @@ fn encode(s: &str, how: &[u8]) -> String {
 }
 
 proptest! {
-    #![proptest_config(crate::prop::config(256))]
+    #![proptest_config(crate::base::prop::config(256))]
 
     /// The wire path: a secret in a result split across blocks at any points, or in a
     /// progress message or an error, each string written with any JSON escaping, never

@@ -8,8 +8,8 @@
 
 use super::discover::Discovery;
 use super::vault;
-use crate::error::{Error, Kind, Result};
-use crate::paths::Paths;
+use crate::base::error::{Error, Kind, Result};
+use crate::base::paths::Paths;
 use serde::{Deserialize, Serialize};
 
 /// The client hal0 is at one authorization server.
@@ -108,7 +108,7 @@ pub fn remove(paths: &Paths, server: &str, holder: Option<&str>) -> Result<bool>
 pub fn mark_reauth(paths: &Paths, server: &str, holder: Option<&str>, why: &str) -> Result<()> {
     if let Some(mut a) = load(paths, server, holder)? {
         a.state = REAUTH.into();
-        a.error = Some(crate::redact::redact(why).into_owned());
+        a.error = Some(crate::base::redact::redact(why).into_owned());
         save(paths, &a)?;
     }
     Ok(())

@@ -7,7 +7,7 @@
 //! consumer may connect it, from the link its calls' errors carry.
 
 use crate::approvals::{self, ApprovalKind, NewApproval, Status};
-use crate::error::Result;
+use crate::base::error::Result;
 use crate::store::Store;
 use serde_json::json;
 
@@ -35,7 +35,7 @@ pub fn raise(store: &Store, server: &str, holder: Option<&str>, why: &str) {
         if !pending(store, server)?.is_empty() {
             return Ok(());
         }
-        let why = crate::redact::redact(why);
+        let why = crate::base::redact::redact(why);
         approvals::create(
             store,
             NewApproval {

@@ -8,7 +8,7 @@
 //! `issuer` must be the issuer asked for, and S256 must be offered (MCP forbids a client
 //! to go on without it).
 
-use crate::error::{Error, Kind, Result};
+use crate::base::error::{Error, Kind, Result};
 use crate::registry::ssrf::{self, FetchLimits, Guard};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -145,9 +145,9 @@ pub async fn challenge(url: &str, ca_file: Option<&std::path::Path>) -> Result<O
         .send()
         .await
         .map_err(|e| {
-            let text = crate::outbound::chain(&e);
-            let why =
-                crate::outbound::in_words(url, &text).unwrap_or_else(|| crate::redact::redact(&text).into_owned());
+            let text = crate::base::outbound::chain(&e);
+            let why = crate::base::outbound::in_words(url, &text)
+                .unwrap_or_else(|| crate::base::redact::redact(&text).into_owned());
             failed(format!("{url} does not answer: {why}"))
         })?;
     if resp.status() != reqwest::StatusCode::UNAUTHORIZED {

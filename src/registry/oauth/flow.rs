@@ -12,9 +12,9 @@
 use super::account::{self, Account, ClientReg};
 use super::discover::{self, Discovery};
 use super::vault;
+use crate::base::error::{Error, Kind, Result};
+use crate::base::paths::Paths;
 use crate::config::Config;
-use crate::error::{Error, Kind, Result};
-use crate::paths::Paths;
 use crate::registry::record::{OauthNeed, Record, Transport};
 use crate::registry::ssrf::{self, FetchLimits, Guard};
 use base64::Engine;
@@ -103,7 +103,7 @@ fn upstream_said(what: &str, status: reqwest::StatusCode, body: &[u8]) -> String
         (e, "") => e.to_string(),
         (e, d) => format!("{e}: {d}"),
     };
-    format!("{what} answered {status}: {}", crate::auth::oauth::shown(&crate::redact::redact(&said), 300))
+    format!("{what} answered {status}: {}", crate::auth::oauth::shown(&crate::base::redact::redact(&said), 300))
 }
 
 /// POST `body` (a form, or JSON with `json`) to `url` behind the guard of `server_url`.
@@ -133,7 +133,7 @@ async fn post(
         Error::new(
             "mcp.upstream_failed",
             Kind::BadGateway,
-            format!("{url} does not answer: {}", crate::redact::redact(&crate::outbound::chain(&e))),
+            format!("{url} does not answer: {}", crate::base::redact::redact(&crate::base::outbound::chain(&e))),
         )
     })?;
     let status = resp.status();

@@ -7,8 +7,8 @@
 //! A sealed file is `H0V1`, a random 96-bit nonce, then the ciphertext and its tag; the
 //! document's name is the associated data, so a file moved to another name does not open.
 
-use crate::error::{Error, Result};
-use crate::paths::{Paths, read_optional_bytes, write_atomic};
+use crate::base::error::{Error, Result};
+use crate::base::paths::{Paths, read_optional_bytes, write_atomic};
 use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
 use std::path::PathBuf;
 
@@ -21,7 +21,7 @@ pub fn dir(paths: &Paths) -> PathBuf {
 }
 
 fn unreadable(what: impl std::fmt::Display) -> Error {
-    Error::new("mcp.oauth_vault_unreadable", crate::error::Kind::Internal, what.to_string())
+    Error::new("mcp.oauth_vault_unreadable", crate::base::error::Kind::Internal, what.to_string())
 }
 
 /// The key, made (32 random bytes, 0600) when there is none yet and `create`.
@@ -37,7 +37,7 @@ fn key(paths: &Paths, create: bool) -> Result<Option<LessSafeKey>> {
             // first sealed would not open. Make it with create_new instead.
             use std::io::Write;
             use std::os::unix::fs::OpenOptionsExt;
-            crate::paths::ensure_dir(&paths.state_dir)?;
+            crate::base::paths::ensure_dir(&paths.state_dir)?;
             match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path) {
                 Ok(mut f) => {
                     f.write_all(&k)

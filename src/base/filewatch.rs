@@ -187,7 +187,7 @@ mod tests {
         let Version::Watched(first) = v(&f) else { panic!("not watched") };
         assert_eq!(v(&f), Version::Watched(first), "nothing changed");
 
-        crate::paths::write_atomic(&f, b"A=1\n").unwrap();
+        crate::base::paths::write_atomic(&f, b"A=1\n").unwrap();
         let after_rename = v(&f);
         assert_ne!(after_rename, Version::Watched(first), "a replacement by rename");
         std::fs::write(dir.join("other.toml"), "x").unwrap();

@@ -1,9 +1,9 @@
 //! `KEY=VALUE` env files (`api.env`, a Hermes profile's `.env`): set variables in place,
 //! keeping every other line, written atomically with mode 0600. Every edit reads and writes
-//! under the file's lock ([`crate::paths::with_lock`]), so concurrent edits never lose one.
+//! under the file's lock ([`crate::base::paths::with_lock`]), so concurrent edits never lose one.
 
-use crate::error::Result;
-use crate::paths::{ensure_dir, read_optional, with_lock, write_atomic};
+use crate::base::error::Result;
+use crate::base::paths::{ensure_dir, read_optional, with_lock, write_atomic};
 use std::path::Path;
 
 /// Set each `(name, value)` in the env file at `path` (creating it), replacing the first

@@ -148,7 +148,7 @@ fn tool_label(server: &str, tool: &str, reached: bool) -> String {
     if known(&SEEN.read().unwrap_or_else(|p| p.into_inner()).0) {
         return tool.to_string();
     }
-    if crate::redact::is_secret_shaped(tool) || crate::redact::redact(tool) != tool {
+    if crate::base::redact::is_secret_shaped(tool) || crate::base::redact::redact(tool) != tool {
         return "_redacted".into();
     }
     let mut guard = SEEN.write().unwrap_or_else(|p| p.into_inner());

@@ -3,14 +3,15 @@
 //! reads and writes under the file's lock, so `hal0 config set` and `PUT /api/settings` at
 //! the same moment both land.
 
-use crate::error::{Error, Result};
-use crate::paths::{Paths, read_optional, with_lock, write_atomic};
+use crate::base::error::{Error, Result};
+use crate::base::paths::{Paths, read_optional, with_lock, write_atomic};
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 pub mod live;
 pub mod retention;
+pub(crate) mod unit;
 pub use retention::{Approvals, Audit};
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
@@ -347,7 +348,7 @@ impl Config {
                 path,
                 find_key_line(text, "network", "public_url"),
                 Some("network.public_url"),
-                &format!("`{}` {why}", crate::term::safe_line(u)),
+                &format!("`{}` {why}", crate::base::term::safe_line(u)),
             ));
         }
         if self.oauth.enabled
@@ -383,7 +384,7 @@ impl Config {
                     Some("telemetry.otlp_endpoint"),
                     &format!(
                         "`{}` is not an http:// or https:// URL of an OTLP/HTTP collector without a user, password, query or fragment (e.g. http://127.0.0.1:4318)",
-                        crate::term::safe_line(u)
+                        crate::base::term::safe_line(u)
                     ),
                 ));
             }
@@ -673,8 +674,8 @@ fn check_langfuse_url(u: &str) -> std::result::Result<(), String> {
                     LANGFUSE_SECRET_KEY, the URL names only the scheme, host, port and path"
             .into());
     }
-    let shown = crate::term::safe_line(u);
-    let url = match (crate::weburl::HttpUrl::parse(u), reqwest::Url::parse(u.trim())) {
+    let shown = crate::base::term::safe_line(u);
+    let url = match (crate::base::weburl::HttpUrl::parse(u), reqwest::Url::parse(u.trim())) {
         (Some(_), Ok(url)) => url,
         _ => {
             return Err(format!(
@@ -691,7 +692,7 @@ fn check_langfuse_url(u: &str) -> std::result::Result<(), String> {
 
 /// The host part of an http(s) URL, without brackets or port.
 pub fn url_host(url: &str) -> Option<String> {
-    crate::weburl::HttpUrl::parse(url).map(|u| u.host)
+    crate::base::weburl::HttpUrl::parse(url).map(|u| u.host)
 }
 
 fn config_error(path: &Path, line: Option<usize>, key: Option<&str>, msg: &str) -> Error {
@@ -703,7 +704,7 @@ fn config_error(path: &Path, line: Option<usize>, key: Option<&str>, msg: &str) 
     };
     // A value echoed back is cut: a caller that sent megabytes gets its key named, not them.
     const ECHO: usize = 600;
-    let msg = match crate::redact::cut(msg, ECHO) {
+    let msg = match crate::base::redact::cut(msg, ECHO) {
         (whole, false) => whole.to_string(),
         (head, true) => format!("{head}… ({} bytes)", msg.len()),
     };
@@ -759,7 +760,7 @@ fn find_key_line(text: &str, section: &str, key: &str) -> Option<usize> {
 pub fn set_value(paths: &Paths, dotted: &str, raw: &str) -> Result<Config> {
     known_setting(dotted)?;
     let path = paths.hal0_toml();
-    crate::paths::ensure_dir(&paths.config_dir)?;
+    crate::base::paths::ensure_dir(&paths.config_dir)?;
     let set = with_lock(&path, || set_locked(&path, dotted, raw));
     set.map_err(|e| {
         // A value the typed config refuses is the command's fault, not the file's: say

@@ -170,13 +170,13 @@ pub fn plan(cfg: &crate::config::Telemetry, env: impl Fn(&str) -> Option<String>
 
 /// Start the exporter on the current runtime when a collector is configured (once per
 /// process). Returns whether tracing is on.
-pub fn init(cfg: &crate::config::Telemetry) -> crate::error::Result<bool> {
+pub fn init(cfg: &crate::config::Telemetry) -> crate::base::error::Result<bool> {
     use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
     let Some(plan) = plan(cfg, |k| std::env::var(k).ok()) else { return Ok(false) };
     if TRACING.get().is_some() {
         return Ok(true);
     }
-    let http = crate::outbound::build(crate::outbound::builder(None)?.timeout(Duration::from_secs(10)))?;
+    let http = crate::base::outbound::build(crate::base::outbound::builder(None)?.timeout(Duration::from_secs(10)))?;
     let client = OnRuntime { http, rt: tokio::runtime::Handle::current(), warned: Mutex::new(None) };
     let mut exporter = opentelemetry_otlp::SpanExporter::builder().with_http().with_http_client(client);
     if let Some(e) = &plan.endpoint {
@@ -184,7 +184,7 @@ pub fn init(cfg: &crate::config::Telemetry) -> crate::error::Result<bool> {
     }
     let exporter = exporter
         .build()
-        .map_err(|e| crate::error::Error::internal(format!("telemetry: cannot build the OTLP exporter: {e}")))?;
+        .map_err(|e| crate::base::error::Error::internal(format!("telemetry: cannot build the OTLP exporter: {e}")))?;
     let mut resource = opentelemetry_sdk::Resource::builder()
         .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")));
     if let Some(name) = &plan.service_name {
@@ -194,7 +194,7 @@ pub fn init(cfg: &crate::config::Telemetry) -> crate::error::Result<bool> {
     let tracer = provider.tracer("hal0");
     let _ = TRACING.set(Tracing { provider, tracer });
     let to = plan.endpoint.as_deref().unwrap_or("the collector OTEL_EXPORTER_OTLP_*ENDPOINT names");
-    tracing::info!("telemetry: sending MCP call traces to {} (OTLP/HTTP protobuf)", crate::redact::redact(to));
+    tracing::info!("telemetry: sending MCP call traces to {} (OTLP/HTTP protobuf)", crate::base::redact::redact(to));
     Ok(true)
 }
 
@@ -227,8 +227,8 @@ impl OnRuntime {
         if w.is_none_or(|t| t.elapsed() > Duration::from_secs(60)) {
             tracing::warn!(
                 "telemetry: cannot send spans to {}: {}",
-                crate::redact::redact(url),
-                crate::redact::redact(why)
+                crate::base::redact::redact(url),
+                crate::base::redact::redact(why)
             );
             *w = Some(Instant::now());
         }
@@ -337,7 +337,7 @@ pub fn end_tool_call(span: Option<Span>, out: &Result<rmcp::model::CallToolRespo
         Ok(_) => {}
         Err(e) => {
             s.attr("rpc.response.status_code", e.code.0.to_string());
-            s.fail(e.code.0.to_string(), Some(crate::redact::redact(&e.message).into_owned()));
+            s.fail(e.code.0.to_string(), Some(crate::base::redact::redact(&e.message).into_owned()));
         }
     }
     s.end();

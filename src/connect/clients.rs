@@ -5,9 +5,9 @@
 //! with this box's address, kept in the config dir. `hal0 bridge add --client` and the file
 //! come from this one module.
 
+use crate::base::error::{Error, Result};
+use crate::base::paths::Paths;
 use crate::config::Config;
-use crate::error::{Error, Result};
-use crate::paths::Paths;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
@@ -59,8 +59,8 @@ pub fn snippet(kind: &str, servers: &[Server]) -> Result<Snippet> {
                 let _ = write!(
                     text,
                     "\nclaude mcp add --transport http {} {} --header \"Authorization: Bearer ${{{KEY_VAR}}}\"",
-                    crate::term::shell_quote(&s.name),
-                    crate::term::shell_quote(&s.url)
+                    crate::base::term::shell_quote(&s.name),
+                    crate::base::term::shell_quote(&s.url)
                 );
             }
             Snippet { client: "Claude Code", place: "the shell on the remote machine", text }
@@ -169,10 +169,10 @@ pub fn render(cfg: &Config) -> String {
 pub fn write(paths: &Paths, cfg: &Config) -> Result<bool> {
     let path = paths.config_dir.join(FILE);
     let text = render(cfg);
-    if crate::paths::read_optional_bytes(&path)?.is_some_and(|b| b == text.as_bytes()) {
+    if crate::base::paths::read_optional_bytes(&path)?.is_some_and(|b| b == text.as_bytes()) {
         return Ok(false);
     }
-    crate::paths::write_atomic_mode(&path, text.as_bytes(), 0o644)?;
+    crate::base::paths::write_atomic_mode(&path, text.as_bytes(), 0o644)?;
     Ok(true)
 }
 

@@ -35,23 +35,23 @@ const REFRESH_MARGIN_SECS: i64 = 300;
 /// Why the daemon cannot listen on `bind` (`e`), with what to do: a port below 1024 needs
 /// the unit's capability (which `hal0 config set network.bind` writes), else another hal0
 /// may be running.
-pub fn bind_failed(bind: std::net::SocketAddr, e: &std::io::Error) -> crate::error::Error {
+pub fn bind_failed(bind: std::net::SocketAddr, e: &std::io::Error) -> crate::base::error::Error {
     let hint = if e.kind() == std::io::ErrorKind::PermissionDenied && bind.port() < 1024 {
         format!(
             "a port below 1024 needs CAP_NET_BIND_SERVICE: under systemd, run `sudo hal0 config set network.bind \
              {bind}` so hal0 writes the unit's drop-in ({}), then systemctl daemon-reload && systemctl restart hal0",
-            crate::unit::dropin().display()
+            crate::config::unit::dropin().display()
         )
     } else {
         "is another hal0 running? choose another address with --bind".to_string()
     };
-    crate::error::Error::unavailable("serve.bind_failed", format!("cannot listen on {bind}: {e} ({hint})"))
+    crate::base::error::Error::unavailable("serve.bind_failed", format!("cannot listen on {bind}: {e} ({hint})"))
 }
 
 /// Start every background loop of the daemon, after what a start refreshes: the clients
 /// file, and (with memory on) the memory search index, built now so no search waits for it.
 pub fn start(svc: &Arc<Services>, cancel: &CancellationToken) {
-    crate::clients::refresh(&svc.paths, &svc.config());
+    crate::connect::clients::refresh(&svc.paths, &svc.config());
     if svc.config().memory.enabled {
         // A search before it is ready builds or waits for it itself.
         let store = svc.store.clone();

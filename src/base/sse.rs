@@ -282,7 +282,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(crate::prop::config(512))]
+        #![proptest_config(crate::base::prop::config(512))]
 
         /// However the stream is chunked, the parser gives what the plain rules give.
         #[test]

@@ -5,6 +5,8 @@
 //! of hal0's own MCP servers and their mounts ([`MOUNTS`]): the router, the guard, these
 //! lines, `version_info`, the registry's reserved ids and the audit read all take it.
 
+pub mod clients;
+
 use crate::auth::bridge::Scope;
 use crate::config::Config;
 use std::collections::BTreeSet;
@@ -196,9 +198,9 @@ pub fn urls_for(base: &str, cfg: &Config, scopes: &BTreeSet<Scope>) -> Vec<(&'st
 }
 
 /// `claude mcp add --transport http NAME URL --header 'Authorization: Bearer KEY'`, every
-/// interpolated word shell-quoted ([`crate::term::shell_quote`]).
+/// interpolated word shell-quoted ([`crate::base::term::shell_quote`]).
 pub fn claude_line(name: &str, url: &str, key: &str) -> String {
-    use crate::term::shell_quote as q;
+    use crate::base::term::shell_quote as q;
     format!(
         "claude mcp add --transport http {} {} --header {}",
         q(name),

@@ -4,8 +4,8 @@
 //! The box keys (`HAL0_ADMIN_KEY`, `HAL0_CLIENT_KEY`) are not secrets of this kind: `hal0
 //! auth rotate` owns them.
 
-use crate::error::{Error, Result};
-use crate::paths::Paths;
+use crate::base::error::{Error, Result};
+use crate::base::paths::Paths;
 
 /// Names `auth rotate` owns.
 const RESERVED: [&str; 2] = [crate::auth::boxkeys::ADMIN_VAR, crate::auth::boxkeys::CLIENT_VAR];
@@ -23,7 +23,7 @@ pub fn validate_name(name: &str) -> Result<()> {
             "secrets.invalid_name",
             format!(
                 "`{}` is not a secret name: use 1-128 upper-case letters, digits and `_`, starting with a letter (e.g. GITHUB_MCP_TOKEN)",
-                crate::term::safe_line(name)
+                crate::base::term::safe_line(name)
             ),
         ));
     }
@@ -60,8 +60,8 @@ pub fn put(paths: &Paths, name: &str, value: &str) -> Result<bool> {
     validate_name(name)?;
     validate_value(value)?;
     let path = paths.api_env();
-    let existed = crate::envfile::get_var(&path, name)?.is_some();
-    crate::envfile::set_vars(&path, &[(name, value)])?;
+    let existed = crate::base::envfile::get_var(&path, name)?.is_some();
+    crate::base::envfile::set_vars(&path, &[(name, value)])?;
     Ok(!existed)
 }
 

@@ -57,15 +57,16 @@ pub fn sync(cfg: &Config) -> Option<String> {
         });
     }
     let done = match want {
-        Some(_) => crate::paths::write_atomic(&path, DROPIN.as_bytes()).and_then(|()| {
+        Some(_) => crate::base::paths::write_atomic(&path, DROPIN.as_bytes()).and_then(|()| {
             // The usual modes of unit files and their dirs (systemd reads them as root).
             use std::os::unix::fs::PermissionsExt;
             let dir = path.parent().unwrap_or(&path);
             std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))
                 .and_then(|()| std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)))
-                .map_err(|e| crate::error::Error::io("fs.write_failed", "set mode on", &path, e))
+                .map_err(|e| crate::base::error::Error::io("fs.write_failed", "set mode on", &path, e))
         }),
-        None => std::fs::remove_file(&path).map_err(|e| crate::error::Error::io("fs.write_failed", "remove", &path, e)),
+        None => std::fs::remove_file(&path)
+            .map_err(|e| crate::base::error::Error::io("fs.write_failed", "remove", &path, e)),
     };
     Some(match (done, want) {
         (Ok(()), Some(port)) => format!(

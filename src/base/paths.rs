@@ -4,7 +4,7 @@
 //! belongs to its directory's owner (an operator's `sudo hal0 …` on a packaged install must
 //! leave files the daemon, user `hal0`, can still read).
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
@@ -189,7 +189,7 @@ pub fn adopt_fd(file: &fs::File, dir: &Path) -> std::io::Result<()> {
 pub fn symlink_refused(path: &Path) -> Error {
     Error::new(
         "fs.symlink_refused",
-        crate::error::Kind::Conflict,
+        crate::base::error::Kind::Conflict,
         format!(
             "refusing {}: it is a symbolic link, and hal0 never creates symlinks there (it would \
              read, write or hand over the file it points to); remove it and run the command again",
@@ -202,7 +202,7 @@ pub fn symlink_refused(path: &Path) -> Error {
 fn unsafe_file(path: &Path, why: &str) -> Error {
     Error::new(
         "fs.unsafe_file",
-        crate::error::Kind::Conflict,
+        crate::base::error::Kind::Conflict,
         format!(
             "refusing {}: {why}, and hal0 only keeps plain files of its own there; remove it and \
              run the command again",
@@ -572,7 +572,7 @@ mod tests {
         assert_eq!(read_optional(&link).unwrap_err().code, "fs.symlink_refused");
         assert_eq!(read_optional_bytes(&link).unwrap_err().code, "fs.symlink_refused");
         assert_eq!(inspect_own(&link).unwrap_err().code, "fs.symlink_refused");
-        let e = crate::envfile::set_vars(&link, &[("A", "1")]).unwrap_err();
+        let e = crate::base::envfile::set_vars(&link, &[("A", "1")]).unwrap_err();
         assert_eq!(e.code, "fs.symlink_refused");
         assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
         assert_eq!(snapshot(&target), before);

@@ -25,7 +25,7 @@ impl Write for Tee {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let raw = String::from_utf8_lossy(buf);
         // What stderr (the journal) gets is redacted too, not only the ring.
-        let text = crate::redact::redact(&raw);
+        let text = crate::base::redact::redact(&raw);
         {
             let mut r = ring().lock().unwrap_or_else(|p| p.into_inner());
             for line in text.lines().filter(|l| !l.is_empty()) {

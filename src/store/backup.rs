@@ -9,8 +9,8 @@
 //! the staged store to this hal0's schema, then, with the daemon stopped, keeps a copy of
 //! what it replaces (`backups/pre-restore-….tar.gz`) and swaps the files in.
 
-use crate::error::{Error, Result};
-use crate::paths::{Paths, write_atomic};
+use crate::base::error::{Error, Result};
+use crate::base::paths::{Paths, write_atomic};
 use rusqlite::{Connection, OpenFlags};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -179,7 +179,7 @@ pub fn create(paths: &Paths, out: &Path, overwrite: bool) -> Result<Made> {
             let p = paths.config_dir.join(&rel);
             // Without following a link swapped in since the listing (root must not copy
             // what it points to into an archive the daemon user can read).
-            let bytes = crate::paths::read_optional_bytes(&p)?
+            let bytes = crate::base::paths::read_optional_bytes(&p)?
                 .ok_or_else(|| Error::io("fs.read_failed", "read", &p, std::io::ErrorKind::NotFound.into()))?;
             let path = format!("{ETC}{}", rel.display());
             files.push(Entry { path: path.clone(), size: bytes.len() as u64, sha256: digest(&bytes) });
@@ -217,7 +217,7 @@ pub fn create(paths: &Paths, out: &Path, overwrite: bool) -> Result<Made> {
 fn pack(manifest: &Manifest, items: &[Item], to: &Path, dir: &Path) -> Result<u64> {
     let io = |e: std::io::Error| Error::io("fs.write_failed", "write", to, e);
     let file = fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(to).map_err(io)?;
-    crate::paths::adopt_fd(&file, dir).map_err(io)?;
+    crate::base::paths::adopt_fd(&file, dir).map_err(io)?;
     // gzip level 1: on a 600 MiB store 3.7 s and 89 MiB, where the default level took 12.7 s
     // for 69 MiB (examples/bench_backup.rs); a backup should be quick to take.
     let mut tar = tar::Builder::new(flate2::write::GzEncoder::new(file, flate2::Compression::fast()));
@@ -503,7 +503,7 @@ pub fn apply(paths: &Paths, staged: Staged) -> Result<Applied> {
     let overwrites = staged.changes.iter().any(|c| matches!(c.action, Action::Replace | Action::Remove));
     let previous = if overwrites {
         let dir = paths.state_dir.join("backups");
-        crate::paths::ensure_dir(&dir)?;
+        crate::base::paths::ensure_dir(&dir)?;
         let stamp = crate::store::now().replace(':', "");
         // A free name: the archive being restored may be one of these, from this second.
         let p = (0..100)
@@ -561,7 +561,7 @@ fn swap_store(paths: &Paths, staged_db: &Path) -> Result<()> {
         }
     }
     fs::rename(staged_db, &db).map_err(|e| Error::io("fs.write_failed", "replace", &db, e))?;
-    crate::paths::adopt(&db).map_err(|e| Error::io("fs.write_failed", "set the owner of", &db, e))?;
+    crate::base::paths::adopt(&db).map_err(|e| Error::io("fs.write_failed", "set the owner of", &db, e))?;
     if let Ok(d) = fs::File::open(&paths.state_dir) {
         let _ = d.sync_all();
     }
@@ -569,7 +569,7 @@ fn swap_store(paths: &Paths, staged_db: &Path) -> Result<()> {
 }
 
 fn open_daemon_lock(paths: &Paths) -> Result<fs::File> {
-    crate::paths::open_lock(&paths.state_dir, DAEMON_LOCK)
+    crate::base::paths::open_lock(&paths.state_dir, DAEMON_LOCK)
 }
 
 /// Whether a `hal0 serve` uses this state dir now (it holds the daemon lock); never

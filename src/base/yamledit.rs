@@ -13,7 +13,7 @@
 //! `hermes.config_unparsable`; an edit whose result fails the check with
 //! `hermes.config_edit_refused`. A refused edit leaves the text as it was.
 
-use crate::error::{Error, Kind, Result};
+use crate::base::error::{Error, Kind, Result};
 use serde_json::Value as Json;
 use serde_yaml_ng::Value as Yaml;
 use std::path::Path;
@@ -229,20 +229,20 @@ impl YamlDoc {
 /// top-level key other than the sections `f` edited is unchanged in the parsed view, then
 /// write atomically keeping the file's mode and owner (0600 if new). A symlink is followed.
 /// Returns whether the file changed; an unchanged file is not rewritten. The whole edit holds
-/// the file's lock ([`crate::paths::with_lock`]), so concurrent edits never lose one.
+/// the file's lock ([`crate::base::paths::with_lock`]), so concurrent edits never lose one.
 pub fn edit_file(path: &Path, f: impl FnOnce(&mut YamlDoc) -> Result<()>) -> Result<bool> {
     let target = match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
         _ => path.to_path_buf(),
     };
-    crate::paths::with_lock(&target, || edit_locked(&target, f))
+    crate::base::paths::with_lock(&target, || edit_locked(&target, f))
 }
 
 fn edit_locked(target: &Path, f: impl FnOnce(&mut YamlDoc) -> Result<()>) -> Result<bool> {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let target = target.to_path_buf();
     let meta = std::fs::metadata(&target).ok();
-    let original = crate::paths::read_optional_following(&target)?.unwrap_or_default();
+    let original = crate::base::paths::read_optional_following(&target)?.unwrap_or_default();
     let in_file = |e: Error| -> Error {
         if e.code.starts_with("hermes.config_") {
             Error::new(e.code, e.kind, format!("{}: {}", target.display(), e.message))
@@ -258,7 +258,7 @@ fn edit_locked(target: &Path, f: impl FnOnce(&mut YamlDoc) -> Result<()>) -> Res
     }
     let after = parse_yaml(&doc.text).map_err(|e| in_file(refused(format!("the edited text does not parse: {e}"))))?;
     check_untouched(&before, &after, &doc.touched).map_err(in_file)?;
-    crate::paths::write_atomic(&target, doc.text.as_bytes())?;
+    crate::base::paths::write_atomic(&target, doc.text.as_bytes())?;
     if let Some(m) = meta {
         // Through a descriptor opened without following a symlink: a link the directory's
         // owner swapped in after the rename is refused, never chmodded or chowned through.
@@ -268,10 +268,10 @@ fn edit_locked(target: &Path, f: impl FnOnce(&mut YamlDoc) -> Result<()>) -> Res
             .custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32)
             .open(&target)
             .map_err(|e| match std::fs::symlink_metadata(&target) {
-                Ok(l) if l.file_type().is_symlink() => crate::paths::symlink_refused(&target),
+                Ok(l) if l.file_type().is_symlink() => crate::base::paths::symlink_refused(&target),
                 _ => Error::io("fs.write_failed", "open", &target, e),
             })?;
-        crate::paths::check_own(&written, &target)?;
+        crate::base::paths::check_own(&written, &target)?;
         written
             .set_permissions(std::fs::Permissions::from_mode(m.mode() & 0o7777))
             .map_err(|e| Error::io("fs.write_failed", "set mode on", &target, e))?;

@@ -52,7 +52,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub fn new(code: &'static str, kind: Kind, message: impl Into<String>) -> Self {
-        debug_assert!(crate::codes::is_listed(code), "error code `{code}` is not listed in src/codes.rs");
+        debug_assert!(crate::base::codes::is_listed(code), "error code `{code}` is not listed in src/base/codes.rs");
         Error { code, kind, message: message.into() }
     }
     pub fn invalid(code: &'static str, message: impl Into<String>) -> Self {
@@ -111,7 +111,7 @@ impl Error {
     /// passes the redactor (a value quoted back from the caller's input or an upstream's
     /// answer may hold a credential).
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({"error": {"code": self.code, "message": crate::redact::redact(&self.message)}})
+        serde_json::json!({"error": {"code": self.code, "message": crate::base::redact::redact(&self.message)}})
     }
 
     /// Wrap an I/O failure on `path` with a message naming the file.

@@ -8,8 +8,8 @@
 //! The audit log leaves oldest first: the pruner moves the table's prune mark (which only
 //! moves forward) and only rows below it may be deleted (see migration 7).
 
+use crate::base::error::Result;
 use crate::config::Config;
-use crate::error::Result;
 use crate::store::Store;
 use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;

@@ -1,11 +1,11 @@
 //! Values derived from a file, recomputed only when the file changes: the file's version
-//! decides ([`crate::filewatch`]: a count of its changes while its directory is watched,
+//! decides ([`crate::base::filewatch`]: a count of its changes while its directory is watched,
 //! else its stamp: inode, mtime, size, a missing file being a state of its own), and a TTL
 //! bounds how long a value is trusted (an edit within one clock tick that keeps inode and
 //! size). hal0 replaces its files by rename, so each write makes a new inode.
 
-use crate::error::Result;
-use crate::filewatch::{Version, version};
+use crate::base::error::Result;
+use crate::base::filewatch::{Version, version};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -19,7 +19,7 @@ pub struct FileMemo<T> {
 
 impl<T> FileMemo<T> {
     pub fn new(path: PathBuf, ttl: Duration) -> FileMemo<T> {
-        crate::filewatch::watch(&path);
+        crate::base::filewatch::watch(&path);
         FileMemo { path, ttl, state: Mutex::new(None) }
     }
 
@@ -66,10 +66,10 @@ mod tests {
         assert_eq!(*memo.get(read).unwrap(), "", "a missing file");
         assert_eq!(*memo.get(read).unwrap(), "");
         assert_eq!(calls.get(), 1);
-        crate::paths::write_atomic(&p, b"a = 1").unwrap();
+        crate::base::paths::write_atomic(&p, b"a = 1").unwrap();
         assert_eq!(*memo.get(read).unwrap(), "a = 1");
         // Same size, same tick: a replacement by rename is a new inode.
-        crate::paths::write_atomic(&p, b"a = 2").unwrap();
+        crate::base::paths::write_atomic(&p, b"a = 2").unwrap();
         assert_eq!(*memo.get(read).unwrap(), "a = 2");
         assert_eq!(*memo.get(read).unwrap(), "a = 2");
         assert_eq!(calls.get(), 3);
@@ -77,6 +77,6 @@ mod tests {
         short.get(read).unwrap();
         short.get(read).unwrap();
         assert_eq!(calls.get(), 5, "a zero TTL keeps nothing");
-        assert!(memo.get(|| Err(crate::error::Error::internal("x"))).is_ok(), "a kept value needs no compute");
+        assert!(memo.get(|| Err(crate::base::error::Error::internal("x"))).is_ok(), "a kept value needs no compute");
     }
 }

@@ -1,10 +1,10 @@
-//! Property tests of the YAML editor ([`crate::yamledit::YamlDoc`]) on generated Hermes-like
+//! Property tests of the YAML editor ([`crate::base::yamledit::YamlDoc`]) on generated Hermes-like
 //! `config.yaml` files (other top-level keys, comments, blank lines, an `mcp_servers:`
 //! section with entries, LF or CRLF, with or without a final newline): an edit changes only
 //! the lines of the entry it is about, the result parses with every other key unchanged, a
 //! set-then-remove gives back the original bytes, and arbitrary text never panics.
 
-use crate::yamledit::YamlDoc;
+use crate::base::yamledit::YamlDoc;
 use proptest::prelude::*;
 use serde_json::{Value as Json, json};
 use serde_yaml_ng::Value as Yaml;
@@ -185,7 +185,7 @@ fn no_bare_lf(s: &str) -> bool {
 }
 
 proptest! {
-    #![proptest_config(crate::prop::config(384))]
+    #![proptest_config(crate::base::prop::config(384))]
 
     /// Setting a new entry inserts its lines at one place and nothing else changes;
     /// removing it again gives back the original bytes.

@@ -4,7 +4,7 @@
 //! within the origin the request started on; and certificate failures turned into an error
 //! that says which check failed and what to do.
 
-use crate::error::{Error, Kind, Result};
+use crate::base::error::{Error, Kind, Result};
 use std::path::Path;
 use std::sync::LazyLock;
 use std::time::Duration;

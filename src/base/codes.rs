@@ -412,7 +412,7 @@ mod tests {
                 }
             }
         }
-        assert!(unlisted.is_empty(), "codes missing from src/codes.rs: {unlisted:#?}");
+        assert!(unlisted.is_empty(), "codes missing from src/base/codes.rs: {unlisted:#?}");
         let all_text: String =
             files.iter().filter(|(p, _)| !p.ends_with("codes.rs")).map(|(_, t)| t.as_str()).collect();
         let unused: Vec<&str> = ALL.iter().copied().filter(|c| !all_text.contains(&format!("\"{c}\""))).collect();
@@ -431,8 +431,8 @@ mod tests {
 
     #[test]
     #[cfg(debug_assertions)]
-    #[should_panic(expected = "is not listed in src/codes.rs")]
+    #[should_panic(expected = "is not listed in src/base/codes.rs")]
     fn an_unlisted_code_is_refused_in_debug_builds() {
-        let _ = crate::error::Error::invalid("made.up_code", "x");
+        let _ = crate::base::error::Error::invalid("made.up_code", "x");
     }
 }

@@ -27,8 +27,8 @@ pub const LEGEND: &str = "Exit codes: 0 ok, 1 failure, 2 usage or invalid input,
                           4 auth, 5 a run failed, 6 a run timed out, 7 the audit log failed verification.";
 
 /// The exit code of an error of `kind`.
-pub fn of(kind: &crate::error::Kind) -> i32 {
-    use crate::error::Kind;
+pub fn of(kind: &crate::base::error::Kind) -> i32 {
+    use crate::base::error::Kind;
     match kind {
         Kind::Invalid | Kind::Unprocessable | Kind::UnsupportedMedia | Kind::TooLarge => USAGE,
         Kind::Declined => DECLINED,

@@ -50,7 +50,7 @@ where
 pub fn init() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("HAL0_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(crate::logbuf::Tee);
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(crate::base::logbuf::Tee);
     let _ = if stderr_is_journal() {
         builder
             .with_ansi(false)
