@@ -9,8 +9,9 @@
 //!   background work (`ops::service`), `hal0 doctor` and `hal0 status`;
 //! - **domain** modules hold the rules: keys and people (`auth`), `approvals`, `audit`,
 //!   agent runs (`bridge`), `config`, the URLs hal0 advertises (`connect`), `hermes`,
-//!   `memory`, `notify`, metrics and traces (`observe`), installed MCP servers and the
-//!   proxy (`registry`), the agent `relay`, `skills` and the SQLite `store`;
+//!   `memory`, `notify`, metrics and traces (`observe`), installed MCP servers (`registry`)
+//!   and the proxy that serves them (`proxy`), the agent `relay`, `skills` and the SQLite
+//!   `store`;
 //! - **base** (`base`): errors and their codes, paths, the redactor, and small helpers
 //!   every layer may use.
 
@@ -30,6 +31,7 @@ pub mod memory;
 pub(crate) mod notify;
 pub mod observe;
 pub mod ops;
+pub mod proxy;
 pub mod registry;
 pub(crate) mod relay;
 pub mod remote;

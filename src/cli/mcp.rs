@@ -266,8 +266,8 @@ fn set(ctx: &Ctx, id: &str, tool: &str, tier: ToolList, what: AccessFlags) -> Re
 /// Warn (or with `strict`, refuse) when `record`'s server does not offer `tool`: a typo
 /// would otherwise wait in the policy until the server grows a tool of that name.
 fn check_offered(ctx: &Ctx, record: &registry::record::Record, tool: &str, strict: bool) -> Result<()> {
-    use registry::probe::Offer;
-    let offer = runtime()?.block_on(registry::probe::offers(record, &ctx.paths, tool));
+    use crate::proxy::probe::Offer;
+    let offer = runtime()?.block_on(crate::proxy::probe::offers(record, &ctx.paths, tool));
     let (id, name) = (&record.id, safe_line(tool));
     let problem = match offer {
         Offer::Offered => return Ok(()),
@@ -647,8 +647,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
                 ));
             }
             let (cfg, store) = (ctx.config()?, ctx.store()?);
-            let (r, sync) =
-                runtime()?.block_on(registry::manage::set_exposure(&ctx.paths, &cfg, &store, &id, flags))?;
+            let (r, sync) = runtime()?.block_on(crate::ops::mcp::expose(&ctx.paths, &cfg, &store, &id, flags))?;
             if json {
                 print_json(&json!({"server": record_json(&r, None), "hermes_sync": sync}));
                 return Ok(());
@@ -663,10 +662,10 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
         McpCmd::Test { id, json } => {
             let record = reg.get(&id)?;
             let rt = runtime()?;
-            let p = match rt.block_on(crate::registry::probe::probe(&record, &ctx.paths)) {
+            let p = match rt.block_on(crate::proxy::probe::probe(&record, &ctx.paths)) {
                 Ok(p) => p,
                 // A 401: ask whether the server wants OAuth, and say how to connect it.
-                Err(e) if e.code == "mcp.probe_failed" && registry::upstream::credentials_refused(&e) => {
+                Err(e) if e.code == "mcp.probe_failed" && crate::proxy::upstream::credentials_refused(&e) => {
                     let ops = ctx.ops()?;
                     match rt.block_on(crate::ops::accounts::discover(&ops, &id)) {
                         Ok(Some(need)) => return Err(registry::oauth::account::needs_account(&id, &need.issuer)),

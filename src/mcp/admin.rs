@@ -98,7 +98,7 @@ impl ServerHandler for AdminServer {
         let ctx = Ctx::remote(self.state.ops.clone(), identity);
         // On 2026-07-28 a gated call is answered round by round (its card in the
         // `requestState`), not with a card id to poll.
-        use crate::registry::rounds;
+        use crate::proxy::rounds;
         // (Read only when it matters: most calls are reads that are never gated.)
         let gated = op.is_some_and(|o| o.access == crate::ops::Access::Gated);
         let modern = gated && rounds::modern(&context);

@@ -376,7 +376,7 @@ impl AgentsServer {
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResponse {
         use crate::bridge::Waited;
-        use crate::registry::rounds;
+        use crate::proxy::rounds;
         let modern = rounds::modern(&ctx);
         let r = async {
             let asker = Self::asker(&ctx)?;

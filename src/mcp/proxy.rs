@@ -1,5 +1,5 @@
 //! The MCP face of hal0's proxy (`/mcp/proxy/<id>/mcp`): a consumer speaks MCP to hal0 and
-//! the policy in `crate::registry::proxy` decides what reaches the installed server. The
+//! the policy in `crate::proxy` decides what reaches the installed server. The
 //! guard has already checked the consumer's key against `<id>` and attached the target.
 
 // The proxy relays what upstream servers still speak: logging, roots, sampling and
@@ -8,8 +8,8 @@
 
 use super::caller;
 use crate::auth::Credential;
-use crate::registry::fast::Registration;
-use crate::registry::proxy::{Consumer, Link, Served, Who, error_result};
+use crate::proxy::wire_path::Registration;
+use crate::proxy::{Consumer, Link, Served, Who, error_result};
 use crate::server::AppState;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
@@ -64,7 +64,7 @@ impl ProxyServer {
     }
 }
 
-use crate::registry::proxy::error_data as mcp_error;
+use crate::proxy::error_data as mcp_error;
 
 fn target(ctx: &RequestContext<RoleServer>) -> Result<Arc<Served>, ErrorData> {
     ctx.extensions
@@ -245,8 +245,8 @@ impl ServerHandler for ProxyServer {
         );
         let consumer = self.consumer(&context);
         // On 2026-07-28 a gated call is not held open: it is answered round by round.
-        use crate::registry::proxy::{Rounds, Waiting};
-        let waiting = if crate::registry::rounds::modern(&context) {
+        use crate::proxy::{Rounds, Waiting};
+        let waiting = if crate::proxy::rounds::modern(&context) {
             Waiting::Rounds(Rounds::of(&request, context.client_capabilities().as_ref()))
         } else {
             Waiting::Hold(&progress)

@@ -82,9 +82,7 @@ pub async fn list(ctx: &Ctx, a: ListArgs) -> Result<Rows> {
     let rows: Vec<Card> = rows
         .into_iter()
         .map(|(r, n)| {
-            let stale = (r.status == approvals::Status::Pending)
-                .then(|| crate::registry::proxy::staleness(&paths, &r))
-                .flatten();
+            let stale = (r.status == approvals::Status::Pending).then(|| crate::proxy::staleness(&paths, &r)).flatten();
             Card { stale, ..Card::of(r, n) }
         })
         .collect();

@@ -7,7 +7,7 @@ use crate::base::filememo::FileMemo;
 use crate::base::paths::Paths;
 use crate::config::Config;
 use crate::config::live::{Live, Reloaded};
-use crate::registry::proxy::Proxy;
+use crate::proxy::Proxy;
 use crate::store::Store;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

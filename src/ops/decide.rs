@@ -126,7 +126,7 @@ impl Decider<'_> {
         }
         // A gated call whose policy changed while it waited is withdrawn, not run.
         if approve
-            && let Some(why) = crate::registry::proxy::staleness(paths, &row)
+            && let Some(why) = crate::proxy::staleness(paths, &row)
             && inbox::withdraw(store, id, &format!("stale: {why}"))?
         {
             return Err(Error::conflict("approvals.stale", format!("approval `{id}` was not run: {why}")));
@@ -143,7 +143,7 @@ impl Decider<'_> {
         }
         let out = match (&row.kind, inbox::executor(&row.kind)) {
             (ApprovalKind::AdminCall, _) => super::admin_call_approved(svc, &row).await,
-            (ApprovalKind::McpCall, _) => crate::registry::proxy::execute_approved(paths, config, &row).await,
+            (ApprovalKind::McpCall, _) => crate::proxy::execute_approved(paths, config, &row).await,
             (ApprovalKind::AccountReauth, _) => crate::ops::accounts::reconnect_approved(svc, &row).await,
             (_, Some(exec)) => exec(store, config, &row),
             _ => Err(Error::internal("no executor")),

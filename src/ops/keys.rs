@@ -44,7 +44,7 @@ pub struct AddArgs {
 pub async fn add(ctx: &Ctx, a: AddArgs) -> Result<Value> {
     let (paths, store, cfg) = (ctx.paths.clone(), ctx.store.clone(), ctx.config());
     blocking(move || {
-        crate::registry::proxy::serving(&Registry::new(&paths), &a.server)?;
+        crate::proxy::serving(&Registry::new(&paths), &a.server)?;
         let (c, key) = consumers::mint(&store, &a.server, &a.name, &a.note)?;
         let url = crate::connect::proxy_url(&cfg, &a.server, crate::connect::Reach::Remote);
         let line = crate::connect::claude_line(&a.server, &url, &key);

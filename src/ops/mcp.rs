@@ -278,10 +278,10 @@ pub async fn test(ctx: &Ctx, a: IdArgs) -> Result<Value> {
                 ),
             ));
         };
-        let (_, missing) = registry::upstream::headers(&r, &ctx.paths)?;
-        registry::probe::probe_with(&r, &up.client, missing).await?
+        let (_, missing) = crate::proxy::upstream::headers(&r, &ctx.paths)?;
+        crate::proxy::probe::probe_with(&r, &up.client, missing).await?
     } else {
-        registry::probe::probe(&r, &ctx.paths).await?
+        crate::proxy::probe::probe(&r, &ctx.paths).await?
     };
     let verdicts: Map<String, Value> = p.tools.iter().map(|t| (t.tool.clone(), json!(t.verdict))).collect();
     let exposure = json!({"available": true, "hermes": r.exposure.hermes, "brain": r.exposure.brain,
@@ -350,8 +350,31 @@ pub async fn set_exposure(ctx: &Ctx, a: ExposureArgs) -> Result<Value> {
             format!("give at least one of {} as true or false", manage::FLAGS.join(", ")),
         ));
     }
-    let (r, sync) = manage::set_exposure(&ctx.paths, &ctx.config(), &ctx.store, &a.id, flags).await?;
+    let (r, sync) = expose(&ctx.paths, &ctx.config(), &ctx.store, &a.id, flags).await?;
     Ok(redacted(json!({"server": server_json(&r), "hermes_sync": sync})))
+}
+
+/// Set a server's exposure flags (the registry's rules, then the join with Hermes), and
+/// probe the server when one was turned on, so whoever exposed it learns at once whether
+/// it answers (`hermes_sync.probe`).
+pub async fn expose(
+    paths: &crate::base::paths::Paths,
+    cfg: &crate::config::Config,
+    store: &crate::store::Store,
+    id: &str,
+    flags: Vec<(String, bool)>,
+) -> Result<(Record, crate::registry::expose::HermesSync)> {
+    let turned_on = flags.iter().any(|(_, on)| *on);
+    let (r, mut sync) = manage::set_exposure(paths, cfg, store, id, flags)?;
+    if turned_on {
+        sync.probe = Some(match crate::proxy::probe::probe(&r, paths).await {
+            Ok(p) => json!({"ok": true, "tools": p.tools, "missing_secrets": p.missing_secrets}),
+            Err(e) => {
+                json!({"ok": false, "error": {"code": e.code, "message": crate::base::redact::redact(&e.message)}})
+            }
+        });
+    }
+    Ok((r, sync))
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]

@@ -179,7 +179,7 @@ fn joinable(r: &Record) -> bool {
     r.enabled
         && match r.transport {
             Transport::StreamableHttp | Transport::Sse => r.url.is_some(),
-            Transport::Stdio => super::supervisor::command_of(r).is_ok(),
+            Transport::Stdio => r.start_command().is_ok(),
         }
 }
 
@@ -529,7 +529,7 @@ fn record_warnings(r: &Record) -> Vec<String> {
         return out;
     }
     if r.transport == Transport::Stdio {
-        if super::supervisor::command_of(r).is_err() {
+        if r.start_command().is_err() {
             out.push(format!("`{}` is exposed but is a stdio server without a command: it is not joined", r.id));
         }
         return out;

@@ -11,7 +11,7 @@ use crate::base::error::{Error, Kind, Result};
 use crate::base::paths::Paths;
 use crate::config::Config;
 use crate::store::Store;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// What a person installs: a spec string or an inline manifest.
@@ -195,8 +195,9 @@ pub const FLAGS: [&str; 4] = ["hermes", "brain", "openwebui", "opencode"];
 
 /// Merge exposure flags into the record and re-run the join. Turning `openwebui`/`opencode`
 /// on is 501 `mcp.exposure_unsupported`; `hermes`/`brain` on a stdio record is 409
-/// `mcp.exposure_needs_supervisor`. Withdrawing always works.
-pub async fn set_exposure(
+/// `mcp.exposure_needs_supervisor`. Withdrawing always works. (Probing a server just
+/// exposed is the operation's: `ops::mcp::expose`.)
+pub fn set_exposure(
     paths: &Paths,
     cfg: &Config,
     store: &Store,
@@ -213,7 +214,7 @@ pub async fn set_exposure(
                 format!("hal0 has no join for {k} yet; only hermes and brain can be exposed"),
             ));
         }
-        if *on && cur.transport == Transport::Stdio && super::supervisor::command_of(&cur).is_err() {
+        if *on && cur.transport == Transport::Stdio && cur.start_command().is_err() {
             return Err(Error::conflict(
                 "mcp.exposure_needs_supervisor",
                 format!(
@@ -223,16 +224,8 @@ pub async fn set_exposure(
             ));
         }
     }
-    let r = reg.set_fields(id, &FieldEdit { exposure: flags.clone(), ..Default::default() })?;
-    let mut sync = expose::join(paths, cfg, store);
-    if flags.iter().any(|(_, on)| *on) {
-        sync.probe = Some(match super::probe::probe(&r, paths).await {
-            Ok(p) => json!({"ok": true, "tools": p.tools, "missing_secrets": p.missing_secrets}),
-            Err(e) => {
-                json!({"ok": false, "error": {"code": e.code, "message": crate::base::redact::redact(&e.message)}})
-            }
-        });
-    }
+    let r = reg.set_fields(id, &FieldEdit { exposure: flags, ..Default::default() })?;
+    let sync = expose::join(paths, cfg, store);
     Ok((r, sync))
 }
 

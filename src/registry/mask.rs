@@ -1,5 +1,5 @@
 //! The proxy's one masking rule for a record's secrets, shared by rmcp's path
-//! ([`super::proxy::mask_in`], [`super::relay`]) and the wire path ([`super::fast`]).
+//! ([`crate::proxy::mask_in`], [`crate::proxy::inbound`]) and the wire path ([`crate::proxy::wire_path`]).
 //!
 //! What is masked is what the consumer would decode, whatever the encoding:
 //! - A JSON message is read (serde_json decodes every escape: `\"`, `\\`, `\/`, `\uXXXX` for

@@ -3,33 +3,20 @@
 //! calls to this module; nothing here prints.
 
 pub mod catalog;
-pub mod conn;
 pub mod consumers;
 pub mod expose;
-pub mod fast;
 pub mod manage;
 pub mod mask;
 pub mod oauth;
 pub mod packages;
-pub mod passthrough;
 pub mod pins;
 pub mod policy;
-pub mod probe;
 pub mod program;
-pub mod proxy;
 pub mod record;
-pub mod relay;
-pub mod rounds;
 pub mod server_json;
 pub mod spec;
-pub mod sse_client;
 pub mod ssrf;
-pub mod supervisor;
-pub mod tap;
-pub mod tasks;
-pub mod upstream;
 pub mod view;
-pub mod wire;
 
 use crate::base::error::{Error, Result};
 use crate::base::paths::{Paths, read_optional, write_atomic};

@@ -211,6 +211,21 @@ impl Access {
 }
 
 impl Record {
+    /// What starting a stdio server needs from its record: the command, or why it has none.
+    pub fn start_command(&self) -> Result<&str> {
+        self.command.as_deref().filter(|c| !c.trim().is_empty()).ok_or_else(|| {
+            Error::new(
+                "mcp.supervisor_unavailable",
+                crate::base::error::Kind::Unsupported,
+                format!(
+                    "`{}` is a stdio server without a command to start (a {} install); set `command` and `args` in \
+                     its record",
+                    self.id, self.source_kind
+                ),
+            )
+        })
+    }
+
     /// The record's access table `which`.
     pub fn access(&self, which: Access) -> &AccessPolicy {
         match which {

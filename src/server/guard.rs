@@ -360,7 +360,7 @@ fn proxy_target(
     path: &str,
     cred: &Credential,
     agent: Option<&str>,
-) -> crate::base::error::Result<Arc<crate::registry::proxy::Served>> {
+) -> crate::base::error::Result<Arc<crate::proxy::Served>> {
     let id = path.strip_prefix("/mcp/proxy/").and_then(|r| r.split('/').next()).unwrap_or("");
     if id.is_empty() {
         return Err(Error::not_found("mcp.not_found", "no server id in the proxy path (use /mcp/proxy/<id>/mcp)"));

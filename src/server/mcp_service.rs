@@ -71,7 +71,7 @@ fn plain_request(req: &mut Request) -> bool {
 }
 
 /// The proxy's mount (`/mcp/proxy/<id>/mcp`): a consumer's POST that the wire path
-/// ([`crate::registry::fast`]) serves is answered there; every other request goes to the
+/// ([`crate::proxy::wire_path`]) serves is answered there; every other request goes to the
 /// consumer's rmcp session.
 #[derive(Clone)]
 pub struct ProxyMount {
@@ -107,12 +107,12 @@ fn well_formed(h: &axum::http::HeaderMap) -> bool {
 }
 
 /// What rmcp is to be given: the request, and whether its answer is the `initialize`
-/// result that gets the `tasks` capability ([`crate::registry::tasks`]).
+/// result that gets the `tasks` capability ([`crate::proxy::tasks`]).
 struct ForRmcp(Request, bool);
 
 /// The wire path's answer to `req`, or `req` back for rmcp.
 async fn wire(state: &AppState, req: Request) -> Result<Answer, ForRmcp> {
-    use crate::registry::fast::Answer as Wire;
+    use crate::proxy::wire_path::Answer as Wire;
     let sid = req.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_string);
     let target = req.extensions().get::<crate::mcp::proxy::ProxyTarget>().cloned();
     let post = req.method() == axum::http::Method::POST && well_formed(req.headers());
@@ -129,7 +129,7 @@ async fn wire(state: &AppState, req: Request) -> Result<Answer, ForRmcp> {
         let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
             return Err(ForRmcp(Request::from_parts(parts, axum::body::Body::empty()), false));
         };
-        let init = crate::registry::tasks::is_initialize(&bytes);
+        let init = crate::proxy::tasks::is_initialize(&bytes);
         return Err(ForRmcp(Request::from_parts(parts, axum::body::Body::from(bytes)), init));
     };
     let who = crate::mcp::proxy::who_of(req.extensions().get::<super::guard::Caller>());
@@ -176,7 +176,7 @@ impl tower_service::Service<Request> for ProxyMount {
                     use futures::StreamExt;
                     let answer = svc.handle(req).await.map(axum::body::Body::new);
                     Ok(answer.map(|b| {
-                        let chunks = b.into_data_stream().map(|c| c.map(crate::registry::tasks::declare_tasks));
+                        let chunks = b.into_data_stream().map(|c| c.map(crate::proxy::tasks::declare_tasks));
                         axum::body::Body::from_stream(chunks)
                     }))
                 }

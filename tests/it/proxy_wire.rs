@@ -1,4 +1,4 @@
-//! The proxy's wire path (`registry::fast`): allowed calls of a consumer session that
+//! The proxy's wire path (`crate::proxy::wire_path`): allowed calls of a consumer session that
 //! declared no sampling, elicitation or roots go upstream as bytes. What a consumer sees
 //! must be what rmcp's path gives. These tests run consumers with sessions (an rmcp client
 //! pinned to 2025-11-25, and raw JSON-RPC over HTTP) against the rmcp upstream, and read

@@ -1,4 +1,4 @@
-//! hal0's legacy HTTP+SSE client transport (`hal0::registry::sse_client`) against a real
+//! hal0's legacy HTTP+SSE client transport (`hal0::proxy::sse_client`) against a real
 //! legacy-SSE MCP server: the official Python SDK's `MCPServer.sse_app()`
 //! (`tests/upstream/fastmcp_server.py --sse`). Driven through rmcp's client (handshake, tools/list, calls,
 //! the record's headers on the GET and on every POST, a refused credential, the server going
@@ -9,7 +9,7 @@
 use crate::support::upstream;
 
 use crate::support::*;
-use hal0::registry::sse_client;
+use hal0::proxy::sse_client;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;

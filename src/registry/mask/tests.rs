@@ -278,7 +278,7 @@ proptest! {
         let (a, b): (String, String) = (chars[..c].iter().collect(), chars[c..].iter().collect());
         let r = CallToolResult::success(vec![ContentBlock::text(format!("x {a}")), ContentBlock::text(format!("{b} y"))]);
         let needles = needles([stored(&secret, form).as_str()]);
-        let out = crate::registry::proxy::mask_in(r, &needles).expect("masked, not withheld");
+        let out = crate::proxy::mask_in(r, &needles).expect("masked, not withheld");
         let seen = decoded(&serde_json::to_string(&out).unwrap());
         prop_assert!(!seen.contains(&secret), "{secret:?} in {seen:?}");
     }

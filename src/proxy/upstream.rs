@@ -4,8 +4,8 @@
 //! the proxy shares between its consumers (one per server, replaced when the record's URL
 //! or headers change, reconnected once when it broke).
 
-use super::record::{Record, Transport};
 use crate::base::error::{Error, Kind, Result};
+use crate::registry::record::{Record, Transport};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use std::collections::HashMap;
@@ -16,7 +16,7 @@ use std::time::Duration;
 /// How long connecting (the MCP handshake) may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-pub type Client = rmcp::service::RunningService<rmcp::RoleClient, super::relay::Relay>;
+pub type Client = rmcp::service::RunningService<rmcp::RoleClient, super::inbound::Relay>;
 
 /// The headers the server gets, and the api.env keys the record names that are not set.
 /// A server with an `[oauth]` table gets its account's access token as `Authorization`
@@ -41,7 +41,7 @@ pub fn headers(record: &Record, paths: &crate::base::paths::Paths) -> Result<(Ha
             (true, None) => return Err(delegated_needs_holder(&record.id)),
             (_, h) => h.as_deref(),
         };
-        let token = super::oauth::account::bearer(paths, &record.id, holder)?;
+        let token = crate::registry::oauth::account::bearer(paths, &record.id, holder)?;
         out.insert(OAUTH_HEADER.into(), format!("Bearer {token}"));
     }
     Ok((out, missing))
@@ -101,11 +101,11 @@ pub const OAUTH_HEADER: &str = "Authorization";
 
 /// What to mask of the values among `hdrs` that came from the record's `[secrets]` or its
 /// OAuth account (wherever they would go back out): each value and its parts worth masking
-/// alone, like the token of `Bearer <token>` ([`super::mask::needles`]; very short ones
+/// alone, like the token of `Bearer <token>` ([`crate::registry::mask::needles`]; very short ones
 /// are left alone, they would mask ordinary text).
 pub fn secrets_in(record: &Record, hdrs: &HashMap<String, String>) -> Vec<String> {
     let oauth = record.oauth.is_some().then_some(OAUTH_HEADER);
-    super::mask::needles(
+    crate::registry::mask::needles(
         record.secrets.keys().map(String::as_str).chain(oauth).filter_map(|h| hdrs.get(h)).map(String::as_str),
     )
 }
@@ -165,7 +165,7 @@ pub struct Upstream {
 
 impl Upstream {
     /// The connection's client handler: where the server's notifications and requests go.
-    pub fn relay(&self) -> &super::relay::Relay {
+    pub fn relay(&self) -> &super::inbound::Relay {
         self.client.service()
     }
 }
@@ -236,7 +236,7 @@ pub async fn connect(
     record: &Record,
     paths: &crate::base::paths::Paths,
     code: &'static str,
-    relay: super::relay::Relay,
+    relay: super::inbound::Relay,
 ) -> Result<(Upstream, Vec<String>)> {
     let (hdrs, missing) = headers(record, paths)?;
     if record.transport == Transport::Stdio {
@@ -387,7 +387,7 @@ impl Pool {
             return Ok(c);
         }
         self.recent_failure(&record.id, fp)?;
-        let up = match connect(record, paths, "mcp.upstream_failed", super::relay::Relay::default()).await {
+        let up = match connect(record, paths, "mcp.upstream_failed", super::inbound::Relay::default()).await {
             Ok((up, _)) => Arc::new(up),
             Err(e) => {
                 self.note_failure(&record.id, fp, &e);

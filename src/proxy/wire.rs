@@ -2,7 +2,7 @@
 //! the upstream session an rmcp client opened (same URL, headers, session and protocol
 //! metadata as rmcp would send), so an allowed `tools/call` reaches the server without a
 //! second rmcp stack and without re-encoding its arguments. Built for streamable-HTTP
-//! upstreams only; the call path that uses it is [`super::fast`].
+//! upstreams only; the call path that uses it is [`super::wire_path`].
 
 use super::tap::SessionNote;
 use axum::body::Bytes;

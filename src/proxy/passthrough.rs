@@ -12,12 +12,12 @@
 // subscriptions are deprecated in the newest protocol (SEP-2577), not gone.
 #![allow(deprecated)]
 
-use super::pins::Item;
-use super::policy::Verdict;
-use super::proxy::{Call, Consumer, Proxy, Served, Who, mask_in};
-use super::record::Access;
+use super::{Call, Consumer, Proxy, Served, Who, mask_in};
 use crate::audit::Verdict as Logged;
 use crate::base::error::{Error, Kind, Result};
+use crate::registry::pins::Item;
+use crate::registry::policy::Verdict;
+use crate::registry::record::Access;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResult, Prompt, ReadResourceRequestParams,
     ReadResourceResult, Reference, Resource, ResourceTemplate, SetLevelRequestParams, SubscribeRequestParams,
@@ -90,7 +90,7 @@ fn masked<T: serde::Serialize + serde::de::DeserializeOwned>(s: &Served, v: T) -
 
 impl Proxy {
     /// What `which` allows of a listing `all`, named by `name_of`, none quarantined (each
-    /// compared with its pin first, see [`super::pins`]), masked.
+    /// compared with its pin first, see [`crate::registry::pins`]), masked.
     fn offered<T: serde::Serialize + serde::de::DeserializeOwned>(
         &self,
         s: &Served,
@@ -200,7 +200,7 @@ impl Proxy {
     /// server's updates about it then reach this consumer.
     pub async fn subscribe(&self, s: &Served, who: &Consumer, caller: &Who, uri: String, on: bool) -> Result<()> {
         let method = if on { "resources/subscribe" } else { "resources/unsubscribe" };
-        if s.record.transport == super::Transport::Stdio {
+        if s.record.transport == crate::registry::Transport::Stdio {
             return Err(Error::conflict(
                 "mcp.subscribe_unsupported",
                 format!(
@@ -300,7 +300,7 @@ impl Proxy {
     /// `logging/setLevel`: the consumer's own upstream session of an http server takes it;
     /// a stdio server's connection is shared, so its level is left alone.
     pub async fn set_level(&self, s: &Served, who: &Consumer, mut p: SetLevelRequestParams) -> Result<()> {
-        if s.record.transport == super::Transport::Stdio {
+        if s.record.transport == crate::registry::Transport::Stdio {
             return Ok(());
         }
         p.meta = None;

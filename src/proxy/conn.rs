@@ -1,6 +1,6 @@
 //! Kept-alive HTTP/1.1 connections to a plain-http upstream that the task making a call
 //! drives itself: hyper's connection future is polled in place, not spawned, so a wire-path
-//! call ([`super::fast`]) crosses no task (and so no thread) between the consumer's request
+//! call ([`super::wire_path`]) crosses no task (and so no thread) between the consumer's request
 //! and the upstream's answer. reqwest, which the wire path uses otherwise, runs each
 //! connection in a task of its own and hands every request and body chunk across.
 //!

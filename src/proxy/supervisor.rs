@@ -7,8 +7,8 @@
 //! its connection is dropped (uninstall, disable, a record change, stop, hal0 exiting) and
 //! started again on the next call after it died.
 
-use super::record::Record;
-use crate::base::error::{Error, Kind, Result};
+use crate::base::error::{Error, Result};
+use crate::registry::record::Record;
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
@@ -32,21 +32,6 @@ impl Child {
     }
 }
 
-/// What starting needs from the record: its command, or why it has none.
-pub fn command_of(record: &Record) -> Result<&str> {
-    record.command.as_deref().filter(|c| !c.trim().is_empty()).ok_or_else(|| {
-        Error::new(
-            "mcp.supervisor_unavailable",
-            Kind::Unsupported,
-            format!(
-                "`{}` is a stdio server without a command to start (a {} install); set `command` and `args` in its \
-                 record",
-                record.id, record.source_kind
-            ),
-        )
-    })
-}
-
 /// Start the record's command and connect to it. `hdrs` are the resolved `[env]` and
 /// `[secrets]` values, passed as environment variables.
 pub async fn start(
@@ -54,9 +39,9 @@ pub async fn start(
     hdrs: &HashMap<String, String>,
     work_dir: &Path,
     code: &'static str,
-    relay: super::relay::Relay,
+    relay: super::inbound::Relay,
 ) -> Result<(super::upstream::Client, Child)> {
-    let command = command_of(record)?;
+    let command = record.start_command()?;
     crate::base::paths::ensure_dir(work_dir)?;
     let mut cmd = tokio::process::Command::new(command);
     cmd.args(&record.args)

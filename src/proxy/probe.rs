@@ -2,8 +2,8 @@
 //! (its `[env]` values and `[secrets]` from api.env — never hal0's own credentials),
 //! initialize, list its tools, and give each tool its verdict under the record's policy.
 
-use super::record::Record;
 use crate::base::error::{Error, Result};
+use crate::registry::record::Record;
 use serde::Serialize;
 use std::time::Duration;
 
@@ -57,7 +57,7 @@ pub async fn probe_with(record: &Record, client: &super::upstream::Client, missi
     let names: Vec<String> = listed.iter().map(|t| t.name.to_string()).collect();
     let tools = names
         .iter()
-        .map(|n| ToolVerdict { tool: n.clone(), verdict: super::classify(Some(record), n).as_str() })
+        .map(|n| ToolVerdict { tool: n.clone(), verdict: crate::registry::classify(Some(record), n).as_str() })
         .collect();
     let p = &record.tools;
     let stale_policy =

@@ -8,7 +8,7 @@
 //! answer, a POST, is routed back by that id), and answered by hal0 otherwise, as rmcp's
 //! path does; an upstream that withdraws it has the consumer told.
 //!
-//! The same policy holds as on rmcp's path ([`super::proxy`]): only an `allow`ed tool, the
+//! The same policy holds as on rmcp's path ([`super`]): only an `allow`ed tool, the
 //! `started` audit row stored before the call leaves, its outcome after. `tools/list`, task-
 //! augmented calls and the `tasks/*` requests ride the same machinery ([`super::tasks`]).
 //! A session's first request opens its upstream session through rmcp's client, as rmcp's
@@ -19,10 +19,10 @@
 //! A call whose upstream session expired (404) or whose connection failed before the
 //! request went out is carried on rmcp's path, which reconnects.
 
-use super::proxy::{Call, Consumer, Link, Proxy, Served, Who, error_result, mask_in, outcome_code, upstream_error};
-use super::relay::lock;
+use super::inbound::lock;
 use super::upstream::Upstream;
 use super::wire::Wire;
+use super::{Call, Consumer, Link, Proxy, Served, Who, error_result, mask_in, outcome_code, upstream_error};
 use crate::audit::Verdict as Logged;
 use crate::base::error::Error;
 use crate::base::sse::SseParser;
@@ -210,10 +210,10 @@ fn event(json: &str) -> Bytes {
     Bytes::from(out)
 }
 
-/// `text` with every secret masked by the proxy's one rule ([`super::mask::mask_json`]);
+/// `text` with every secret masked by the proxy's one rule ([`crate::registry::mask::mask_json`]);
 /// `None` when it had to be read and is not JSON.
 fn masked<'t>(text: &'t str, secrets: &[String]) -> Option<Cow<'t, str>> {
-    super::mask::mask_json(text, secrets)
+    crate::registry::mask::mask_json(text, secrets)
 }
 
 /// A tool result object with `resultType` first when the server sent none (consumers on
@@ -251,7 +251,7 @@ impl Proxy {
             Some(m) => m.starts_with("tasks/"),
             None => false,
         };
-        let session = if patient { self.fast.wait(session_id).await? } else { self.fast.get(session_id)? };
+        let session = if patient { self.wire_sessions.wait(session_id).await? } else { self.wire_sessions.get(session_id)? };
         if session.record_id != served.record.id || session.who.identity != identity {
             return None;
         }
@@ -288,11 +288,11 @@ impl Proxy {
     /// path does not reach (stdio, legacy SSE) or one that cannot be reached (rmcp's path
     /// then answers with the reason).
     pub(super) async fn wire_upstream(&self, served: &Served, session: &Session) -> Option<Arc<Upstream>> {
-        if served.record.transport != super::Transport::StreamableHttp {
+        if served.record.transport != crate::registry::Transport::StreamableHttp {
             return None;
         }
         // The common case without building a consumer for `client`, which checks the same.
-        let now = super::proxy::current(&*session.link.0.lock().await, served);
+        let now = super::current(&*session.link.0.lock().await, served);
         let up = match now {
             Some(up) => up,
             None => self.client(served, &session.consumer(None, CancellationToken::new())).await.ok()?,
@@ -315,12 +315,12 @@ impl Proxy {
         let tool: String = serde_json::from_str(name_raw.get()).ok()?;
         let task = p.get("task").filter(|t| t.get() != "null");
         let verdict = served.verdict(&tool);
-        let gated_task = verdict == super::policy::Verdict::Gated && task.is_some();
-        if verdict != super::policy::Verdict::Allow && !gated_task {
+        let gated_task = verdict == crate::registry::policy::Verdict::Gated && task.is_some();
+        if verdict != crate::registry::policy::Verdict::Allow && !gated_task {
             return None;
         }
         // A quarantined tool: rmcp's path refuses and records it.
-        if self.pins.check(&self.store, &served.record.id, super::pins::Item::Tool, &tool).is_err() {
+        if self.pins.check(&self.store, &served.record.id, crate::registry::pins::Item::Tool, &tool).is_err() {
             return None;
         }
         let args_raw = p.get("arguments").filter(|a| a.get() != "null");
@@ -414,7 +414,7 @@ pub(super) fn one(b: Bytes) -> BoxStream<'static, Bytes> {
 
 /// `e` as the whole answer to the consumer's request `id`, refused before anything was sent.
 pub(super) fn refused(id: &RawValue, e: &Error) -> Answer {
-    Answer::Events(one(rpc_error(id.get(), &super::proxy::error_data(e))))
+    Answer::Events(one(rpc_error(id.get(), &super::error_data(e))))
 }
 
 /// The consumer's JSON-RPC error answer to its request `id` (JSON text).
@@ -451,7 +451,7 @@ impl Purpose {
 /// cancellation.
 pub(super) struct Ending {
     store: crate::store::Store,
-    pins: Arc<super::pins::Quarantine>,
+    pins: Arc<crate::registry::pins::Quarantine>,
     purpose: Purpose,
     entry: i64,
     surface: String,
@@ -462,7 +462,7 @@ pub(super) struct Ending {
     wire: Arc<Wire>,
     /// The upstream session's client handler, where withdrawals of the upstream's requests
     /// can arrive.
-    relay: super::relay::Relay,
+    relay: super::inbound::Relay,
     session: Arc<Session>,
     key: String,
     up_id: String,
@@ -635,7 +635,7 @@ impl Ending {
         if self.purpose == Purpose::Call {
             self.response(&error_result(e))
         } else {
-            rpc_error(&self.consumer_id, &super::proxy::error_data(e))
+            rpc_error(&self.consumer_id, &super::error_data(e))
         }
     }
 
@@ -664,7 +664,7 @@ struct Flight {
     /// Upstream requests put to the consumer: the upstream's id (JSON text) → hal0's.
     asked: HashMap<String, String>,
     /// Where the upstream's withdrawals of them arrive when they come on the session's own
-    /// stream ([`super::relay::Relay::watch_withdrawal`]); made at the first request.
+    /// stream ([`super::inbound::Relay::watch_withdrawal`]); made at the first request.
     withdrawn: Option<Withdrawals>,
     /// The upstream answered `application/json` (one message, read whole).
     json: bool,
@@ -678,12 +678,12 @@ struct Flight {
 
 /// A call's end of the channel its upstream's withdrawals come by.
 struct Withdrawals {
-    tx: tokio::sync::mpsc::UnboundedSender<super::relay::Withdrawn>,
-    rx: tokio::sync::mpsc::UnboundedReceiver<super::relay::Withdrawn>,
+    tx: tokio::sync::mpsc::UnboundedSender<super::inbound::Withdrawn>,
+    rx: tokio::sync::mpsc::UnboundedReceiver<super::inbound::Withdrawn>,
 }
 
 /// The next withdrawal; never, while no request was put to the consumer.
-async fn withdrawal(w: &mut Option<Withdrawals>) -> Option<super::relay::Withdrawn> {
+async fn withdrawal(w: &mut Option<Withdrawals>) -> Option<super::inbound::Withdrawn> {
     match w {
         Some(w) => w.rx.recv().await,
         None => std::future::pending().await,

@@ -93,7 +93,7 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// what a disabled or uninstalled server, or a resource the operator no longer allows, still
 /// sends.
 pub struct Owner {
-    pub proxy: super::proxy::Proxy,
+    pub proxy: super::Proxy,
     pub id: String,
 }
 
@@ -124,7 +124,7 @@ impl Relay {
 
     /// `v` with the record's secret values masked; `None` when it no longer reads back.
     fn masked<T: serde::Serialize + serde::de::DeserializeOwned>(&self, v: T) -> Option<T> {
-        super::proxy::mask_in(v, &lock(&self.0.secrets))
+        super::mask_in(v, &lock(&self.0.secrets))
     }
 
     /// The owner, while its server is still served and (for `uri`) the resource allowed.
@@ -132,7 +132,7 @@ impl Relay {
         let (peer, o) = self.0.owner.as_ref()?;
         let s = o.proxy.record(&o.id).ok()?;
         if let Some(uri) = uri
-            && s.record.resource_access.verdict(uri) != super::policy::Verdict::Allow
+            && s.record.resource_access.verdict(uri) != crate::registry::policy::Verdict::Allow
         {
             return None;
         }

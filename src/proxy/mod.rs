@@ -7,11 +7,21 @@
 //! refused and never reach the server. Every decision is written to the audit log with the
 //! policy in force. The record file is read on every call, so a policy edit applies at once.
 
-use super::policy::Verdict;
-use super::record::Record;
-pub use super::rounds::{Elicit, Rounds, Waiting};
-use super::upstream::{self, Pool};
-use super::{Registry, Transport};
+pub mod conn;
+pub mod inbound;
+pub mod passthrough;
+pub mod probe;
+pub mod rounds;
+pub mod sse_client;
+pub mod supervisor;
+pub mod tap;
+pub mod tasks;
+pub mod upstream;
+pub mod wire;
+pub mod wire_path;
+
+pub use self::rounds::{Elicit, Rounds, Waiting};
+use self::upstream::Pool;
 use crate::approvals::{self, NewApproval};
 use crate::audit::Verdict as Logged;
 use crate::base::error::{Error, Kind, Result};
@@ -19,6 +29,9 @@ use crate::base::filewatch::version;
 use crate::base::paths::Paths;
 use crate::base::progress::Progress;
 use crate::config::Config;
+use crate::registry::policy::Verdict;
+use crate::registry::record::Record;
+use crate::registry::{Registry, Transport};
 use crate::store::Store;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ProgressToken, Tool};
 use rmcp::{RoleServer, service::Peer};
@@ -148,13 +161,13 @@ pub struct Proxy {
     live: Arc<crate::config::live::Live>,
     pub(super) store: Store,
     pool: Pool,
-    /// Consumer sessions the wire path ([`super::fast`]) may serve.
-    pub(super) fast: Arc<super::fast::Table>,
+    /// Consumer sessions the wire path ([`self::wire_path`]) may serve.
+    wire_sessions: Arc<self::wire_path::Table>,
     /// Served records by id, valid while the record file and api.env keep their stamps: a
     /// call costs two `stat`s instead of reading and parsing both files.
     served: ServedCache,
-    /// What is quarantined because it drifted from its pin ([`super::pins`]).
-    pub(super) pins: Arc<super::pins::Quarantine>,
+    /// What is quarantined because it drifted from its pin ([`crate::registry::pins`]).
+    pub(super) pins: Arc<crate::registry::pins::Quarantine>,
 }
 
 /// An error as the consumer sees it: a tool result with `isError` and `code: message`.
@@ -202,12 +215,12 @@ pub(super) fn offer_tool(record: &Record, tool: &mut Map<String, Value>) -> bool
 /// offered: compared with their pins first (as the server describes them), quarantined
 /// ones dropped, the rest shaped by [`offer_tool`].
 pub(super) fn offer_tools(
-    pins: &super::pins::Quarantine,
+    pins: &crate::registry::pins::Quarantine,
     store: &Store,
     record: &Record,
     tools: Vec<Map<String, Value>>,
 ) -> Vec<Map<String, Value>> {
-    use super::pins::Item;
+    use crate::registry::pins::Item;
     let offered: Vec<Map<String, Value>> = tools
         .into_iter()
         .filter(|m| {
@@ -218,7 +231,7 @@ pub(super) fn offer_tools(
     let held = pins.observe(store, &record.id, Item::Tool, &offered);
     offered
         .into_iter()
-        .filter(|m| !super::pins::key_of(Item::Tool, m).is_some_and(|n| held.contains(n)))
+        .filter(|m| !crate::registry::pins::key_of(Item::Tool, m).is_some_and(|n| held.contains(n)))
         .filter_map(|mut m| offer_tool(record, &mut m).then_some(m))
         .collect()
 }
@@ -230,8 +243,8 @@ fn mask_secrets(result: CallToolResult, secrets: &[String]) -> CallToolResult {
     })
 }
 
-/// `value` with every one of `secrets` (the needles of [`super::mask::needles`]) masked by
-/// the proxy's one rule ([`super::mask`]: in what the consumer decodes, across content
+/// `value` with every one of `secrets` (the needles of [`crate::registry::mask::needles`]) masked by
+/// the proxy's one rule ([`crate::registry::mask`]: in what the consumer decodes, across content
 /// blocks); `None` when the masked value no longer reads back as a `T` (the caller
 /// withholds the answer).
 pub(super) fn mask_in<T: serde::Serialize + serde::de::DeserializeOwned>(value: T, secrets: &[String]) -> Option<T> {
@@ -239,7 +252,7 @@ pub(super) fn mask_in<T: serde::Serialize + serde::de::DeserializeOwned>(value: 
         return Some(value);
     }
     let Ok(text) = serde_json::to_string(&value) else { return Some(value) };
-    match super::mask::mask_json(&text, secrets)? {
+    match crate::registry::mask::mask_json(&text, secrets)? {
         std::borrow::Cow::Borrowed(_) => Some(value),
         std::borrow::Cow::Owned(masked) => serde_json::from_str(&masked).ok(),
     }
@@ -256,7 +269,7 @@ impl Proxy {
             live,
             store,
             pool: Pool::default(),
-            fast: Arc::default(),
+            wire_sessions: Arc::default(),
             served: Default::default(),
             pins: Arc::default(),
         }
@@ -268,7 +281,9 @@ impl Proxy {
     }
 
     fn account_stamp(&self, id: &str, holder: Option<&str>) -> Stamp {
-        version(&super::oauth::vault::dir(&self.paths).join(super::oauth::account::name(id, holder)))
+        version(
+            &crate::registry::oauth::vault::dir(&self.paths).join(crate::registry::oauth::account::name(id, holder)),
+        )
     }
 
     /// The cached entry `key` of server `id`, while its files keep their stamps.
@@ -328,7 +343,7 @@ impl Proxy {
         let fingerprint = upstream::fingerprint(&record, &hdrs);
         let first_call = record.oauth.as_ref().is_some_and(|o| o.gate_first_call)
             && account_error.is_none()
-            && super::oauth::account::unvetted(&self.paths, id, holder.as_deref());
+            && crate::registry::oauth::account::unvetted(&self.paths, id, holder.as_deref());
         let served = Arc::new(Served { fingerprint, secrets, record, account, account_error, first_call });
         let mut m = self.served.lock().unwrap_or_else(|p| p.into_inner());
         // A consumer's entry goes with its server's: one shared entry (cheap) tells later
@@ -346,14 +361,14 @@ impl Proxy {
     /// server, with a link that starts connecting its own account (fresh each time).
     fn account_error(&self, s: &Served, e: &Error) -> Error {
         let Some(h) = s.record.oauth.as_ref().and_then(|o| o.holder.as_deref()) else { return e.clone() };
-        match super::oauth::flow::start_link(&self.paths, &self.config(), &s.record.id, h) {
+        match crate::registry::oauth::flow::start_link(&self.paths, &self.config(), &s.record.id, h) {
             Ok(link) => Error::new(
                 e.code,
                 e.kind,
                 format!(
                     "{} To connect your own account, open this link in a browser within {} minutes: {link}",
                     e.message,
-                    super::oauth::flow::START_LINK_SECS / 60
+                    crate::registry::oauth::flow::START_LINK_SECS / 60
                 ),
             ),
             Err(_) => e.clone(),
@@ -377,8 +392,8 @@ impl Proxy {
         }
         // A server that just refused a connect is not tried again by every request.
         self.pool.recent_failure(&s.record.id, &s.fingerprint)?;
-        let owner = super::relay::Owner { proxy: self.clone(), id: s.record.id.clone() };
-        let relay = super::relay::Relay::owned_by(who.peer.clone(), owner, s.secrets.clone());
+        let owner = self::inbound::Owner { proxy: self.clone(), id: s.record.id.clone() };
+        let relay = self::inbound::Relay::owned_by(who.peer.clone(), owner, s.secrets.clone());
         let (up, fingerprint) = match upstream::connect(&s.record, &self.paths, "mcp.upstream_failed", relay).await {
             Ok((up, _)) => (Arc::new(up), s.fingerprint.clone()),
             Err(e) if upstream::token_refused(&e) => {
@@ -387,17 +402,18 @@ impl Proxy {
                 let id = &s.record.id;
                 let holder = s.record.oauth.as_ref().and_then(|o| o.holder.clone());
                 let holder = holder.as_deref();
-                if let Err(e) = super::oauth::flow::refresh(&self.paths, s.record.ca_file.as_deref(), id, holder).await
+                if let Err(e) =
+                    crate::registry::oauth::flow::refresh(&self.paths, s.record.ca_file.as_deref(), id, holder).await
                 {
                     if e.code == "mcp.reauth_required" {
-                        super::oauth::card::raise(&self.store, id, holder, &e.message);
+                        crate::registry::oauth::card::raise(&self.store, id, holder, &e.message);
                     }
                     return Err(self.account_error(s, &e));
                 }
                 let s = self.record_as(id, holder)?;
-                let relay = super::relay::Relay::owned_by(
+                let relay = self::inbound::Relay::owned_by(
                     who.peer.clone(),
-                    super::relay::Owner { proxy: self.clone(), id: id.clone() },
+                    self::inbound::Owner { proxy: self.clone(), id: id.clone() },
                     s.secrets.clone(),
                 );
                 match upstream::connect(&s.record, &self.paths, "mcp.upstream_failed", relay).await {
@@ -405,9 +421,9 @@ impl Proxy {
                     Err(e) => {
                         let e = if upstream::token_refused(&e) {
                             let why = "the server refused a fresh token";
-                            super::oauth::account::mark_reauth(&self.paths, id, holder, why)?;
-                            super::oauth::card::raise(&self.store, id, holder, why);
-                            self.account_error(&s, &super::oauth::account::reauth(id, holder, why))
+                            crate::registry::oauth::account::mark_reauth(&self.paths, id, holder, why)?;
+                            crate::registry::oauth::card::raise(&self.store, id, holder, why);
+                            self.account_error(&s, &crate::registry::oauth::account::reauth(id, holder, why))
                         } else {
                             e
                         };
@@ -515,8 +531,8 @@ impl Proxy {
         who: Who,
         link: Arc<Link>,
         peer: Peer<RoleServer>,
-    ) -> super::fast::Registration {
-        self.fast.register(id, record_id, who, link, peer)
+    ) -> self::wire_path::Registration {
+        self.wire_sessions.register(id, record_id, who, link, peer)
     }
 
     /// One request `what` of `who` to the server of `s` (bounded by the call timeout),
@@ -598,7 +614,7 @@ impl Proxy {
         // A tool whose definition drifted from its pin is refused until a person accepts it.
         // (A hash lookup; the store is read only for a held name or a server not seen yet.)
         if matches!(verdict, Verdict::Allow | Verdict::Gated)
-            && let Err(e) = self.pins.check(&self.store, id, super::pins::Item::Tool, tool)
+            && let Err(e) = self.pins.check(&self.store, id, crate::registry::pins::Item::Tool, tool)
         {
             self.audit(&c, Logged::Refused, Some(e.code), None).await;
             return Ok(error_result(&e).into());
@@ -884,7 +900,7 @@ async fn relayed_call(
     let out = loop {
         tokio::select! {
             a = &mut answer => break a,
-            Some(req) = inbound.recv() => serving.push(super::relay::serve_inbound(&who.peer, req)),
+            Some(req) = inbound.recv() => serving.push(self::inbound::serve_inbound(&who.peer, req)),
             Some(()) = serving.next(), if !serving.is_empty() => {}
             _ = who.ct.cancelled() => return Err(rmcp::ServiceError::Cancelled { reason: None }),
         }
@@ -988,7 +1004,7 @@ pub fn serving(reg: &Registry, id: &str) -> Result<Record> {
         return Err(Error::not_found("mcp.server_disabled", format!("`{id}` is installed but disabled")));
     }
     if r.transport == Transport::Stdio {
-        super::supervisor::command_of(&r)?;
+        r.start_command()?;
     }
     Ok(r)
 }
@@ -1026,7 +1042,7 @@ pub async fn execute_approved(paths: &Paths, config: &Config, row: &approvals::A
         .map_err(|e| upstream_error(&r, &e.to_string()))?;
     // A person approved a call made with this account: its next calls need no approval.
     if let Some(o) = r.oauth.as_ref().filter(|o| o.gate_first_call) {
-        super::oauth::account::vet(paths, &r.id, o.holder.as_deref())?;
+        crate::registry::oauth::account::vet(paths, &r.id, o.holder.as_deref())?;
     }
     let (hdrs, _) = upstream::headers(&r, paths)?;
     let res = mask_secrets(res, &upstream::secrets_in(&r, &hdrs));

@@ -1,6 +1,6 @@
 //! Task-augmented calls through hal0's proxy (the experimental tasks of protocol 2025-11-25,
 //! which the TypeScript SDK and server-everything speak), carried on the wire path
-//! ([`super::fast`]) because rmcp's typed model has no room for them:
+//! ([`super::wire_path`]) because rmcp's typed model has no room for them:
 //! - `initialize`: the proxy declares the `tasks` capability (list, cancel, task-augmented
 //!   `tools/call`) to a consumer that negotiated 2025-11-25 with a streamable-HTTP server;
 //! - `tools/list` goes to the upstream as bytes, so each tool keeps what rmcp's `Tool` does
@@ -17,12 +17,12 @@
 //! task's life would have to be joined), stdio and legacy-SSE servers (rmcp's path drops
 //! `task`), and the SEP-2663 tasks of protocol 2026-07-28.
 
-use super::fast::{Answer, Ending, Purpose, Session, refused};
-use super::proxy::{Proxy, Served, offer_tools, upstream_error};
-use super::record::Record;
 use super::upstream::Upstream;
 use super::wire::Wire;
+use super::wire_path::{Answer, Ending, Purpose, Session, refused};
+use super::{Proxy, Served, offer_tools, upstream_error};
 use crate::base::error::{Error, Kind};
+use crate::registry::record::Record;
 use axum::body::Bytes;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -64,12 +64,12 @@ pub(super) fn created(result: &str) -> Option<String> {
 
 /// The server's `tools/list` `result` as the consumer sees it under `record`'s policy (each
 /// shown tool as the server described it, but for a gated one's note; none quarantined:
-/// see [`super::pins`]); `wire` learns which tools want parameter headers. `None` when the
+/// see [`crate::registry::pins`]); `wire` learns which tools want parameter headers. `None` when the
 /// result is not a tool list.
 pub(super) fn offered(
     record: &Record,
     wire: &Wire,
-    pins: &super::pins::Quarantine,
+    pins: &crate::registry::pins::Quarantine,
     store: &crate::store::Store,
     result: &str,
 ) -> Option<String> {
@@ -217,7 +217,7 @@ impl Proxy {
             Err((mut end, ct)) => {
                 self.drop_client(served, &session.consumer(None, ct), &up).await;
                 let e = upstream_error(&served.record, "its session ended, and the tasks it held with it");
-                Some(Answer::Events(super::fast::one(end.fail(&e))))
+                Some(Answer::Events(super::wire_path::one(end.fail(&e))))
             }
         }
     }

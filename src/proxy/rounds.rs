@@ -10,11 +10,11 @@
 //!
 //! Protocols before 2026-07-28 keep the held request (`Waiting::Hold`).
 
-use super::proxy::{Call, KIND, Proxy, error_result};
-use super::record::Record;
+use super::{Call, KIND, Proxy, error_result};
 use crate::approvals::{self, Status};
 use crate::base::error::{Error, Kind};
 use crate::base::progress::Progress;
+use crate::registry::record::Record;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientCapabilities, InputRequest, InputRequests, InputRequiredResult,
     InputResponses,
