@@ -53,9 +53,6 @@ pub enum ActivityCmd {
         /// With --file: the copy is a whole export (no filter), so a missing link is a removed row.
         #[arg(long, requires = "file")]
         complete: bool,
-        /// Print the report as JSON.
-        #[arg(long)]
-        json: bool,
     },
 }
 
@@ -79,6 +76,7 @@ fn one_line(v: &serde_json::Value, max: usize) -> String {
 }
 
 pub fn run(ctx: &Ctx, cmd: ActivityCmd) -> Result<i32> {
+    let json = ctx.json;
     match cmd {
         ActivityCmd::List { since, until, client, tool, limit, out } => {
             let args = crate::ops::activity::ListArgs {
@@ -87,7 +85,7 @@ pub fn run(ctx: &Ctx, cmd: ActivityCmd) -> Result<i32> {
             };
             let ops = ctx.ops()?;
             let rows = super::runtime()?.block_on(crate::ops::activity::list(&ops, args))?;
-            if out.done_with(&rows, "id") {
+            if out.done_with(json, &rows, "id") {
                 return Ok(crate::base::exit::OK);
             }
             if rows.is_empty() {
@@ -127,7 +125,7 @@ pub fn run(ctx: &Ctx, cmd: ActivityCmd) -> Result<i32> {
             audit::export(&store, &f, &mut out)?;
             Ok(crate::base::exit::OK)
         }
-        ActivityCmd::Verify { file, complete, json } => {
+        ActivityCmd::Verify { file, complete } => {
             let report = match file {
                 Some(path) => read_copy(&path, complete)?,
                 None => super::runtime()?.block_on(crate::ops::activity::verify(&ctx.ops()?, crate::ops::NoArgs {}))?,

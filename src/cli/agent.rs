@@ -20,8 +20,6 @@ pub enum AgentCmd {
         /// Re-mint each profile's hal0 key even when it still works.
         #[arg(long)]
         repair: bool,
-        #[arg(long)]
-        json: bool,
     },
 }
 
@@ -40,11 +38,7 @@ pub enum ApprovalsCmd {
         out: super::ListOut,
     },
     /// One row: the whole card.
-    Show {
-        id: String,
-        #[arg(long)]
-        json: bool,
-    },
+    Show { id: String },
     /// Approve a pending row (pick one on a terminal when ID is left out).
     Approve {
         id: Option<String>,
@@ -60,8 +54,6 @@ pub enum ApprovalsCmd {
         /// Do not ask for confirmation.
         #[arg(long, short = 'y')]
         yes: bool,
-        #[arg(long)]
-        json: bool,
     },
     /// The standing rules people chose while approving proxied calls: list, remove.
     #[command(subcommand)]
@@ -75,8 +67,6 @@ pub enum ApprovalsCmd {
         /// Do not ask for confirmation.
         #[arg(long, short = 'y')]
         yes: bool,
-        #[arg(long)]
-        json: bool,
     },
 }
 
@@ -91,11 +81,7 @@ pub enum RulesCmd {
         out: super::ListOut,
     },
     /// End a rule: its calls wait for a person again.
-    Remove {
-        rule_id: String,
-        #[arg(long)]
-        json: bool,
-    },
+    Remove { rule_id: String },
 }
 
 /// One rule in words: `ar_…  ci may call write on files (these arguments) until …`.
@@ -106,13 +92,14 @@ pub fn rule_text(r: &approvals::rules::Rule) -> String {
 }
 
 fn rules(ctx: &Ctx, cmd: RulesCmd) -> Result<()> {
+    let json = ctx.json;
     let ops = ctx.ops()?;
     let rt = super::runtime()?;
     match cmd {
         RulesCmd::List { server, out } => {
             let v = rt
                 .block_on(crate::ops::approvals::rules(&ops, crate::ops::approvals::RulesArgs { server_id: server }))?;
-            if out.done(&super::items_of(&v, "rules"), "id") {
+            if out.done(json, &super::items_of(&v, "rules"), "id") {
                 return Ok(());
             }
             let rules: Vec<approvals::rules::Rule> = serde_json::from_value(v["rules"].clone()).unwrap_or_default();
@@ -127,7 +114,7 @@ fn rules(ctx: &Ctx, cmd: RulesCmd) -> Result<()> {
             println!("{}", table(&["ID", "SERVER", "RULE"], t));
             Ok(())
         }
-        RulesCmd::Remove { rule_id, json } => {
+        RulesCmd::Remove { rule_id } => {
             let v = rt.block_on(crate::ops::call::at_shell(
                 ops,
                 "approval_rule_remove",
@@ -262,9 +249,10 @@ fn decide(
 }
 
 pub fn run(ctx: &Ctx, cmd: AgentCmd) -> Result<()> {
+    let json = ctx.json;
     let cmd = match cmd {
         AgentCmd::Approvals(c) => c,
-        AgentCmd::Reprovision { agent: _, repair, json } => {
+        AgentCmd::Reprovision { agent: _, repair } => {
             let cfg = ctx.config()?;
             let _lock = crate::registry::expose::lock(&ctx.paths)?;
             let rows = crate::hermes::wiring::converge(&ctx.store()?, &cfg, true, repair);
@@ -291,6 +279,7 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> Result<()> {
 
 /// `hal0 agent approvals …` and its shortcut `hal0 approvals …`.
 pub fn approvals(ctx: &Ctx, cmd: ApprovalsCmd) -> Result<()> {
+    let json = ctx.json;
     match cmd {
         ApprovalsCmd::List { status, all, out } => {
             let store = ctx.store()?;
@@ -298,7 +287,7 @@ pub fn approvals(ctx: &Ctx, cmd: ApprovalsCmd) -> Result<()> {
             let status = if all { None } else { Some(status.unwrap_or_else(|| "pending".into())) };
             let rows: Vec<_> =
                 approvals::list(&store, status.as_deref())?.into_iter().map(Approval::for_shell).collect();
-            if out.done_with(&rows, "id") {
+            if out.done_with(json, &rows, "id") {
                 return Ok(());
             }
             if rows.is_empty() {
@@ -328,7 +317,7 @@ pub fn approvals(ctx: &Ctx, cmd: ApprovalsCmd) -> Result<()> {
             println!("{}", table(&["ID", "KIND", "CLIENT", "STATUS", "CREATED", "PREVIEW"], t));
             Ok(())
         }
-        ApprovalsCmd::Show { id, json } => {
+        ApprovalsCmd::Show { id } => {
             let a = approvals::get(&ctx.store()?, &id)?.for_shell();
             if json {
                 print_json(&serde_json::json!(a));
@@ -337,7 +326,7 @@ pub fn approvals(ctx: &Ctx, cmd: ApprovalsCmd) -> Result<()> {
             }
             Ok(())
         }
-        ApprovalsCmd::Approve { id, choice, allow_for, always_these_arguments, yes, json } => {
+        ApprovalsCmd::Approve { id, choice, allow_for, always_these_arguments, yes } => {
             let choice = crate::ops::decide::Choice {
                 hermes: choice,
                 standing: approvals::rules::Standing { minutes: allow_for, these_arguments: always_these_arguments },
@@ -345,6 +334,6 @@ pub fn approvals(ctx: &Ctx, cmd: ApprovalsCmd) -> Result<()> {
             decide(ctx, id, true, choice, None, yes, json)
         }
         ApprovalsCmd::Rules(c) => rules(ctx, c),
-        ApprovalsCmd::Deny { id, reason, yes, json } => decide(ctx, id, false, Default::default(), reason, yes, json),
+        ApprovalsCmd::Deny { id, reason, yes } => decide(ctx, id, false, Default::default(), reason, yes, json),
     }
 }

@@ -9,10 +9,7 @@ use serde_json::json;
 #[derive(Debug, clap::Subcommand)]
 pub enum AuthCmd {
     /// Whether auth is armed, and each box key as configured or not with a fingerprint.
-    Status {
-        #[arg(long)]
-        json: bool,
-    },
+    Status {},
     /// Mint a new admin or client key and print it once; the old one stops at once.
     Rotate {
         /// Which key.
@@ -20,15 +17,14 @@ pub enum AuthCmd {
         /// Do not ask for confirmation.
         #[arg(long, short = 'y')]
         yes: bool,
-        #[arg(long)]
-        json: bool,
     },
 }
 
 pub fn run(ctx: &Ctx, cmd: AuthCmd) -> Result<()> {
+    let json = ctx.json;
     let path = ctx.paths.api_env();
     match cmd {
-        AuthCmd::Status { json } => {
+        AuthCmd::Status { .. } => {
             let keys = BoxKeys::load(&path)?;
             if json {
                 print_json(&boxkeys::status_json(&keys));
@@ -56,7 +52,7 @@ pub fn run(ctx: &Ctx, cmd: AuthCmd) -> Result<()> {
             println!("{}", table(&["KEY", "CONFIGURED", "FINGERPRINT"], rows));
             Ok(())
         }
-        AuthCmd::Rotate { tier, yes, json } => {
+        AuthCmd::Rotate { tier, yes } => {
             let had = BoxKeys::load(&path)?.get(tier).is_some();
             if had {
                 confirm(

@@ -12,9 +12,6 @@ pub struct BackupArgs {
     /// Replace FILE when it exists (without it, an existing file is refused and kept).
     #[arg(long)]
     pub force: bool,
-    /// Print what was written as JSON.
-    #[arg(long)]
-    pub json: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -25,13 +22,11 @@ pub struct RestoreArgs {
     /// adds files, into a fresh box, never asks).
     #[arg(long, short = 'y')]
     pub yes: bool,
-    #[arg(long)]
-    pub json: bool,
 }
 
 pub fn backup(ctx: &Ctx, a: BackupArgs) -> Result<()> {
     let made = backup::create(&ctx.paths, &a.file, a.force)?;
-    if a.json {
+    if ctx.json {
         print_json(&serde_json::to_value(&made).unwrap_or_default());
         return Ok(());
     }
@@ -53,7 +48,7 @@ pub fn backup(ctx: &Ctx, a: BackupArgs) -> Result<()> {
 pub fn restore(ctx: &Ctx, a: RestoreArgs) -> Result<()> {
     let staged = backup::stage(&ctx.paths, &a.file)?;
     let m = &staged.manifest;
-    if !a.json {
+    if !ctx.json {
         println!(
             "{}: hal0 {} on {} at {}, store schema {}",
             a.file.display(),
@@ -73,7 +68,7 @@ pub fn restore(ctx: &Ctx, a: RestoreArgs) -> Result<()> {
         }
     }
     if staged.is_noop() {
-        if a.json {
+        if ctx.json {
             print_json(&serde_json::json!({"changes": [], "previous": null}));
         } else {
             println!("nothing to change: this box already matches the archive");
@@ -86,7 +81,7 @@ pub fn restore(ctx: &Ctx, a: RestoreArgs) -> Result<()> {
         confirm(a.yes, &format!("Restore {} ({replaces} existing files replaced or removed)?", a.file.display()))?;
     }
     let applied = backup::apply(&ctx.paths, staged)?;
-    if a.json {
+    if ctx.json {
         print_json(&serde_json::to_value(&applied).unwrap_or_default());
         return Ok(());
     }

@@ -22,9 +22,6 @@ pub enum BridgeCmd {
         /// read from $HAL0_BRIDGE_KEY or the client's prompt, never written in it).
         #[arg(long, value_name = "CLIENT", value_parser = clap::builder::PossibleValuesParser::new(crate::connect::clients::KINDS))]
         client: Option<String>,
-        /// Print the key and everything to paste as JSON.
-        #[arg(long)]
-        json: bool,
     },
     /// List clients: name, scopes, note, created, last seen, revoked, origin (a key, or the
     /// OAuth client a person approved).
@@ -38,8 +35,6 @@ pub enum BridgeCmd {
         /// The new scopes: agents, memory, admin, relay.
         #[arg(required = true)]
         scopes: Vec<String>,
-        #[arg(long)]
-        json: bool,
     },
     /// Mint a new key for a client; the old one stops at once.
     Rotate {
@@ -47,8 +42,6 @@ pub enum BridgeCmd {
         /// Do not ask for confirmation.
         #[arg(long, short = 'y')]
         yes: bool,
-        #[arg(long)]
-        json: bool,
     },
     /// Free a revoked client's name for reuse: deletes its runs (and their output), approvals,
     /// standing rules, memory operations and OAuth grants; the audit log keeps its history.
@@ -57,9 +50,6 @@ pub enum BridgeCmd {
         /// Do not ask for confirmation.
         #[arg(long, short = 'y')]
         yes: bool,
-        /// Print what was removed as JSON.
-        #[arg(long)]
-        json: bool,
     },
     /// End a client's key; its name stays reserved (`hal0 bridge purge` frees it).
     Revoke {
@@ -67,8 +57,6 @@ pub enum BridgeCmd {
         /// Do not ask for confirmation.
         #[arg(long, short = 'y')]
         yes: bool,
-        #[arg(long)]
-        json: bool,
     },
 }
 
@@ -147,8 +135,9 @@ fn print_key(k: &serde_json::Value, json_out: bool, verb: &str, kind: &str) -> R
 }
 
 pub fn run(ctx: &Ctx, cmd: BridgeCmd) -> Result<()> {
+    let json = ctx.json;
     match cmd {
-        BridgeCmd::Add { name, note, scopes, client, json } => {
+        BridgeCmd::Add { name, note, scopes, client } => {
             // A malformed hal0.toml fails (in ctx.ops) before anything is written.
             let k = shell_op(ctx, "bridge_client_add", json!({"name": name, "note": note, "scopes": scopes}))?;
             crate::connect::clients::refresh(&ctx.paths, &ctx.config()?);
@@ -156,7 +145,7 @@ pub fn run(ctx: &Ctx, cmd: BridgeCmd) -> Result<()> {
         }
         BridgeCmd::List { out } => {
             let list = bridge::list(&ctx.store()?)?;
-            if out.done_with(&list, "name") {
+            if out.done_with(json, &list, "name") {
                 return Ok(());
             }
             if list.is_empty() {
@@ -180,7 +169,7 @@ pub fn run(ctx: &Ctx, cmd: BridgeCmd) -> Result<()> {
             println!("{}", table(&["NAME", "SCOPES", "NOTE", "CREATED", "LAST SEEN", "REVOKED", "ORIGIN"], rows));
             Ok(())
         }
-        BridgeCmd::Scopes { name, scopes, json } => {
+        BridgeCmd::Scopes { name, scopes } => {
             parse_scopes(&scopes)?; // a bad scope is a usage error before anything opens
             let c = shell_op(ctx, "bridge_client_scopes", json!({"name": name, "scopes": scopes}))?;
             if json {
@@ -191,7 +180,7 @@ pub fn run(ctx: &Ctx, cmd: BridgeCmd) -> Result<()> {
             }
             Ok(())
         }
-        BridgeCmd::Rotate { name, yes, json } => {
+        BridgeCmd::Rotate { name, yes } => {
             let store = ctx.store()?;
             bridge::get(&store, &name)?;
             ctx.config()?;
@@ -199,7 +188,7 @@ pub fn run(ctx: &Ctx, cmd: BridgeCmd) -> Result<()> {
             let k = shell_op(ctx, "bridge_client_rotate", json!({"name": name}))?;
             print_key(&k, json, "Rotated the key of", "claude-code")
         }
-        BridgeCmd::Revoke { name, yes, json } => {
+        BridgeCmd::Revoke { name, yes } => {
             let store = ctx.store()?;
             bridge::get(&store, &name)?;
             confirm(yes, &format!("Revoke `{name}`? Its key stops working at once and the name stays reserved"))?;
@@ -215,7 +204,7 @@ pub fn run(ctx: &Ctx, cmd: BridgeCmd) -> Result<()> {
             }
             Ok(())
         }
-        BridgeCmd::Purge { name, yes, json } => {
+        BridgeCmd::Purge { name, yes } => {
             let store = ctx.store()?;
             bridge::get(&store, &name)?;
             drop(store);

@@ -12,9 +12,6 @@ pub enum ConfigCmd {
         /// Show hal0's built-in defaults instead (what an unset setting falls back to).
         #[arg(long)]
         defaults: bool,
-        /// Print it as JSON.
-        #[arg(long)]
-        json: bool,
     },
     /// Set SECTION.KEY to VALUE (a TOML literal, or a bare string), keeping comments.
     Set {
@@ -28,8 +25,9 @@ pub enum ConfigCmd {
 }
 
 pub fn run(ctx: &Ctx, cmd: ConfigCmd) -> Result<()> {
+    let json = ctx.json;
     match cmd {
-        ConfigCmd::Show { defaults, json } => {
+        ConfigCmd::Show { defaults } => {
             let cfg = if defaults { crate::config::Config::default() } else { ctx.config()? };
             if json {
                 print_json(&serde_json::to_value(&cfg).unwrap_or_default());

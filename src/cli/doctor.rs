@@ -11,9 +11,6 @@ use crate::ops::doctor::{self, Status};
     after_help = "Exit codes: 0 no check failed (warnings are not failures), 1 a check failed (with --strict: or warned)."
 )]
 pub struct DoctorArgs {
-    /// Print `{"rows":[{"name","status","detail"}]}`.
-    #[arg(long)]
-    pub json: bool,
     /// Exit 1 on warnings too (for scripts that want a spotless box).
     #[arg(long)]
     pub strict: bool,
@@ -30,7 +27,7 @@ fn badge(s: Status) -> &'static str {
 /// Run the checks and print them; returns the exit code.
 pub fn run(ctx: &Ctx, args: DoctorArgs) -> Result<i32> {
     let report = super::runtime()?.block_on(doctor::run(&ctx.paths));
-    if args.json {
+    if ctx.json {
         // Serialized from the struct, so each row keeps the order name, status, detail.
         println!("{}", crate::base::term::json_safe(&serde_json::to_string_pretty(&report).unwrap_or_default()));
     } else {

@@ -24,8 +24,6 @@ pub enum McpCmd {
         /// besides the system store and the webpki roots.
         #[arg(long, value_name = "PEM")]
         ca_file: Option<std::path::PathBuf>,
-        #[arg(long)]
-        json: bool,
     },
     /// List bundled and installed servers with their state; broken record files are shown too.
     List {
@@ -33,11 +31,7 @@ pub enum McpCmd {
         out: super::ListOut,
     },
     /// Show one server: transport, tool policy, env names (secret values are never shown), exposure.
-    Status {
-        id: String,
-        #[arg(long)]
-        json: bool,
-    },
+    Status { id: String },
     /// Show which release of its npm or PyPI package a server would run now and, once you
     /// agree, pin it (the next start runs it). Nothing changes without your yes.
     Update {
@@ -48,9 +42,6 @@ pub enum McpCmd {
         /// Do not ask for confirmation.
         #[arg(long, short = 'y')]
         yes: bool,
-        /// Print what was found (and done) as JSON; without --yes nothing is written.
-        #[arg(long)]
-        json: bool,
     },
     /// Remove an installed server's record (bundled servers cannot be removed).
     #[command(visible_alias = "remove")]
@@ -87,11 +78,7 @@ pub enum McpCmd {
         what: AccessFlags,
     },
     /// Connect to the server with its own headers, list its tools and show each tool's verdict.
-    Test {
-        id: String,
-        #[arg(long)]
-        json: bool,
-    },
+    Test { id: String },
     /// Expose a server to Hermes profiles through hal0's proxy (--hermes, --brain) or withdraw it (--no-hermes, --no-brain).
     Expose {
         id: String,
@@ -114,8 +101,6 @@ pub enum McpCmd {
         /// Reserved by the spec: answers 501 mcp.exposure_unsupported (hidden, as above).
         #[arg(long, hide = true)]
         opencode: bool,
-        #[arg(long)]
-        json: bool,
     },
     /// Serve an installed server through the proxy again (and re-join its exposure).
     Enable { id: String },
@@ -132,23 +117,11 @@ pub enum McpCmd {
         cmd: super::mcp_keys::KeysCmd,
     },
     /// Start a stdio server's child in the running daemon (it also starts on the first call).
-    Start {
-        id: String,
-        #[arg(long)]
-        json: bool,
-    },
+    Start { id: String },
     /// Stop a stdio server's child in the running daemon.
-    Stop {
-        id: String,
-        #[arg(long)]
-        json: bool,
-    },
+    Stop { id: String },
     /// Restart a stdio server's child in the running daemon.
-    Restart {
-        id: String,
-        #[arg(long)]
-        json: bool,
-    },
+    Restart { id: String },
     /// Secrets an installed server sends as headers (values in api.env, read from stdin or a prompt).
     Secret {
         #[command(subcommand)]
@@ -166,8 +139,6 @@ pub enum McpCmd {
         /// one approved call, its calls run as the policy says); `off`: never.
         #[arg(long, value_name = "on|off", value_parser = ["on", "off"])]
         gate_first_call: Option<String>,
-        #[arg(long)]
-        json: bool,
     },
     /// Refresh a server's OAuth account now (hal0 serve does before its token expires).
     Refresh {
@@ -175,8 +146,6 @@ pub enum McpCmd {
         /// The consumer whose own account it is (servers with delegated accounts).
         #[arg(long = "for", value_name = "CONSUMER")]
         holder: Option<String>,
-        #[arg(long)]
-        json: bool,
     },
     /// Disconnect a server's OAuth account: its tokens are revoked upstream and forgotten.
     Disconnect {
@@ -184,8 +153,6 @@ pub enum McpCmd {
         /// The consumer whose own account it is (servers with delegated accounts).
         #[arg(long = "for", value_name = "CONSUMER")]
         holder: Option<String>,
-        #[arg(long)]
-        json: bool,
     },
 }
 
@@ -326,9 +293,10 @@ fn toggle(ctx: &Ctx, id: &str, on: bool) -> Result<()> {
 }
 
 pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
+    let json = ctx.json;
     let reg = Registry::new(&ctx.paths);
     match cmd {
-        McpCmd::Install { spec: s, id, name, ca_file, json } => {
+        McpCmd::Install { spec: s, id, name, ca_file } => {
             if let Some(id) = &id {
                 registry::record::validate_new_id(id)?;
             }
@@ -366,11 +334,11 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
             Ok(())
         }
         McpCmd::List { out } => {
-            if out.json || out.quiet {
+            if json || out.quiet {
                 // The same view as GET /api/mcp/servers.
                 let ops = ctx.ops()?;
                 let v = super::runtime()?.block_on(crate::ops::mcp::list(&ops, crate::ops::NoArgs {}))?;
-                out.done(&listed(&v), "id");
+                out.done(json, &listed(&v), "id");
                 return Ok(());
             }
             let listing = reg.list()?;
@@ -394,7 +362,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
             }
             Ok(())
         }
-        McpCmd::Status { id, json } => {
+        McpCmd::Status { id } => {
             if let Some(b) = registry::bundled().into_iter().find(|b| b.id == id) {
                 if json {
                     print_json(&registry::view::bundled_json(&b));
@@ -546,7 +514,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
             println!("{}", table(&[r.id.as_str(), ""], rows));
             Ok(())
         }
-        McpCmd::Update { id, version, yes, json } => {
+        McpCmd::Update { id, version, yes } => {
             let cfg = ctx.config()?;
             let u = runtime()?.block_on(registry::manage::plan_update(&ctx.paths, &cfg, &id, version.as_deref()))?;
             let show = |p: &Option<registry::record::PackagePin>| match p {
@@ -613,16 +581,16 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
         McpCmd::Keys { cmd } => super::mcp_keys::run(ctx, cmd),
         McpCmd::Secret { cmd } => super::mcp_secret::run(ctx, cmd),
         McpCmd::Connect(a) => super::mcp_account::connect(ctx, a),
-        McpCmd::Accounts { id, mode, gate_first_call, json } => {
+        McpCmd::Accounts { id, mode, gate_first_call } => {
             let gate = gate_first_call.map(|g| g == "on");
             super::mcp_account::accounts(ctx, &id, mode.as_deref(), gate, json)
         }
-        McpCmd::Refresh { id, holder, json } => super::mcp_account::refresh(ctx, &id, holder.as_deref(), json),
-        McpCmd::Disconnect { id, holder, json } => super::mcp_account::disconnect(ctx, &id, holder.as_deref(), json),
-        McpCmd::Start { id, json } => super::mcp_control::run(ctx, &id, "start", json),
-        McpCmd::Stop { id, json } => super::mcp_control::run(ctx, &id, "stop", json),
-        McpCmd::Restart { id, json } => super::mcp_control::run(ctx, &id, "restart", json),
-        McpCmd::Expose { id, hermes, no_hermes, brain, no_brain, openwebui, opencode, json } => {
+        McpCmd::Refresh { id, holder } => super::mcp_account::refresh(ctx, &id, holder.as_deref(), json),
+        McpCmd::Disconnect { id, holder } => super::mcp_account::disconnect(ctx, &id, holder.as_deref(), json),
+        McpCmd::Start { id } => super::mcp_control::run(ctx, &id, "start", json),
+        McpCmd::Stop { id } => super::mcp_control::run(ctx, &id, "stop", json),
+        McpCmd::Restart { id } => super::mcp_control::run(ctx, &id, "restart", json),
+        McpCmd::Expose { id, hermes, no_hermes, brain, no_brain, openwebui, opencode } => {
             let mut flags = Vec::new();
             for (name, on, off) in [
                 ("hermes", hermes, no_hermes),
@@ -659,7 +627,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
         McpCmd::Enable { id } => toggle(ctx, &id, true),
         McpCmd::Disable { id } => toggle(ctx, &id, false),
         McpCmd::Catalog { cmd } => super::mcp_catalog::run(ctx, cmd),
-        McpCmd::Test { id, json } => {
+        McpCmd::Test { id } => {
             let record = reg.get(&id)?;
             let rt = runtime()?;
             let p = match rt.block_on(crate::proxy::probe::probe(&record, &ctx.paths)) {

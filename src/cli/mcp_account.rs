@@ -33,8 +33,6 @@ pub struct ConnectArgs {
     /// How long to wait for the person, in seconds.
     #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=600))]
     pub timeout: u64,
-    #[arg(long)]
-    pub json: bool,
 }
 
 pub fn connect(ctx: &Ctx, a: ConnectArgs) -> Result<()> {
@@ -48,11 +46,11 @@ pub fn connect(ctx: &Ctx, a: ConnectArgs) -> Result<()> {
         holder: a.holder.clone(),
     };
     let begun = rt.block_on(crate::ops::accounts::connect(&ops, args))?;
-    if a.json && a.no_wait {
+    if ctx.json && a.no_wait {
         print_json(&json!(begun));
         return Ok(());
     }
-    if !a.json {
+    if !ctx.json {
         eprintln!("Open this URL in a browser and approve hal0's access to `{}`:", safe_line(&a.id));
         println!("{}", begun.authorize_url);
         eprintln!(
@@ -64,7 +62,7 @@ pub fn connect(ctx: &Ctx, a: ConnectArgs) -> Result<()> {
         eprintln!("Not waiting: hal0 mcp status {} shows the account once it is connected.", a.id);
         return Ok(());
     }
-    if !a.json {
+    if !ctx.json {
         eprintln!("Waiting up to {} s…", a.timeout);
     }
     let until = Instant::now() + Duration::from_secs(a.timeout);
@@ -79,7 +77,7 @@ pub fn connect(ctx: &Ctx, a: ConnectArgs) -> Result<()> {
                 ));
             }
             let view = crate::registry::oauth::account::view(&ctx.paths, &a.id, a.holder.as_deref());
-            if a.json {
+            if ctx.json {
                 print_json(&json!({"server": a.id, "for": a.holder, "connected": true, "account": view}));
             } else if let Some(h) = &a.holder {
                 println!(

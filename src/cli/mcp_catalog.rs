@@ -27,8 +27,6 @@ pub enum CatalogCmd {
         /// A file path, file:// URL or http(s) URL (default: the configured mcp.catalog_url).
         #[arg(long, value_name = "FILE_OR_URL")]
         from: Option<String>,
-        #[arg(long)]
-        json: bool,
     },
 }
 
@@ -37,6 +35,7 @@ fn ids(v: &[String]) -> String {
 }
 
 pub fn run(ctx: &Ctx, cmd: CatalogCmd) -> Result<()> {
+    let json = ctx.json;
     match cmd {
         CatalogCmd::List { out, category, all } => {
             let cat = catalog::load(&ctx.paths);
@@ -50,7 +49,7 @@ pub fn run(ctx: &Ctx, cmd: CatalogCmd) -> Result<()> {
             let before = items.len();
             items.retain(|i| all || !i.archived);
             let hidden = before - items.len();
-            if out.done_with(&items, "id") {
+            if out.done_with(json, &items, "id") {
                 return Ok(());
             }
             let rows = items
@@ -77,7 +76,7 @@ pub fn run(ctx: &Ctx, cmd: CatalogCmd) -> Result<()> {
             println!("install with: hal0 mcp install <spec> --id <id>");
             Ok(())
         }
-        CatalogCmd::Refresh { from, json } => {
+        CatalogCmd::Refresh { from } => {
             // With --from the configured source is not needed, so a broken hal0.toml does not
             // stand in the way; without it the config error is the answer.
             let cfg = match (ctx.config(), &from) {
@@ -116,7 +115,7 @@ mod tests {
     fn ctx() -> (tempfile::TempDir, Ctx) {
         let d = tempfile::tempdir().unwrap();
         let paths = Paths::resolve(Some(d.path().join("etc")), Some(d.path().join("state")));
-        (d, Ctx { paths })
+        (d, Ctx { paths, json: false })
     }
 
     #[test]
@@ -124,23 +123,19 @@ mod tests {
         let (d, ctx) = ctx();
         run(&ctx, CatalogCmd::List { out: Default::default(), category: None, all: false }).unwrap();
         run(
-            &ctx,
-            CatalogCmd::List {
-                out: crate::cli::ListOut { json: true, quiet: false },
-                category: Some("web".into()),
-                all: true,
-            },
+            &Ctx { paths: ctx.paths.clone(), json: true },
+            CatalogCmd::List { out: crate::cli::ListOut { quiet: false }, category: Some("web".into()), all: true },
         )
         .unwrap();
         let e = run(&ctx, CatalogCmd::List { out: Default::default(), category: Some("nope".into()), all: false })
             .unwrap_err();
         assert_eq!(e.code, "mcp.catalog_unknown_category");
-        let e = run(&ctx, CatalogCmd::Refresh { from: None, json: false }).unwrap_err();
+        let e = run(&ctx, CatalogCmd::Refresh { from: None }).unwrap_err();
         assert_eq!(e.code, "mcp.catalog_source_missing");
         let src = d.path().join("c.json");
         let item = json!({"id": "a", "name": "A", "description": "d", "category": "web", "spec": "npm:a", "transport": "stdio"});
         std::fs::write(&src, json!({"version": 1, "items": [item]}).to_string()).unwrap();
-        run(&ctx, CatalogCmd::Refresh { from: Some(src.display().to_string()), json: false }).unwrap();
+        run(&ctx, CatalogCmd::Refresh { from: Some(src.display().to_string()) }).unwrap();
         assert_eq!(catalog::load(&ctx.paths).items.len(), 1);
         run(&ctx, CatalogCmd::List { out: Default::default(), category: None, all: false }).unwrap();
     }

@@ -23,8 +23,6 @@ pub enum KeysCmd {
         /// A note shown in `keys list`.
         #[arg(long, default_value = "")]
         note: String,
-        #[arg(long)]
-        json: bool,
     },
     /// Revoke consumer NAME's key on server ID; it stops working at once.
     Revoke {
@@ -37,12 +35,13 @@ pub enum KeysCmd {
 }
 
 pub fn run(ctx: &Ctx, cmd: KeysCmd) -> Result<()> {
+    let json = ctx.json;
     let ops = ctx.ops()?;
     let rt = runtime()?;
     match cmd {
         KeysCmd::List { id, out } => {
             let rows = rt.block_on(keys::list(&ops, keys::ListArgs { server: id }))?;
-            if out.done_with(&rows, "name") {
+            if out.done_with(json, &rows, "name") {
                 return Ok(());
             }
             let t = rows
@@ -60,7 +59,7 @@ pub fn run(ctx: &Ctx, cmd: KeysCmd) -> Result<()> {
             println!("{}", table(&["SERVER", "CONSUMER", "KEY", "LAST USED", "NOTE"], t));
             Ok(())
         }
-        KeysCmd::Add { id, name, note, json } => {
+        KeysCmd::Add { id, name, note } => {
             let v = rt.block_on(keys::add(&ops, keys::AddArgs { server: id.clone(), name: name.clone(), note }))?;
             if json {
                 print_json(&v);

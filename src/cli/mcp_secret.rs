@@ -17,8 +17,6 @@ pub enum SecretCmd {
         /// The api.env name to store it under (default: the one the record names, else HAL0_MCP_<ID>_<HEADER>).
         #[arg(long)]
         key: Option<String>,
-        #[arg(long)]
-        json: bool,
     },
 }
 
@@ -40,8 +38,9 @@ pub(crate) fn read_value(prompt: &str) -> Result<String> {
 }
 
 pub fn run(ctx: &Ctx, cmd: SecretCmd) -> Result<()> {
+    let json = ctx.json;
     match cmd {
-        SecretCmd::Set { id, header, key, json } => {
+        SecretCmd::Set { id, header, key } => {
             // The server and header are checked before a value is asked for.
             let r = crate::registry::Registry::new(&ctx.paths).get(&id)?;
             crate::registry::record::validate_secret_header(&header)?;

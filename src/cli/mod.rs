@@ -21,6 +21,7 @@ pub mod mcp_secret;
 pub mod notify;
 pub mod oauth;
 pub mod op;
+pub mod print;
 pub mod relay;
 pub mod remote;
 pub mod run;
@@ -41,6 +42,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 pub use crate::base::exit::LEGEND as EXIT_CODES;
+pub use print::{ListOut, items_of, print_json, table};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -57,6 +59,10 @@ pub struct Cli {
     /// State directory (default /var/lib/hal0; $XDG_STATE_HOME/hal0 when not root and that is not writable).
     #[arg(long, global = true, hide = true, env = "HAL0_STATE_DIR", value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
+    /// Print JSON for scripts instead of text for people: one document on stdout (a list
+    /// command prints a JSON array of its items)
+    #[arg(long, global = true)]
+    pub json: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -95,7 +101,7 @@ pub enum Command {
     /// Check the installation: config, modes, store, auth, Hermes wiring, registry, listener.
     Doctor(doctor::DoctorArgs),
     /// The box on one screen: daemon, URL, auth, TLS, what waits, servers, newest errors.
-    Status(status::StatusArgs),
+    Status,
     /// OAuth 2.1 for clients that speak only OAuth (claude.ai, ChatGPT): URLs, clients, grants.
     #[command(subcommand)]
     Oauth(oauth::OauthCmd),
@@ -138,6 +144,8 @@ pub enum Command {
 /// What every subcommand gets: where files live, and the config and store on demand.
 pub struct Ctx {
     pub paths: Paths,
+    /// `--json`: print JSON for scripts instead of text for people.
+    pub json: bool,
 }
 
 impl Ctx {
@@ -169,75 +177,6 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
         .map_err(|e| crate::base::error::Error::internal(format!("cannot start the async runtime: {e}")))
 }
 
-/// How a list command prints: a table for people, `--json`, or `-q` (ids only).
-///
-/// One rule for scripts: every list command's `--json` prints a JSON array of its items
-/// (`jq '.[]'`), never an object around them; an empty list is `[]`. A paged read
-/// (`runs events`, `run events`) prints its page, an object, as the cursor belongs beside
-/// the items.
-#[derive(Debug, Default, clap::Args)]
-pub struct ListOut {
-    /// Print the list as a JSON array of items (one document on stdout)
-    #[arg(long, conflicts_with = "quiet")]
-    pub json: bool,
-    /// Print only the ids, one per line (for scripts: `-q | xargs …`)
-    #[arg(short, long)]
-    pub quiet: bool,
-}
-
-impl ListOut {
-    /// Print `items` (the list's items, in order) as a JSON array or, with `-q`, each
-    /// item's `field`, one per line; `true` when printed (no table wanted).
-    pub fn done(&self, items: &[serde_json::Value], field: &str) -> bool {
-        if self.json {
-            print_json(&serde_json::Value::Array(items.to_vec()));
-            return true;
-        }
-        if !self.quiet {
-            return false;
-        }
-        for item in items {
-            match item.get(field) {
-                Some(serde_json::Value::String(id)) => println!("{}", crate::base::term::safe_line(id)),
-                Some(serde_json::Value::Number(n)) => println!("{n}"),
-                _ => {}
-            }
-        }
-        true
-    }
-
-    /// [`ListOut::done`] for a serializable list.
-    pub fn done_with<T: serde::Serialize>(&self, items: &[T], field: &str) -> bool {
-        if !(self.json || self.quiet) {
-            return false;
-        }
-        let v: Vec<serde_json::Value> = items.iter().map(|i| serde_json::to_value(i).unwrap_or_default()).collect();
-        self.done(&v, field)
-    }
-}
-
-/// The items of an operation's answer that holds its list under `key` (`{"servers": […]}`).
-pub fn items_of(v: &serde_json::Value, key: &str) -> Vec<serde_json::Value> {
-    v.get(key).and_then(|a| a.as_array()).cloned().unwrap_or_default()
-}
-
-/// Print JSON to stdout (control and invisible characters inside strings as `\u` escapes).
-pub fn print_json(v: &serde_json::Value) {
-    println!("{}", crate::base::term::json_safe(&serde_json::to_string_pretty(v).unwrap_or_default()));
-}
-
-/// A table for people; every header and cell is shown through [`crate::base::term::safe`].
-pub fn table(header: &[&str], rows: Vec<Vec<String>>) -> comfy_table::Table {
-    let mut t = comfy_table::Table::new();
-    t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(comfy_table::ContentArrangement::Dynamic)
-        .set_header(header.iter().map(|h| crate::base::term::safe_line(h).into_owned()).collect::<Vec<_>>());
-    for r in rows {
-        t.add_row(r.iter().map(|c| crate::base::term::safe(c).into_owned()).collect::<Vec<_>>());
-    }
-    t
-}
-
 /// Ask before something destructive. `--yes` skips the prompt; without a terminal and
 /// without `--yes` the command is declined at once (it never waits for input).
 pub fn confirm(yes: bool, prompt: &str) -> Result<()> {
@@ -255,6 +194,48 @@ pub fn confirm(yes: bool, prompt: &str) -> Result<()> {
         Ok(false) => Err(Error::declined("cancelled")),
         Err(e) => Err(Error::declined(format!("not confirmed: {e}; pass --yes to go ahead"))),
     }
+}
+
+/// The commands that print no JSON: `--json` is refused for them rather than ignored, so
+/// a script never reads text it took for JSON. (`hal0 op` prints JSON either way.)
+const NO_JSON: &[&str] = &[
+    "activity export",
+    "completions",
+    "config set",
+    "config unset",
+    "mcp allow",
+    "mcp block",
+    "mcp disable",
+    "mcp enable",
+    "mcp gate",
+    "mcp keys revoke",
+    "mcp uninstall",
+    "relay peer remove",
+    "remote default",
+    "remote remove",
+    "runs stop",
+    "serve",
+    "ui logout",
+    "ui passwd",
+    "ui user passwd",
+    "ui user remove",
+    "ui user remove-passkey",
+];
+
+/// Why `--json` cannot be given to the command in `m`, if it cannot: the command prints no
+/// JSON, or it was also asked for ids only (`-q`).
+fn json_refused(m: &clap::ArgMatches) -> Option<String> {
+    let (mut path, mut leaf) = (Vec::new(), m);
+    while let Some((name, sub)) = leaf.subcommand() {
+        path.push(name);
+        leaf = sub;
+    }
+    let path = path.join(" ");
+    if NO_JSON.contains(&path.as_str()) {
+        return Some(format!("`hal0 {path}` prints no JSON; leave out --json"));
+    }
+    let quiet = leaf.try_get_one::<bool>("quiet").ok().flatten().copied().unwrap_or(false);
+    quiet.then(|| "--json and -q/--quiet cannot be used together: --json prints whole items, -q their ids".into())
 }
 
 /// Parse, run, and turn the outcome into an exit code.
@@ -276,7 +257,13 @@ pub fn main() -> i32 {
             return crate::base::exit::USAGE;
         }
     };
-    let ctx = Ctx { paths: Paths::resolve(cli.config_dir.clone(), cli.state_dir.clone()) };
+    if cli.json
+        && let Some(why) = json_refused(&matches)
+    {
+        eprintln!("error: {why}");
+        return crate::base::exit::USAGE;
+    }
+    let ctx = Ctx { paths: Paths::resolve(cli.config_dir.clone(), cli.state_dir.clone()), json: cli.json };
     let result = match cli.command {
         Command::Serve(a) => serve::run(&ctx, a),
         Command::Bridge(c) => bridge::run(&ctx, c),
@@ -292,10 +279,10 @@ pub fn main() -> i32 {
         Command::Store(c) => store::run(&ctx, c),
         Command::Mcp(c) => mcp::run(&ctx, c),
         Command::Op(a) => op::run(&ctx, a),
-        Command::Remote(c) => remote::run(c),
+        Command::Remote(c) => remote::run(c, ctx.json),
         Command::Memory(c) => teach::memory(&ctx, c),
-        Command::Skills(c) => teach::skills(c),
-        Command::Run(a) => match run::run(a) {
+        Command::Skills(c) => teach::skills(c, ctx.json),
+        Command::Run(a) => match run::run(a, ctx.json) {
             Ok(code) => return code,
             Err(e) => Err(e),
         },
@@ -303,16 +290,12 @@ pub fn main() -> i32 {
         Command::Notify(c) => notify::run(&ctx, c),
         Command::Approvals { cmd } => agent::approvals(
             &ctx,
-            cmd.unwrap_or(agent::ApprovalsCmd::List {
-                status: None,
-                all: false,
-                out: ListOut { json: false, quiet: false },
-            }),
+            cmd.unwrap_or(agent::ApprovalsCmd::List { status: None, all: false, out: ListOut { quiet: false } }),
         ),
         Command::Oauth(c) => oauth::run(&ctx, c),
         Command::Backup(a) => backup::backup(&ctx, a),
         Command::Restore(a) => backup::restore(&ctx, a),
-        Command::Status(a) => status::run(&ctx, a),
+        Command::Status => status::run(&ctx),
         Command::Doctor(a) => match doctor::run(&ctx, a) {
             Ok(code) => return code,
             Err(e) => Err(e),
@@ -330,6 +313,23 @@ pub fn main() -> i32 {
         Err(e) => {
             eprintln!("error: {} [{}]", crate::base::term::safe(&e.message), e.code);
             crate::base::exit::of(&e.kind)
+        }
+    }
+}
+
+#[cfg(test)]
+mod json_tests {
+    /// Every command named in [`super::NO_JSON`] exists and is a leaf (a typo would let
+    /// `--json` through unnoticed).
+    #[test]
+    fn the_commands_without_json_are_real_leaves() {
+        let root = super::command_with_paths();
+        for path in super::NO_JSON {
+            let mut cmd = &root;
+            for name in path.split(' ') {
+                cmd = cmd.find_subcommand(name).unwrap_or_else(|| panic!("no command `hal0 {path}`"));
+            }
+            assert!(!cmd.has_subcommands(), "`hal0 {path}` has subcommands");
         }
     }
 }

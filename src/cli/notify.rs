@@ -19,17 +19,9 @@ pub enum NotifyCmd {
         out: super::ListOut,
     },
     /// Remove a target (a secret it named stays in api.env).
-    Remove {
-        id: String,
-        #[arg(long)]
-        json: bool,
-    },
+    Remove { id: String },
     /// Send a test notification to one target or all, once each, and say how each went.
-    Test {
-        id: Option<String>,
-        #[arg(long)]
-        json: bool,
-    },
+    Test { id: Option<String> },
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -43,8 +35,6 @@ pub enum AddCmd {
         /// The api.env key of the signing secret (default: a new NOTIFY_<ID>_SECRET, shown once).
         #[arg(long, value_name = "API_ENV_KEY")]
         secret_key: Option<String>,
-        #[arg(long)]
-        json: bool,
     },
     /// POST to an ntfy topic URL (title, priority, a click link to the card).
     Ntfy {
@@ -54,8 +44,6 @@ pub enum AddCmd {
         /// The api.env key of an access token for the topic.
         #[arg(long, value_name = "API_ENV_KEY")]
         token_key: Option<String>,
-        #[arg(long)]
-        json: bool,
     },
     /// Mail over SMTP.
     Email {
@@ -76,8 +64,6 @@ pub enum AddCmd {
         password_key: Option<String>,
         #[arg(long)]
         id: Option<String>,
-        #[arg(long)]
-        json: bool,
     },
 }
 
@@ -89,8 +75,9 @@ fn describe(t: &Target) -> String {
 }
 
 fn add(ctx: &Ctx, c: AddCmd) -> Result<()> {
+    let json = ctx.json;
     let (t, json) = match c {
-        AddCmd::Webhook { url, id, secret_key, json } => (
+        AddCmd::Webhook { url, id, secret_key } => (
             Target {
                 id: id.unwrap_or_else(|| "webhook".into()),
                 kind: "webhook".into(),
@@ -100,7 +87,7 @@ fn add(ctx: &Ctx, c: AddCmd) -> Result<()> {
             },
             json,
         ),
-        AddCmd::Ntfy { url, id, token_key, json } => (
+        AddCmd::Ntfy { url, id, token_key } => (
             Target {
                 id: id.unwrap_or_else(|| "ntfy".into()),
                 kind: "ntfy".into(),
@@ -110,7 +97,7 @@ fn add(ctx: &Ctx, c: AddCmd) -> Result<()> {
             },
             json,
         ),
-        AddCmd::Email { smtp, from, to, tls, user, password_key, id, json } => (
+        AddCmd::Email { smtp, from, to, tls, user, password_key, id } => (
             Target {
                 id: id.unwrap_or_else(|| "email".into()),
                 kind: "email".into(),
@@ -141,11 +128,12 @@ fn add(ctx: &Ctx, c: AddCmd) -> Result<()> {
 }
 
 pub fn run(ctx: &Ctx, cmd: NotifyCmd) -> Result<()> {
+    let json = ctx.json;
     match cmd {
         NotifyCmd::Add(c) => add(ctx, c),
         NotifyCmd::List { out } => {
             let all = crate::ops::notify::list(&ctx.ops()?)?;
-            if out.done_with(&all, "id") {
+            if out.done_with(json, &all, "id") {
                 return Ok(());
             }
             if all.is_empty() {
@@ -161,7 +149,7 @@ pub fn run(ctx: &Ctx, cmd: NotifyCmd) -> Result<()> {
             println!("{}", table(&["ID", "KIND", "WHERE"], rows));
             Ok(())
         }
-        NotifyCmd::Remove { id, json } => {
+        NotifyCmd::Remove { id } => {
             let v = runtime()?.block_on(crate::ops::notify::remove(&ctx.ops()?, &id))?;
             if json {
                 print_json(&v);
@@ -170,7 +158,7 @@ pub fn run(ctx: &Ctx, cmd: NotifyCmd) -> Result<()> {
             }
             Ok(())
         }
-        NotifyCmd::Test { id, json } => {
+        NotifyCmd::Test { id } => {
             let v = runtime()?.block_on(crate::ops::notify::test(&ctx.ops()?, id.as_deref()))?;
             let results = v["results"].as_array().cloned().unwrap_or_default();
             let failed = results.iter().filter(|r| r["ok"] != true).count();

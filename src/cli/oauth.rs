@@ -11,10 +11,7 @@ use serde_json::json;
 #[derive(Debug, clap::Subcommand)]
 pub enum OauthCmd {
     /// The URLs to paste into an OAuth-only client (claude.ai, ChatGPT), one per MCP server.
-    Urls {
-        #[arg(long)]
-        json: bool,
-    },
+    Urls {},
     /// OAuth clients: those that registered themselves, and those added here.
     #[command(subcommand)]
     Client(ClientCmd),
@@ -30,8 +27,6 @@ pub enum OauthCmd {
     Revoke {
         /// The grant id (see hal0 oauth grants).
         grant: String,
-        #[arg(long)]
-        json: bool,
     },
 }
 
@@ -47,8 +42,6 @@ pub enum ClientCmd {
         /// A public client (no secret; PKCE only).
         #[arg(long)]
         public: bool,
-        #[arg(long)]
-        json: bool,
     },
     /// List clients.
     List {
@@ -61,16 +54,15 @@ pub enum ClientCmd {
         /// Do not ask for confirmation.
         #[arg(long, short = 'y')]
         yes: bool,
-        #[arg(long)]
-        json: bool,
     },
 }
 
 pub fn run(ctx: &Ctx, cmd: OauthCmd) -> Result<()> {
+    let json = ctx.json;
     let ops = ctx.ops()?;
     let rt = runtime()?;
     match cmd {
-        OauthCmd::Urls { json } => {
+        OauthCmd::Urls { .. } => {
             let v = crate::ops::oauth::urls(&ops)?;
             if json {
                 print_json(&v);
@@ -92,7 +84,7 @@ pub fn run(ctx: &Ctx, cmd: OauthCmd) -> Result<()> {
             println!("Clients with a key keep using /mcp/<server>/mcp (hal0 bridge add prints those lines).");
             Ok(())
         }
-        OauthCmd::Client(ClientCmd::Add { name, redirect_uris, public, json }) => {
+        OauthCmd::Client(ClientCmd::Add { name, redirect_uris, public }) => {
             let reg = Registration {
                 redirect_uris,
                 client_name: Some(name),
@@ -114,7 +106,7 @@ pub fn run(ctx: &Ctx, cmd: OauthCmd) -> Result<()> {
         }
         OauthCmd::Client(ClientCmd::List { out }) => {
             let list = rt.block_on(crate::ops::oauth::clients(&ops))?;
-            if out.done_with(&list, "client_id") {
+            if out.done_with(json, &list, "client_id") {
                 return Ok(());
             }
             if list.is_empty() {
@@ -136,7 +128,7 @@ pub fn run(ctx: &Ctx, cmd: OauthCmd) -> Result<()> {
             println!("{}", table(&["CLIENT ID", "NAME", "KIND", "REDIRECT URIS", "CREATED"], rows));
             Ok(())
         }
-        OauthCmd::Client(ClientCmd::Remove { client_id, yes, json }) => {
+        OauthCmd::Client(ClientCmd::Remove { client_id, yes }) => {
             confirm(yes, &format!("Remove OAuth client `{client_id}`? Every token it holds stops at once"))?;
             let c = rt.block_on(crate::ops::oauth::remove_client(&ops, client_id))?;
             if json {
@@ -148,7 +140,7 @@ pub fn run(ctx: &Ctx, cmd: OauthCmd) -> Result<()> {
         }
         OauthCmd::Grants { all, out } => {
             let list = rt.block_on(crate::ops::oauth::grants(&ops, all))?;
-            if out.done_with(&list, "id") {
+            if out.done_with(json, &list, "id") {
                 return Ok(());
             }
             if list.is_empty() {
@@ -174,7 +166,7 @@ pub fn run(ctx: &Ctx, cmd: OauthCmd) -> Result<()> {
             println!("{}", table(&["GRANT", "CLIENT", "SERVER", "SCOPES", "BRIDGE CLIENT", "CREATED", "ENDED"], rows));
             Ok(())
         }
-        OauthCmd::Revoke { grant, json } => {
+        OauthCmd::Revoke { grant } => {
             rt.block_on(crate::ops::oauth::end_grant(&ops, grant.clone()))?;
             if json {
                 print_json(&json!({"grant": grant, "ended": true}));

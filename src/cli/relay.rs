@@ -43,9 +43,6 @@ pub enum PeerCmd {
         /// Read the bearer credential it takes from standard input (or a prompt); kept in api.env.
         #[arg(long)]
         token_stdin: bool,
-        /// Print the peer as JSON.
-        #[arg(long)]
-        json: bool,
     },
     /// The A2A agents bots may ask.
     List {
@@ -67,12 +64,13 @@ fn short(text: &str, max: usize) -> String {
 }
 
 pub fn run(ctx: &Ctx, cmd: RelayCmd) -> Result<()> {
+    let json = ctx.json;
     let ops = ctx.ops()?;
     let rt = runtime()?;
     match cmd {
         RelayCmd::Agents { out } => {
             let bots = rt.block_on(relay::agents(&ops, crate::ops::NoArgs {}))?;
-            if out.done_with(&bots, "name") {
+            if out.done_with(json, &bots, "name") {
                 return Ok(());
             }
             if bots.is_empty() {
@@ -95,7 +93,7 @@ pub fn run(ctx: &Ctx, cmd: RelayCmd) -> Result<()> {
         RelayCmd::Exchanges { agent, since, limit, out } => {
             let args = ExchangesArgs { agent, since, limit, ..Default::default() };
             let list = rt.block_on(relay::exchanges(&ops, args))?;
-            if out.done_with(&list, "request_id") {
+            if out.done_with(json, &list, "request_id") {
                 return Ok(());
             }
             if list.is_empty() {
@@ -121,14 +119,14 @@ pub fn run(ctx: &Ctx, cmd: RelayCmd) -> Result<()> {
                 .collect();
             println!("{}", table(&["STARTED", "ASK", "STATUS", "MESSAGE", "ANSWER / ERROR"], rows));
         }
-        RelayCmd::Peer(cmd) => peer(&ops, &rt, cmd)?,
+        RelayCmd::Peer(cmd) => peer(&ops, &rt, cmd, json)?,
     }
     Ok(())
 }
 
-fn peer(ops: &crate::ops::Ctx, rt: &tokio::runtime::Runtime, cmd: PeerCmd) -> Result<()> {
+fn peer(ops: &crate::ops::Ctx, rt: &tokio::runtime::Runtime, cmd: PeerCmd, json: bool) -> Result<()> {
     match cmd {
-        PeerCmd::Add { url, name, token_stdin, json } => {
+        PeerCmd::Add { url, name, token_stdin } => {
             let token = match token_stdin {
                 true => Some(super::mcp_secret::read_value("Bearer credential of the A2A agent")?),
                 false => None,
@@ -154,7 +152,7 @@ fn peer(ops: &crate::ops::Ctx, rt: &tokio::runtime::Runtime, cmd: PeerCmd) -> Re
         }
         PeerCmd::List { out } => {
             let list = rt.block_on(relay::peer_list(ops, crate::ops::NoArgs {}))?;
-            if out.done_with(&list, "name") {
+            if out.done_with(json, &list, "name") {
                 return Ok(());
             }
             if list.is_empty() {

@@ -25,8 +25,6 @@ pub enum RemoteCmd {
         /// Store the key without asking the box whether it takes it.
         #[arg(long)]
         no_check: bool,
-        #[arg(long)]
-        json: bool,
     },
     /// The remotes, their URLs and where each key is kept (never the key).
     List {
@@ -63,9 +61,9 @@ fn read_key(from_stdin: bool) -> Result<String> {
     Ok(key.trim().to_string())
 }
 
-pub fn run(cmd: RemoteCmd) -> Result<()> {
+pub fn run(cmd: RemoteCmd, json: bool) -> Result<()> {
     match cmd {
-        RemoteCmd::Add { name, url, key_stdin, ca_file, no_check, json } => {
+        RemoteCmd::Add { name, url, key_stdin, ca_file, no_check } => {
             remote::check_name(&name)?;
             let url = remote::check_url(&url)?;
             let key = read_key(key_stdin)?;
@@ -115,7 +113,7 @@ pub fn run(cmd: RemoteCmd) -> Result<()> {
                     json!({"name": n, "url": r.url, "key_in": r.key_in, "ca_file": r.ca_file, "default": default})
                 })
                 .collect();
-            if out.done(&items, "name") {
+            if out.done(json, &items, "name") {
                 return Ok(());
             }
             if all.remote.is_empty() {

@@ -49,19 +49,12 @@ pub struct RunArgs {
     /// Give up waiting after this many seconds (exit 6; the run goes on).
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<u64>,
-    /// The run view as JSON.
-    #[arg(long)]
-    pub json: bool,
 }
 
 #[derive(Debug, clap::Subcommand)]
 pub enum RunCmd {
     /// A run's status and whole output (redacted by the box).
-    Status {
-        run_id: String,
-        #[arg(long)]
-        json: bool,
-    },
+    Status { run_id: String },
     /// A page of a run's events.
     Events {
         run_id: String,
@@ -71,15 +64,9 @@ pub enum RunCmd {
         /// At most this many (1 to 500).
         #[arg(long, default_value_t = 100)]
         limit: i64,
-        #[arg(long)]
-        json: bool,
     },
     /// Ask the box to stop a run.
-    Stop {
-        run_id: String,
-        #[arg(long)]
-        json: bool,
-    },
+    Stop { run_id: String },
     /// Answer the question a run asked (its pending clarification).
     Answer {
         run_id: String,
@@ -88,8 +75,6 @@ pub enum RunCmd {
         /// The question's id (default: the run's pending one).
         #[arg(long)]
         request_id: Option<String>,
-        #[arg(long)]
-        json: bool,
     },
 }
 
@@ -291,7 +276,7 @@ fn print_run(v: &Value, output: &str) {
     }
 }
 
-async fn start(c: &Client, a: &RunArgs) -> Result<i32> {
+async fn start(c: &Client, a: &RunArgs, json: bool) -> Result<i32> {
     let task = a.task.clone().unwrap_or_default();
     let req = AgentRunArgs {
         agent: a.agent.clone(),
@@ -305,21 +290,21 @@ async fn start(c: &Client, a: &RunArgs) -> Result<i32> {
     let started = c.call("agent_run", &req).await?;
     let run_id = started["run_id"].as_str().unwrap_or_default().to_string();
     if !(a.wait || a.follow) {
-        if a.json {
+        if json {
             print_json(&started);
         } else {
             println!("{run_id}");
         }
         return Ok(0);
     }
-    if !a.json && a.follow {
+    if !json && a.follow {
         eprintln!("run {run_id} on {}", safe_line(&a.agent));
     }
-    let ended = follow(c, &run_id, a.timeout.map(Duration::from_secs), a.follow && !a.json).await?;
+    let ended = follow(c, &run_id, a.timeout.map(Duration::from_secs), a.follow && !json).await?;
     match ended {
         Ended::Run(v) => {
             let status = status_of(&v);
-            if a.json {
+            if json {
                 let (out, last) = output_from(c, &run_id, 0).await?;
                 print_json(&whole(last, out));
             } else if !a.follow {
@@ -356,9 +341,9 @@ async fn start(c: &Client, a: &RunArgs) -> Result<i32> {
     }
 }
 
-async fn sub(c: &Client, cmd: RunCmd) -> Result<i32> {
+async fn sub(c: &Client, cmd: RunCmd, json: bool) -> Result<i32> {
     match cmd {
-        RunCmd::Status { run_id, json } => {
+        RunCmd::Status { run_id } => {
             let (out, last) = output_from(c, &run_id, 0).await?;
             let v = whole(last, out.clone());
             if json {
@@ -368,7 +353,7 @@ async fn sub(c: &Client, cmd: RunCmd) -> Result<i32> {
             }
             Ok(0)
         }
-        RunCmd::Events { run_id, since, limit, json } => {
+        RunCmd::Events { run_id, since, limit } => {
             let v =
                 c.call("agent_run_events", &EventsArgs { run_id, since_seq: Some(since), limit: Some(limit) }).await?;
             if json {
@@ -389,7 +374,7 @@ async fn sub(c: &Client, cmd: RunCmd) -> Result<i32> {
             }
             Ok(0)
         }
-        RunCmd::Stop { run_id, json } => {
+        RunCmd::Stop { run_id } => {
             let v = c.call("agent_run_stop", &RunIdArgs { run_id: run_id.clone() }).await?;
             if json {
                 print_json(&v);
@@ -398,7 +383,7 @@ async fn sub(c: &Client, cmd: RunCmd) -> Result<i32> {
             }
             Ok(0)
         }
-        RunCmd::Answer { run_id, answer, request_id, json } => {
+        RunCmd::Answer { run_id, answer, request_id } => {
             let request_id = match request_id {
                 Some(r) => r,
                 None => {
@@ -436,15 +421,15 @@ pub fn connect(remote: Option<&str>) -> Result<(tokio::runtime::Runtime, Client)
 }
 
 /// `hal0 run …`: its exit code.
-pub fn run(a: RunArgs) -> Result<i32> {
+pub fn run(a: RunArgs, json: bool) -> Result<i32> {
     if a.timeout == Some(0) {
         return Err(Error::invalid("cli.invalid_timeout", "--timeout must be 1 second or more"));
     }
     let (rt, c) = connect(a.remote.as_deref())?;
     rt.block_on(async move {
         let out = match a.cmd {
-            Some(cmd) => sub(&c, cmd).await,
-            None => start(&c, &a).await,
+            Some(cmd) => sub(&c, cmd, json).await,
+            None => start(&c, &a, json).await,
         };
         c.close().await;
         out

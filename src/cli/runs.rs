@@ -28,8 +28,6 @@ pub enum RunsCmd {
         /// Print stored text as it is, without the redactor.
         #[arg(long)]
         raw: bool,
-        #[arg(long)]
-        json: bool,
     },
     /// A run's stored events, oldest first.
     Events {
@@ -40,8 +38,6 @@ pub enum RunsCmd {
         /// At most this many (at most 500).
         #[arg(long, default_value_t = 100)]
         limit: i64,
-        #[arg(long)]
-        json: bool,
     },
     /// Ask Hermes to stop a run.
     Stop {
@@ -58,12 +54,13 @@ fn load(ctx: &Ctx, run_id: &str) -> Result<ledger::Run> {
 }
 
 pub fn run(ctx: &Ctx, cmd: RunsCmd) -> Result<()> {
+    let json = ctx.json;
     match cmd {
         RunsCmd::List { client, status, limit, out } => {
             let ops = ctx.ops()?;
             let args = crate::ops::runs::ListArgs { client, status, limit };
             let runs = runtime()?.block_on(crate::ops::runs::list(&ops, args))?;
-            if out.done_with(&runs, "run_id") {
+            if out.done_with(json, &runs, "run_id") {
                 return Ok(());
             }
             if runs.is_empty() {
@@ -88,7 +85,7 @@ pub fn run(ctx: &Ctx, cmd: RunsCmd) -> Result<()> {
             println!("{}", table(&["RUN", "CLIENT", "AGENT", "STATUS", "CREATED", "OUTPUT"], rows));
             Ok(())
         }
-        RunsCmd::Show { run_id, raw, json } => {
+        RunsCmd::Show { run_id, raw } => {
             let r = load(ctx, &run_id)?;
             let mut v = crate::bridge::view::list_view(&r);
             let output = if raw {
@@ -133,7 +130,7 @@ pub fn run(ctx: &Ctx, cmd: RunsCmd) -> Result<()> {
             }
             Ok(())
         }
-        RunsCmd::Events { run_id, since, limit, json } => {
+        RunsCmd::Events { run_id, since, limit } => {
             if !(1..=500).contains(&limit) || since < 0 {
                 return Err(Error::invalid("cli.invalid_limit", "--limit must be 1 to 500 and --since 0 or more"));
             }

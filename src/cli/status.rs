@@ -4,17 +4,10 @@ use super::Ctx;
 use crate::base::error::Result;
 use crate::base::term::safe_line;
 
-#[derive(Debug, clap::Args)]
-pub struct StatusArgs {
-    /// Print it as JSON
-    #[arg(long)]
-    pub json: bool,
-}
-
-pub fn run(ctx: &Ctx, a: StatusArgs) -> Result<()> {
+pub fn run(ctx: &Ctx) -> Result<()> {
     let cfg = ctx.config()?;
     let s = crate::ops::status::read(&ctx.paths, &cfg)?;
-    if a.json {
+    if ctx.json {
         super::print_json(&serde_json::to_value(&s).unwrap_or_default());
         return Ok(());
     }

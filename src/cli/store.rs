@@ -10,15 +10,9 @@ use crate::ops::store;
 #[derive(Debug, clap::Subcommand)]
 pub enum StoreCmd {
     /// Size of hal0.db, rows of each log with a retention window, the windows, free disk.
-    Status {
-        #[arg(long)]
-        json: bool,
-    },
+    Status {},
     /// Prune every log by its retention window now and give the space back to the disk.
-    Prune {
-        #[arg(long)]
-        json: bool,
-    },
+    Prune {},
 }
 
 /// A retention window for people.
@@ -27,10 +21,11 @@ fn window(days: u32) -> String {
 }
 
 pub fn run(ctx: &Ctx, cmd: StoreCmd) -> Result<()> {
+    let json = ctx.json;
     let ops = ctx.ops()?;
     let rt = runtime()?;
     match cmd {
-        StoreCmd::Status { json } => {
+        StoreCmd::Status { .. } => {
             let s = rt.block_on(store::status(&ops, crate::ops::NoArgs {}))?;
             if json {
                 print_json(&serde_json::to_value(&s).unwrap_or_default());
@@ -67,7 +62,7 @@ pub fn run(ctx: &Ctx, cmd: StoreCmd) -> Result<()> {
             }
             Ok(())
         }
-        StoreCmd::Prune { json } => {
+        StoreCmd::Prune { .. } => {
             // Recorded by the op after it ran (a full store has room only once pruned).
             let r = rt.block_on(store::prune(&ops, crate::ops::NoArgs {}))?;
             if json {

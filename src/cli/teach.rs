@@ -30,8 +30,6 @@ pub enum MemoryCmd {
         /// This box's own store (the default when no remote is configured and a store is here).
         #[arg(long)]
         local: bool,
-        #[arg(long)]
-        json: bool,
     },
     /// Search a profile's memory on the remote box.
     Search {
@@ -69,8 +67,6 @@ pub enum SkillsCmd {
         name: Option<String>,
         #[arg(long, value_name = "NAME")]
         remote: Option<String>,
-        #[arg(long)]
-        json: bool,
     },
 }
 
@@ -104,8 +100,9 @@ fn locally(
 }
 
 pub fn memory(ctx: &super::Ctx, cmd: MemoryCmd) -> Result<()> {
+    let json = ctx.json;
     match cmd {
-        MemoryCmd::Add { text, agent, tags, remote, local, json } => {
+        MemoryCmd::Add { text, agent, tags, remote, local } => {
             let v = if on_this_box(ctx, remote.as_deref(), local) {
                 locally(ctx, |e, p, me| crate::bridge::teach::add(e, p, me, &agent, &text, &tags))?
             } else {
@@ -125,7 +122,7 @@ pub fn memory(ctx: &super::Ctx, cmd: MemoryCmd) -> Result<()> {
                 call(remote.as_deref(), "agent_memory_search", &MemorySearchArgs { agent, query, limit })?
             };
             let hits = super::items_of(&v, "results");
-            if out.done(&hits, "id") {
+            if out.done(json, &hits, "id") {
                 return Ok(());
             }
             if hits.is_empty() {
@@ -192,11 +189,11 @@ fn read_skill(dir: &Path) -> Result<(String, BTreeMap<String, String>)> {
     Ok((md, files))
 }
 
-pub fn skills(cmd: SkillsCmd) -> Result<()> {
+pub fn skills(cmd: SkillsCmd, json: bool) -> Result<()> {
     match cmd {
         SkillsCmd::List { remote, out } => {
             let v = call(remote.as_deref(), "agent_skills_list", &json!({}))?;
-            if out.done(&super::items_of(&v, "skills"), "name") {
+            if out.done(json, &super::items_of(&v, "skills"), "name") {
                 return Ok(());
             }
             let rows: Vec<Vec<String>> = v["skills"]
@@ -217,7 +214,7 @@ pub fn skills(cmd: SkillsCmd) -> Result<()> {
             }
             Ok(())
         }
-        SkillsCmd::Push { dir, name, remote, json } => {
+        SkillsCmd::Push { dir, name, remote } => {
             let name = match name {
                 Some(n) => n,
                 None => std::fs::canonicalize(&dir)

@@ -16,8 +16,6 @@ pub enum UiCmd {
         /// user who runs this.
         #[arg(long, value_name = "NAME")]
         user: Option<String>,
-        #[arg(long)]
-        json: bool,
     },
     /// Named people of the dashboard: each signs in as themselves (a link, a password or
     /// a passkey), and each decision is audited as `person:NAME`.
@@ -76,8 +74,6 @@ pub enum UserCmd {
         /// Print a one-time link that opens their page, where they add a passkey.
         #[arg(long)]
         passkey: bool,
-        #[arg(long)]
-        json: bool,
     },
     /// People: name, password set, passkeys, added by, when.
     List {
@@ -119,9 +115,10 @@ fn link(ctx: &Ctx, store: &crate::store::Store, minutes: i64, person: &str, then
 }
 
 pub fn run(ctx: &Ctx, cmd: UiCmd) -> Result<()> {
+    let json = ctx.json;
     let store = ctx.store()?;
     match cmd {
-        UiCmd::Login { minutes, user, json } => {
+        UiCmd::Login { minutes, user } => {
             let ops = ctx.ops()?;
             let person = super::runtime()?.block_on(crate::ops::people::link_person(&ops, user.as_deref()))?;
             let url = link(ctx, &store, minutes, &person, "")?;
@@ -138,7 +135,7 @@ pub fn run(ctx: &Ctx, cmd: UiCmd) -> Result<()> {
         UiCmd::User { cmd } => user(ctx, &store, cmd)?,
         UiCmd::Sessions { all, out } => {
             let rows = session::list(&store, all)?;
-            if out.done_with(&rows, "id") {
+            if out.done_with(json, &rows, "id") {
                 return Ok(());
             }
             if rows.is_empty() {
@@ -182,11 +179,12 @@ pub fn run(ctx: &Ctx, cmd: UiCmd) -> Result<()> {
 }
 
 fn user(ctx: &Ctx, store: &crate::store::Store, cmd: UserCmd) -> Result<()> {
+    let json = ctx.json;
     let ops = ctx.ops()?;
     let rt = super::runtime()?;
     use crate::ops::people;
     match cmd {
-        UserCmd::Add { name, password, passkey, json } => {
+        UserCmd::Add { name, password, passkey } => {
             let pw = if password { Some(read_password()?) } else { None };
             let p = rt.block_on(people::add(&ops, &name, pw))?;
             let url =
@@ -213,7 +211,7 @@ fn user(ctx: &Ctx, store: &crate::store::Store, cmd: UserCmd) -> Result<()> {
         }
         UserCmd::List { out } => {
             let rows = rt.block_on(people::list(&ops))?;
-            if out.done_with(&rows, "name") {
+            if out.done_with(json, &rows, "name") {
                 return Ok(());
             }
             if rows.is_empty() {
@@ -251,7 +249,7 @@ fn user(ctx: &Ctx, store: &crate::store::Store, cmd: UserCmd) -> Result<()> {
         }
         UserCmd::Passkeys { name, out } => {
             let rows = rt.block_on(people::passkeys(&ops, name))?;
-            if out.done_with(&rows, "id") {
+            if out.done_with(json, &rows, "id") {
                 return Ok(());
             }
             if rows.is_empty() {

@@ -251,7 +251,8 @@ impl Proxy {
             Some(m) => m.starts_with("tasks/"),
             None => false,
         };
-        let session = if patient { self.wire_sessions.wait(session_id).await? } else { self.wire_sessions.get(session_id)? };
+        let session =
+            if patient { self.wire_sessions.wait(session_id).await? } else { self.wire_sessions.get(session_id)? };
         if session.record_id != served.record.id || session.who.identity != identity {
             return None;
         }

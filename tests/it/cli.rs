@@ -609,6 +609,38 @@ fn list_commands_print_ids_only_with_q() {
     assert_eq!(o.code(), 2, "{}", o.stderr());
 }
 
+/// `--json` is one global flag: before the command or after it, the same document; a
+/// command that prints no JSON refuses it (exit 2, naming the command) rather than printing
+/// text a script would take for JSON; `-q` with it is refused too.
+#[test]
+fn json_is_one_global_flag_and_refused_where_nothing_prints_json() {
+    let env = Env::new();
+    env.ok(&["bridge", "add", "alpha"]);
+    let before = env.json(&["--json", "bridge", "list"]);
+    let after = env.json(&["bridge", "list", "--json"]);
+    assert_eq!(before, after);
+    assert_eq!(before[0]["name"], "alpha", "{before}");
+    // `hal0 approvals` with no subcommand lists what waits, and so takes --json too.
+    assert_eq!(env.json(&["approvals", "--json"]), serde_json::json!([]));
+    for argv in [
+        &["mcp", "allow", "files", "read", "--json"][..],
+        &["--json", "config", "set", "mcp.gate_wait_secs", "40"],
+        &["ui", "user", "remove", "alice", "--json"],
+        &["serve", "--json"],
+    ] {
+        let o = env.run(argv);
+        assert_eq!(o.code(), 2, "{argv:?}: {}", o.stderr());
+        let name = argv.iter().filter(|a| !a.starts_with('-')).take(2).copied().collect::<Vec<_>>().join(" ");
+        assert!(o.stderr().contains(&format!("`hal0 {name}")), "{argv:?}: {}", o.stderr());
+        assert!(o.stderr().contains("prints no JSON"), "{}", o.stderr());
+    }
+    // Nothing was changed by the refused commands.
+    assert_eq!(env.json(&["config", "show", "--json"])["mcp"]["gate_wait_secs"], 30);
+    let o = env.run(&["--json", "bridge", "list", "-q"]);
+    assert_eq!(o.code(), 2, "{}", o.stderr());
+    assert!(o.stderr().contains("-q/--quiet"), "{}", o.stderr());
+}
+
 /// One JSON rule for scripts: every list command's `--json` is an array of items, empty or
 /// not (`jq '.[]'` works on each); `-q` prints the same items' ids.
 #[test]

@@ -4,7 +4,8 @@
 //! against temp dirs whose records were made through the CLI (and, for the approvals,
 //! through a running `hal0 serve`). What legitimately differs between runs (times, the temp
 //! dir, ports, approval ids) is replaced by a fixed placeholder first; the tables are then
-//! re-padded, so a value of another length cannot move a border.
+//! re-padded, so a value of another length cannot move a border. The commands run as for a
+//! person at a terminal (`HAL0_FORCE_TTY`), except the one snapshot of the plain form.
 //!
 //! The `.snap` files are in `tests/it/snapshots/`. A missing or changed snapshot fails the
 //! test (CI runs with `INSTA_UPDATE=no`, so nothing is written there). After an intended
@@ -45,6 +46,14 @@ impl Scrub {
         }
         let s = TIME.replace_all(&s, "[time]");
         SIZE.replace_all(&s, "[size]").into_owned()
+    }
+
+    /// [`Scrub::out`] for plain columns (a pipe): each time becomes `[time]` padded to the
+    /// time's own width, so the columns stay aligned (every time has one width).
+    fn plain(&self, o: &Out) -> String {
+        let stdout = o.stdout();
+        let stdout = TIME.replace_all(&stdout, |c: &regex::Captures| format!("{:<w$}", "[time]", w = c[0].len()));
+        format!("exit: {}\n--- stdout\n{}--- stderr\n{}", o.code(), self.text(&stdout), self.text(&o.stderr()))
     }
 
     /// The exit code, stdout and stderr of one command, scrubbed and with tables re-padded.
@@ -129,10 +138,21 @@ fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
+/// `hal0 args` as a person at a terminal sees it (the grid; `HAL0_FORCE_TTY`).
+fn grid(env: &Env, args: &[&str]) -> Out {
+    Out(env.cmd(args).env("HAL0_FORCE_TTY", "1").output().unwrap())
+}
+
 /// `hal0 doctor` with HOME in the temp dir and no `HAL0_HERMES_HOME`, so no Hermes home of
 /// the machine's is looked at.
 fn doctor(env: &Env) -> Out {
-    Out(env.cmd(&["doctor"]).env("HOME", env.dir.path().join("home")).env_remove("HAL0_HERMES_HOME").output().unwrap())
+    Out(env
+        .cmd(&["doctor"])
+        .env("HOME", env.dir.path().join("home"))
+        .env_remove("HAL0_HERMES_HOME")
+        .env("HAL0_FORCE_TTY", "1")
+        .output()
+        .unwrap())
 }
 
 /// `hal0 ui user list` and `hal0 ui user passkeys`, empty and with people (as shell user
@@ -141,7 +161,9 @@ fn doctor(env: &Env) -> Out {
 fn ui_user_list() {
     let env = Env::new();
     let s = Scrub::new(&env);
-    let run = |a: &[&str]| Out(env.cmd(a).env("USER", "tester").env_remove("SUDO_USER").output().unwrap());
+    let run = |a: &[&str]| {
+        Out(env.cmd(a).env("USER", "tester").env_remove("SUDO_USER").env("HAL0_FORCE_TTY", "1").output().unwrap())
+    };
     let empty = run(&["ui", "user", "list"]);
     let no_keys = run(&["ui", "user", "passkeys"]);
     assert_eq!(run(&["ui", "user", "add", "alice"]).code(), 0);
@@ -155,13 +177,15 @@ fn ui_user_list() {
 fn bridge_list() {
     let env = Env::new();
     let s = Scrub::new(&env);
-    let empty = env.run(&["bridge", "list"]);
+    let empty = grid(&env, &["bridge", "list"]);
     env.ok(&["bridge", "add", "laptop", "--note", "work laptop"]);
     env.ok(&["bridge", "add", "ci", "--scope", "agents", "--scope", "admin"]);
     env.ok(&["bridge", "add", "old-box", "--note", "retired"]);
     env.ok(&["bridge", "scopes", "laptop", "agents", "memory", "admin"]);
     env.ok(&["bridge", "revoke", "old-box", "--yes"]);
-    let listed = env.run(&["bridge", "list"]);
+    let listed = grid(&env, &["bridge", "list"]);
+    // In a pipe: plain aligned columns, one row per line, `-` for an empty cell.
+    insta::assert_snapshot!("bridge_list_plain", s.plain(&env.run(&["bridge", "list"])));
     insta::assert_snapshot!("bridge_list_empty", s.out(&empty));
     insta::assert_snapshot!("bridge_list", s.out(&listed));
 }
@@ -169,7 +193,7 @@ fn bridge_list() {
 #[test]
 fn mcp_list() {
     let env = Env::new();
-    let empty = env.run(&["mcp", "list"]);
+    let empty = grid(&env, &["mcp", "list"]);
     // A listener the probe reaches; port 9 on loopback has none.
     let live = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = live.local_addr().unwrap().port();
@@ -183,7 +207,7 @@ fn mcp_list() {
     env.ok(&["mcp", "block", "local", "delete_all"]);
     env.ok(&["mcp", "allow", "uv-server", "fetch"]);
     std::fs::write(env.config_dir().join("mcp-servers/broken.toml"), "id = \"broken\nname = 1\n").unwrap();
-    let listed = env.run(&["mcp", "list"]);
+    let listed = grid(&env, &["mcp", "list"]);
     drop(live);
     insta::assert_snapshot!("mcp_list_bundled_only", s.out(&empty));
     insta::assert_snapshot!("mcp_list", s.out(&listed));
@@ -224,7 +248,7 @@ async fn approvals_list_and_show() {
         let mut a = vec!["agent", "approvals"];
         a.extend_from_slice(args);
         // The decider is named after the user at the shell.
-        Out(env.cmd(&a).env("USER", "tester").env_remove("SUDO_USER").output().unwrap())
+        Out(env.cmd(&a).env("USER", "tester").env_remove("SUDO_USER").env("HAL0_FORCE_TTY", "1").output().unwrap())
     };
     let empty = approvals(&["list"]);
     let key = env.bridge_key("ops", &["admin"]);
@@ -282,6 +306,6 @@ fn help_pages() {
     let s = Scrub::new(&env);
     // The top page groups the commands and says the inherited options once; a command's
     // page points to them.
-    insta::assert_snapshot!("help_top", s.out(&env.run(&["--help"])));
-    insta::assert_snapshot!("help_bridge_add", s.out(&env.run(&["bridge", "add", "--help"])));
+    insta::assert_snapshot!("help_top", s.out(&grid(&env, &["--help"])));
+    insta::assert_snapshot!("help_bridge_add", s.out(&grid(&env, &["bridge", "add", "--help"])));
 }
