@@ -139,7 +139,7 @@ async fn deliver(face: &Face, m: Message) -> RpcResult<Run> {
             Some(c) => c,
             None => {
                 let seed = format!("{}:{}", face.asker.client, m.message_id);
-                format!("ctx-{}", &crate::auth::token::sha256_hex(&seed)[..16])
+                format!("ctx-{}", &crate::base::token::sha256_hex(&seed)[..16])
             }
         };
         let req = StartRequest {

@@ -20,12 +20,7 @@ pub fn interface_path(bot: &str) -> String {
 /// Whether `bot` has a public card: listed in `[relay].a2a_bots` and a bot (a live bridge
 /// client holding the `relay` scope).
 pub async fn published(state: &AppState, bot: &str) -> crate::base::error::Result<bool> {
-    if !state.config().relay.a2a_bots.iter().any(|b| b == bot) {
-        return Ok(false);
-    }
-    let name = bot.to_string();
-    let clients = state.store.call(crate::auth::bridge::list).await?;
-    Ok(clients.iter().any(|c| c.name == name && crate::relay::is_listed_bot(c)))
+    crate::ops::relay::published(state, bot).await
 }
 
 /// Bot `bot`'s card, its interface under `base`.

@@ -128,7 +128,7 @@ pub fn canonical(v: &Value) -> String {
 
 /// The hex SHA-256 of `v`'s canonical JSON.
 pub fn digest(v: &Value) -> String {
-    crate::auth::token::sha256_hex(&canonical(v))
+    crate::base::token::sha256_hex(&canonical(v))
 }
 
 impl Approval {

@@ -2,10 +2,10 @@
 //! reading, rotating (other lines of the file are kept), and a cache for the daemon that
 //! re-reads the file whenever it changes on disk.
 
-use super::token::{fingerprint, random_base62};
 use crate::base::error::{Error, Result};
 use crate::base::filememo::FileMemo;
 use crate::base::paths::read_optional;
+use crate::base::token::{fingerprint, random_base62};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -1,8 +1,8 @@
 //! Bridge clients: per-client keys (`hal0bk_…`, only the sha256 stored), their scopes,
 //! notes and last-seen times; add, list, change scopes, rotate and revoke.
 
-use super::token::{random_base62, sha256_hex};
 use crate::base::error::{Error, Result};
+use crate::base::token::{random_base62, sha256_hex};
 use crate::store::{Store, now};
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;

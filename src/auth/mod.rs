@@ -15,6 +15,5 @@ pub mod people;
 pub mod principal;
 pub mod secrets;
 pub mod session;
-pub mod token;
 
 pub use principal::{Credential, Decision, RouteClass, decide};

@@ -3,8 +3,9 @@
 
 use super::boxkeys::BoxKeys;
 use super::bridge::{self, Client, Scope};
-use super::token::ct_eq;
+use crate::base::actor::Actor;
 use crate::base::error::Result;
+use crate::base::token::ct_eq;
 use crate::store::Store;
 
 /// The credential a request carried, after checking it.
@@ -81,10 +82,10 @@ impl Credential {
             Credential::Invalid => "invalid".into(),
             Credential::Admin => "admin".into(),
             Credential::Client => "client".into(),
-            Credential::Bridge(c) => format!("bridge:{}", c.name),
-            Credential::Consumer(c) => format!("consumer:{}/{}", c.server, c.name),
+            Credential::Bridge(c) => Actor::Bridge(c.name.clone()).to_string(),
+            Credential::Consumer(c) => Actor::Consumer(format!("{}/{}", c.server, c.name)).to_string(),
             Credential::Person(p) => p.identity(),
-            Credential::Grant(g) => format!("oauth:{}/{}", g.bridge.name, g.id),
+            Credential::Grant(g) => Actor::Oauth(format!("{}/{}", g.bridge.name, g.id)).to_string(),
         }
     }
 }

@@ -6,8 +6,9 @@
 //! shell. Logins and logouts are audit entries under the session's id (`ui:<id>`).
 
 use crate::audit::{self, Entry, Verdict};
-use crate::auth::token::{random_base62, sha256_hex};
+use crate::base::actor::Actor;
 use crate::base::error::{Error, Result};
+use crate::base::token::{random_base62, sha256_hex};
 use crate::store::Store;
 use rusqlite::OptionalExtension;
 use serde::Serialize;
@@ -55,8 +56,8 @@ impl Session {
     /// (`ui:<session>` for a session from before people had names).
     pub fn identity(&self) -> String {
         match &self.person {
-            Some(p) => format!("person:{p}"),
-            None => format!("ui:{}", self.id),
+            Some(p) => Actor::Person(p.clone()).to_string(),
+            None => Actor::UiSession(self.id.clone()).to_string(),
         }
     }
     /// Whether it was opened with a passkey.
@@ -310,7 +311,7 @@ pub fn end(store: &Store, id: Option<&str>, by: &str) -> Result<usize> {
     audit::record(
         store,
         &Entry {
-            surface: if by.starts_with("cli:") { "cli" } else { "ui" },
+            surface: if matches!(Actor::parse(by), Actor::Cli(_)) { "cli" } else { "ui" },
             tool: "ui_logout",
             identity: by,
             arguments: &serde_json::json!({"session": id.unwrap_or("all"), "ended": n}),

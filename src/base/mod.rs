@@ -3,6 +3,7 @@
 //! outbound HTTP, SSE parsing, terminal helpers, file watching and memoizing, and the
 //! YAML editor.
 
+pub(crate) mod actor;
 pub(crate) mod codes;
 pub(crate) mod envfile;
 pub(crate) mod error;
@@ -20,6 +21,7 @@ pub mod redact;
 pub(crate) mod sse;
 pub(crate) mod term;
 pub(crate) mod text_enum;
+pub(crate) mod token;
 pub(crate) mod weburl;
 pub(crate) mod yamledit;
 #[cfg(test)]

@@ -170,7 +170,7 @@ fn fingerprint(r: &StartRequest) -> String {
         "agent": r.agent, "input": r.input, "instructions": r.instructions,
         "session_key": r.session_key, "reasoning_effort": r.reasoning_effort,
     });
-    crate::auth::token::sha256_hex(&canon.to_string())
+    crate::base::token::sha256_hex(&canon.to_string())
 }
 
 impl Bridge {
@@ -447,7 +447,7 @@ impl Bridge {
             body["instructions"] = json!(i);
         }
         if let Some(s) = &session {
-            body["session_id"] = json!(format!("hal0-{}", &crate::auth::token::sha256_hex(s)[..24]));
+            body["session_id"] = json!(format!("hal0-{}", &crate::base::token::sha256_hex(s)[..24]));
         }
         if let Some(e) = &req.reasoning_effort {
             body["reasoning_effort"] = json!(e);

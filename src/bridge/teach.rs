@@ -77,7 +77,9 @@ pub fn add(
     }
     let ns = write_namespace(profiles, agent)?;
     let tags = clean_tags(tags, client);
-    let added = engine.add_as(&format!("bridge:{client}"), &ns, text, &tags).map_err(engine_error)?;
+    let added = engine
+        .add_as(&crate::base::actor::Actor::Bridge(client.to_string()).to_string(), &ns, text, &tags)
+        .map_err(engine_error)?;
     Ok(json!({"status": "ok", "id": added.note.id, "timestamp": added.note.timestamp}))
 }
 

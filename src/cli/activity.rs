@@ -2,8 +2,8 @@
 //! the check of its hash chain.
 
 use super::{Ctx, table};
-use crate::audit::{self, Filter};
 use crate::base::error::Result;
+use crate::ops::activity::Report;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum ActivityCmd {
@@ -56,19 +56,6 @@ pub enum ActivityCmd {
     },
 }
 
-/// Check `--since` before the store is touched, so a typo is a usage error (exit 2).
-fn filter(
-    (since, until): (Option<String>, Option<String>),
-    client: Option<String>,
-    tool: Option<String>,
-    limit: i64,
-) -> Result<Filter> {
-    for s in since.iter().chain(until.iter()) {
-        audit::parse_since(s)?;
-    }
-    Ok(Filter { since, until, client, tool, limit })
-}
-
 fn one_line(v: &serde_json::Value, max: usize) -> String {
     let s = v.to_string();
     let (head, cut) = crate::base::redact::cut(&s, max);
@@ -118,11 +105,13 @@ pub fn run(ctx: &Ctx, cmd: ActivityCmd) -> Result<i32> {
             Ok(crate::base::exit::OK)
         }
         ActivityCmd::Export { since, until, client, tool } => {
-            let f = filter((since, until), client, tool, 0)?;
+            // A malformed --since is refused before the store is opened (a usage error, exit 2).
+            let a = crate::ops::activity::ExportArgs { since, until, client, tool };
+            a.check()?;
             let store = ctx.store()?;
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
-            audit::export(&store, &f, &mut out)?;
+            crate::ops::activity::export_to(&store, a, &mut out)?;
             Ok(crate::base::exit::OK)
         }
         ActivityCmd::Verify { file, complete } => {
@@ -140,9 +129,9 @@ pub fn run(ctx: &Ctx, cmd: ActivityCmd) -> Result<i32> {
     }
 }
 
-fn read_copy(path: &std::path::Path, complete: bool) -> Result<audit::chain::Report> {
+fn read_copy(path: &std::path::Path, complete: bool) -> Result<Report> {
     if path.as_os_str() == "-" {
-        return audit::chain::verify_lines(std::io::stdin().lock(), complete);
+        return crate::ops::activity::verify_copy(std::io::stdin().lock(), complete);
     }
     let f = std::fs::File::open(path).map_err(|e| {
         crate::base::error::Error::invalid(
@@ -150,10 +139,10 @@ fn read_copy(path: &std::path::Path, complete: bool) -> Result<audit::chain::Rep
             format!("cannot open {}: {e}; give the file `hal0 activity export` wrote", path.display()),
         )
     })?;
-    audit::chain::verify_lines(std::io::BufReader::new(f), complete)
+    crate::ops::activity::verify_copy(std::io::BufReader::new(f), complete)
 }
 
-fn print_report(r: &audit::chain::Report) {
+fn print_report(r: &Report) {
     let span = match (r.first_row, r.last_row) {
         (Some(a), Some(b)) => format!(" (ids {a}–{b})"),
         _ => String::new(),

@@ -253,13 +253,11 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> Result<()> {
     let cmd = match cmd {
         AgentCmd::Approvals(c) => c,
         AgentCmd::Reprovision { agent: _, repair } => {
-            let cfg = ctx.config()?;
-            let _lock = crate::registry::expose::lock(&ctx.paths)?;
-            let rows = crate::hermes::wiring::converge(&ctx.store()?, &cfg, true, repair);
+            let (rows, home) = crate::ops::hermes::reprovision(&ctx.paths, &ctx.store()?, &ctx.config()?, repair)?;
             if json {
                 print_json(&serde_json::json!({"profiles": rows}));
             } else if rows.is_empty() {
-                println!("No Hermes profiles under {}.", crate::hermes::Profiles::from_config(&cfg).home.display());
+                println!("No Hermes profiles under {}.", home.display());
             } else {
                 let t = rows.iter().map(|r| vec![r.agent.clone(), r.outcome.clone(), r.detail.clone()]).collect();
                 println!("{}", table(&["AGENT", "OUTCOME", "DETAIL"], t));

@@ -2,8 +2,8 @@
 
 use super::{Ctx, confirm, print_json, table};
 use crate::auth::boxkeys::{self, BoxKey, BoxKeys};
-use crate::auth::token::fingerprint;
 use crate::base::error::Result;
+use crate::base::token::fingerprint;
 use serde_json::json;
 
 #[derive(Debug, clap::Subcommand)]

@@ -166,7 +166,7 @@ impl Ctx {
 /// there is one).
 pub fn who() -> String {
     let user = std::env::var("SUDO_USER").or_else(|_| std::env::var("USER")).unwrap_or_else(|_| "operator".into());
-    format!("cli:{user}")
+    crate::base::actor::Actor::Cli(user).to_string()
 }
 
 /// A current-thread async runtime for a command that talks to the network or the store.

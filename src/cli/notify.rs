@@ -6,7 +6,7 @@
 use super::{Ctx, print_json, runtime, table};
 use crate::base::error::Result;
 use crate::base::term::safe_line;
-use crate::notify::targets::Target;
+use crate::ops::notify::Target;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum NotifyCmd {
@@ -76,41 +76,32 @@ fn describe(t: &Target) -> String {
 
 fn add(ctx: &Ctx, c: AddCmd) -> Result<()> {
     let json = ctx.json;
-    let (t, json) = match c {
-        AddCmd::Webhook { url, id, secret_key } => (
-            Target {
-                id: id.unwrap_or_else(|| "webhook".into()),
-                kind: "webhook".into(),
-                url: Some(url),
-                secret_key,
-                ..Default::default()
-            },
-            json,
-        ),
-        AddCmd::Ntfy { url, id, token_key } => (
-            Target {
-                id: id.unwrap_or_else(|| "ntfy".into()),
-                kind: "ntfy".into(),
-                url: Some(url),
-                token_key,
-                ..Default::default()
-            },
-            json,
-        ),
-        AddCmd::Email { smtp, from, to, tls, user, password_key, id } => (
-            Target {
-                id: id.unwrap_or_else(|| "email".into()),
-                kind: "email".into(),
-                smtp: Some(smtp),
-                from: Some(from),
-                to,
-                tls: Some(tls),
-                user,
-                password_key,
-                ..Default::default()
-            },
-            json,
-        ),
+    let t = match c {
+        AddCmd::Webhook { url, id, secret_key } => Target {
+            id: id.unwrap_or_else(|| "webhook".into()),
+            kind: "webhook".into(),
+            url: Some(url),
+            secret_key,
+            ..Default::default()
+        },
+        AddCmd::Ntfy { url, id, token_key } => Target {
+            id: id.unwrap_or_else(|| "ntfy".into()),
+            kind: "ntfy".into(),
+            url: Some(url),
+            token_key,
+            ..Default::default()
+        },
+        AddCmd::Email { smtp, from, to, tls, user, password_key, id } => Target {
+            id: id.unwrap_or_else(|| "email".into()),
+            kind: "email".into(),
+            smtp: Some(smtp),
+            from: Some(from),
+            to,
+            tls: Some(tls),
+            user,
+            password_key,
+            ..Default::default()
+        },
     };
     let ops = ctx.ops()?;
     let v = runtime()?.block_on(crate::ops::notify::add(&ops, t.clone()))?;

@@ -85,26 +85,12 @@ fn on_this_box(ctx: &super::Ctx, remote: Option<&str>, local: bool) -> bool {
     local || (remote.is_none() && crate::remote::configured().is_ok_and(|set| !set) && ctx.paths.db().exists())
 }
 
-/// Run a teach function on this box's store and profiles, as the admin.
-fn locally(
-    ctx: &super::Ctx,
-    f: impl FnOnce(&crate::memory::MemoryEngine, &crate::hermes::Profiles, &str) -> Result<Value>,
-) -> Result<Value> {
-    let cfg = ctx.config()?;
-    if !cfg.memory.enabled {
-        return Err(Error::invalid("bridge.memory_disabled", "memory is off on this box ([memory].enabled = false)"));
-    }
-    let engine = crate::memory::MemoryEngine::new(ctx.store()?);
-    let profiles = crate::hermes::Profiles::from_config(&cfg);
-    f(&engine, &profiles, &crate::bridge::Asker::admin().client)
-}
-
 pub fn memory(ctx: &super::Ctx, cmd: MemoryCmd) -> Result<()> {
     let json = ctx.json;
     match cmd {
         MemoryCmd::Add { text, agent, tags, remote, local } => {
             let v = if on_this_box(ctx, remote.as_deref(), local) {
-                locally(ctx, |e, p, me| crate::bridge::teach::add(e, p, me, &agent, &text, &tags))?
+                crate::ops::hermes::memory_add(&ctx.config()?, ctx.store()?, &agent, &text, &tags)?
             } else {
                 call(remote.as_deref(), "agent_memory_add", &MemoryAddArgs { agent, text, tags })?
             };
@@ -117,7 +103,7 @@ pub fn memory(ctx: &super::Ctx, cmd: MemoryCmd) -> Result<()> {
         }
         MemoryCmd::Search { query, agent, limit, remote, local, out } => {
             let v = if on_this_box(ctx, remote.as_deref(), local) {
-                locally(ctx, |e, p, me| crate::bridge::teach::search(e, p, me, &agent, &query, limit))?
+                crate::ops::hermes::memory_search(&ctx.config()?, ctx.store()?, &agent, &query, limit)?
             } else {
                 call(remote.as_deref(), "agent_memory_search", &MemorySearchArgs { agent, query, limit })?
             };

@@ -34,7 +34,7 @@ impl AdminServer {
     fn identity(ctx: &RequestContext<RoleServer>) -> String {
         match caller(ctx) {
             Some(c) => match c.cred.as_bridge() {
-                Some(b) => format!("bridge:{}", b.name),
+                Some(b) => crate::base::actor::Actor::Bridge(b.name.clone()).to_string(),
                 None => c.identity.clone(),
             },
             None => "anonymous".into(),

@@ -226,7 +226,7 @@ impl AgentsServer {
 
     /// The progress reporting this call asked for (a progress token in its `_meta`).
     fn progress(&self, ctx: &RequestContext<RoleServer>) -> crate::base::progress::Progress {
-        super::progress::of(ctx, &self.state.config())
+        super::progress::of(ctx, self.state.progress_every())
     }
 
     fn asker(ctx: &RequestContext<RoleServer>) -> Result<Asker> {

@@ -28,13 +28,11 @@ impl Listener for PeerProgress {
     }
 }
 
-/// The progress reporting the request behind `ctx` asked for.
-pub fn of(ctx: &RequestContext<RoleServer>, config: &crate::config::Config) -> Progress {
+/// The progress reporting the request behind `ctx` asked for, a report at least `every`
+/// (`[mcp].progress_secs`).
+pub fn of(ctx: &RequestContext<RoleServer>, every: Duration) -> Progress {
     match ctx.meta.get_progress_token() {
-        Some(token) => Progress::to(
-            Arc::new(PeerProgress { peer: ctx.peer.clone(), token }),
-            Duration::from_secs(config.mcp.progress_secs),
-        ),
+        Some(token) => Progress::to(Arc::new(PeerProgress { peer: ctx.peer.clone(), token }), every),
         None => Progress::none(),
     }
 }

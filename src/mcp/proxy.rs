@@ -8,6 +8,7 @@
 
 use super::caller;
 use crate::auth::Credential;
+use crate::base::actor::Actor;
 use crate::proxy::wire_path::Registration;
 use crate::proxy::{Consumer, Link, Served, Who, error_result};
 use crate::server::AppState;
@@ -82,8 +83,13 @@ fn who(ctx: &RequestContext<RoleServer>) -> Who {
 pub fn who_of(caller: Option<&crate::server::guard::Caller>) -> Who {
     match caller {
         Some(c) => match &c.cred {
-            Credential::Consumer(k) => Who { identity: format!("consumer:{}", k.name), client: k.name.clone() },
-            _ => Who { identity: format!("admin:{}", c.identity), client: format!("admin:{}", c.identity) },
+            Credential::Consumer(k) => {
+                Who { identity: Actor::Consumer(k.name.clone()).to_string(), client: k.name.clone() }
+            }
+            _ => {
+                let admin = Actor::Admin(c.identity.clone()).to_string();
+                Who { identity: admin.clone(), client: admin }
+            }
         },
         None => Who { identity: "anonymous".into(), client: "anonymous".into() },
     }
@@ -235,7 +241,7 @@ impl ServerHandler for ProxyServer {
             }
         };
         let who = who(&context);
-        let progress = super::progress::of(&context, &self.state.config());
+        let progress = super::progress::of(&context, self.state.progress_every());
         let started = std::time::Instant::now();
         let surface = format!("proxy/{}", served.record.id);
         let span = crate::observe::telemetry::tool_call_span(

@@ -94,7 +94,7 @@ impl RelayServer {
     )]
     async fn ask_agent(&self, Parameters(a): Parameters<AskArgs>, ctx: RequestContext<RoleServer>) -> CallToolResult {
         let Some(from) = Self::asker(&ctx) else { return Self::no_bot() };
-        let progress = super::progress::of(&ctx, &self.state.config());
+        let progress = super::progress::of(&ctx, self.state.progress_every());
         let ask = self.state.relay.ask(&from, &a.to, &a.message, a.conversation_id.as_deref(), &progress);
         tokio::select! {
             // The ask first: when hal0 stops, it has ended `relay_stopping` already.

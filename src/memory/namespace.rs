@@ -119,7 +119,7 @@ impl Who {
     /// key acts under a bridge client's name.
     pub fn actor(&self) -> String {
         match self.standing {
-            Standing::AdminOver => format!("admin:{}", self.identity),
+            Standing::AdminOver => crate::base::actor::Actor::Admin(self.identity.clone()).to_string(),
             _ => self.identity.clone(),
         }
     }

@@ -229,7 +229,7 @@ pub async fn once(paths: &Paths, t: &Target, e: &Event, delivery: &str) -> Attem
 /// Send `e` to `t`, retrying as [`BACKOFF`] says (`retries`: whether to retry at all).
 /// Answers what the last attempt said.
 pub async fn deliver(paths: &Paths, t: &Target, e: &Event, retries: bool) -> Result<String> {
-    let delivery = crate::auth::token::random_base62(22)?;
+    let delivery = crate::base::token::random_base62(22)?;
     let mut waits = BACKOFF.iter();
     loop {
         match once(paths, t, e, &delivery).await {

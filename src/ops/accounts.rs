@@ -147,7 +147,7 @@ async fn begin_connect(ctx: &Ctx, a: &ConnectArgs) -> Result<flow::Begun> {
 /// its `state` names. Answers the server id.
 pub async fn callback(ctx: &Ctx, q: flow::Callback) -> Result<String> {
     // The state is the connect's secret: the audit row names its digest's start only.
-    let digest = q.state.as_deref().map(|s| crate::auth::token::sha256_hex(s)[..8].to_string());
+    let digest = q.state.as_deref().map(|s| crate::base::token::sha256_hex(s)[..8].to_string());
     let args = json!({"connect": digest, "error": q.error.as_deref().map(|e| crate::auth::oauth::shown(e, 80))});
     audited(ctx, "mcp_account_callback", args, async {
         let a = flow::finish(&ctx.paths, ca_of(ctx), &q).await?;
@@ -166,7 +166,7 @@ pub async fn callback(ctx: &Ctx, q: flow::Callback) -> Result<String> {
 pub async fn start(ctx: &Ctx, token: &str) -> Result<flow::Begun> {
     let (server, holder) = flow::open_start_link(&ctx.paths, token)?;
     let mut ctx = ctx.clone();
-    ctx.identity = format!("link:{holder}").into();
+    ctx.identity = crate::base::actor::Actor::Link(holder.clone()).into();
     let a = ConnectArgs { server_id: server, holder: Some(holder), ..Default::default() };
     connect(&ctx, a).await
 }

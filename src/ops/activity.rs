@@ -5,6 +5,9 @@ use super::Ctx;
 use crate::audit::{self, Filter};
 use crate::base::error::Result;
 
+/// What a walk of the hash chain found.
+pub use crate::audit::chain::Report;
+
 /// Which entries: every set field must match.
 #[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
 pub struct ExportArgs {
@@ -22,6 +25,16 @@ pub struct ExportArgs {
     pub tool: Option<String>,
 }
 
+impl ExportArgs {
+    /// `since` and `until` read as times (a malformed one is `activity.invalid_filter`).
+    pub fn check(&self) -> Result<()> {
+        for s in self.since.iter().chain(self.until.iter()) {
+            audit::parse_since(s)?;
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
 pub struct ListArgs {
     #[serde(flatten)]
@@ -37,6 +50,7 @@ pub const LIST_MAX: i64 = 10_000;
 
 /// `activity_list`: newest first, at most [`LIST_MAX`] (`activity_export` has them all).
 pub async fn list(ctx: &Ctx, a: ListArgs) -> Result<Vec<audit::Row>> {
+    a.filter.check()?;
     let ExportArgs { since, until, client, tool } = a.filter;
     let limit = a.limit.unwrap_or(LIST_DEFAULT);
     if !(1..=LIST_MAX).contains(&limit) {
@@ -44,9 +58,6 @@ pub async fn list(ctx: &Ctx, a: ListArgs) -> Result<Vec<audit::Row>> {
             "activity.invalid_filter",
             format!("limit {limit} must be from 1 to {LIST_MAX}; every row is activity_export's"),
         ));
-    }
-    for s in since.iter().chain(until.iter()) {
-        audit::parse_since(s)?;
     }
     let f = Filter { since, until, client, tool, limit };
     audit::flush(&ctx.store).await;
@@ -64,6 +75,21 @@ pub async fn export(ctx: &Ctx, a: ExportArgs) -> Result<Vec<serde_json::Value>> 
             Ok(String::from_utf8_lossy(&buf).lines().filter_map(|l| serde_json::from_str(l).ok()).collect())
         })
         .await
+}
+
+/// `hal0 activity export`: every matching entry, oldest first, written to `out` as JSON
+/// lines while it is read (the API's [`export`] answers them whole). A malformed `since` or
+/// `until` is refused before the store is read.
+pub fn export_to(store: &crate::store::Store, a: ExportArgs, out: &mut impl std::io::Write) -> Result<u64> {
+    a.check()?;
+    let f = Filter { since: a.since, until: a.until, client: a.client, tool: a.tool, limit: 0 };
+    audit::export(store, &f, out)
+}
+
+/// A copy written by `hal0 activity export`, checked against its own hash chain
+/// (`complete`: an export without a filter, so a missing link is a removed row).
+pub fn verify_copy(copy: impl std::io::BufRead, complete: bool) -> Result<Report> {
+    audit::chain::verify_lines(copy, complete)
 }
 
 /// `activity_verify`: walk the audit log's hash chain and name the first row that does

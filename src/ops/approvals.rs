@@ -186,11 +186,16 @@ async fn decide(ctx: &Ctx, id: &str, approve: bool, reason: Option<&str>) -> Res
 /// session's person (`person:NAME`, or `ui:<session>` for an unnamed one, `ui`); anyone
 /// else as they are (`api`).
 pub fn decider(ctx: &Ctx) -> (String, &'static str) {
+    use crate::base::actor::Actor;
+    let actor = ctx.actor();
     if ctx.from_shell {
-        let user = ctx.identity.strip_prefix("cli:").unwrap_or(&ctx.identity);
-        return (format!("person:{user}"), "cli");
+        let user = match actor {
+            Actor::Cli(user) => user,
+            other => other.to_string(),
+        };
+        return (Actor::Person(user).to_string(), "cli");
     }
-    let surface = if ctx.identity.starts_with("person:") || ctx.identity.starts_with("ui:") { "ui" } else { "api" };
+    let surface = if actor.at_dashboard() { "ui" } else { "api" };
     (ctx.identity.to_string(), surface)
 }
 

@@ -101,6 +101,11 @@ impl Services {
         self.live.get()
     }
 
+    /// How often a long call reports progress to a client that asked (`[mcp].progress_secs`).
+    pub fn progress_every(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.config().mcp.progress_secs)
+    }
+
     /// Read hal0.toml again and apply what a running daemon can (SIGHUP): the reloadable
     /// keys go live and the parts built from them follow; a file that does not parse
     /// changes nothing (its error names the file, the line and the key).
@@ -147,6 +152,10 @@ impl Ctx {
     /// A call made at the box's shell.
     pub fn shell(svc: Arc<Services>, identity: impl Into<Arc<str>>) -> Ctx {
         Ctx { svc, identity: identity.into(), from_shell: true, passkey: false }
+    }
+    /// The caller, read from its recorded identity.
+    pub fn actor(&self) -> crate::base::actor::Actor {
+        crate::base::actor::Actor::parse(&self.identity)
     }
 }
 

@@ -16,6 +16,7 @@ pub mod ctx;
 pub mod de;
 pub mod decide;
 pub mod doctor;
+pub mod hermes;
 pub mod inbox_watch;
 pub mod keys;
 pub mod mcp;
@@ -111,7 +112,7 @@ pub(crate) async fn audited<T>(
     let store = ctx.svc.store.clone();
     let surface = if ctx.from_shell {
         "cli"
-    } else if ctx.identity.starts_with("person:") || ctx.identity.starts_with("ui:") {
+    } else if ctx.actor().at_dashboard() {
         "ui"
     } else {
         "oauth"

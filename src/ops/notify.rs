@@ -5,10 +5,10 @@
 
 use super::{Ctx, audited};
 use crate::base::error::Result;
-use crate::notify::{
-    Event, send,
-    targets::{self, Target},
-};
+use crate::notify::{Event, send, targets};
+
+/// A notification target, as these operations take and answer it.
+pub use crate::notify::targets::Target;
 use serde_json::{Value, json};
 
 /// Add `t`. A webhook with no `secret_key` gets `NOTIFY_<ID>_SECRET` made in api.env;
@@ -20,7 +20,7 @@ pub async fn add(ctx: &Ctx, mut t: Target) -> Result<Value> {
         let mut made = None;
         if t.kind == "webhook" && t.secret_key.is_none() {
             let key = format!("NOTIFY_{}_SECRET", t.id.to_ascii_uppercase().replace('-', "_"));
-            let value = crate::auth::token::random_base62(43)?;
+            let value = crate::base::token::random_base62(43)?;
             if crate::base::envfile::get_var(&ctx.paths.api_env(), &key)?.is_some() {
                 return Err(crate::base::error::Error::conflict(
                     "notify.exists",

@@ -165,7 +165,7 @@ pub async fn begin(ctx: &Ctx, q: AuthorizeQuery) -> std::result::Result<String, 
                 s,
                 approvals::NewApproval {
                     kind: approvals::ApprovalKind::OauthConsent,
-                    client: &format!("oauth:{}", oauth::shown(&v.client_id, 200)),
+                    client: &crate::base::actor::Actor::Oauth(oauth::shown(&v.client_id, 200)).to_string(),
                     tool: "oauth_consent",
                     arguments: json!({"request_id": v.id, "client_id": v.client_id, "client_name": v.client_name,
                                       "server": v.server, "scopes": v.scopes, "redirect_to": v.redirect_to}),

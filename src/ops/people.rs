@@ -52,7 +52,10 @@ pub async fn remove_passkey(ctx: &Ctx, id: &str, person: Option<String>) -> Resu
 /// the command (whose name must be a person's name).
 pub async fn link_person(ctx: &Ctx, user: Option<&str>) -> Result<String> {
     let Some(user) = user else {
-        let me = ctx.identity.strip_prefix("cli:").unwrap_or(&ctx.identity).to_string();
+        let me = match ctx.actor() {
+            crate::base::actor::Actor::Cli(user) => user,
+            other => other.to_string(),
+        };
         return people::check_name(&me).map(|()| me.clone()).map_err(|_| {
             Error::invalid(
                 "ui.invalid_name",

@@ -174,6 +174,17 @@ pub async fn peer_remove(ctx: &Ctx, a: PeerNameArgs) -> Result<serde_json::Value
     .await
 }
 
+/// Whether relay bot `bot` has a public A2A card: listed in `[relay].a2a_bots`, and a bot
+/// (a live bridge client holding the `relay` scope).
+pub async fn published(svc: &super::Services, bot: &str) -> Result<bool> {
+    if !svc.config().relay.a2a_bots.iter().any(|b| b == bot) {
+        return Ok(false);
+    }
+    let name = bot.to_string();
+    let clients = svc.store.call(crate::auth::bridge::list).await?;
+    Ok(clients.iter().any(|c| c.name == name && crate::relay::is_listed_bot(c)))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -160,3 +160,12 @@ pub fn read(paths: &Paths, cfg: &Config) -> Result<Status> {
         recent_errors,
     })
 }
+
+/// The daemon's metrics as OpenMetrics text (`GET /metrics`), with what is read at scrape
+/// time: the cards waiting and the runs by state from the store, and `sessions`, the MCP
+/// sessions the daemon holds.
+pub async fn metrics_text(store: &crate::store::Store, sessions: usize) -> Result<String> {
+    let (approvals_pending, runs) =
+        store.call(|s| Ok((crate::approvals::count_pending(s)?, crate::bridge::ledger::count_by_status(s)?))).await?;
+    Ok(crate::observe::metrics::render(crate::observe::metrics::Snapshot { sessions, approvals_pending, runs }))
+}

@@ -359,7 +359,7 @@ pub fn fingerprint(record: &Record, hdrs: &HashMap<String, String>) -> String {
         Some(u) if record.transport != Transport::Stdio => u.clone(),
         _ => format!("{:?} {:?}", record.command, record.args),
     };
-    crate::auth::token::sha256_hex(&format!("{target}\n{}", parts.join("\n")))
+    crate::base::token::sha256_hex(&format!("{target}\n{}", parts.join("\n")))
 }
 
 impl Pool {

@@ -3,8 +3,8 @@
 //! at `/mcp/proxy/<server>/mcp`; it opens nothing else. Exposure to a Hermes profile mints
 //! the profile's key; operators mint keys for other consumers with `hal0 mcp keys add`.
 
-use crate::auth::token::{fingerprint, random_base62, sha256_hex};
 use crate::base::error::{Error, Result};
+use crate::base::token::{fingerprint, random_base62, sha256_hex};
 use crate::store::{Store, now};
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;

@@ -4,6 +4,7 @@
 
 use super::AppState;
 use crate::auth::{Credential, Decision, RouteClass, decide};
+use crate::base::actor::Actor;
 use crate::base::error::Error;
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
@@ -29,9 +30,9 @@ impl Caller {
     /// else the resolved identity.
     pub fn audit_identity(&self) -> String {
         match (&self.cred, self.cred.as_bridge()) {
-            (_, Some(b)) => format!("bridge:{}", b.name),
-            (Credential::Admin, _) => format!("admin:{}", self.identity),
-            (Credential::Client, _) => format!("client:{}", self.identity),
+            (_, Some(b)) => Actor::Bridge(b.name.clone()).to_string(),
+            (Credential::Admin, _) => Actor::Admin(self.identity.clone()).to_string(),
+            (Credential::Client, _) => Actor::Client(self.identity.clone()).to_string(),
             _ => self.identity.clone(),
         }
     }
@@ -170,7 +171,7 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
             .headers()
             .get(crate::auth::session::CSRF_HEADER)
             .and_then(|v| v.to_str().ok())
-            .is_some_and(|t| crate::auth::token::ct_eq(t, &p.csrf))
+            .is_some_and(|t| crate::base::token::ct_eq(t, &p.csrf))
     {
         tracing::info!(path, cred = cred.label(), "refused: no CSRF token");
         return Error::forbidden_code(
@@ -372,7 +373,7 @@ fn proxy_target(
     // proxy's approvals and audit give the caller.
     let holder = match cred {
         Credential::Consumer(k) => k.name.clone(),
-        c => format!("admin:{}", c.identity(agent)),
+        c => Actor::Admin(c.identity(agent)).to_string(),
     };
     state.proxy.record_as(id, Some(&holder))
 }

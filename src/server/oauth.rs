@@ -9,6 +9,7 @@ use super::AppState;
 use super::guard::Caller;
 use crate::auth::oauth::clients::Registration;
 use crate::auth::oauth::grants::{AuthorizeQuery, error_name};
+use crate::base::actor::Actor;
 use crate::base::error::Error;
 use crate::ops::Ctx;
 use crate::ops::oauth::{self as op, TokenRequest};
@@ -90,7 +91,7 @@ fn bearer(headers: &HeaderMap) -> String {
 
 /// `GET /oauth/register/{client_id}` (RFC 7592 read).
 pub async fn registration(State(state): State<Arc<AppState>>, Path(id): Path<String>, headers: HeaderMap) -> Response {
-    match op::registration(&ctx(&state, format!("oauth:{id}")), id, bearer(&headers)).await {
+    match op::registration(&ctx(&state, Actor::Oauth(id.to_string())), id, bearer(&headers)).await {
         Ok(v) => json_ok(StatusCode::OK, v),
         Err(e) => oauth_error(&e),
     }
@@ -98,7 +99,7 @@ pub async fn registration(State(state): State<Arc<AppState>>, Path(id): Path<Str
 
 /// `DELETE /oauth/register/{client_id}` (RFC 7592 delete).
 pub async fn unregister(State(state): State<Arc<AppState>>, Path(id): Path<String>, headers: HeaderMap) -> Response {
-    match op::unregister(&ctx(&state, format!("oauth:{id}")), id, bearer(&headers)).await {
+    match op::unregister(&ctx(&state, Actor::Oauth(id.to_string())), id, bearer(&headers)).await {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
         Err(e) => oauth_error(&e),
     }
@@ -265,7 +266,7 @@ pub async fn token(State(state): State<Arc<AppState>>, headers: HeaderMap, body:
         scope: f.remove("scope"),
         resource: f.remove("resource"),
     };
-    match op::token(&ctx(&state, format!("oauth:{}", crate::auth::oauth::shown(&client_id, 60))), t).await {
+    match op::token(&ctx(&state, Actor::Oauth(crate::auth::oauth::shown(&client_id, 60))), t).await {
         Ok(tokens) => json_ok(StatusCode::OK, serde_json::to_value(tokens).unwrap_or_default()),
         Err(e) => oauth_error(&e),
     }
@@ -287,13 +288,8 @@ pub async fn revoke(State(state): State<Arc<AppState>>, headers: HeaderMap, body
     if client_id.is_empty() {
         return oauth_error(&Error::invalid("oauth.invalid_request", "client_id is missing"));
     }
-    match op::revoke(
-        &ctx(&state, format!("oauth:{}", crate::auth::oauth::shown(&client_id, 60))),
-        client_id,
-        secret,
-        token,
-    )
-    .await
+    match op::revoke(&ctx(&state, Actor::Oauth(crate::auth::oauth::shown(&client_id, 60))), client_id, secret, token)
+        .await
     {
         Ok(()) => json_ok(StatusCode::OK, json!({})),
         Err(e) => oauth_error(&e),

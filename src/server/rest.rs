@@ -5,6 +5,7 @@
 use super::AppState;
 use super::guard::Caller;
 use crate::auth::Credential;
+use crate::base::actor::Actor;
 use crate::base::error::Error;
 use crate::ops::{Ctx, OpDef};
 use axum::Extension;
@@ -102,9 +103,9 @@ pub fn op_handler(def: &'static OpDef) -> axum::routing::MethodRouter<Arc<AppSta
         let (identity, passkey) = match caller {
             Some(Extension(c)) => match &c.cred {
                 crate::auth::Credential::Person(p) => (c.identity.clone(), p.by_passkey()),
-                _ => (format!("api:{}", c.identity), false),
+                _ => (Actor::Api(c.identity.clone()).to_string(), false),
             },
-            None => ("api:anonymous".into(), false),
+            None => (Actor::Api("anonymous".into()).to_string(), false),
         };
         // A change is audited (`api`, the tool's name) as from every front (`ops::call`).
         let ctx = Ctx::remote(state.ops.clone(), identity).with_passkey(passkey);

@@ -5,8 +5,8 @@
 //! registers; secrets and registration tokens are stored as their sha256.
 
 use super::SECRET_PREFIX;
-use crate::auth::token::{ct_eq, random_base62, sha256_hex};
 use crate::base::error::{Error, Result};
+use crate::base::token::{ct_eq, random_base62, sha256_hex};
 use crate::store::{Store, now};
 use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};

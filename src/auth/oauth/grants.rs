@@ -10,8 +10,8 @@
 use super::clients::Client;
 use super::{ACCESS_PREFIX, CODE_PREFIX, Issuer, REFRESH_PREFIX, mount_scope, shown};
 use crate::auth::bridge::{self, Scope};
-use crate::auth::token::{random_base62, sha256_hex};
 use crate::base::error::{Error, Result};
+use crate::base::token::{random_base62, sha256_hex};
 use crate::store::Store;
 use base64::Engine;
 use rusqlite::{OptionalExtension, params};
@@ -479,7 +479,7 @@ fn decide(
 
 /// The bridge client of an OAuth client: its live one, or a new one named after it.
 fn bridge_client_for(tx: &rusqlite::Connection, client: &Client, scopes: &BTreeSet<Scope>, by: &str) -> Result<String> {
-    let origin = format!("oauth:{}", client.client_id);
+    let origin = crate::base::actor::Actor::Oauth(client.client_id.clone()).to_string();
     let live: Option<(String, String)> = tx
         .query_row("SELECT name, scopes FROM bridge_clients WHERE origin = ?1 AND revoked_at IS NULL", [&origin], |r| {
             Ok((r.get(0)?, r.get(1)?))
@@ -658,7 +658,7 @@ pub fn pkce_matches(verifier: &str, challenge: &str) -> bool {
     }
     let digest = <sha2::Sha256 as sha2::Digest>::digest(verifier.as_bytes());
     let computed = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest);
-    crate::auth::token::ct_eq(&computed, challenge)
+    crate::base::token::ct_eq(&computed, challenge)
 }
 
 fn bad_grant(msg: impl Into<String>) -> Error {

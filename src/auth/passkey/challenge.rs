@@ -32,7 +32,7 @@ impl Challenges {
     pub fn issue(&self, purpose: Purpose) -> Result<(String, Vec<u8>)> {
         let mut bytes = vec![0u8; 32];
         getrandom::fill(&mut bytes).map_err(|e| Error::internal(format!("no randomness: {e}")))?;
-        let id = crate::auth::token::random_base62(22)?;
+        let id = crate::base::token::random_base62(22)?;
         let mut open = self.0.lock().unwrap_or_else(|p| p.into_inner());
         let now = Instant::now();
         open.retain(|_, (_, _, at)| now.duration_since(*at) < LIFETIME);

@@ -70,7 +70,7 @@ pub const REAUTH: &str = "reauth_required";
 pub fn name(server: &str, holder: Option<&str>) -> String {
     match holder {
         None => format!("{server}.acct"),
-        Some(h) => format!("{server}@{}.acct", &crate::auth::token::sha256_hex(h)[..16]),
+        Some(h) => format!("{server}@{}.acct", &crate::base::token::sha256_hex(h)[..16]),
     }
 }
 

@@ -275,8 +275,8 @@ pub async fn begin(paths: &Paths, cfg: &Config, r: &Record, o: &Options, by: &st
         }
     };
     let client = client_for(paths, cfg, r, &d, o).await?;
-    let state = crate::auth::token::random_base62(43)?;
-    let verifier = crate::auth::token::random_base62(64)?;
+    let state = crate::base::token::random_base62(43)?;
+    let verifier = crate::base::token::random_base62(64)?;
     let challenge = b64(&Sha256::digest(verifier.as_bytes()));
     let scope = o
         .scope
