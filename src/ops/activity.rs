@@ -26,7 +26,7 @@ pub struct ExportArgs {
 }
 
 impl ExportArgs {
-    /// `since` and `until` read as times (a malformed one is `activity.invalid_filter`).
+    /// `since` and `until` read as times (a malformed one is `audit.invalid_since`).
     pub fn check(&self) -> Result<()> {
         for s in self.since.iter().chain(self.until.iter()) {
             audit::parse_since(s)?;

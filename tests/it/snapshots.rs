@@ -1,6 +1,8 @@
-//! Snapshots of the human-readable output of the main commands: `hal0 bridge list`,
-//! `hal0 mcp list`, `hal0 doctor`, `hal0 ui user list|passkeys` and `hal0 agent approvals
-//! list|show`, each the real binary
+//! Snapshots of the human-readable output of the list and show commands: `hal0 bridge list`,
+//! `hal0 mcp list|status`, `hal0 doctor`, `hal0 ui user list|passkeys|sessions`, `hal0 agent
+//! approvals list|show`, `hal0 runs list`, `hal0 activity list`, `hal0 notify list`, `hal0
+//! relay agents|exchanges|peer list`, `hal0 oauth client list`, `hal0 store status` and
+//! `hal0 config show`, each the real binary
 //! against temp dirs whose records were made through the CLI (and, for the approvals,
 //! through a running `hal0 serve`). What legitimately differs between runs (times, the temp
 //! dir, ports, approval ids) is replaced by a fixed placeholder first; the tables are then
@@ -282,6 +284,46 @@ async fn approvals_list_and_show() {
     insta::assert_snapshot!("approvals_list_pending", s.out(&pending));
     insta::assert_snapshot!("approvals_show_executed", s.out(&executed));
     insta::assert_snapshot!("approvals_show_denied", s.out(&denied));
+}
+
+/// The other list and show commands a person reads, against state made through the CLI:
+/// the run ledger, the audit log, notification targets, relay bots and exchanges, relay
+/// peers, dashboard sessions, OAuth clients, the store, one server's status and the
+/// configuration.
+#[test]
+fn the_other_list_and_show_commands() {
+    let env = Env::new();
+    let s = Scrub::new(&env);
+    // As shell user `tester` (the audit log names the shell user), on a box with a public
+    // URL (else the proxy URL names this machine's address).
+    let run = |a: &[&str]| {
+        Out(env.cmd(a).env("USER", "tester").env_remove("SUDO_USER").env("HAL0_FORCE_TTY", "1").output().unwrap())
+    };
+    let ok = |a: &[&str]| assert_eq!(run(a).code(), 0, "{a:?}");
+    ok(&["config", "set", "network.public_url", "https://box.example"]);
+    ok(&["bridge", "add", "ci"]);
+    ok(&["bridge", "add", "helper", "--scope", "relay"]);
+    ok(&["notify", "add", "ntfy", "http://127.0.0.1:9/hal0-cards", "--id", "phone"]);
+    ok(&["mcp", "install", "http://127.0.0.1:9/mcp", "--id", "files", "--name", "Files"]);
+    ok(&["mcp", "allow", "files", "read"]);
+    ok(&["mcp", "gate", "files", "write"]);
+    ok(&["config", "set", "mcp.gate_wait_secs", "40"]);
+    let shots: &[(&str, &[&str])] = &[
+        ("runs_list_empty", &["runs", "list"]),
+        ("activity_list", &["activity", "list"]),
+        ("notify_list", &["notify", "list"]),
+        ("relay_agents", &["relay", "agents"]),
+        ("relay_exchanges_empty", &["relay", "exchanges"]),
+        ("relay_peer_list_empty", &["relay", "peer", "list"]),
+        ("ui_sessions_empty", &["ui", "sessions"]),
+        ("oauth_client_list_empty", &["oauth", "client", "list"]),
+        ("mcp_status", &["mcp", "status", "files"]),
+        ("store_status", &["store", "status"]),
+        ("config_show", &["config", "show"]),
+    ];
+    for (name, argv) in shots {
+        insta::assert_snapshot!(*name, s.out(&run(argv)));
+    }
 }
 
 /// The normalizer itself: a table rendered with a long value, scrubbed to a short one and
