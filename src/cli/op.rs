@@ -59,8 +59,11 @@ pub fn run(ctx: &Ctx, a: OpArgs) -> Result<()> {
         Some(Err(e)) => return Err(Error::invalid(op.invalid_code, format!("the arguments are not valid JSON: {e}"))),
     };
     let args = crate::ops::args::check_path_args(op.path, args)?;
-    let run = op.run.ok_or_else(|| Error::invalid("mcp.unknown_tool", format!("`{name}` is not an operation")))?;
+    if op.run.is_none() {
+        return Err(Error::invalid("mcp.unknown_tool", format!("`{name}` is not an operation")));
+    }
+    // A change is audited as it is from REST (surface `cli`, the shell user), reads are not.
     let ops = ctx.ops()?;
-    print_json(&super::runtime()?.block_on(run(ops, args))?);
+    print_json(&super::runtime()?.block_on(crate::ops::call::at_shell(ops, &name, Value::Object(args)))?);
     Ok(())
 }

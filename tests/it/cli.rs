@@ -528,8 +528,8 @@ fn public_url_must_be_pasteable() {
     );
 }
 
-/// `hal0 op`: any operation of the route table from the shell, JSON in and out; bad input
-/// gets the operation's own codes.
+/// `hal0 op`: any operation of the route table from the shell, JSON in and out, a change
+/// audited; bad input gets the operation's own codes.
 #[test]
 fn op_runs_any_operation_by_its_tool_name() {
     let env = Env::new();
@@ -541,6 +541,12 @@ fn op_runs_any_operation_by_its_tool_name() {
     assert_eq!(env.json(&["bridge", "list", "--json"]), list, "the same clients as `hal0 bridge list`");
     let listed = env.ok(&["op", "--list"]);
     assert!(listed.contains("mcp_server_install") && listed.contains("POST /api/mcp/install"), "{listed}");
+    // The change is audited as from REST, at the shell; the reads are not.
+    let rows = env.json(&["activity", "list", "--json"]);
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!((rows[0]["tool"].as_str(), rows[0]["surface"].as_str()), (Some("bridge_client_add"), Some("cli")));
+    assert!(rows[0]["identity"].as_str().unwrap().starts_with("cli:"), "{rows:?}");
     for (args, code, want) in [
         (vec!["op", "nope"], 2, "mcp.unknown_tool"),
         (vec!["op", "versoin_info"], 2, "did you mean `version_info`?"),
