@@ -117,7 +117,7 @@ async fn rpc_of(
 }
 
 async fn bot_card(State(state): State<Arc<AppState>>, Path(bot): Path<String>, headers: HeaderMap) -> Response {
-    match relay::published(&state, &bot).await {
+    match crate::ops::relay::published(&state, &bot).await {
         Ok(true) => no_cache(axum::Json(relay::card(&bot, &base(&state, &headers))).into_response()),
         Ok(false) => crate::server::rest::not_found().await.into_response(),
         Err(e) => e.into_response(),
@@ -133,7 +133,7 @@ async fn bot_rpc(
 ) -> Response {
     // Only a bot the operator listed is an A2A agent (any other name, a profile's or a
     // peer's included, is not found here).
-    match relay::published(&state, &bot).await {
+    match crate::ops::relay::published(&state, &bot).await {
         Ok(true) => rpc::handle(state, caller, rpc::Target::Relay(bot), headers, body).await,
         Ok(false) => crate::server::rest::not_found().await.into_response(),
         Err(e) => e.into_response(),
@@ -153,7 +153,7 @@ async fn index(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Respon
     }
     if cfg.relay.enabled {
         for bot in &cfg.relay.a2a_bots {
-            match relay::published(&state, bot).await {
+            match crate::ops::relay::published(&state, bot).await {
                 Ok(true) => cards.push(relay::card(bot, &base)),
                 Ok(false) => {}
                 Err(e) => return e.into_response(),

@@ -17,12 +17,6 @@ pub fn interface_path(bot: &str) -> String {
     format!("/a2a/relay/{bot}")
 }
 
-/// Whether `bot` has a public card: listed in `[relay].a2a_bots` and a bot (a live bridge
-/// client holding the `relay` scope).
-pub async fn published(state: &AppState, bot: &str) -> crate::base::error::Result<bool> {
-    crate::ops::relay::published(state, bot).await
-}
-
 /// Bot `bot`'s card, its interface under `base`.
 pub fn card(bot: &str, base: &str) -> Value {
     json!({

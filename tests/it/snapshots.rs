@@ -145,6 +145,12 @@ fn grid(env: &Env, args: &[&str]) -> Out {
     Out(env.cmd(args).env("HAL0_FORCE_TTY", "1").output().unwrap())
 }
 
+/// [`grid`] as shell user `tester` (a decider, an audit identity and a login link name the
+/// shell user).
+fn as_tester(env: &Env, args: &[&str]) -> Out {
+    Out(env.cmd(args).env("USER", "tester").env_remove("SUDO_USER").env("HAL0_FORCE_TTY", "1").output().unwrap())
+}
+
 /// `hal0 doctor` with HOME in the temp dir and no `HAL0_HERMES_HOME`, so no Hermes home of
 /// the machine's is looked at.
 fn doctor(env: &Env) -> Out {
@@ -163,9 +169,7 @@ fn doctor(env: &Env) -> Out {
 fn ui_user_list() {
     let env = Env::new();
     let s = Scrub::new(&env);
-    let run = |a: &[&str]| {
-        Out(env.cmd(a).env("USER", "tester").env_remove("SUDO_USER").env("HAL0_FORCE_TTY", "1").output().unwrap())
-    };
+    let run = |a: &[&str]| as_tester(&env, a);
     let empty = run(&["ui", "user", "list"]);
     let no_keys = run(&["ui", "user", "passkeys"]);
     assert_eq!(run(&["ui", "user", "add", "alice"]).code(), 0);
@@ -250,7 +254,7 @@ async fn approvals_list_and_show() {
         let mut a = vec!["agent", "approvals"];
         a.extend_from_slice(args);
         // The decider is named after the user at the shell.
-        Out(env.cmd(&a).env("USER", "tester").env_remove("SUDO_USER").env("HAL0_FORCE_TTY", "1").output().unwrap())
+        as_tester(&env, &a)
     };
     let empty = approvals(&["list"]);
     let key = env.bridge_key("ops", &["admin"]);
@@ -296,9 +300,7 @@ fn the_other_list_and_show_commands() {
     let s = Scrub::new(&env);
     // As shell user `tester` (the audit log names the shell user), on a box with a public
     // URL (else the proxy URL names this machine's address).
-    let run = |a: &[&str]| {
-        Out(env.cmd(a).env("USER", "tester").env_remove("SUDO_USER").env("HAL0_FORCE_TTY", "1").output().unwrap())
-    };
+    let run = |a: &[&str]| as_tester(&env, a);
     let ok = |a: &[&str]| assert_eq!(run(a).code(), 0, "{a:?}");
     ok(&["config", "set", "network.public_url", "https://box.example"]);
     ok(&["bridge", "add", "ci"]);
