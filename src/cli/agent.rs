@@ -253,7 +253,8 @@ pub fn run(ctx: &Ctx, cmd: AgentCmd) -> Result<()> {
     let cmd = match cmd {
         AgentCmd::Approvals(c) => c,
         AgentCmd::Reprovision { agent: _, repair } => {
-            let (rows, home) = crate::ops::hermes::reprovision(&ctx.paths, &ctx.store()?, &ctx.config()?, repair)?;
+            let ops = ctx.ops()?;
+            let (rows, home) = super::runtime()?.block_on(crate::ops::hermes::reprovision(&ops, repair))?;
             if json {
                 print_json(&serde_json::json!({"profiles": rows}));
             } else if rows.is_empty() {

@@ -1,10 +1,9 @@
 //! `hal0 auth status|rotate`: the box keys in `api.env`.
 
 use super::{Ctx, confirm, print_json, table};
-use crate::auth::boxkeys::{self, BoxKey, BoxKeys};
 use crate::base::error::Result;
 use crate::base::token::fingerprint;
-use serde_json::json;
+use crate::ops::boxkeys::{self, BoxKey, BoxKeys};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum AuthCmd {
@@ -53,23 +52,27 @@ pub fn run(ctx: &Ctx, cmd: AuthCmd) -> Result<()> {
             Ok(())
         }
         AuthCmd::Rotate { tier, yes } => {
-            let had = BoxKeys::load(&path)?.get(tier).is_some();
-            if had {
+            if BoxKeys::load(&path)?.get(tier).is_some() {
                 confirm(
                     yes,
                     &format!("Rotate the {} key? Every client using it stops working at once", tier.as_str()),
                 )?;
             }
-            let key = boxkeys::rotate(&path, tier)?;
-            let fp = fingerprint(&key);
+            let ops = ctx.ops_to_repair()?;
+            let r = super::runtime()?.block_on(boxkeys::rotate(&ops, tier))?;
             if json {
-                print_json(&json!({"tier": tier, "key": key, "fingerprint": fp, "rotated_at": crate::store::now()}));
+                print_json(&serde_json::to_value(&r).unwrap_or_default());
             } else {
-                println!("New {} key ({}), shown once; it is also in {}:", tier.as_str(), fp, path.display());
+                println!(
+                    "New {} key ({}), shown once; it is also in {}:",
+                    tier.as_str(),
+                    r.fingerprint,
+                    path.display()
+                );
                 println!();
-                println!("  {key}");
+                println!("  {}", r.key);
                 println!();
-                if had {
+                if r.had {
                     println!("The old key no longer works; update each client's Authorization header.");
                 } else {
                     println!("Auth is now armed.");

@@ -1,8 +1,9 @@
-//! `hal0 backup FILE` and `hal0 restore FILE`: the shell front of [`crate::store::backup`].
+//! `hal0 backup FILE` and `hal0 restore FILE`: the shell front of [`crate::ops::store`]'s
+//! backup and restore.
 
 use super::{Ctx, confirm, print_json};
 use crate::base::error::Result;
-use crate::store::backup::{self, Action};
+use crate::ops::store::{self as backup, Action};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -25,7 +26,7 @@ pub struct RestoreArgs {
 }
 
 pub fn backup(ctx: &Ctx, a: BackupArgs) -> Result<()> {
-    let made = backup::create(&ctx.paths, &a.file, a.force)?;
+    let made = backup::backup(&ctx.paths, &a.file, a.force, &super::who())?;
     if ctx.json {
         print_json(&serde_json::to_value(&made).unwrap_or_default());
         return Ok(());
@@ -80,7 +81,7 @@ pub fn restore(ctx: &Ctx, a: RestoreArgs) -> Result<()> {
     if replaces > 0 {
         confirm(a.yes, &format!("Restore {} ({replaces} existing files replaced or removed)?", a.file.display()))?;
     }
-    let applied = backup::apply(&ctx.paths, staged)?;
+    let applied = backup::restore(&ctx.paths, staged, &a.file, &super::who())?;
     if ctx.json {
         print_json(&serde_json::to_value(&applied).unwrap_or_default());
         return Ok(());

@@ -1,6 +1,6 @@
 //! `hal0 bridge add|list|scopes|rotate|revoke`: per-client bridge keys.
 
-use super::{Ctx, confirm, print_json, runtime, table};
+use super::{Ctx, confirm, print_json, table};
 use crate::auth::bridge::{self, Client, parse_scopes};
 use crate::base::error::Result;
 use crate::base::term::{safe, shell_quote};
@@ -64,11 +64,10 @@ fn scopes_str(c: &Client) -> String {
     c.scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ")
 }
 
-/// Run a bridge op at the shell (audited on surface `cli`, as REST audits it on `api`); a
-/// key-minting one answers a [`crate::ops::bridge::Keyed`] as JSON.
+/// Run a bridge op at the shell (audited on surface `cli`); a key-minting one answers a
+/// [`crate::ops::bridge::Keyed`] as JSON.
 fn shell_op(ctx: &Ctx, tool: &str, args: serde_json::Value) -> Result<serde_json::Value> {
-    let ops = ctx.ops()?;
-    runtime()?.block_on(crate::ops::call::at_shell(ops, tool, args))
+    super::change(ctx.ops()?, tool, args)
 }
 
 /// Print a new or rotated key as the op answered it (a `Keyed`), with client `kind`'s

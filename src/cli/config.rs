@@ -2,10 +2,10 @@
 
 use super::{Ctx, print_json};
 use crate::base::error::Result;
+use crate::ops::settings::Put;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum ConfigCmd {
-    /// Print the effective configuration (file values over defaults).
     /// Show the effective configuration: every setting, those not set in hal0.toml marked
     /// `# default`.
     Show {
@@ -46,18 +46,18 @@ pub fn run(ctx: &Ctx, cmd: ConfigCmd) -> Result<()> {
             Ok(())
         }
         ConfigCmd::Set { key, value } => {
-            let w = crate::ops::settings::set(&ctx.paths, &key, &value)?;
+            let args = serde_json::json!({"key": key, "value": value});
+            let put: Put = super::change_as(ctx.ops_to_repair()?, "config_write", args)?;
             println!("Set {key} in {}.", ctx.paths.hal0_toml().display());
-            running_note(&ctx.paths, &key);
-            unit_note(&w);
+            running_note(&ctx.paths, &put);
             Ok(())
         }
         ConfigCmd::Unset { key } => {
-            let w = crate::ops::settings::unset(&ctx.paths, &key)?;
-            if w.was_set {
+            let args = serde_json::json!({"key": key, "value": null});
+            let put: Put = super::change_as(ctx.ops_to_repair()?, "config_write", args)?;
+            if put.changed {
                 println!("Removed {key} from {}; its default applies.", ctx.paths.hal0_toml().display());
-                running_note(&ctx.paths, &key);
-                unit_note(&w);
+                running_note(&ctx.paths, &put);
             } else {
                 println!(
                     "{key} is not set in {}: its default applies already; nothing changed.",
@@ -69,19 +69,15 @@ pub fn run(ctx: &Ctx, cmd: ConfigCmd) -> Result<()> {
     }
 }
 
-/// When a running `hal0 serve` takes the change: at a reload or only at a restart.
-fn running_note(paths: &crate::base::paths::Paths, key: &str) {
-    let hint = crate::config::live::applies(key.trim()).hint();
-    if crate::store::backup::daemon_running(paths) {
-        println!("hal0 serve is running: {hint}.");
+/// When a running `hal0 serve` takes the change (at a reload or only at a restart), and
+/// what it meant for the systemd unit, if anything.
+fn running_note(paths: &crate::base::paths::Paths, put: &Put) {
+    if crate::ops::store::daemon_running(paths) {
+        println!("hal0 serve is running: {}.", put.note);
     } else {
         println!("hal0 serve is not running; it reads this when it starts.");
     }
-}
-
-/// What a change meant for the systemd unit, if anything.
-fn unit_note(w: &crate::ops::settings::Written) {
-    if let Some(note) = &w.unit {
+    if let Some(note) = &put.unit {
         println!("{note}");
     }
 }

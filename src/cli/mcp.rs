@@ -4,7 +4,9 @@
 use super::{Ctx, confirm, print_json, runtime, table};
 use crate::base::error::{Error, Result};
 use crate::base::term::{safe, safe_line};
-use crate::registry::{self, Record, Registry, ToolList};
+use crate::ops::mcp::{HermesSync, Restart};
+use crate::ops::mcp_edit::{Named, PlaceArgs, Tier};
+use crate::registry::{self, Record, Registry};
 use serde_json::json;
 
 #[derive(Debug, clap::Subcommand)]
@@ -192,68 +194,40 @@ pub struct AccessFlags {
 }
 
 impl AccessFlags {
-    fn which(self) -> Option<registry::record::Access> {
+    fn named(self) -> Named {
         if self.resource {
-            Some(registry::record::Access::Resources)
+            Named::Resource
         } else if self.prompt {
-            Some(registry::record::Access::Prompts)
+            Named::Prompt
         } else {
-            None
+            Named::Tool
         }
     }
 }
 
-fn set(ctx: &Ctx, id: &str, tool: &str, tier: ToolList, what: AccessFlags) -> Result<()> {
-    let reg = Registry::new(&ctx.paths);
-    if let Some(which) = what.which() {
-        let before = reg.get(id)?.access(which).verdict(tool);
-        let r = reg.set_access(id, which, tool, Some(tier))?;
-        let now = r.access(which).verdict(tool);
-        let name = safe_line(tool);
-        if before == now {
-            println!("`{name}` on `{id}` is already {} in [{}].", tier.key(), which.table());
-        } else {
-            println!("`{name}` on `{id}`: {} in [{}].", tier.key(), which.table());
-        }
-        return Ok(());
+fn set(ctx: &Ctx, id: &str, name: &str, tier: Tier, what: AccessFlags) -> Result<()> {
+    let named = what.named();
+    let a = PlaceArgs { server_id: id.into(), name: name.into(), tier, named, strict: what.strict };
+    let ops = ctx.ops()?;
+    let p = runtime()?.block_on(crate::ops::mcp_edit::place(&ops, a))?;
+    if let Some(w) = &p.warning {
+        eprintln!("warning: {w}; the policy names it anyway (--strict refuses)");
     }
-    let record = reg.get(id)?;
-    check_offered(ctx, &record, tool, what.strict)?;
-    let before = record.tools.tier_of(tool);
-    reg.set_tier(id, tool, tier)?;
-    let tool = safe_line(tool);
-    match before {
-        Some(b) if b == tier => println!("`{tool}` on `{id}` is already {}.", tier.key()),
-        Some(b) => println!("`{tool}` on `{id}`: {} → {}.", b.key(), tier.key()),
-        None => println!("`{tool}` on `{id}`: {}.", tier.key()),
+    let name = safe_line(name);
+    match (named, p.before) {
+        (Named::Tool, Some(b)) if b == tier => println!("`{name}` on `{id}` is already {}.", tier.key()),
+        (Named::Tool, Some(b)) => println!("`{name}` on `{id}`: {} → {}.", b.key(), tier.key()),
+        (Named::Tool, None) => println!("`{name}` on `{id}`: {}.", tier.key()),
+        _ if p.changed => println!("`{name}` on `{id}`: {} in [{}].", tier.key(), p.table),
+        _ => println!("`{name}` on `{id}` is already {} in [{}].", tier.key(), p.table),
     }
     Ok(())
 }
 
-/// Warn (or with `strict`, refuse) when `record`'s server does not offer `tool`: a typo
-/// would otherwise wait in the policy until the server grows a tool of that name.
-fn check_offered(ctx: &Ctx, record: &registry::record::Record, tool: &str, strict: bool) -> Result<()> {
-    use crate::proxy::probe::Offer;
-    let offer = runtime()?.block_on(crate::proxy::probe::offers(record, &ctx.paths, tool));
-    let (id, name) = (&record.id, safe_line(tool));
-    let problem = match offer {
-        Offer::Offered => return Ok(()),
-        Offer::NotOffered { nearest, offered } => {
-            let hint = nearest.map(|n| format!("; did you mean `{}`?", safe_line(&n))).unwrap_or_default();
-            format!("`{id}` offers no tool `{name}` (it lists {offered}: hal0 mcp test {id}){hint}")
-        }
-        Offer::Unknown(why) if strict => format!("cannot check that `{id}` offers `{name}`: {}", safe_line(&why)),
-        Offer::Unknown(_) => return Ok(()),
-    };
-    if strict {
-        return Err(Error::invalid("mcp.unknown_tool", format!("{problem}; nothing was changed")));
-    }
-    eprintln!("warning: {problem}; the policy names it anyway (--strict refuses)");
-    Ok(())
-}
-
-/// The join's report for people: what changed in Hermes, errors, warnings, the restart.
-fn print_sync(s: &registry::expose::HermesSync) {
+/// The join's report for people (the `hermes_sync` of an op's answer `v`): what changed in
+/// Hermes, errors, warnings, the restart.
+fn print_sync(v: &serde_json::Value) {
+    let s: HermesSync = serde_json::from_value(v["hermes_sync"].clone()).unwrap_or_default();
     for a in &s.applied {
         println!("Hermes: joined {}.", safe_line(a));
     }
@@ -267,8 +241,8 @@ fn print_sync(s: &registry::expose::HermesSync) {
         eprintln!("warning: the Hermes join could not finish: {}", safe(e));
     }
     match &s.restart {
-        registry::expose::Restart::NotNeeded => {}
-        registry::expose::Restart::Restarted => {
+        Restart::NotNeeded => {}
+        Restart::Restarted => {
             println!("Hermes restarted ([hermes].restart_command) to load its mcp_servers.")
         }
         other => {
@@ -282,13 +256,9 @@ fn print_sync(s: &registry::expose::HermesSync) {
 }
 
 fn toggle(ctx: &Ctx, id: &str, on: bool) -> Result<()> {
-    let (cfg, store) = (ctx.config()?, ctx.store()?);
-    let (_, sync) =
-        registry::manage::configure(&ctx.paths, &cfg, &store, id, None, Some(on), registry::program::Via::Shell)?;
+    let v = super::change(ctx.ops()?, "mcp_server_config_write", json!({"server_id": id, "enabled": on}))?;
     println!("`{id}` is {}.", if on { "enabled" } else { "disabled" });
-    if let Some(s) = sync {
-        print_sync(&s);
-    }
+    print_sync(&v);
     Ok(())
 }
 
@@ -296,41 +266,33 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
     let json = ctx.json;
     let reg = Registry::new(&ctx.paths);
     match cmd {
-        McpCmd::Install { spec: s, id, name, ca_file } => {
-            if let Some(id) = &id {
-                registry::record::validate_new_id(id)?;
+        McpCmd::Install { spec, id, name, ca_file } => {
+            let mut args = json!({"url": spec});
+            for (k, v) in [("id", json!(id)), ("name", json!(name)), ("ca_file", json!(ca_file))] {
+                if !v.is_null() {
+                    args[k] = v;
+                }
             }
-            if let Some(n) = &name
-                && (n.trim().is_empty() || n.len() > 128)
-            {
-                return Err(Error::invalid("mcp.invalid_name", "a name is 1–128 characters"));
-            }
-            let (cfg, store) = (ctx.config()?, ctx.store()?);
-            let (r, sync, warning) = runtime()?.block_on(registry::manage::install(
-                &ctx.paths,
-                &cfg,
-                &store,
-                registry::manage::Source::Spec(s),
-                registry::manage::InstallOptions { id, name, ca_file },
-                registry::program::Via::Shell,
-            ))?;
-            if let Some(w) = &warning {
+            let v = super::change(ctx.ops()?, "mcp_server_install", args)?;
+            if let Some(w) = v["warning"].as_str() {
                 eprintln!("warning: {}", safe_line(w));
             }
             if json {
-                print_json(&json!({"installed": record_json(&r, None), "hermes_sync": sync}));
+                print_json(&json!({"installed": v["installed"], "hermes_sync": v["hermes_sync"]}));
                 return Ok(());
             }
-            println!("Installed `{}` ({}, {}).", safe_line(&r.id), safe_line(&r.name), r.transport.as_str());
-            println!("File: {}", reg.path_of(&r.id).display());
-            if let Some(o) = &r.oauth {
+            let r = &v["installed"];
+            let text = |f: &str| r[f].as_str().unwrap_or_default().to_string();
+            let id = text("id");
+            println!("Installed `{}` ({}, {}).", safe_line(&id), safe_line(&text("name")), text("transport"));
+            println!("File: {}", reg.path_of(&id).display());
+            if let Some(issuer) = r["oauth"]["issuer"].as_str() {
                 println!(
-                    "It wants an OAuth account (authorization server {}): hal0 mcp connect {}",
-                    safe_line(&o.issuer),
-                    r.id
+                    "It wants an OAuth account (authorization server {}): hal0 mcp connect {id}",
+                    safe_line(issuer)
                 );
             }
-            println!("No tool is callable yet; allow one with: hal0 mcp allow {} TOOL", r.id);
+            println!("No tool is callable yet; allow one with: hal0 mcp allow {id} TOOL");
             Ok(())
         }
         McpCmd::List { out } => {
@@ -515,18 +477,18 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
             Ok(())
         }
         McpCmd::Update { id, version, yes } => {
-            let cfg = ctx.config()?;
-            let u = runtime()?.block_on(registry::manage::plan_update(&ctx.paths, &cfg, &id, version.as_deref()))?;
-            let show = |p: &Option<registry::record::PackagePin>| match p {
+            let ops = ctx.ops()?;
+            let rt = runtime()?;
+            let u = rt.block_on(crate::ops::mcp_edit::plan_update(&ops, &id, version.as_deref()))?;
+            let show = |p: Option<&crate::ops::mcp_edit::Pin>| match p {
                 Some(p) => format!("{}@{} ({})", p.name, p.version, p.integrity.as_deref().unwrap_or("no hash")),
                 None => "not pinned (the newest release at each start)".into(),
             };
-            let new = Some(u.available.clone());
             if !u.changes {
                 if json {
                     print_json(&json!({"update": u, "applied": false}));
                 } else {
-                    println!("`{id}` runs {} already; nothing to change.", show(&new));
+                    println!("`{id}` runs {} already; nothing to change.", show(Some(&u.available)));
                 }
                 return Ok(());
             }
@@ -535,14 +497,14 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
                 return Ok(());
             }
             if !json {
-                println!("`{id}` runs {}", show(&u.current));
-                println!("{} offers {}", u.available.registry, show(&new));
+                println!("`{id}` runs {}", show(u.current.as_ref()));
+                println!("{} offers {}", u.available.registry, show(Some(&u.available)));
             }
             confirm(
                 yes,
                 &format!("Pin `{id}` to {}@{}? Its next start runs it", u.available.name, u.available.version),
             )?;
-            registry::manage::apply_update(&ctx.paths, &u)?;
+            rt.block_on(crate::ops::mcp_edit::apply_update(&ops, &u))?;
             if json {
                 print_json(&json!({"update": u, "applied": true}));
             } else {
@@ -559,25 +521,21 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
         McpCmd::Uninstall { id, force, yes } => {
             reg.check_uninstall(&id, force)?;
             confirm(yes, &format!("Uninstall MCP server `{id}`? Its record file is deleted"))?;
-            let (cfg, store) = (ctx.config()?, ctx.store()?);
-            // An OAuth account goes with the record: revoked upstream where the server can.
-            let ca = reg.get(&id).ok().and_then(|r| r.ca_file);
-            let ops = ctx.ops()?;
-            let revoked_upstream = runtime()?.block_on(crate::ops::accounts::forget(&ops, &id, ca.as_deref()));
-            let (revoked, sync) = registry::manage::uninstall(&ctx.paths, &cfg, &store, &id, force)?;
+            let v = super::change(ctx.ops()?, "mcp_server_uninstall", json!({"server_id": id, "force": force}))?;
             println!("Uninstalled `{id}`.");
-            if revoked_upstream == Some(true) {
+            if v["account_revoked"] == true {
                 println!("Its OAuth account was revoked at the authorization server.");
             }
-            if revoked > 0 {
-                println!("Revoked {revoked} consumer key(s).");
+            match v["keys_revoked"].as_u64() {
+                Some(n) if n > 0 => println!("Revoked {n} consumer key(s)."),
+                _ => {}
             }
-            print_sync(&sync);
+            print_sync(&v);
             Ok(())
         }
-        McpCmd::Allow { id, tool, what } => set(ctx, &id, &tool, ToolList::Allow, what),
-        McpCmd::Gate { id, tool, what } => set(ctx, &id, &tool, ToolList::Gated, what),
-        McpCmd::Block { id, tool, what } => set(ctx, &id, &tool, ToolList::Blocked, what),
+        McpCmd::Allow { id, tool, what } => set(ctx, &id, &tool, Tier::Allow, what),
+        McpCmd::Gate { id, tool, what } => set(ctx, &id, &tool, Tier::Gated, what),
+        McpCmd::Block { id, tool, what } => set(ctx, &id, &tool, Tier::Blocked, what),
         McpCmd::Keys { cmd } => super::mcp_keys::run(ctx, cmd),
         McpCmd::Secret { cmd } => super::mcp_secret::run(ctx, cmd),
         McpCmd::Connect(a) => super::mcp_account::connect(ctx, a),
@@ -614,14 +572,18 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
                     "say what to change: --hermes, --no-hermes, --brain or --no-brain",
                 ));
             }
-            let (cfg, store) = (ctx.config()?, ctx.store()?);
-            let (r, sync) = runtime()?.block_on(crate::ops::mcp::expose(&ctx.paths, &cfg, &store, &id, flags))?;
+            let mut args = json!({"server_id": id});
+            for (name, on) in flags {
+                args[name] = json!(on);
+            }
+            let v = super::change(ctx.ops()?, "mcp_server_exposure", args)?;
             if json {
-                print_json(&json!({"server": record_json(&r, None), "hermes_sync": sync}));
+                print_json(&json!({"server": v["server"], "hermes_sync": v["hermes_sync"]}));
                 return Ok(());
             }
-            println!("`{id}` exposure: hermes: {}, brain: {}.", r.exposure.hermes, r.exposure.brain);
-            print_sync(&sync);
+            let e = &v["server"]["exposure"];
+            println!("`{id}` exposure: hermes: {}, brain: {}.", e["hermes"], e["brain"]);
+            print_sync(&v);
             Ok(())
         }
         McpCmd::Enable { id } => toggle(ctx, &id, true),

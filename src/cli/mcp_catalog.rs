@@ -5,7 +5,6 @@
 use super::{Ctx, print_json, runtime, table};
 use crate::base::error::Result;
 use crate::base::term::{safe, safe_line};
-use crate::config::Config;
 use crate::registry::catalog;
 use serde_json::json;
 
@@ -79,12 +78,9 @@ pub fn run(ctx: &Ctx, cmd: CatalogCmd) -> Result<()> {
         CatalogCmd::Refresh { from } => {
             // With --from the configured source is not needed, so a broken hal0.toml does not
             // stand in the way; without it the config error is the answer.
-            let cfg = match (ctx.config(), &from) {
-                (Ok(c), _) => c,
-                (Err(_), Some(_)) => Config::default(),
-                (Err(e), None) => return Err(e),
-            };
-            let r = runtime()?.block_on(catalog::refresh(&ctx.paths, &cfg, from.as_deref()))?;
+            // A catalogue named on the command line needs no good hal0.toml.
+            let ops = if from.is_some() { ctx.ops_to_repair()? } else { ctx.ops()? };
+            let r = runtime()?.block_on(crate::ops::mcp_edit::catalog_refresh(&ops, from))?;
             if json {
                 print_json(&json!(r));
                 return Ok(());

@@ -60,7 +60,8 @@ pub fn run(ctx: &Ctx, cmd: KeysCmd) -> Result<()> {
             Ok(())
         }
         KeysCmd::Add { id, name, note } => {
-            let v = rt.block_on(keys::add(&ops, keys::AddArgs { server: id.clone(), name: name.clone(), note }))?;
+            let v =
+                super::change(ops, "mcp_key_add", serde_json::json!({"server_id": id, "name": name, "note": note}))?;
             if json {
                 print_json(&v);
                 return Ok(());
@@ -74,7 +75,7 @@ pub fn run(ctx: &Ctx, cmd: KeysCmd) -> Result<()> {
         KeysCmd::Revoke { id, name, yes } => {
             consumers::get(&ops.store, &id, &name)?;
             confirm(yes, &format!("Revoke `{name}`'s key on `{id}`? It stops working at once"))?;
-            let v = rt.block_on(keys::revoke(&ops, keys::RevokeArgs { server: id.clone(), name: name.clone() }))?;
+            let v = super::change(ops, "mcp_key_revoke", serde_json::json!({"server_id": id, "name": name}))?;
             if v["revoked"] == true {
                 println!("Revoked `{name}`'s key on `{id}`.");
             } else {

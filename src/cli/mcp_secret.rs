@@ -42,10 +42,16 @@ pub fn run(ctx: &Ctx, cmd: SecretCmd) -> Result<()> {
     match cmd {
         SecretCmd::Set { id, header, key } => {
             // The server and header are checked before a value is asked for.
-            let r = crate::registry::Registry::new(&ctx.paths).get(&id)?;
-            crate::registry::record::validate_secret_header(&header)?;
-            let value = read_value(&format!("Value of `{header}` for `{}`", r.id))?;
-            let set = crate::registry::manage::set_secret(&ctx.paths, &id, &header, key.as_deref(), &value)?;
+            let ops = ctx.ops()?;
+            crate::ops::mcp_edit::check_secret_header(&ops, &id, &header)?;
+            let value = read_value(&format!("Value of `{header}` for `{id}`"))?;
+            let set = super::runtime()?.block_on(crate::ops::mcp_edit::set_secret(
+                &ops,
+                &id,
+                &header,
+                key.as_deref(),
+                value,
+            ))?;
             if json {
                 print_json(&serde_json::json!(set));
                 return Ok(());

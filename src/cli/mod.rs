@@ -160,6 +160,30 @@ impl Ctx {
         let svc = crate::ops::Services::open(self.paths.clone(), self.config()?, false)?;
         Ok(crate::ops::Ctx::shell(std::sync::Arc::new(svc), who()))
     }
+    /// [`Ctx::ops`] even when hal0.toml does not load (its defaults stand in), for the
+    /// commands that must work while it is broken: `hal0 config set|unset` repair it, and
+    /// `hal0 auth rotate` never needed it.
+    pub fn ops_to_repair(&self) -> Result<crate::ops::Ctx> {
+        let cfg = self.config().unwrap_or_default();
+        let svc = crate::ops::Services::open(self.paths.clone(), cfg, false)?;
+        Ok(crate::ops::Ctx::shell(std::sync::Arc::new(svc), who()))
+    }
+}
+
+/// Run the route-table op named `tool` as this shell's operator (a change audited on
+/// surface `cli`, as REST audits it on `api`; see [`crate::ops::call::at_shell`]).
+pub fn change(ops: crate::ops::Ctx, tool: &str, args: serde_json::Value) -> Result<serde_json::Value> {
+    runtime()?.block_on(crate::ops::call::at_shell(ops, tool, args))
+}
+
+/// [`change`], its answer read back as the op's own output type `T`.
+pub fn change_as<T: serde::de::DeserializeOwned>(
+    ops: crate::ops::Ctx,
+    tool: &str,
+    args: serde_json::Value,
+) -> Result<T> {
+    serde_json::from_value(change(ops, tool, args)?)
+        .map_err(|e| Error::internal(format!("cannot read {tool}'s answer: {e}")))
 }
 
 /// Who a decision or change at the shell is recorded as: `cli:<user>` (the sudo user when

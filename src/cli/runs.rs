@@ -160,9 +160,7 @@ pub fn run(ctx: &Ctx, cmd: RunsCmd) -> Result<()> {
                 return Ok(());
             }
             confirm(yes, &format!("Stop run {run_id} of {} on {}?", r.client, r.agent))?;
-            let ops = ctx.ops()?;
-            let v = runtime()?
-                .block_on(crate::ops::runs::stop(&ops, crate::ops::runs::StopArgs { run_id: run_id.clone() }))?;
+            let v = super::change(ctx.ops()?, "run_stop", serde_json::json!({"run_id": run_id}))?;
             if v["status"] == "stopping" {
                 println!("Asked Hermes to stop {run_id}; it is stopping.");
             } else {

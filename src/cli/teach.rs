@@ -90,7 +90,8 @@ pub fn memory(ctx: &super::Ctx, cmd: MemoryCmd) -> Result<()> {
     match cmd {
         MemoryCmd::Add { text, agent, tags, remote, local } => {
             let v = if on_this_box(ctx, remote.as_deref(), local) {
-                crate::ops::hermes::memory_add(&ctx.config()?, ctx.store()?, &agent, &text, &tags)?
+                let ops = ctx.ops()?;
+                super::runtime()?.block_on(crate::ops::hermes::memory_add(&ops, agent, text, tags))?
             } else {
                 call(remote.as_deref(), "agent_memory_add", &MemoryAddArgs { agent, text, tags })?
             };

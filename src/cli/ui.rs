@@ -162,12 +162,12 @@ pub fn run(ctx: &Ctx, cmd: UiCmd) -> Result<()> {
             }
         }
         UiCmd::Passwd { remove: true } => {
-            let had = crate::auth::password::remove(&ctx.paths)?;
+            let had = super::runtime()?.block_on(crate::ops::people::shared_password(&ctx.ops()?, None))?;
             println!("{}", if had { "Password sign-in is off." } else { "No dashboard password was set." });
         }
         UiCmd::Passwd { remove: false } => {
             let pw = read_password()?;
-            crate::auth::password::set(&ctx.paths, &pw)?;
+            super::runtime()?.block_on(crate::ops::people::shared_password(&ctx.ops()?, Some(pw)))?;
             println!("Dashboard password set: sign in at {}/ui/login.", base(&ctx.config()?));
         }
         UiCmd::Logout { id, all } => {

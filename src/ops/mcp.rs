@@ -9,6 +9,8 @@ use crate::registry::{self, Registry, Transport, manage, record::Record, view::S
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
+pub use crate::registry::expose::{HermesSync, Restart};
+
 fn redacted(mut v: Value) -> Value {
     crate::base::redact::redact_json(&mut v);
     v
@@ -175,6 +177,10 @@ pub struct InstallArgs {
     /// A display name.
     #[serde(default)]
     pub name: Option<String>,
+    /// A PEM file of CA certificates on the box for an https server (from the box's shell
+    /// only: over the network it would name a file on the box).
+    #[serde(default)]
+    pub ca_file: Option<std::path::PathBuf>,
 }
 
 /// `mcp_server_install`: the record starts with no callable tool and no exposure.
@@ -189,7 +195,13 @@ pub async fn install(ctx: &Ctx, a: InstallArgs) -> Result<Value> {
             ));
         }
     };
-    let opts = manage::InstallOptions { id: a.id, name: a.name, ca_file: None };
+    if a.ca_file.is_some() && !ctx.from_shell {
+        return Err(Error::invalid(
+            "mcp.install_invalid",
+            "`ca_file` names a file on the box, so it is given at the box's shell: hal0 mcp install --ca-file",
+        ));
+    }
+    let opts = manage::InstallOptions { id: a.id, name: a.name, ca_file: a.ca_file };
     let (r, sync, warning) = manage::install(&ctx.paths, &ctx.config(), &ctx.store, src, opts, via(ctx)?).await?;
     let mut out = json!({"installed": server_json(&r), "hermes_sync": sync});
     if let Some(w) = warning {

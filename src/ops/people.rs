@@ -34,6 +34,24 @@ pub async fn passwd(ctx: &Ctx, name: &str, password: Option<String>) -> Result<(
     audited(ctx, "ui_user_passwd", args, blocking(move || people::set_password(&store, &n, password.as_deref()))).await
 }
 
+/// `ui_password_set`: the dashboard's shared password (the sign-in before any person was
+/// added), stored hashed; `None` removes it. A removal answers whether there was one to
+/// remove; a set answers true.
+pub async fn shared_password(ctx: &Ctx, password: Option<String>) -> Result<bool> {
+    let paths = ctx.paths.clone();
+    let tool = if password.is_some() { "ui_password_set" } else { "ui_password_remove" };
+    audited(
+        ctx,
+        tool,
+        json!({}),
+        blocking(move || match password {
+            Some(pw) => crate::auth::password::set(&paths, &pw).map(|()| true),
+            None => crate::auth::password::remove(&paths),
+        }),
+    )
+    .await
+}
+
 /// Passkeys (of `person`, when given).
 pub async fn passkeys(ctx: &Ctx, person: Option<String>) -> Result<Vec<Passkey>> {
     let store = ctx.store.clone();

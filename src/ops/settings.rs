@@ -107,9 +107,25 @@ pub fn check_put(args: &serde_json::Map<String, Value>) -> Result<()> {
     crate::config::check_remote_write(&a.key)
 }
 
+/// What `config_write` answers: the key, the configuration now (redacted), when a running
+/// daemon takes the change, whether the file changed, and what it meant for the systemd unit.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct Put {
+    pub key: String,
+    pub settings: Value,
+    /// `live`, `reload` or `restart` ([`crate::config::live::Applies`]).
+    pub applies: String,
+    /// The same for people.
+    pub note: String,
+    /// false when a removal found the key unset already: nothing was written.
+    pub changed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+}
+
 /// `config_write`: set or remove one key. Over the network (REST, MCP, the dashboard, an
 /// approved card) a shell-only key is refused ([`crate::config::SHELL_ONLY`]).
-pub async fn put(ctx: &Ctx, a: PutArgs) -> Result<Value> {
+pub async fn put(ctx: &Ctx, a: PutArgs) -> Result<Put> {
     if !ctx.from_shell {
         crate::config::check_remote_write(&a.key)?;
     }
@@ -120,15 +136,17 @@ pub async fn put(ctx: &Ctx, a: PutArgs) -> Result<Value> {
             Some(Value::String(s)) => set(&paths, &a.key, &s)?,
             Some(other) => set(&paths, &a.key, &other.to_string())?,
         };
-        let unit = w.unit;
         let mut settings = json!(w.config);
         crate::base::redact::redact_json(&mut settings);
         let applies = crate::config::live::applies(a.key.trim());
-        let mut out = json!({"key": a.key, "settings": settings, "applies": applies.as_str(), "note": applies.hint()});
-        if let Some(unit) = unit {
-            out["unit"] = json!(unit);
-        }
-        Ok(out)
+        Ok(Put {
+            settings,
+            applies: applies.as_str().into(),
+            note: applies.hint().into(),
+            changed: w.was_set,
+            unit: w.unit,
+            key: a.key,
+        })
     })
     .await
 }

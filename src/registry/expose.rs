@@ -92,8 +92,21 @@ impl Serialize for Restart {
     }
 }
 
+impl<'de> Deserialize<'de> for Restart {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Ok(match s.as_str() {
+            "not_needed" => Restart::NotNeeded,
+            "needed" => Restart::Needed,
+            "restarted" => Restart::Restarted,
+            other => Restart::Failed(other.strip_prefix("failed: ").unwrap_or(other).to_string()),
+        })
+    }
+}
+
 /// What a join did (the `hermes_sync` of REST answers). Pairs read `<agent id>: <server id>`.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct HermesSync {
     /// hal0's entries now in Hermes profiles other than the brain.
     pub hermes: Vec<String>,

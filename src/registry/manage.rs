@@ -82,10 +82,10 @@ pub struct InstallOptions {
     pub ca_file: Option<std::path::PathBuf>,
 }
 
-/// Install from `src`; the new record has no callable tool and no exposure.
 /// How long an install waits to learn whether an http server wants OAuth.
 const DISCOVER_AT_INSTALL: std::time::Duration = std::time::Duration::from_secs(4);
 
+/// Install from `src`; the new record has no callable tool and no exposure.
 pub async fn install(
     paths: &Paths,
     cfg: &Config,

@@ -101,3 +101,98 @@ async fn the_cli_and_rest_answer_with_the_same_op() {
     let servers = v["mcp_servers"].as_array().unwrap_or_else(|| panic!("{v}"));
     assert!(servers.iter().any(|s| s == "hal0-relay"), "{v}");
 }
+
+/// Every change made at the box's shell is on record, as REST's are: the audit log holds one
+/// row per command, surface `cli`, the shell user, the op's name and its outcome (a refusal
+/// too), and never a secret value, a key or a password. Before issue 33's audit pass,
+/// `config set|unset`, `mcp install|allow|block|enable|disable|expose|uninstall|keys|secret`,
+/// `auth rotate`, `ui passwd`, `memory add`, `agent reprovision`, `backup` and `restore`
+/// wrote no row.
+#[test]
+fn every_change_at_the_shell_is_on_record() {
+    let env = Env::new();
+    let ok = |args: &[&str]| {
+        let o = env.run(args);
+        assert_eq!(o.code(), 0, "{args:?}: {}", o.stderr());
+    };
+    ok(&["config", "set", "network.public_url", "https://box.example"]);
+    ok(&["config", "unset", "network.public_url"]);
+    ok(&["mcp", "install", "http://127.0.0.1:9/mcp", "--id", "files"]);
+    ok(&["mcp", "allow", "files", "read"]);
+    ok(&["mcp", "block", "files", "file:///etc/*", "--resource"]);
+    // Refused by the domain (a resource has no gated list): on record with its code.
+    let gated = env.run(&["mcp", "gate", "files", "file:///*", "--resource"]);
+    assert_eq!(gated.code(), 2, "{}", gated.stderr());
+    ok(&["mcp", "disable", "files"]);
+    ok(&["mcp", "enable", "files"]);
+    ok(&["mcp", "expose", "files", "--no-hermes"]);
+    ok(&["mcp", "keys", "add", "files", "laptop"]);
+    ok(&["mcp", "keys", "revoke", "files", "laptop", "--yes"]);
+    let secret = "Bearer s3cr3t-value-4471";
+    let set = env.with_stdin(&["mcp", "secret", "set", "files", "Authorization"], &format!("{secret}\n"));
+    assert_eq!(set.code(), 0, "{}", set.stderr());
+    let rotated = env.json(&["auth", "rotate", "client", "--yes", "--json"]);
+    let key = rotated["key"].as_str().unwrap().to_string();
+    let password = "a long dashboard password 93";
+    assert_eq!(env.with_stdin(&["ui", "passwd"], &format!("{password}\n")).code(), 0);
+    ok(&["ui", "passwd", "--remove"]);
+    ok(&["memory", "add", "--local", "the deploy host is gamma"]);
+    let archive = env.dir.path().join("box.tar.gz");
+    ok(&["backup", archive.to_str().unwrap()]);
+    ok(&["mcp", "uninstall", "files", "--yes"]);
+    // A backup is recorded once it is written (so its own archive does not hold it).
+    let last = |n: usize| -> Vec<(String, String)> {
+        let rows = env.json(&["activity", "list", "--limit", &n.to_string(), "--json"]);
+        let rows = rows.as_array().unwrap();
+        rows.iter().rev().map(|r| (r["tool"].as_str().unwrap().into(), r["verdict"].as_str().unwrap().into())).collect()
+    };
+    let pair = |t: &str| (t.to_string(), "ok".to_string());
+    assert_eq!(last(2), [pair("store_backup"), pair("mcp_server_uninstall")]);
+    ok(&["restore", archive.to_str().unwrap(), "--yes"]);
+
+    let rows = env.json(&["activity", "list", "--limit", "100", "--json"]);
+    let rows = rows.as_array().unwrap();
+    let seen: Vec<(String, String)> = rows
+        .iter()
+        .rev()
+        .map(|r| {
+            assert_eq!(r["surface"], "cli", "{r}");
+            assert!(r["identity"].as_str().unwrap().starts_with("cli:"), "{r}");
+            (r["tool"].as_str().unwrap().to_string(), r["verdict"].as_str().unwrap().to_string())
+        })
+        .collect();
+    // The store as restored is the one backed up, then the restore's own row: the
+    // backup's row and the uninstall's came after the archive was made.
+    let want = [
+        ("config_write", "ok"),
+        ("config_write", "ok"),
+        ("mcp_server_install", "ok"),
+        ("mcp_policy_place", "ok"),
+        ("mcp_policy_place", "ok"),
+        ("mcp_policy_place", "error"),
+        ("mcp_server_config_write", "ok"),
+        ("mcp_server_config_write", "ok"),
+        ("mcp_server_exposure", "ok"),
+        ("mcp_key_add", "ok"),
+        ("mcp_key_revoke", "ok"),
+        ("mcp_secret_set", "ok"),
+        ("auth_rotate", "ok"),
+        ("ui_password_set", "ok"),
+        ("ui_password_remove", "ok"),
+        ("agent_memory_add", "ok"),
+        ("store_restore", "ok"),
+    ];
+    let want: Vec<(String, String)> = want.iter().map(|(t, v)| (t.to_string(), v.to_string())).collect();
+    assert_eq!(seen, want, "{rows:?}");
+    let refused = rows.iter().find(|r| r["verdict"] == "error").unwrap();
+    assert_eq!(refused["result_code"], "mcp.access_invalid", "{refused}");
+    let text = serde_json::to_string(rows).unwrap();
+    for secret in [secret, "s3cr3t-value-4471", key.as_str(), password] {
+        assert!(!text.contains(secret), "the audit log holds a secret: {text}");
+    }
+    // The restore put the uninstalled server back.
+    assert_eq!(
+        env.json(&["mcp", "list", "--json"]).as_array().unwrap().iter().filter(|s| s["id"] == "files").count(),
+        1
+    );
+}

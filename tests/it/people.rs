@@ -8,20 +8,6 @@ use crate::dashboard::{WAIT, browser, csrf_of, on};
 use crate::support::*;
 use serde_json::{Value, json};
 
-/// `hal0 ARGS` with `stdin` on its standard input.
-fn with_stdin(env: &Env, args: &[&str], stdin: &str) -> Out {
-    use std::io::Write;
-    let mut c = env
-        .cmd(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    c.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    Out(c.wait_with_output().unwrap())
-}
-
 /// The audit rows of approval `id`'s decision that ended with `verdict`.
 fn decision(env: &Env, id: &str, verdict: &str) -> Vec<Value> {
     env.ok(&["activity", "export"])
@@ -36,7 +22,7 @@ async fn named_people_sign_in_as_themselves_and_their_decisions_say_so() {
     let env = Env::new();
     env.ok(&["auth", "rotate", "admin", "--yes"]);
     // Adding people, and bad input.
-    let added = with_stdin(&env, &["ui", "user", "add", "alice", "--password"], "correct horse battery\n");
+    let added = env.with_stdin(&["ui", "user", "add", "alice", "--password"], "correct horse battery\n");
     assert_eq!(added.code(), 0, "{}", added.stderr());
     env.ok(&["ui", "user", "add", "bob"]);
     for (args, code) in [
@@ -50,7 +36,7 @@ async fn named_people_sign_in_as_themselves_and_their_decisions_say_so() {
         assert_ne!(out.code(), 0, "{args:?}");
         assert!(out.stderr().contains(code), "{args:?}: {}", out.stderr());
     }
-    let short = with_stdin(&env, &["ui", "user", "passwd", "bob"], "short\n");
+    let short = env.with_stdin(&["ui", "user", "passwd", "bob"], "short\n");
     assert!(short.stderr().contains("ui.password_too_short"), "{}", short.stderr());
     let people = env.json(&["ui", "user", "list", "--json"]);
     let rows: Vec<(String, bool)> = people

@@ -69,6 +69,14 @@ impl Env {
         Out(self.cmd(args).output().unwrap())
     }
 
+    /// `hal0 ARGS` with `input` on its standard input.
+    pub fn with_stdin(&self, args: &[&str], input: &str) -> Out {
+        use std::io::Write;
+        let mut c = self.cmd(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        c.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        Out(c.wait_with_output().unwrap())
+    }
+
     /// Run and require exit 0; returns stdout.
     pub fn ok(&self, args: &[&str]) -> String {
         let o = self.run(args);

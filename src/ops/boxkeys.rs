@@ -1,0 +1,42 @@
+//! The box's own keys (the admin and client tiers in `api.env`) as operations: loading
+//! them to show their state, and rotating one (audited as `auth_rotate`; the new key is
+//! answered once and kept only in `api.env`, 0600). The rules live in
+//! [`crate::auth::boxkeys`].
+
+use super::{Ctx, audited, blocking};
+use crate::base::error::Result;
+use serde_json::json;
+
+pub use crate::auth::boxkeys::{BoxKey, BoxKeys, status_json};
+
+/// The box keys as `api.env` holds them now.
+pub fn load(ctx: &Ctx) -> Result<BoxKeys> {
+    BoxKeys::load(&ctx.paths.api_env())
+}
+
+/// What [`rotate`] answers: the new key (shown once), its fingerprint, and whether the
+/// tier had a key before (else auth was just armed).
+#[derive(Debug, serde::Serialize)]
+pub struct Rotated {
+    pub tier: BoxKey,
+    pub key: String,
+    pub fingerprint: String,
+    pub rotated_at: String,
+    #[serde(skip)]
+    pub had: bool,
+}
+
+/// `auth_rotate`: mint a new key for `tier`; the old one stops working at once.
+pub async fn rotate(ctx: &Ctx, tier: BoxKey) -> Result<Rotated> {
+    audited(ctx, "auth_rotate", json!({"tier": tier}), async {
+        let path = ctx.paths.api_env();
+        blocking(move || {
+            let had = BoxKeys::load(&path)?.get(tier).is_some();
+            let key = crate::auth::boxkeys::rotate(&path, tier)?;
+            let fingerprint = crate::base::token::fingerprint(&key);
+            Ok(Rotated { tier, key, fingerprint, rotated_at: crate::store::now(), had })
+        })
+        .await
+    })
+    .await
+}
