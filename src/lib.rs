@@ -9,11 +9,10 @@
 //!   background work (`ops::service`), `hal0 doctor` and `hal0 status`;
 //! - **domain** modules hold the rules: keys and people (`auth`), `approvals`, `audit`,
 //!   agent runs (`bridge`), `config`, the URLs hal0 advertises (`connect`), `hermes`,
-//!   `memory`, `notify`, metrics and traces (`observe`), installed MCP servers (`registry`)
-//!   and the proxy that serves them (`proxy`), the agent `relay`, `skills` and the SQLite
-//!   `store`;
-//! - **base** (`base`): errors and their codes, paths, the redactor, and small helpers
-//!   every layer may use.
+//!   `memory`, `notify`, installed MCP servers (`registry`) and the proxy that serves them
+//!   (`proxy`), the agent `relay`, `skills` and the SQLite `store`;
+//! - **base** (`base`): errors and their codes, paths, the redactor, metrics and traces
+//!   (`base::observe`), and small helpers every layer may use.
 
 pub mod a2a;
 pub mod admin;
@@ -29,7 +28,6 @@ pub(crate) mod hermes;
 pub(crate) mod mcp;
 pub mod memory;
 pub(crate) mod notify;
-pub mod observe;
 pub mod ops;
 pub mod proxy;
 pub mod registry;

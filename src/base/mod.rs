@@ -1,7 +1,7 @@
 //! The base layer: what every other layer may use and which uses nothing above it. Errors
 //! and their stable codes, exit statuses, the box's paths, the redactor and log format,
-//! outbound HTTP, SSE parsing, terminal helpers, file watching and memoizing, and the
-//! YAML editor.
+//! outbound HTTP, SSE parsing, terminal helpers, file watching and memoizing, the YAML
+//! editor, and the metrics and traces every layer reports to (`observe`).
 
 pub(crate) mod actor;
 pub(crate) mod codes;
@@ -12,6 +12,7 @@ pub(crate) mod filememo;
 pub(crate) mod filewatch;
 pub(crate) mod logbuf;
 pub(crate) mod logfmt;
+pub mod observe;
 pub(crate) mod outbound;
 pub(crate) mod paths;
 pub(crate) mod progress;

@@ -51,21 +51,8 @@ impl Default for Oauth {
     }
 }
 
-/// OpenTelemetry traces of MCP calls.
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
-pub struct Telemetry {
-    /// An OTLP/HTTP collector's base URL (spans go to `<url>/v1/traces`); unset: no traces.
-    pub otlp_endpoint: Option<String>,
-    /// `service.name` of the spans.
-    pub service_name: String,
-}
-
-impl Default for Telemetry {
-    fn default() -> Self {
-        Telemetry { otlp_endpoint: None, service_name: "hal0".into() }
-    }
-}
+/// `[telemetry]`: its rules live with the traces they configure.
+pub use crate::base::observe::telemetry::Telemetry;
 
 /// The agent relay: bots asking each other questions.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]

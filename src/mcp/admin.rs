@@ -93,7 +93,7 @@ impl ServerHandler for AdminServer {
             identity: &audit_id,
             read_only,
             refuse: admin_error,
-            trace: crate::observe::telemetry::Incoming::of(&context),
+            trace: crate::base::observe::telemetry::Incoming::of(&context),
         };
         let ctx = Ctx::remote(self.state.ops.clone(), identity);
         // On 2026-07-28 a gated call is answered round by round (its card in the

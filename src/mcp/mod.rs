@@ -88,7 +88,7 @@ pub async fn routed_and_audited<S: Send + Sync + 'static>(
     let read_only = wait == AuditWait::Never
         || tool.is_none_or(|t| t.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true));
     let known = tool.is_some();
-    let trace = crate::observe::telemetry::Incoming::of(&context);
+    let trace = crate::base::observe::telemetry::Incoming::of(&context);
     let tcc = rmcp::handler::server::tool::ToolCallContext::new(service, request, context);
     let call = Audited { store, surface, tool: &name, identity: &identity, read_only, refuse, trace };
     call.run(args, async { if known { router.call(tcc).await } else { Err(no_such_tool(surface, &name)) } }).await
@@ -108,7 +108,7 @@ pub struct Audited<'a> {
     /// Renders the refusal in the server's own error shape.
     pub refuse: fn(&Error) -> CallToolResult,
     /// The caller's trace context, for the call's span.
-    pub trace: crate::observe::telemetry::Incoming,
+    pub trace: crate::base::observe::telemetry::Incoming,
 }
 
 type Response = Result<rmcp::model::CallToolResponse, rmcp::ErrorData>;
@@ -132,16 +132,16 @@ impl Audited<'_> {
         };
         let started = std::time::Instant::now();
         let server = self.surface.strip_prefix("mcp:").unwrap_or(self.surface);
-        let span = crate::observe::telemetry::tool_call_span(server, self.tool, &self.trace);
+        let span = crate::base::observe::telemetry::tool_call_span(server, self.tool, &self.trace);
         let timed = async {
-            let out = crate::observe::telemetry::within(span.as_ref().map(|s| s.ctx.clone()), call).await;
-            crate::observe::metrics::tool_call(
+            let out = crate::base::observe::telemetry::within(span.as_ref().map(|s| s.ctx.clone()), call).await;
+            crate::base::observe::metrics::tool_call(
                 self.surface,
                 self.tool,
-                crate::observe::metrics::outcome_of(&out),
+                crate::base::observe::metrics::outcome_of(&out),
                 started.elapsed(),
             );
-            crate::observe::telemetry::end_tool_call(span, &out);
+            crate::base::observe::telemetry::end_tool_call(span, &out);
             out
         };
         if self.read_only {
@@ -223,7 +223,7 @@ mod cancel_tests {
             identity: "bridge:ops",
             read_only: false,
             refuse: |e| CallToolResult::error(vec![rmcp::model::ContentBlock::text(e.message.clone())]),
-            trace: crate::observe::telemetry::Incoming::default(),
+            trace: crate::base::observe::telemetry::Incoming::default(),
         };
         let never = std::future::pending::<Response>();
         let cut = tokio::time::timeout(std::time::Duration::from_millis(200), call.run(None, never)).await;

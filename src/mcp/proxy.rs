@@ -244,10 +244,10 @@ impl ServerHandler for ProxyServer {
         let progress = super::progress::of(&context, self.state.progress_every());
         let started = std::time::Instant::now();
         let surface = format!("proxy/{}", served.record.id);
-        let span = crate::observe::telemetry::tool_call_span(
+        let span = crate::base::observe::telemetry::tool_call_span(
             &surface,
             &request.name,
-            &crate::observe::telemetry::Incoming::of(&context),
+            &crate::base::observe::telemetry::Incoming::of(&context),
         );
         let consumer = self.consumer(&context);
         // On 2026-07-28 a gated call is not held open: it is answered round by round.
@@ -258,17 +258,17 @@ impl ServerHandler for ProxyServer {
             Waiting::Hold(&progress)
         };
         let call = self.state.proxy.call(&served, &request.name, request.arguments, &who, waiting, &consumer);
-        let out = match crate::observe::telemetry::within(span.as_ref().map(|s| s.ctx.clone()), call).await {
+        let out = match crate::base::observe::telemetry::within(span.as_ref().map(|s| s.ctx.clone()), call).await {
             Ok(r) => Ok(r),
             Err(e) => Err(super::unknown_tool(&request.name, &e)),
         };
-        crate::observe::metrics::tool_call(
+        crate::base::observe::metrics::tool_call(
             &surface,
             &request.name,
-            crate::observe::metrics::outcome_of(&out),
+            crate::base::observe::metrics::outcome_of(&out),
             started.elapsed(),
         );
-        crate::observe::telemetry::end_tool_call(span, &out);
+        crate::base::observe::telemetry::end_tool_call(span, &out);
         out
     }
 }

@@ -167,5 +167,9 @@ pub fn read(paths: &Paths, cfg: &Config) -> Result<Status> {
 pub async fn metrics_text(store: &crate::store::Store, sessions: usize) -> Result<String> {
     let (approvals_pending, runs) =
         store.call(|s| Ok((crate::approvals::count_pending(s)?, crate::bridge::ledger::count_by_status(s)?))).await?;
-    Ok(crate::observe::metrics::render(crate::observe::metrics::Snapshot { sessions, approvals_pending, runs }))
+    Ok(crate::base::observe::metrics::render(crate::base::observe::metrics::Snapshot {
+        sessions,
+        approvals_pending,
+        runs,
+    }))
 }

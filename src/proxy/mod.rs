@@ -629,8 +629,8 @@ impl Proxy {
                 };
                 let out = self.forward(served, tool, c.args.clone(), consumer).await;
                 let code = outcome_code(&out);
-                crate::observe::metrics::proxy_verdict(&c.surface, Logged::Allow.as_str());
-                crate::observe::metrics::proxy_forwarded(&c.surface, "rmcp");
+                crate::base::observe::metrics::proxy_verdict(&c.surface, Logged::Allow.as_str());
+                crate::base::observe::metrics::proxy_forwarded(&c.surface, "rmcp");
                 let outcome = crate::audit::Outcome {
                     id: entry_id,
                     verdict: Logged::Allow,
@@ -683,10 +683,10 @@ impl Proxy {
             }
             // The upstream call is a CLIENT child of the served call's span; its
             // traceparent goes upstream in the request's `_meta` (SEP-414).
-            let mut span = crate::observe::telemetry::Span::start(
+            let mut span = crate::base::observe::telemetry::Span::start(
                 format!("tools/call {tool}"),
-                crate::observe::telemetry::Kind::Client,
-                crate::observe::telemetry::current(),
+                crate::base::observe::telemetry::Kind::Client,
+                crate::base::observe::telemetry::current(),
             );
             if let Some(s) = span.as_mut() {
                 s.attr("mcp.method.name", "tools/call");
@@ -859,7 +859,7 @@ impl Proxy {
 
     /// The audit row of one decision about call `c`.
     pub(super) async fn audit(&self, c: &Call<'_>, verdict: Logged, code: Option<&str>, approval: Option<&str>) {
-        crate::observe::metrics::proxy_verdict(&c.surface, verdict.as_str());
+        crate::base::observe::metrics::proxy_verdict(&c.surface, verdict.as_str());
         let args = Value::Object(c.args.clone().unwrap_or_default());
         let out = crate::audit::record_async(&self.store, &c.entry(&args, verdict, code, approval)).await;
         if let Err(err) = out {

@@ -239,7 +239,7 @@ impl Proxy {
     /// for a request in flight on it, or its answer to a request put to it. `None`: rmcp's
     /// session serves the request.
     pub async fn wire(&self, served: &Arc<Served>, session_id: &str, identity: &str, body: &[u8]) -> Option<Answer> {
-        if crate::observe::telemetry::enabled() {
+        if crate::base::observe::telemetry::enabled() {
             return None;
         }
         let msg: Envelope = serde_json::from_slice(body).ok()?;
@@ -609,11 +609,11 @@ impl Ending {
         if !self.purpose.audited() {
             return;
         }
-        crate::observe::metrics::proxy_verdict(&self.surface, Logged::Allow.as_str());
-        crate::observe::metrics::proxy_forwarded(&self.surface, self.path);
+        crate::base::observe::metrics::proxy_verdict(&self.surface, Logged::Allow.as_str());
+        crate::base::observe::metrics::proxy_forwarded(&self.surface, self.path);
         let outcome = if code.is_some() { "is_error" } else { "ok" };
         let surface = self.surface.trim_start_matches("mcp:");
-        crate::observe::metrics::tool_call(surface, &self.tool, outcome, self.started.elapsed());
+        crate::base::observe::metrics::tool_call(surface, &self.tool, outcome, self.started.elapsed());
         let o = crate::audit::Outcome {
             id: self.entry,
             verdict: Logged::Allow,

@@ -342,8 +342,10 @@ impl Relay {
     /// Queue a history change (to the shared database, else the store); never waits.
     fn record(&self, w: history::Write) {
         match &w {
-            history::Write::End { .. } => crate::observe::metrics::relay_ask(w.end_columns().map_or("?", |c| c.0)),
-            history::Write::Start(x, _) if x.status != "pending" => crate::observe::metrics::relay_ask(&x.status),
+            history::Write::End { .. } => {
+                crate::base::observe::metrics::relay_ask(w.end_columns().map_or("?", |c| c.0))
+            }
+            history::Write::Start(x, _) if x.status != "pending" => crate::base::observe::metrics::relay_ask(&x.status),
             history::Write::Start(..) => {}
         }
         match &self.cluster {

@@ -286,7 +286,7 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     let listener = tokio::net::TcpListener::bind(bind).await.map_err(|e| crate::ops::service::bind_failed(bind, &e))?;
     let local = listener.local_addr().map_err(|e| Error::internal(e.to_string()))?;
     let state = build_state(paths, config, local.port(), &cancel)?;
-    crate::observe::telemetry::init(&state.config().telemetry)?;
+    crate::base::observe::telemetry::init(&state.config().telemetry)?;
     state.relay.reset()?;
     state.relay.join(cancel.clone()).await;
     let app = router(state.clone(), &cancel);
@@ -351,7 +351,7 @@ pub async fn serve(paths: Paths, config: Config, bind: SocketAddr) -> Result<()>
     }
     state.relay.flush().await;
     crate::audit::flush(&state.store).await;
-    crate::observe::telemetry::shutdown().await;
+    crate::base::observe::telemetry::shutdown().await;
     Ok(())
 }
 

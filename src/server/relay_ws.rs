@@ -90,7 +90,7 @@ async fn run(
     let relay = state.relay.clone();
     // At shutdown the daemon waits (bounded) for this socket's close frame to go out.
     let _held = relay.hold();
-    let _counted = crate::observe::metrics::websocket();
+    let _counted = crate::base::observe::metrics::websocket();
     let (name, generation) = (online.name.clone(), online.generation);
     tracing::info!(bot = name, generation, "relay: bot connected");
     let (mut sink, mut stream) = socket.split();

@@ -131,7 +131,7 @@ impl Store {
         let out = tokio::task::spawn_blocking(move || f(&me))
             .await
             .map_err(|e| Error::internal(format!("store task failed: {e}")))?;
-        crate::observe::metrics::store_call(started.elapsed());
+        crate::base::observe::metrics::store_call(started.elapsed());
         out
     }
 }

@@ -26,6 +26,22 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+/// OpenTelemetry traces of MCP calls.
+#[derive(Debug, Clone, serde::Deserialize, serde::Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Telemetry {
+    /// An OTLP/HTTP collector's base URL (spans go to `<url>/v1/traces`); unset: no traces.
+    pub otlp_endpoint: Option<String>,
+    /// `service.name` of the spans.
+    pub service_name: String,
+}
+
+impl Default for Telemetry {
+    fn default() -> Self {
+        Telemetry { otlp_endpoint: None, service_name: "hal0".into() }
+    }
+}
+
 pub use opentelemetry::trace::SpanContext;
 
 tokio::task_local! {
@@ -151,7 +167,7 @@ pub struct Plan {
 }
 
 /// Whether to trace and how; `None`: off. `env` reads one environment variable.
-pub fn plan(cfg: &crate::config::Telemetry, env: impl Fn(&str) -> Option<String>) -> Option<Plan> {
+pub fn plan(cfg: &Telemetry, env: impl Fn(&str) -> Option<String>) -> Option<Plan> {
     let set = |k: &str| env(k).filter(|v| !v.trim().is_empty());
     if set("OTEL_SDK_DISABLED").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
         || set("OTEL_TRACES_EXPORTER").is_some_and(|v| v.trim().eq_ignore_ascii_case("none"))
@@ -163,14 +179,14 @@ pub fn plan(cfg: &crate::config::Telemetry, env: impl Fn(&str) -> Option<String>
     if endpoint.is_none() && from_env.is_none() {
         return None;
     }
-    let default_name = cfg.service_name == crate::config::Telemetry::default().service_name;
+    let default_name = cfg.service_name == Telemetry::default().service_name;
     let service_name = (!default_name || set("OTEL_SERVICE_NAME").is_none()).then(|| cfg.service_name.clone());
     Some(Plan { endpoint, service_name })
 }
 
 /// Start the exporter on the current runtime when a collector is configured (once per
 /// process). Returns whether tracing is on.
-pub fn init(cfg: &crate::config::Telemetry) -> crate::base::error::Result<bool> {
+pub fn init(cfg: &Telemetry) -> crate::base::error::Result<bool> {
     use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
     let Some(plan) = plan(cfg, |k| std::env::var(k).ok()) else { return Ok(false) };
     if TRACING.get().is_some() {
@@ -371,7 +387,7 @@ mod tests {
         let env = |pairs: &'static [(&'static str, &'static str)]| {
             move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
         };
-        let mut cfg = crate::config::Telemetry::default();
+        let mut cfg = Telemetry::default();
         assert_eq!(plan(&cfg, env(&[])), None, "no collector named: off");
         let from_env =
             plan(&cfg, env(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"), ("OTEL_SERVICE_NAME", "box")]));
