@@ -4,6 +4,7 @@
 
 use super::methods::{self, Face};
 use crate::base::error::{Error, Kind};
+use crate::ops::call::{Came, Recorded};
 use crate::server::AppState;
 use crate::server::guard::Caller;
 use axum::body::Bytes;
@@ -224,42 +225,27 @@ pub async fn execute(
 ) -> RpcResult<Reply> {
     let identity = caller.audit_identity();
     let entry_args = json!({"agent": target.name(), "params": params});
-    let entry = crate::audit::Entry {
+    // A change has its row stored before it runs; a client that goes away mid-call (a
+    // blocking send, a relay ask) leaves it `rpc.cancelled`, never `started`.
+    let call = Recorded {
+        store: &state.store,
         surface: SURFACE,
         tool: method,
         identity: &identity,
         arguments: &entry_args,
-        verdict: crate::audit::Verdict::Ok,
-        result_code: None,
-        approval_id: None,
-        detail: None,
+        read_only: !changes(method),
     };
-    // A change has its row stored before it runs; a client that goes away mid-call (a
-    // blocking send, a relay ask) leaves it `rpc.cancelled`, never `started`.
-    let started = if changes(method) {
-        Some(crate::audit::Unanswered::new(&state.store, crate::audit::begin(&state.store, &entry).await?))
-    } else {
-        None
-    };
-    let out = match target {
-        Target::Hermes(agent) => hermes(state, caller, agent, method, params, stream_id).await,
-        Target::Relay(bot) => relay(state, caller, bot, method, params).await,
-    };
-    let code = out.as_ref().err().map(|e| e.hal0.clone());
-    let verdict = if code.is_some() { crate::audit::Verdict::Error } else { crate::audit::Verdict::Ok };
-    match started {
-        Some(row) => crate::audit::finish(
-            &state.store,
-            crate::audit::Outcome { id: row.answered(), verdict, result_code: code, approval_id: None },
-        ),
-        None => {
-            let e = crate::audit::Entry { verdict, result_code: code.as_deref(), ..entry };
-            if let Err(e) = crate::audit::record_soon(&state.store, &e) {
-                tracing::warn!("cannot record the audit entry: {}", e.message);
-            }
+    let run = async {
+        match target {
+            Target::Hermes(agent) => hermes(state, caller, agent, method, params, stream_id).await,
+            Target::Relay(bot) => relay(state, caller, bot, method, params).await,
         }
-    }
-    out
+    };
+    let came = |out: &RpcResult<Reply>| match out {
+        Ok(_) => Came::ok(),
+        Err(e) => Came::error(e.hal0.clone()),
+    };
+    call.run(run, came).await?
 }
 
 /// What a method answers: one JSON-RPC result, or a stream of them.

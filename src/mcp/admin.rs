@@ -87,7 +87,7 @@ impl ServerHandler for AdminServer {
         // An unknown tool changes nothing: its entry gathers with the reads.
         let read_only = op.is_none_or(|o| o.access == crate::ops::Access::AutonomousRead);
         let call = super::Audited {
-            store: &self.state.store,
+            svc: &self.state,
             surface: "mcp:admin",
             tool: &name,
             identity: &audit_id,

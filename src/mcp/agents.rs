@@ -481,7 +481,7 @@ impl ServerHandler for AgentsServer {
         super::routed_and_audited(
             self,
             &self.tool_router,
-            (&self.state.store, super::AuditWait::ReadsOnly, refuse),
+            (&self.state, super::AuditWait::ReadsOnly, refuse),
             SURFACE,
             request,
             context,

@@ -928,7 +928,7 @@ impl ServerHandler for MemoryServer {
         super::routed_and_audited(
             self,
             &self.tool_router,
-            (&self.state.store, super::AuditWait::ReadsOnly, memory_error),
+            (&self.state, super::AuditWait::ReadsOnly, memory_error),
             SURFACE,
             request,
             context,

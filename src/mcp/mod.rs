@@ -10,8 +10,8 @@ pub mod proxy;
 pub mod relay;
 pub mod schema;
 
-use crate::audit::Verdict;
 use crate::base::error::Error;
+use crate::ops::call::{Came, Recorded, Verdict};
 use crate::server::guard::Caller;
 use rmcp::RoleServer;
 use rmcp::model::CallToolResult;
@@ -76,7 +76,7 @@ pub enum AuditWait {
 pub async fn routed_and_audited<S: Send + Sync + 'static>(
     service: &S,
     router: &rmcp::handler::server::router::tool::ToolRouter<S>,
-    (store, wait, refuse): (&crate::store::Store, AuditWait, fn(&Error) -> CallToolResult),
+    (svc, wait, refuse): (&crate::ops::Services, AuditWait, fn(&Error) -> CallToolResult),
     surface: &'static str,
     request: rmcp::model::CallToolRequestParams,
     context: RequestContext<RoleServer>,
@@ -90,17 +90,14 @@ pub async fn routed_and_audited<S: Send + Sync + 'static>(
     let known = tool.is_some();
     let trace = crate::base::observe::telemetry::Incoming::of(&context);
     let tcc = rmcp::handler::server::tool::ToolCallContext::new(service, request, context);
-    let call = Audited { store, surface, tool: &name, identity: &identity, read_only, refuse, trace };
+    let call = Audited { svc, surface, tool: &name, identity: &identity, read_only, refuse, trace };
     call.run(args, async { if known { router.call(tcc).await } else { Err(no_such_tool(surface, &name)) } }).await
 }
 
-/// One tool call and its audit entry. A call that may change state has its entry stored
-/// (`started`) before it runs and is refused when that fails, so no change is ever made
-/// without its entry; the outcome is written onto the entry when the call ends. A call to
-/// a `read_only` tool runs at once and its entry gathers with others (see
-/// `audit::record_soon`); a failure to record it is logged, never turned into a failed call.
+/// One tool call, its metrics and span, and its audit entry ([`Recorded`]: a call that may
+/// change state is refused when its entry cannot be stored; a `read_only` one runs at once).
 pub struct Audited<'a> {
-    pub store: &'a crate::store::Store,
+    pub svc: &'a crate::ops::Services,
     pub surface: &'static str,
     pub tool: &'a str,
     pub identity: &'a str,
@@ -120,16 +117,6 @@ impl Audited<'_> {
         call: impl std::future::Future<Output = Response>,
     ) -> Response {
         let args = serde_json::Value::Object(arguments.unwrap_or_default());
-        let entry = crate::audit::Entry {
-            surface: self.surface,
-            tool: self.tool,
-            identity: self.identity,
-            arguments: &args,
-            verdict: Verdict::Ok,
-            result_code: None,
-            approval_id: None,
-            detail: None,
-        };
         let started = std::time::Instant::now();
         let server = self.surface.strip_prefix("mcp:").unwrap_or(self.surface);
         let span = crate::base::observe::telemetry::tool_call_span(server, self.tool, &self.trace);
@@ -144,45 +131,20 @@ impl Audited<'_> {
             crate::base::observe::telemetry::end_tool_call(span, &out);
             out
         };
-        if self.read_only {
-            let out = timed.await;
-            let (verdict, code, approval) = outcome(&out);
-            let e = crate::audit::Entry {
-                verdict,
-                result_code: code.as_deref(),
-                approval_id: approval.as_deref(),
-                ..entry
-            };
-            let r = if verdict == Verdict::Gated {
-                crate::audit::record_async(self.store, &e).await.map(drop)
-            } else {
-                crate::audit::record_soon(self.store, &e)
-            };
-            if let Err(e) = r {
-                tracing::warn!("cannot record the audit entry: {}", e.message);
-            }
-            return out;
-        }
-        let id = match crate::audit::begin(self.store, &entry).await {
-            Ok(id) => id,
-            Err(e) => {
-                tracing::error!(code = e.code, tool = self.tool, "refused a call: {}", e.message);
-                return Ok((self.refuse)(&e).into());
-            }
+        let call = Recorded {
+            store: &self.svc.store,
+            surface: self.surface,
+            tool: self.tool,
+            identity: self.identity,
+            arguments: &args,
+            read_only: self.read_only,
         };
-        // A call dropped before it answers (its client cancelled it or went away) still
-        // gets an outcome on its `started` row.
-        let unanswered = crate::audit::Unanswered::new(self.store, id);
-        let out = timed.await;
-        let id = unanswered.answered();
-        let (verdict, result_code, approval_id) = outcome(&out);
-        crate::audit::finish(self.store, crate::audit::Outcome { id, verdict, result_code, approval_id });
-        out
+        call.run(timed, outcome).await.unwrap_or_else(|e| Ok((self.refuse)(&e).into()))
     }
 }
 
-/// The verdict, result code and approval id of a tool call, read off its result.
-fn outcome(out: &Response) -> (Verdict, Option<String>, Option<String>) {
+/// What a tool call came to, read off its result.
+fn outcome(out: &Response) -> Came {
     match out {
         Ok(rmcp::model::CallToolResponse::Complete(r)) => {
             let none = serde_json::Value::Null;
@@ -194,44 +156,17 @@ fn outcome(out: &Response) -> (Verdict, Option<String>, Option<String>) {
                     .map(str::to_string)
                     .or_else(|| text.split_once(':').map(|(c, _)| c.trim().to_string()))
                     .filter(|c| !c.contains(' '));
-                (Verdict::Error, code, None)
+                Came { verdict: Verdict::Error, code, approval_id: None }
             } else if s["status"] == "pending_approval" {
-                (Verdict::Gated, None, s["approval_id"].as_str().map(str::to_string))
+                Came::gated(s["approval_id"].as_str().map(str::to_string))
             } else {
-                (Verdict::Ok, None, None)
+                Came::ok()
             }
         }
-        Ok(_) => (Verdict::Ok, None, None),
+        Ok(_) => Came::ok(),
         Err(e) => {
             let code = e.data.as_ref().and_then(|d| d["code"].as_str()).map(str::to_string);
-            (Verdict::Error, Some(code.unwrap_or_else(|| format!("rpc.{}", e.code.0))), None)
+            Came::error(code.unwrap_or_else(|| format!("rpc.{}", e.code.0)))
         }
-    }
-}
-
-#[cfg(test)]
-mod cancel_tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn a_write_call_dropped_midway_is_recorded_as_cancelled() {
-        let (_dir, store) = crate::store::scratch();
-        let call = Audited {
-            store: &store,
-            surface: "mcp:admin",
-            tool: "config_write",
-            identity: "bridge:ops",
-            read_only: false,
-            refuse: |e| CallToolResult::error(vec![rmcp::model::ContentBlock::text(e.message.clone())]),
-            trace: crate::base::observe::telemetry::Incoming::default(),
-        };
-        let never = std::future::pending::<Response>();
-        let cut = tokio::time::timeout(std::time::Duration::from_millis(200), call.run(None, never)).await;
-        assert!(cut.is_err(), "the call was still running when it was dropped");
-        crate::audit::flush(&store).await;
-        let f = crate::audit::Filter { limit: 10, ..Default::default() };
-        let rows = crate::audit::list(&store, &f).unwrap();
-        assert_eq!(rows.len(), 1, "{rows:?}");
-        assert_eq!((rows[0].verdict, rows[0].result_code.as_deref()), (Verdict::Error, Some("rpc.cancelled")));
     }
 }

@@ -143,7 +143,7 @@ impl ServerHandler for RelayServer {
         super::routed_and_audited(
             self,
             &self.tool_router,
-            (&self.state.store, super::AuditWait::Never, internal),
+            (&self.state, super::AuditWait::Never, internal),
             SURFACE,
             request,
             context,

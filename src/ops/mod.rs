@@ -103,14 +103,13 @@ pub struct NoArgs {}
 /// Run `f`, audited as `tool` with `args` before it runs and its outcome after (surface
 /// `cli` at the shell, `ui` for a dashboard session's person, `oauth` otherwise: the
 /// callback, a start link, the daemon), for ops outside the route table (whose calls
-/// `call::run` audits).
+/// `call::run` audits); see [`call::Recorded`].
 pub(crate) async fn audited<T>(
     ctx: &Ctx,
     tool: &'static str,
     args: Value,
     f: impl Future<Output = Result<T>>,
 ) -> Result<T> {
-    use crate::audit::{self, Entry, Outcome, Verdict};
     let store = ctx.svc.store.clone();
     let surface = if ctx.from_shell {
         "cli"
@@ -119,25 +118,11 @@ pub(crate) async fn audited<T>(
     } else {
         "oauth"
     };
-    let entry = Entry {
-        surface,
-        tool,
-        identity: &ctx.identity,
-        arguments: &args,
-        verdict: Verdict::Ok,
-        result_code: None,
-        approval_id: None,
-        detail: None,
-    };
-    let id = audit::begin(&store, &entry).await?;
-    let out = f.await;
-    let (verdict, result_code) = match &out {
-        Ok(_) => (Verdict::Ok, None),
-        Err(e) => (Verdict::Error, Some(e.code.to_string())),
-    };
-    audit::finish(&store, Outcome { id, verdict, result_code, approval_id: None });
+    let call =
+        call::Recorded { store: &store, surface, tool, identity: &ctx.identity, arguments: &args, read_only: false };
+    let out = call.run(f, call::Came::of).await?;
     if ctx.from_shell {
-        audit::flush(&store).await;
+        crate::audit::flush(&store).await;
     }
     out
 }
