@@ -3,7 +3,7 @@
 //! raised as `isError` with `bridge.<code>: <message>`.
 
 use crate::base::error::{Error, Kind, Result};
-use crate::bridge::{Asker, Bridge, StartRequest};
+use crate::ops::agents::{self as ops, Asker, RunArgs, WaitFor, Waited};
 use crate::server::AppState;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::InputResponses;
@@ -188,42 +188,7 @@ fn done(r: Result<serde_json::Value>) -> CallToolResult {
     }
 }
 
-fn seconds(v: Option<i64>, code: &'static str, what: &str) -> Result<Option<u64>> {
-    match v {
-        Some(n) if n < 0 => Err(Error::new(code, Kind::Unprocessable, format!("{what} must be 0 or more (got {n})"))),
-        Some(n) => Ok(Some(n as u64)),
-        None => Ok(None),
-    }
-}
-
 impl AgentsServer {
-    fn bridge(&self) -> Result<&Bridge> {
-        self.state
-            .bridge
-            .get()
-            .ok_or_else(|| Error::unavailable("bridge.unavailable", "the run service is not running"))
-    }
-
-    /// The memory engine, or `bridge.memory_disabled`.
-    fn memory(&self) -> Result<crate::memory::MemoryEngine> {
-        if !self.state.config().memory.enabled {
-            return Err(Error::unavailable(
-                "bridge.memory_disabled",
-                "this box runs no memory ([memory].enabled is false)",
-            ));
-        }
-        Ok(crate::memory::MemoryEngine::new(self.state.store.clone()))
-    }
-
-    async fn teach<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&crate::memory::MemoryEngine, &crate::hermes::Profiles) -> Result<T> + Send + 'static,
-    ) -> Result<T> {
-        let engine = self.memory()?;
-        let profiles = self.bridge()?.profiles().clone();
-        tokio::task::spawn_blocking(move || f(&engine, &profiles)).await.map_err(|e| Error::internal(e.to_string()))?
-    }
-
     /// The progress reporting this call asked for (a progress token in its `_meta`).
     fn progress(&self, ctx: &RequestContext<RoleServer>) -> crate::base::progress::Progress {
         super::progress::of(ctx, self.state.progress_every())
@@ -247,16 +212,14 @@ impl AgentsServer {
         description = "The skills Hermes loads: name, source (shipped or dropin), category, description, mtime, files, broken."
     )]
     async fn agent_skills_list(&self) -> CallToolResult {
-        let (store, cfg) = (self.state.store.clone(), self.state.config());
-        done(store.call(move |s| Ok(crate::bridge::skills::list(s, &cfg))).await)
+        done(ops::skills_list(&self.state).await)
     }
 
     #[tool(
         description = "A skill's SKILL.md (through the redactor, cut at 16 KiB) and the names of its files. Not an exact copy: do not prepare a replacement from it as it stands."
     )]
     async fn agent_skill_get(&self, Parameters(a): Parameters<SkillNameArgs>) -> CallToolResult {
-        let (store, cfg) = (self.state.store.clone(), self.state.config());
-        done(store.call(move |s| crate::bridge::skills::get(s, &cfg, &a.name)).await)
+        done(ops::skill_get(&self.state, a.name).await)
     }
 
     #[tool(
@@ -269,10 +232,7 @@ impl AgentsServer {
     ) -> CallToolResult {
         let r = async {
             let client = Self::asker(&ctx)?.client;
-            let (store, cfg) = (self.state.store.clone(), self.state.config());
-            store
-                .call(move |s| crate::bridge::skills::propose_put(s, &cfg, &client, &a.name, &a.skill_md, &a.files))
-                .await
+            ops::skill_put(&self.state, client, a.name, a.skill_md, a.files).await
         };
         done(r.await)
     }
@@ -287,8 +247,7 @@ impl AgentsServer {
     ) -> CallToolResult {
         let r = async {
             let client = Self::asker(&ctx)?.client;
-            let (store, cfg) = (self.state.store.clone(), self.state.config());
-            store.call(move |s| crate::bridge::skills::propose_delete(s, &cfg, &client, &a.name)).await
+            ops::skill_delete(&self.state, client, a.name).await
         };
         done(r.await)
     }
@@ -303,7 +262,7 @@ impl AgentsServer {
     ) -> CallToolResult {
         let r = async {
             let client = Self::asker(&ctx)?.client;
-            self.teach(move |e, p| crate::bridge::teach::add(e, p, &client, &a.agent, &a.text, &a.tags)).await
+            ops::memory_add(&self.state, client, a.agent, a.text, a.tags).await
         };
         done(r.await)
     }
@@ -318,7 +277,7 @@ impl AgentsServer {
     ) -> CallToolResult {
         let r = async {
             let client = Self::asker(&ctx)?.client;
-            self.teach(move |e, p| crate::bridge::teach::search(e, p, &client, &a.agent, &a.query, a.limit)).await
+            ops::memory_search(&self.state, client, a.agent, a.query, a.limit).await
         };
         done(r.await)
     }
@@ -327,18 +286,14 @@ impl AgentsServer {
         description = "List the agents on this box: Hermes with each profile (name, agent_id, health, keyed, model_id), and Pi, which is not runnable."
     )]
     async fn agents_list(&self) -> CallToolResult {
-        match self.bridge() {
-            Ok(b) => super::ok_json(b.agents_list().await),
-            Err(e) => fail(e),
-        }
+        done(ops::agents_list(&self.state).await)
     }
 
     #[tool(
         description = "What a Hermes profile can do now (model aliases, toolsets, MCP server names, skills dirs, platforms, approvals mode, API server version), from an allow-list of its own config.yaml; never a URL, header, key or secret."
     )]
     async fn agent_capabilities(&self, Parameters(a): Parameters<AgentArgs>) -> CallToolResult {
-        let r = async { self.bridge()?.capabilities_view(&a.agent).await };
-        done(r.await)
+        done(ops::capabilities(&self.state, &a.agent).await)
     }
 
     #[tool(
@@ -351,17 +306,16 @@ impl AgentsServer {
     ) -> CallToolResult {
         let r = async {
             let asker = Self::asker(&ctx)?;
-            let wait_s = seconds(a.wait_s, "bridge.invalid_wait", "wait_s")?;
-            let req = StartRequest {
+            let run = RunArgs {
                 agent: a.agent,
                 input: a.input,
                 instructions: a.instructions,
                 session_key: a.session_key,
                 reasoning_effort: a.reasoning_effort,
                 idempotency_key: a.idempotency_key,
-                wait_s,
+                wait_s: a.wait_s,
             };
-            self.bridge()?.start(&asker, req, &self.progress(&ctx)).await
+            ops::start(&self.state, &asker, run, &self.progress(&ctx)).await
         };
         done(r.await)
     }
@@ -375,23 +329,21 @@ impl AgentsServer {
         InputResponses(answers): InputResponses,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResponse {
-        use crate::bridge::Waited;
         use crate::proxy::rounds;
         let modern = rounds::modern(&ctx);
         let r = async {
             let asker = Self::asker(&ctx)?;
-            let t = seconds(a.timeout_s, "bridge.invalid_timeout", "timeout_s")?;
-            let bridge = self.bridge()?;
+            let w = WaitFor { timeout_s: a.timeout_s, offset: a.offset };
             let progress = self.progress(&ctx);
             if !modern {
-                return bridge.wait_until(&asker, &a.run_id, t, a.offset, &progress).await.map(Waited::View);
+                return ops::wait(&self.state, &asker, &a.run_id, w, &progress).await.map(Waited::View);
             }
             // 2026-07-28: a run waiting on a person is not waited on with a request held
             // open; the caller's person who declines to decide gets the run as it is.
             if rounds::declined(answers.as_ref()) {
-                return bridge.status(&asker, &a.run_id, a.offset).await.map(Waited::View);
+                return ops::status(&self.state, &asker, &a.run_id, a.offset).await.map(Waited::View);
             }
-            bridge.wait_or_card(&asker, &a.run_id, t, a.offset, &progress).await
+            ops::wait_or_card(&self.state, &asker, &a.run_id, w, &progress).await
         };
         match r.await {
             Ok(Waited::View(v)) => done(Ok(v)).into(),
@@ -412,7 +364,7 @@ impl AgentsServer {
         Parameters(a): Parameters<StatusArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let r = async { self.bridge()?.status(&Self::asker(&ctx)?, &a.run_id, a.offset).await };
+        let r = async { ops::status(&self.state, &Self::asker(&ctx)?, &a.run_id, a.offset).await };
         done(r.await)
     }
 
@@ -424,7 +376,7 @@ impl AgentsServer {
         Parameters(a): Parameters<EventsArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let r = async { self.bridge()?.events(&Self::asker(&ctx)?, &a.run_id, a.since_seq, a.limit).await };
+        let r = async { ops::events(&self.state, &Self::asker(&ctx)?, &a.run_id, a.since_seq, a.limit).await };
         done(r.await)
     }
 
@@ -434,7 +386,7 @@ impl AgentsServer {
         Parameters(a): Parameters<AnswerArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let r = async { self.bridge()?.answer(&Self::asker(&ctx)?, &a.run_id, &a.request_id, &a.answer).await };
+        let r = async { ops::answer(&self.state, &Self::asker(&ctx)?, &a.run_id, &a.request_id, &a.answer).await };
         done(r.await)
     }
 
@@ -444,7 +396,7 @@ impl AgentsServer {
         Parameters(a): Parameters<SteerArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let r = async { self.bridge()?.steer(&Self::asker(&ctx)?, &a.run_id, &a.input).await };
+        let r = async { ops::steer(&self.state, &Self::asker(&ctx)?, &a.run_id, &a.input).await };
         done(r.await)
     }
 
@@ -454,7 +406,7 @@ impl AgentsServer {
         Parameters(a): Parameters<RunIdArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let r = async { self.bridge()?.stop(&Self::asker(&ctx)?, &a.run_id).await };
+        let r = async { ops::stop(&self.state, &Self::asker(&ctx)?, &a.run_id).await };
         done(r.await)
     }
 
@@ -466,7 +418,7 @@ impl AgentsServer {
         Parameters(a): Parameters<RunsListArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let r = async { self.bridge()?.list(&Self::asker(&ctx)?, a.status, a.limit).await };
+        let r = async { ops::list(&self.state, &Self::asker(&ctx)?, a.status, a.limit).await };
         done(r.await)
     }
 }

@@ -4,7 +4,7 @@
 //! admin. The changes are audited.
 
 use super::{Ctx, audited, blocking};
-use crate::base::error::{Error, Result};
+use crate::base::error::Result;
 use crate::config::Config;
 use crate::hermes::Profiles;
 use crate::memory::MemoryEngine;
@@ -35,9 +35,7 @@ fn as_admin(
     store: Store,
     f: impl FnOnce(&MemoryEngine, &Profiles, &str) -> Result<Value>,
 ) -> Result<Value> {
-    if !cfg.memory.enabled {
-        return Err(Error::invalid("bridge.memory_disabled", "memory is off on this box ([memory].enabled = false)"));
-    }
+    super::agents::memory_on(cfg)?;
     let engine = MemoryEngine::new(store);
     f(&engine, &Profiles::from_config(cfg), &crate::bridge::Asker::admin().client)
 }

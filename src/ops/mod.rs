@@ -8,6 +8,7 @@
 
 pub mod accounts;
 pub mod activity;
+pub mod agents;
 pub mod approvals;
 pub mod args;
 pub mod boxkeys;

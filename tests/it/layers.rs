@@ -67,8 +67,6 @@ const KNOWN_UPWARD: &[&str] = &[
     "cli -> registry",
     "cli -> store",
     "mcp -> auth",
-    "mcp -> bridge",
-    "mcp -> hermes",
     "mcp -> memory",
     "mcp -> proxy",
     "mcp -> relay",

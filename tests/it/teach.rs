@@ -89,4 +89,12 @@ async fn memory_disabled_is_a_clear_error() {
     assert!(e.starts_with("bridge.memory_disabled: "), "{e}");
     let e = call(&a, "agent_memory_search", json!({"agent": "shared", "query": "x"})).await.unwrap_err();
     assert!(e.starts_with("bridge.memory_disabled: "), "{e}");
+    // The shell's `memory add` on this box meets the same rule, with the same words.
+    let o = env.run(&["memory", "add", "--local", "x"]);
+    assert_ne!(o.code(), 0);
+    assert!(
+        o.stderr().contains("[memory].enabled is false") && o.stderr().contains("bridge.memory_disabled"),
+        "{}",
+        o.stderr()
+    );
 }
