@@ -6,26 +6,10 @@
 pub mod rules;
 
 use crate::base::error::{Error, Result};
-use crate::config::Config;
 use crate::store::{Store, now};
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use serde_json::Value;
-
-/// Carries out an approved row of one kind with exactly its stored arguments.
-pub type Executor = fn(&Store, &Config, &Approval) -> Result<Value>;
-
-/// The executor for a row kind (skills and memory register theirs here).
-pub fn executor(kind: &ApprovalKind) -> Option<Executor> {
-    use ApprovalKind as K;
-    match kind {
-        K::SkillPut | K::SkillDelete => Some(crate::bridge::skills::execute_approved),
-        K::MemoryDelete | K::MemoryCurate | K::DirectiveDelete => Some(crate::memory::gate::execute_approved_row),
-        K::OauthConsent => Some(crate::auth::oauth::grants::execute_approved),
-        K::ToolDrift => Some(crate::registry::pins::execute_approved),
-        _ => None,
-    }
-}
 
 crate::text_enum! {
     /// What a row would carry out when approved.

@@ -232,7 +232,7 @@ impl MemoryEngine {
     }
 }
 
-/// [`execute_approved`] in the shape of the inbox's executor table
+/// [`execute_approved`] in the shape of the executors `ops::decide` dispatches approved rows to
 /// (`fn(&Store, &Config, &Approval)`), for registering the `memory_delete`,
 /// `memory_curate` and `directive_delete` kinds.
 pub fn execute_approved_row(store: &Store, _config: &Config, approval: &Approval) -> Result<Value> {

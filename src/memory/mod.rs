@@ -205,6 +205,8 @@ pub struct TagCount {
 #[derive(Clone)]
 pub struct MemoryEngine {
     pub store: Store,
+    /// The search index over the store's notes, shared by every engine on the store.
+    index: std::sync::Arc<search::SharedIndex>,
 }
 
 pub(crate) const NOTE_COLS: &str = "n.id, n.text, n.dataset, n.tags, n.metadata, n.source, n.document_id, n.context, \
@@ -296,7 +298,7 @@ pub(crate) fn history_row(tx: &Transaction<'_>, seq: i64, actor: &str, action: &
 
 impl MemoryEngine {
     pub fn new(store: Store) -> Self {
-        MemoryEngine { store }
+        MemoryEngine { index: store.shared(), store }
     }
 
     /// Run `f` in one write transaction (taken at once, so it never fails half-way on a

@@ -89,7 +89,7 @@ fn catch_up(ix: &mut Index, c: &mut Connection) -> Result<()> {
 
 impl MemoryEngine {
     fn shared_index(&self) -> &SharedIndex {
-        self.store.memory_index()
+        &self.index
     }
 
     /// The index, level with the rows: built on first use, rebuilt when it fell behind the

@@ -8,6 +8,23 @@ use crate::audit::Verdict;
 use crate::base::error::{Error, Kind, Result};
 use serde_json::json;
 
+/// Carries out an approved row of one kind with exactly its stored arguments.
+type Executor = fn(&crate::store::Store, &crate::config::Config, &Approval) -> Result<serde_json::Value>;
+
+/// The domain that carries out an approved row of `kind` (the inbox holds rows of every
+/// domain, and knows none of them): skills, memory, OAuth consents, tool pins. The kinds
+/// carried out here directly (Hermes commands, admin and MCP calls, reconnects) have none.
+fn executor(kind: &ApprovalKind) -> Option<Executor> {
+    use ApprovalKind as K;
+    match kind {
+        K::SkillPut | K::SkillDelete => Some(crate::bridge::skills::execute_approved),
+        K::MemoryDelete | K::MemoryCurate | K::DirectiveDelete => Some(crate::memory::gate::execute_approved_row),
+        K::OauthConsent => Some(crate::auth::oauth::grants::execute_approved),
+        K::ToolDrift => Some(crate::registry::pins::execute_approved),
+        _ => None,
+    }
+}
+
 /// What a person chose beyond approve or deny: Hermes's own choice for a dangerous
 /// command (`once`, `session`, `always`; the card lists which it offers), or a standing
 /// rule for a proxied call ([`crate::approvals::rules::Standing`]).
@@ -117,7 +134,7 @@ impl Decider<'_> {
             return Ok(Decided { row, output: None });
         }
         let builtin = [ApprovalKind::AdminCall, ApprovalKind::McpCall, ApprovalKind::AccountReauth];
-        if !builtin.contains(&row.kind) && inbox::executor(&row.kind).is_none() {
+        if !builtin.contains(&row.kind) && executor(&row.kind).is_none() {
             return Err(Error::new(
                 "approvals.unsupported_kind",
                 Kind::Unsupported,
@@ -141,7 +158,7 @@ impl Decider<'_> {
             finish(store, id, Status::Failed, &json!({"ok": false, "error": {"code": e.code, "message": e.message}}))?;
             return Err(e);
         }
-        let out = match (&row.kind, inbox::executor(&row.kind)) {
+        let out = match (&row.kind, executor(&row.kind)) {
             (ApprovalKind::AdminCall, _) => super::admin_call_approved(svc, &row).await,
             (ApprovalKind::McpCall, _) => crate::proxy::execute_approved(paths, config, &row).await,
             (ApprovalKind::AccountReauth, _) => crate::ops::accounts::reconnect_approved(svc, &row).await,

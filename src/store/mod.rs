@@ -12,7 +12,7 @@ use crate::base::paths::ensure_dir;
 use rusqlite::Connection;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// A handle on `hal0.db`. Cheap to clone; connections are pooled.
@@ -24,8 +24,9 @@ pub struct Store {
 struct Inner {
     path: PathBuf,
     pool: Mutex<Vec<Connection>>,
-    /// The memory engine's search index over this store's notes (built on first use).
-    memory_index: OnceLock<crate::memory::search::SharedIndex>,
+    /// State a domain keeps beside this store, one value per type (the memory engine's
+    /// search index): see [`Store::shared`].
+    shared: Mutex<std::collections::HashMap<std::any::TypeId, Arc<dyn std::any::Any + Send + Sync>>>,
     /// The size cap in bytes (`[store].max_size_mb`; 0: none), applied to every connection.
     max_bytes: std::sync::atomic::AtomicU64,
     /// Runs the WAL checkpoints in a thread of its own (see [`checkpoint`]).
@@ -67,7 +68,7 @@ impl Store {
             inner: Arc::new(Inner {
                 path: path.to_path_buf(),
                 pool: Mutex::new(vec![conn]),
-                memory_index: OnceLock::new(),
+                shared: Mutex::default(),
                 max_bytes: Default::default(),
                 checkpointer,
             }),
@@ -88,9 +89,14 @@ impl Store {
         &self.inner.path
     }
 
-    /// The memory engine's in-memory search index over this store (empty until first use).
-    pub(crate) fn memory_index(&self) -> &crate::memory::search::SharedIndex {
-        self.inner.memory_index.get_or_init(Default::default)
+    /// The value of type `T` kept beside this store (its default until first set up), the
+    /// same for every handle on the store: a domain's in-memory state over the store's rows,
+    /// such as the memory engine's search index. The store knows none of these types.
+    pub(crate) fn shared<T: Default + Send + Sync + 'static>(&self) -> Arc<T> {
+        let mut slots = self.inner.shared.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = slots.entry(std::any::TypeId::of::<T>()).or_insert_with(|| Arc::new(T::default())).clone();
+        // Keyed by the type's id, so the value is a `T`.
+        slot.downcast::<T>().unwrap_or_else(|_| Arc::new(T::default()))
     }
 
     /// Run `f` on a pooled connection (blocking).

@@ -86,13 +86,8 @@ const KNOWN_UPWARD: &[&str] = &[
 const KNOWN_CYCLES: &[&str] = &[
     "a2a <-> server",
     "admin <-> mcp",
-    "approvals <-> auth",
-    "approvals <-> bridge",
-    "approvals <-> memory",
-    "approvals <-> registry",
     "auth <-> registry",
     "mcp <-> server",
-    "memory <-> store",
     "server <-> ui",
 ];
 
