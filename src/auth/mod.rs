@@ -5,6 +5,7 @@
 
 pub mod boxkeys;
 pub mod bridge;
+pub mod consumers;
 pub mod exposure;
 pub mod hosts;
 pub mod keycache;

@@ -19,7 +19,7 @@ pub enum Credential {
     Client,
     Bridge(Client),
     /// A key hal0 minted for one consumer of one proxied server (`hal0pk_…`).
-    Consumer(crate::registry::consumers::Consumer),
+    Consumer(crate::auth::consumers::Consumer),
     /// A person: a live dashboard session (its cookie, no `Authorization` header).
     Person(crate::auth::session::Session),
     /// An OAuth access token: one mount, the scopes a person granted, as a bridge client.
@@ -39,8 +39,8 @@ impl Credential {
                 .map(Credential::Grant)
                 .unwrap_or(Credential::Invalid));
         }
-        if token.starts_with(crate::registry::consumers::KEY_PREFIX) {
-            return Ok(crate::registry::consumers::lookup(store, token)?
+        if token.starts_with(crate::auth::consumers::KEY_PREFIX) {
+            return Ok(crate::auth::consumers::lookup(store, token)?
                 .map(Credential::Consumer)
                 .unwrap_or(Credential::Invalid));
         }

@@ -20,6 +20,7 @@ pub(crate) mod progress;
 pub(crate) mod prop;
 pub mod redact;
 pub(crate) mod sse;
+pub mod ssrf;
 pub(crate) mod term;
 pub(crate) mod text_enum;
 pub(crate) mod token;

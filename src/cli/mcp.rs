@@ -6,7 +6,7 @@ use crate::base::error::{Error, Result};
 use crate::base::term::{safe, safe_line};
 use crate::ops::mcp::{HermesSync, Restart};
 use crate::ops::mcp_edit::{Named, PlaceArgs, Tier};
-use crate::registry::{self, Record, Registry};
+use crate::registry::Registry;
 use serde_json::json;
 
 #[derive(Debug, clap::Subcommand)]
@@ -169,14 +169,6 @@ fn listed(v: &serde_json::Value) -> Vec<serde_json::Value> {
     items
 }
 
-fn record_json(r: &Record, state: Option<&str>) -> serde_json::Value {
-    let v = registry::view::ServerView::of(r);
-    match state {
-        Some(s) => v.with_state(s, None).json(),
-        None => v.json(),
-    }
-}
-
 /// `--resource` / `--prompt`: the name is a resource URI (pattern) or a prompt, not a tool.
 #[derive(clap::Args, Debug, Clone, Copy)]
 #[group(multiple = false)]
@@ -296,72 +288,56 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
             Ok(())
         }
         McpCmd::List { out } => {
-            if json || out.quiet {
-                // The same view as GET /api/mcp/servers.
-                let ops = ctx.ops()?;
-                let v = super::runtime()?.block_on(crate::ops::mcp::list(&ops, crate::ops::NoArgs {}))?;
-                out.done(json, &listed(&v), "id");
+            // The same view as GET /api/mcp/servers, for scripts and for people.
+            let ops = ctx.ops()?;
+            let v = super::runtime()?.block_on(crate::ops::mcp::list(&ops, crate::ops::NoArgs {}))?;
+            if out.done(json, &listed(&v), "id") {
                 return Ok(());
             }
-            let listing = reg.list()?;
-            let states: Vec<&str> = registry::states(&listing.records);
-            let mut rows: Vec<Vec<String>> = registry::bundled()
-                .iter()
-                .map(|b| vec![b.id.into(), "bundled".into(), b.mount.clone(), "running".into(), "-".into()])
-                .collect();
-            for (r, s) in listing.records.iter().zip(&states) {
-                let policy = format!("{}/{}/{}", r.tools.allow.len(), r.tools.gated.len(), r.tools.blocked.len());
-                let at = r.url.clone().or_else(|| r.command.clone()).unwrap_or_else(|| r.spec.clone());
-                rows.push(vec![r.id.clone(), r.transport.as_str().into(), at, (*s).into(), policy]);
+            let text = |s: &serde_json::Value, f: &str| s[f].as_str().map(str::to_string);
+            let mut rows: Vec<Vec<String>> = Vec::new();
+            for s in v["servers"].as_array().into_iter().flatten() {
+                let id = text(s, "id").unwrap_or_default();
+                if s["bundled"] == true {
+                    let mount = text(s, "mount").unwrap_or_default();
+                    rows.push(vec![id, "bundled".into(), mount, "running".into(), "-".into()]);
+                    continue;
+                }
+                let count = |list: &str| s["tool_policy"][list].as_array().map_or(0, Vec::len);
+                let policy = format!("{}/{}/{}", count("allow"), count("gated"), count("blocked"));
+                let at = text(s, "url").or_else(|| text(s, "command")).or_else(|| text(s, "spec")).unwrap_or_default();
+                let transport = text(s, "transport").unwrap_or_default();
+                rows.push(vec![id, transport, at, text(s, "state").unwrap_or_default(), policy]);
             }
-            for b in &listing.broken {
-                let id = b.file.trim_end_matches(".toml").to_string();
-                rows.push(vec![id, "-".into(), b.file.clone(), "broken".into(), "-".into()]);
+            let broken = v["broken"].as_array().cloned().unwrap_or_default();
+            for b in &broken {
+                let file = text(b, "file").unwrap_or_default();
+                rows.push(vec![file.trim_end_matches(".toml").into(), "-".into(), file, "broken".into(), "-".into()]);
             }
             println!("{}", table(&["ID", "TRANSPORT", "URL / COMMAND", "STATE", "ALLOW/GATED/BLOCKED"], rows));
-            for b in &listing.broken {
-                eprintln!("warning: broken record {}: {}", safe_line(&b.file), safe(&b.error));
+            for b in &broken {
+                let (file, error) = (text(b, "file").unwrap_or_default(), text(b, "error").unwrap_or_default());
+                eprintln!("warning: broken record {}: {}", safe_line(&file), safe(&error));
             }
             Ok(())
         }
         McpCmd::Status { id } => {
-            if let Some(b) = registry::bundled().into_iter().find(|b| b.id == id) {
-                if json {
-                    print_json(&registry::view::bundled_json(&b));
-                } else {
-                    println!("{} (bundled): {}, mounted at {}.", b.id, b.description, b.mount);
-                }
-                return Ok(());
-            }
-            let r = reg.get(&id)?;
-            let state = registry::state(&r);
-            let cfg = ctx.config()?;
-            let consumers = registry::consumers::list(&ctx.store()?, Some(&id))?;
-            let rules = crate::approvals::rules::list(&ctx.store()?, Some(&id))?;
-            let pins = registry::pins::list(&ctx.store()?, &id)?;
-            let proxy = crate::connect::proxy_url(&cfg, &id, crate::connect::Reach::Remote);
-            let delegated = r.oauth.as_ref().is_some_and(|o| o.delegated());
-            let account =
-                r.oauth.as_ref().filter(|_| !delegated).map(|_| registry::oauth::account::view(&ctx.paths, &id, None));
-            let own: Vec<_> = registry::oauth::account::views_of(&ctx.paths, &id)
-                .into_iter()
-                .filter(|v| delegated && v.holder.is_some())
-                .collect();
+            use crate::ops::mcp_status::{self, CONNECTED, Item, Status};
+            let status = mcp_status::status(&ctx.ops()?, &id)?;
             if json {
-                let mut v = record_json(&r, Some(state));
-                v["proxy_url"] = json!(proxy);
-                v["consumers"] = json!(consumers);
-                v["rules"] = json!(rules);
-                v["pins"] = json!(pins);
-                if let Some(a) = &account {
-                    v["account"] = json!(a);
-                }
-                if delegated {
-                    v["accounts"] = json!(own);
-                }
-                print_json(&v);
+                print_json(&status.json());
                 return Ok(());
             }
+            let s = match status {
+                Status::Bundled(b) => {
+                    println!("{} (bundled): {}, mounted at {}.", b.id, b.description, b.mount);
+                    return Ok(());
+                }
+                Status::Installed(s) => s,
+            };
+            let (r, consumers, rules, pins) = (&s.record, &s.consumers, &s.rules, &s.pins);
+            let (state, proxy, delegated, account, own) =
+                (s.state, s.proxy_url.clone(), s.delegated, &s.account, &s.accounts);
             let live: Vec<String> = consumers
                 .iter()
                 .filter(|c| !c.revoked)
@@ -385,8 +361,8 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
                 ],
                 vec![
                     "package".into(),
-                    match (&r.package, registry::packages::package_of(&r)) {
-                        (Some(p), _) => format!(
+                    match &r.package {
+                        Some(p) => format!(
                             "{}@{} from {} ({}; resolved {})",
                             p.name,
                             p.version,
@@ -394,8 +370,8 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
                             p.integrity.as_deref().unwrap_or("no hash"),
                             p.resolved_at
                         ),
-                        (None, Some(_)) => format!("not pinned: hal0 mcp update {id} pins it"),
-                        (None, None) => "-".into(),
+                        None if s.unpinned_package => format!("not pinned: hal0 mcp update {id} pins it"),
+                        None => "-".into(),
                     },
                 ],
                 vec!["enabled".into(), r.enabled.to_string()],
@@ -423,10 +399,10 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
                 };
                 rows.push(vec!["oauth".into(), text]);
             }
-            if let (Some(o), Some(a)) = (&r.oauth, &account) {
+            if let (Some(o), Some(a)) = (&r.oauth, account) {
                 let text = match a {
                     None => format!("needs an OAuth account ({}): hal0 mcp connect {id}", o.issuer),
-                    Some(v) if v.state == registry::oauth::account::CONNECTED => format!(
+                    Some(v) if v.state == CONNECTED => format!(
                         "connected at {} ({}), expires {}{}",
                         v.issuer,
                         v.client_kind,
@@ -451,11 +427,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
                     .iter()
                     .filter(|p| p.state == state)
                     .map(|p| {
-                        let what = if p.item == registry::pins::Item::Tool {
-                            p.name.clone()
-                        } else {
-                            format!("{} {}", p.item, p.name)
-                        };
+                        let what = if p.item == Item::Tool { p.name.clone() } else { format!("{} {}", p.item, p.name) };
                         match (state, &p.approval_id) {
                             ("accepted", _) => format!("{what} (by {})", p.pinned_by),
                             ("drifted", Some(card)) => format!("{what} (quarantined; card {card})"),
@@ -590,20 +562,8 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
         McpCmd::Disable { id } => toggle(ctx, &id, false),
         McpCmd::Catalog { cmd } => super::mcp_catalog::run(ctx, cmd),
         McpCmd::Test { id } => {
-            let record = reg.get(&id)?;
-            let rt = runtime()?;
-            let p = match rt.block_on(crate::proxy::probe::probe(&record, &ctx.paths)) {
-                Ok(p) => p,
-                // A 401: ask whether the server wants OAuth, and say how to connect it.
-                Err(e) if e.code == "mcp.probe_failed" && crate::proxy::upstream::credentials_refused(&e) => {
-                    let ops = ctx.ops()?;
-                    match rt.block_on(crate::ops::accounts::discover(&ops, &id)) {
-                        Ok(Some(need)) => return Err(registry::oauth::account::needs_account(&id, &need.issuer)),
-                        _ => return Err(e),
-                    }
-                }
-                Err(e) => return Err(e),
-            };
+            let ops = ctx.ops()?;
+            let p = runtime()?.block_on(crate::ops::mcp_status::probe_here(&ops, &id))?;
             if json {
                 print_json(&json!(p));
                 return Ok(());

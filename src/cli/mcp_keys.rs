@@ -1,11 +1,11 @@
 //! `hal0 mcp keys list|add|revoke`: the keys consumers present to hal0's proxy at
 //! `/mcp/proxy/<id>/mcp`. Exposure to Hermes mints its own; these are for other consumers
-//! (a workstation's Claude Code, a CI job). The rules live in `crate::registry::consumers`.
+//! (a workstation's Claude Code, a CI job). The rules live in `crate::auth::consumers`.
 
 use super::{Ctx, confirm, print_json, runtime, table};
+use crate::auth::consumers;
 use crate::base::error::Result;
 use crate::ops::keys;
-use crate::registry::consumers;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum KeysCmd {

@@ -52,7 +52,7 @@ fn holder_for(ctx: &Ctx, r: &crate::registry::Record, holder: Option<&str>) -> R
                     return Ok(Some(h.to_string()));
                 }
             } else {
-                let known = crate::registry::consumers::list(&ctx.svc.store, Some(&r.id))?
+                let known = crate::auth::consumers::list(&ctx.svc.store, Some(&r.id))?
                     .into_iter()
                     .any(|c| c.name == h && !c.revoked);
                 if known {

@@ -4,8 +4,9 @@
 //! these.
 
 use super::{Ctx, blocking};
+use crate::auth::consumers;
 use crate::base::error::Result;
-use crate::registry::{Registry, consumers};
+use crate::registry::Registry;
 use serde_json::{Value, json};
 
 #[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]

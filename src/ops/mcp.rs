@@ -158,7 +158,7 @@ pub async fn resolve(_: &Ctx, a: ResolveArgs) -> Result<Value> {
     if url.is_empty() || url.len() > 2048 {
         return Err(Error::invalid("mcp.invalid_spec", "give ?url= with 1 to 2048 characters"));
     }
-    let r = manage::resolve(&manage::Source::Spec(url), None, &registry::ssrf::Guard::system()).await?;
+    let r = manage::resolve(&manage::Source::Spec(url), None, &crate::base::ssrf::Guard::system()).await?;
     Ok(redacted(resolved_json(&r)))
 }
 

@@ -23,6 +23,7 @@ pub mod inbox_watch;
 pub mod keys;
 pub mod mcp;
 pub mod mcp_edit;
+pub mod mcp_status;
 pub mod notify;
 pub mod oauth;
 pub mod people;

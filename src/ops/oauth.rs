@@ -10,7 +10,7 @@ use crate::auth::oauth::clients::{self, Client, Registration};
 use crate::auth::oauth::grants::{self, AuthorizeQuery, GrantRow, Refusal, RequestView, Tokens};
 use crate::auth::oauth::{self, Issuer, cimd};
 use crate::base::error::{Error, Result};
-use crate::registry::ssrf::Guard;
+use crate::base::ssrf::Guard;
 use serde_json::{Value, json};
 
 fn issuer(ctx: &Ctx) -> Result<Issuer> {

@@ -7,9 +7,9 @@
 
 use super::record::{self, BUNDLED_IDS, Transport};
 use super::spec;
-use super::ssrf::{self, FetchLimits, Guard};
 use crate::base::error::{Error, Result};
 use crate::base::paths::{Paths, write_atomic};
+use crate::base::ssrf::{self, FetchLimits, Guard};
 use crate::config::Config;
 use serde::Serialize;
 use serde_json::{Map, Value, json};

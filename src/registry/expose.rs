@@ -13,7 +13,8 @@
 //! `mcp_servers` only at start). [`join`] is an idempotent recompute run after every
 //! exposure, enable/disable, install or uninstall; it never fails, it reports.
 
-use super::{Record, Registry, Transport, consumers};
+use super::{Record, Registry, Transport};
+use crate::auth::consumers;
 use crate::base::error::{Error, Result};
 use crate::base::paths::{Paths, read_optional, write_atomic};
 use crate::config::Config;

@@ -3,7 +3,6 @@
 //! calls to this module; nothing here prints.
 
 pub mod catalog;
-pub mod consumers;
 pub mod expose;
 pub mod manage;
 pub mod mask;
@@ -15,7 +14,6 @@ pub mod program;
 pub mod record;
 pub mod server_json;
 pub mod spec;
-pub mod ssrf;
 pub mod view;
 
 use crate::base::error::{Error, Result};

@@ -18,8 +18,8 @@
 
 use super::record::{PackagePin, Record};
 use super::spec::{self, Kind};
-use super::ssrf::{self, FetchLimits, Guard};
 use crate::base::error::{Error, Kind as ErrorKind, Result};
+use crate::base::ssrf::{self, FetchLimits, Guard};
 use crate::config::Config;
 use serde_json::Value;
 use std::time::Duration;

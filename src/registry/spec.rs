@@ -9,8 +9,8 @@
 //! and `docker run` also ends their options with `--` before the name.
 
 use super::record::{Record, Transport};
-use super::ssrf::{self, FetchLimits, Guard};
 use crate::base::error::{Error, Result};
+use crate::base::ssrf::{self, FetchLimits, Guard};
 
 const ACCEPTED: &str = "accepted: oci://IMAGE, npm:PACKAGE (or npx:), uvx:PACKAGE (or uv:), \
                         git+https://HOST/REPO, an http(s)://…/manifest.json URL, or a streamable-http/sse endpoint URL";

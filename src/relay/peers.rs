@@ -9,7 +9,7 @@
 
 use super::{Failure, Refusal};
 use crate::base::error::{Error, Result};
-use crate::registry::ssrf::{self, FetchLimits, Guard};
+use crate::base::ssrf::{self, FetchLimits, Guard};
 use crate::store::{Store, now};
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;

@@ -271,7 +271,7 @@ pub async fn guard(State(state): State<Arc<AppState>>, mut req: Request, next: N
     {
         let (store, server, name) = (state.store.clone(), c.server.clone(), c.name.clone());
         tokio::spawn(async move {
-            if let Err(e) = store.call(move |s| crate::registry::consumers::touch(s, &server, &name)).await {
+            if let Err(e) = store.call(move |s| crate::auth::consumers::touch(s, &server, &name)).await {
                 tracing::warn!("cannot record last_used: {}", e.message);
             }
         });
@@ -393,7 +393,7 @@ pub async fn resolve(state: &Arc<AppState>, auth: Option<String>) -> crate::base
     // the cache keeps only keys: a token expires on its own).
     let stored_key = |a: &str| {
         a.contains(crate::auth::bridge::KEY_PREFIX)
-            || a.contains(crate::registry::consumers::KEY_PREFIX)
+            || a.contains(crate::auth::consumers::KEY_PREFIX)
             || a.contains(crate::auth::oauth::ACCESS_PREFIX)
     };
     let cred = if auth.as_deref().is_some_and(stored_key) {

@@ -8,7 +8,7 @@ use crate::support;
 use crate::support::tls::{Ca, Flaw};
 use crate::support::upstream::RmcpUpstream;
 use crate::support::*;
-use hal0::registry::ssrf::{self, FetchLimits, Guard};
+use hal0::base::ssrf::{self, FetchLimits, Guard};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;

@@ -7,7 +7,7 @@
 use super::clients::{self, Client, Registration};
 use super::shown;
 use crate::base::error::{Error, Result};
-use crate::registry::ssrf::{FetchLimits, Guard};
+use crate::base::ssrf::{FetchLimits, Guard};
 use crate::store::Store;
 use rusqlite::{OptionalExtension, params};
 use std::time::Duration;
@@ -119,7 +119,7 @@ pub async fn fetch(guard: &Guard, url: &str, ca_file: Option<std::path::PathBuf>
         connect_timeout: Duration::from_secs(4),
         ca_file,
     };
-    let (_, body) = crate::registry::ssrf::fetch(guard, url, limits).await.map_err(|e| refused(url, e.message))?;
+    let (_, body) = crate::base::ssrf::fetch(guard, url, limits).await.map_err(|e| refused(url, e.message))?;
     parse(url, &body)
 }
 

@@ -588,8 +588,7 @@ fn token_table() {
 #[test]
 fn hal0_keys_are_masked() {
     use crate::auth::boxkeys::{self, ADMIN_KEY_PREFIX, BoxKey, CLIENT_KEY_PREFIX};
-    for p in
-        [ADMIN_KEY_PREFIX, CLIENT_KEY_PREFIX, crate::auth::bridge::KEY_PREFIX, crate::registry::consumers::KEY_PREFIX]
+    for p in [ADMIN_KEY_PREFIX, CLIENT_KEY_PREFIX, crate::auth::bridge::KEY_PREFIX, crate::auth::consumers::KEY_PREFIX]
     {
         assert!(TOKENS.iter().any(|t| t.prefix == p), "{p} is not in the table");
     }
@@ -601,7 +600,7 @@ fn hal0_keys_are_masked() {
         boxkeys::rotate(&env, BoxKey::Admin).unwrap(),
         boxkeys::rotate(&env, BoxKey::Client).unwrap(),
         crate::auth::bridge::add(&store, "laptop", "", scopes).unwrap().1,
-        crate::registry::consumers::mint(&store, "files", "ci", "").unwrap().1,
+        crate::auth::consumers::mint(&store, "files", "ci", "").unwrap().1,
     ];
     for k in keys {
         let text = format!("error: the key {k} was refused; retry with {k}.");

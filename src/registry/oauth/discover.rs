@@ -9,7 +9,7 @@
 //! to go on without it).
 
 use crate::base::error::{Error, Kind, Result};
-use crate::registry::ssrf::{self, FetchLimits, Guard};
+use crate::base::ssrf::{self, FetchLimits, Guard};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

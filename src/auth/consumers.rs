@@ -4,7 +4,7 @@
 //! the profile's key; operators mint keys for other consumers with `hal0 mcp keys add`.
 
 use crate::base::error::{Error, Result};
-use crate::base::token::{fingerprint, random_base62, sha256_hex};
+use crate::base::token::{random_base62, sha256_hex};
 use crate::store::{Store, now};
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
@@ -165,11 +165,6 @@ pub fn touch(store: &Store, server: &str, name: &str) -> Result<()> {
         )?;
         Ok(())
     })
-}
-
-/// A printable fingerprint of a key (never the key).
-pub fn key_fingerprint(key: &str) -> String {
-    fingerprint(key)
 }
 
 #[cfg(test)]
