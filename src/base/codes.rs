@@ -113,7 +113,6 @@ pub const ALL: &[&str] = &[
     "bridge.unknown_scope",
     // cli
     "cli.declined",
-    "cli.invalid_limit",
     "cli.invalid_timeout",
     "cli.missing_id",
     // config

@@ -108,10 +108,10 @@ pub fn run(ctx: &Ctx, cmd: ActivityCmd) -> Result<i32> {
             // A malformed --since is refused before the store is opened (a usage error, exit 2).
             let a = crate::ops::activity::ExportArgs { since, until, client, tool };
             a.check()?;
-            let store = ctx.store()?;
+            let ops = ctx.ops_any_config()?;
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
-            crate::ops::activity::export_to(&store, a, &mut out)?;
+            crate::ops::activity::export_to(&ops, a, &mut out)?;
             Ok(crate::base::exit::OK)
         }
         ActivityCmd::Verify { file, complete } => {

@@ -2,9 +2,9 @@
 //! decision here reaches Hermes (or the waiting daemon) directly; no API key decides.
 
 use super::{Ctx, confirm, print_json, table, who};
-use crate::approvals::{self, Approval};
 use crate::base::error::{Error, Result};
 use crate::base::term::{safe, safe_line};
+use crate::ops::approvals::{Approval, Rule, Standing, Status};
 use std::io::IsTerminal;
 
 #[derive(Debug, clap::Subcommand)]
@@ -85,7 +85,7 @@ pub enum RulesCmd {
 }
 
 /// One rule in words: `ar_…  ci may call write on files (these arguments) until …`.
-pub fn rule_text(r: &approvals::rules::Rule) -> String {
+pub fn rule_text(r: &Rule) -> String {
     let what = if r.args_sha256.is_some() { " with these exact arguments" } else { "" };
     let until = r.expires_at.as_deref().map(|t| format!(" until {t}")).unwrap_or_else(|| " until removed".into());
     format!("{} may call {}{what}{until} (by {})", r.client, r.tool, r.created_by)
@@ -102,7 +102,7 @@ fn rules(ctx: &Ctx, cmd: RulesCmd) -> Result<()> {
             if out.done(json, &super::items_of(&v, "rules"), "id") {
                 return Ok(());
             }
-            let rules: Vec<approvals::rules::Rule> = serde_json::from_value(v["rules"].clone()).unwrap_or_default();
+            let rules: Vec<Rule> = serde_json::from_value(v["rules"].clone()).unwrap_or_default();
             if rules.is_empty() {
                 println!("No standing rule: every gated call waits for a person.");
                 return Ok(());
@@ -137,7 +137,7 @@ fn pick(ctx: &Ctx, id: Option<String>) -> Result<String> {
     if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
         return Err(Error::invalid("cli.missing_id", "name the approval ID (see `hal0 agent approvals list`)"));
     }
-    let rows = approvals::list(&ctx.store()?, Some("pending"))?;
+    let rows = super::runtime()?.block_on(crate::ops::approvals::at_shell(&ctx.ops()?, Some("pending".into())))?;
     if rows.is_empty() {
         return Err(Error::not_found("approvals.none_pending", "nothing is pending"));
     }
@@ -202,12 +202,9 @@ fn decide(
     json: bool,
 ) -> Result<()> {
     let id = pick(ctx, id)?;
-    let store = ctx.store()?;
-    approvals::expire_due(&store)?;
-    let row = approvals::get(&store, &id)?;
-    approvals::still_pending(&row)?;
+    let row = super::runtime()?.block_on(crate::ops::approvals::card_at_shell(&ctx.ops()?, &id, true))?;
     if !yes && std::io::stdout().is_terminal() {
-        print_card(&row.clone().for_shell());
+        print_card(&row);
     }
     confirm(yes, &format!("{} {id}?", if approve { "Approve" } else { "Deny" }))?;
     let cfg = ctx.config()?;
@@ -235,7 +232,7 @@ fn decide(
     } else {
         println!("{} {id}: {}.", if approve { "Approved" } else { "Denied" }, done.status);
     }
-    if done.status == approvals::Status::Failed {
+    if done.status == Status::Failed {
         return Err(Error::new(
             "approvals.execution_failed",
             crate::base::error::Kind::BadGateway,
@@ -281,11 +278,9 @@ pub fn approvals(ctx: &Ctx, cmd: ApprovalsCmd) -> Result<()> {
     let json = ctx.json;
     match cmd {
         ApprovalsCmd::List { status, all, out } => {
-            let store = ctx.store()?;
-            approvals::expire_due(&store)?;
             let status = if all { None } else { Some(status.unwrap_or_else(|| "pending".into())) };
-            let rows: Vec<_> =
-                approvals::list(&store, status.as_deref())?.into_iter().map(Approval::for_shell).collect();
+            let rows =
+                super::runtime()?.block_on(crate::ops::approvals::at_shell(&ctx.ops_any_config()?, status.clone()))?;
             if out.done_with(json, &rows, "id") {
                 return Ok(());
             }
@@ -317,7 +312,8 @@ pub fn approvals(ctx: &Ctx, cmd: ApprovalsCmd) -> Result<()> {
             Ok(())
         }
         ApprovalsCmd::Show { id } => {
-            let a = approvals::get(&ctx.store()?, &id)?.for_shell();
+            let a =
+                super::runtime()?.block_on(crate::ops::approvals::card_at_shell(&ctx.ops_any_config()?, &id, false))?;
             if json {
                 print_json(&serde_json::json!(a));
             } else {
@@ -328,7 +324,7 @@ pub fn approvals(ctx: &Ctx, cmd: ApprovalsCmd) -> Result<()> {
         ApprovalsCmd::Approve { id, choice, allow_for, always_these_arguments, yes } => {
             let choice = crate::ops::decide::Choice {
                 hermes: choice,
-                standing: approvals::rules::Standing { minutes: allow_for, these_arguments: always_these_arguments },
+                standing: Standing { minutes: allow_for, these_arguments: always_these_arguments },
             };
             decide(ctx, id, true, choice, None, yes, json)
         }

@@ -1,9 +1,9 @@
 //! `hal0 bridge add|list|scopes|rotate|revoke`: per-client bridge keys.
 
 use super::{Ctx, confirm, print_json, table};
-use crate::auth::bridge::{self, Client, parse_scopes};
 use crate::base::error::Result;
 use crate::base::term::{safe, shell_quote};
+use crate::ops::bridge::Client;
 use serde_json::json;
 
 #[derive(Debug, clap::Subcommand)]
@@ -20,7 +20,7 @@ pub enum BridgeCmd {
         scopes: Vec<String>,
         /// Print this MCP client's config instead of the `claude mcp add` lines (the key is
         /// read from $HAL0_BRIDGE_KEY or the client's prompt, never written in it).
-        #[arg(long, value_name = "CLIENT", value_parser = clap::builder::PossibleValuesParser::new(crate::connect::clients::KINDS))]
+        #[arg(long, value_name = "CLIENT", value_parser = clap::builder::PossibleValuesParser::new(crate::ops::bridge::KINDS))]
         client: Option<String>,
     },
     /// List clients: name, scopes, note, created, last seen, revoked, origin (a key, or the
@@ -71,7 +71,7 @@ fn shell_op(ctx: &Ctx, tool: &str, args: serde_json::Value) -> Result<serde_json
 }
 
 /// Print a new or rotated key as the op answered it (a `Keyed`), with client `kind`'s
-/// config (one of [`crate::connect::clients::KINDS`]).
+/// config (one of [`crate::ops::bridge::KINDS`]).
 fn print_key(k: &serde_json::Value, json_out: bool, verb: &str, kind: &str) -> Result<()> {
     let text = |f: &str| k[f].as_str().unwrap_or_default().to_string();
     let list = |v: &serde_json::Value| -> Vec<String> {
@@ -99,13 +99,12 @@ fn print_key(k: &serde_json::Value, json_out: bool, verb: &str, kind: &str) -> R
     println!();
     println!("  {key}");
     println!();
-    let servers: Vec<crate::connect::clients::Server> =
-        serde_json::from_value(k["servers"].clone()).unwrap_or_default();
+    let servers: Vec<crate::ops::bridge::Server> = serde_json::from_value(k["servers"].clone()).unwrap_or_default();
     if !servers.is_empty() {
-        let s = crate::connect::clients::snippet(kind, &servers)?;
+        let s = crate::ops::bridge::snippet(kind, &servers)?;
         println!("For {}, in {}:", s.client, s.place);
         if kind != "claude-code" {
-            println!("(first, on the remote machine: {})", crate::connect::clients::key_prompt());
+            println!("(first, on the remote machine: {})", crate::ops::bridge::key_prompt());
         }
         println!();
         for l in s.text.lines() {
@@ -128,7 +127,7 @@ fn print_key(k: &serde_json::Value, json_out: bool, verb: &str, kind: &str) -> R
         println!();
     }
     let me = format!("{base}/api/bridge/me");
-    let header = format!("\"Authorization: Bearer ${}\"", crate::connect::clients::KEY_VAR);
+    let header = format!("\"Authorization: Bearer ${}\"", crate::ops::bridge::KEY_VAR);
     println!("Check it from there: {}", safe(&format!("curl -s {} -H {header}", shell_quote(&me))));
     Ok(())
 }
@@ -139,11 +138,11 @@ pub fn run(ctx: &Ctx, cmd: BridgeCmd) -> Result<()> {
         BridgeCmd::Add { name, note, scopes, client } => {
             // A malformed hal0.toml fails (in ctx.ops) before anything is written.
             let k = shell_op(ctx, "bridge_client_add", json!({"name": name, "note": note, "scopes": scopes}))?;
-            crate::connect::clients::refresh(&ctx.paths, &ctx.config()?);
             print_key(&k, json, "Added", client.as_deref().unwrap_or("claude-code"))
         }
         BridgeCmd::List { out } => {
-            let list = bridge::list(&ctx.store()?)?;
+            let list =
+                super::runtime()?.block_on(crate::ops::bridge::list(&ctx.ops_any_config()?, crate::ops::NoArgs {}))?;
             if out.done_with(json, &list, "name") {
                 return Ok(());
             }
@@ -169,7 +168,7 @@ pub fn run(ctx: &Ctx, cmd: BridgeCmd) -> Result<()> {
             Ok(())
         }
         BridgeCmd::Scopes { name, scopes } => {
-            parse_scopes(&scopes)?; // a bad scope is a usage error before anything opens
+            crate::ops::bridge::requested_scopes(&scopes)?; // a bad scope is a usage error before anything opens
             let c = shell_op(ctx, "bridge_client_scopes", json!({"name": name, "scopes": scopes}))?;
             if json {
                 print_json(&c);
@@ -180,18 +179,14 @@ pub fn run(ctx: &Ctx, cmd: BridgeCmd) -> Result<()> {
             Ok(())
         }
         BridgeCmd::Rotate { name, yes } => {
-            let store = ctx.store()?;
-            bridge::get(&store, &name)?;
-            ctx.config()?;
+            crate::ops::bridge::get(&ctx.ops()?, &name)?;
             confirm(yes, &format!("Rotate the key of `{name}`? Its current key stops working at once"))?;
             let k = shell_op(ctx, "bridge_client_rotate", json!({"name": name}))?;
             print_key(&k, json, "Rotated the key of", "claude-code")
         }
         BridgeCmd::Revoke { name, yes } => {
-            let store = ctx.store()?;
-            bridge::get(&store, &name)?;
+            crate::ops::bridge::get(&ctx.ops()?, &name)?;
             confirm(yes, &format!("Revoke `{name}`? Its key stops working at once and the name stays reserved"))?;
-            drop(store);
             let c = shell_op(ctx, "bridge_client_revoke", json!({"name": name}))?;
             if json {
                 print_json(&c);
@@ -204,9 +199,7 @@ pub fn run(ctx: &Ctx, cmd: BridgeCmd) -> Result<()> {
             Ok(())
         }
         BridgeCmd::Purge { name, yes } => {
-            let store = ctx.store()?;
-            bridge::get(&store, &name)?;
-            drop(store);
+            crate::ops::bridge::get(&ctx.ops()?, &name)?;
             confirm(
                 yes,
                 &format!("Purge `{name}`? Its runs and their output, approvals, rules and grants are deleted for good"),

@@ -9,6 +9,7 @@
 //! that does not exist is never created.
 
 use crate::base::paths::Paths;
+use crate::ops::complete::Kind;
 use clap_complete::engine::{ArgValueCandidates, CompletionCandidate};
 
 /// The environment variable that switches `hal0` into completing.
@@ -39,74 +40,20 @@ pub fn registration(shell: clap_complete::Shell) -> Option<String> {
 pub fn candidates(path: &str, id: &str) -> Option<ArgValueCandidates> {
     let top = path.split(' ').next().unwrap_or_default();
     let f: fn() -> Vec<CompletionCandidate> = match (top, id) {
-        ("mcp", "id") => server_ids,
-        ("bridge", "name") if path != "bridge add" => client_names,
-        ("agent" | "approvals", "id") => approval_ids,
-        (_, "run_id") => run_ids,
-        ("approvals" | "agent", "rule_id") => rule_ids,
-        (_, "scopes") => scopes,
-        ("config", "key") => settings,
+        ("mcp", "id") => || of(Kind::ServerId),
+        ("bridge", "name") if path != "bridge add" => || of(Kind::ClientName),
+        ("agent" | "approvals", "id") => || of(Kind::ApprovalId),
+        (_, "run_id") => || of(Kind::RunId),
+        ("approvals" | "agent", "rule_id") => || of(Kind::RuleId),
+        (_, "scopes") => || of(Kind::Scope),
+        ("config", "key") => || of(Kind::Setting),
         _ => return None,
     };
     Some(ArgValueCandidates::new(f))
 }
 
-/// The store, when it exists and this user may open it.
-fn store() -> Option<crate::store::Store> {
-    let p = Paths::from_env();
-    p.db().exists().then(|| crate::store::Store::open(&p.db()).ok()).flatten()
-}
-
-fn named(items: impl IntoIterator<Item = (String, String)>) -> Vec<CompletionCandidate> {
+/// The box's values of `kind`, as the shell shows them.
+fn of(kind: Kind) -> Vec<CompletionCandidate> {
+    let items = crate::ops::complete::candidates(&Paths::from_env(), kind);
     items.into_iter().map(|(v, help)| CompletionCandidate::new(v).help(Some(help.into()))).collect()
-}
-
-fn server_ids() -> Vec<CompletionCandidate> {
-    let mut out: Vec<(String, String)> =
-        crate::registry::bundled().into_iter().map(|b| (b.id.to_string(), "bundled".to_string())).collect();
-    if let Ok(l) = crate::registry::Registry::new(&Paths::from_env()).list() {
-        out.extend(l.records.into_iter().map(|r| {
-            let at = r.url.clone().or(r.command.clone()).unwrap_or(r.spec.clone());
-            (r.id, at)
-        }));
-    }
-    named(out)
-}
-
-fn client_names() -> Vec<CompletionCandidate> {
-    let Some(s) = store() else { return Vec::new() };
-    let list = crate::auth::bridge::list(&s).unwrap_or_default();
-    named(list.into_iter().map(|c| {
-        let scopes: Vec<&str> = c.scopes.iter().map(|x| x.as_str()).collect();
-        let state = if c.revoked { "revoked".to_string() } else { scopes.join(" ") };
-        (c.name, state)
-    }))
-}
-
-fn approval_ids() -> Vec<CompletionCandidate> {
-    let Some(s) = store() else { return Vec::new() };
-    let list = crate::approvals::list(&s, Some("pending")).unwrap_or_default();
-    named(list.into_iter().map(|a| (a.id, format!("{} {}", a.client, a.tool))))
-}
-
-fn run_ids() -> Vec<CompletionCandidate> {
-    let Some(s) = store() else { return Vec::new() };
-    let list = crate::bridge::ledger::list(&s, None, None, 50).unwrap_or_default();
-    named(list.into_iter().map(|r| (r.run_id, format!("{} {}", r.client, r.status.as_str()))))
-}
-
-fn rule_ids() -> Vec<CompletionCandidate> {
-    let Some(s) = store() else { return Vec::new() };
-    let list = crate::approvals::rules::list(&s, None).unwrap_or_default();
-    named(list.into_iter().map(|r| (r.id, format!("{} {}", r.client, r.tool))))
-}
-
-fn scopes() -> Vec<CompletionCandidate> {
-    named(crate::auth::bridge::Scope::ALL.into_iter().map(|s| (s.as_str().to_string(), String::new())))
-}
-
-fn settings() -> Vec<CompletionCandidate> {
-    let schema = crate::config::schema();
-    let keys = schema.as_object().into_iter().flatten();
-    named(keys.map(|(k, v)| (k.clone(), v["description"].as_str().unwrap_or_default().to_string())))
 }

@@ -28,33 +28,29 @@ pub fn run(ctx: &Ctx, cmd: ConfigCmd) -> Result<()> {
     let json = ctx.json;
     match cmd {
         ConfigCmd::Show { defaults } => {
-            let cfg = if defaults { crate::config::Config::default() } else { ctx.config()? };
+            let shown = crate::ops::settings::show(&ctx.paths, defaults)?;
             if json {
-                print_json(&serde_json::to_value(&cfg).unwrap_or_default());
+                print_json(&shown.json);
                 return Ok(());
             }
-            let text = toml_edit::ser::to_string_pretty(&cfg).unwrap_or_default();
             if defaults {
                 println!("# hal0's defaults (an unset setting takes these)");
-                print!("{}", crate::base::term::safe(&text));
-                return Ok(());
+            } else {
+                println!("# {} (effective; `# default`: not set in the file)", ctx.paths.hal0_toml().display());
             }
-            let path = ctx.paths.hal0_toml();
-            let file = crate::base::paths::read_optional(&path)?.unwrap_or_default();
-            println!("# {} (effective; `# default`: not set in the file)", path.display());
-            print!("{}", crate::base::term::safe(&crate::config::mark_defaults(&text, &file)));
+            print!("{}", crate::base::term::safe(&shown.text));
             Ok(())
         }
         ConfigCmd::Set { key, value } => {
             let args = serde_json::json!({"key": key, "value": value});
-            let put: Put = super::change_as(ctx.ops_to_repair()?, "config_write", args)?;
+            let put: Put = super::change_as(ctx.ops_any_config()?, "config_write", args)?;
             println!("Set {key} in {}.", ctx.paths.hal0_toml().display());
             running_note(&ctx.paths, &put);
             Ok(())
         }
         ConfigCmd::Unset { key } => {
             let args = serde_json::json!({"key": key, "value": null});
-            let put: Put = super::change_as(ctx.ops_to_repair()?, "config_write", args)?;
+            let put: Put = super::change_as(ctx.ops_any_config()?, "config_write", args)?;
             if put.changed {
                 println!("Removed {key} from {}; its default applies.", ctx.paths.hal0_toml().display());
                 running_note(&ctx.paths, &put);

@@ -74,17 +74,10 @@ pub fn command() -> clap::Command {
     }
     // `hal0 config set` names every key it takes, and which a running daemon takes at a
     // reload (the others need a restart).
-    let keys: Vec<String> = crate::config::schema()
-        .as_object()
-        .map(|m| {
-            m.keys()
-                .map(|k| match crate::config::live::applies(k) {
-                    crate::config::live::Applies::Reload => format!("{k} (reload)"),
-                    crate::config::live::Applies::Restart => k.clone(),
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let keys: Vec<String> = crate::ops::settings::keys()
+        .into_iter()
+        .map(|(k, reload)| if reload { format!("{k} (reload)") } else { k })
+        .collect();
     let reload = "Keys marked (reload) apply to a running hal0 serve at `systemctl reload hal0` (SIGHUP); \
                   the others when it starts again (systemctl restart hal0).";
     cmd.mut_subcommand("config", |c| {

@@ -6,7 +6,6 @@ use crate::base::error::{Error, Result};
 use crate::base::term::{safe, safe_line};
 use crate::ops::mcp::{HermesSync, Restart};
 use crate::ops::mcp_edit::{Named, PlaceArgs, Tier};
-use crate::registry::Registry;
 use serde_json::json;
 
 #[derive(Debug, clap::Subcommand)]
@@ -256,7 +255,6 @@ fn toggle(ctx: &Ctx, id: &str, on: bool) -> Result<()> {
 
 pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
     let json = ctx.json;
-    let reg = Registry::new(&ctx.paths);
     match cmd {
         McpCmd::Install { spec, id, name, ca_file } => {
             let mut args = json!({"url": spec});
@@ -277,7 +275,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
             let text = |f: &str| r[f].as_str().unwrap_or_default().to_string();
             let id = text("id");
             println!("Installed `{}` ({}, {}).", safe_line(&id), safe_line(&text("name")), text("transport"));
-            println!("File: {}", reg.path_of(&id).display());
+            println!("File: {}", crate::ops::mcp_status::record_file(&ctx.paths, &id).display());
             if let Some(issuer) = r["oauth"]["issuer"].as_str() {
                 println!(
                     "It wants an OAuth account (authorization server {}): hal0 mcp connect {id}",
@@ -491,7 +489,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
             Ok(())
         }
         McpCmd::Uninstall { id, force, yes } => {
-            reg.check_uninstall(&id, force)?;
+            crate::ops::mcp_status::check_uninstall(&ctx.paths, &id, force)?;
             confirm(yes, &format!("Uninstall MCP server `{id}`? Its record file is deleted"))?;
             let v = super::change(ctx.ops()?, "mcp_server_uninstall", json!({"server_id": id, "force": force}))?;
             println!("Uninstalled `{id}`.");

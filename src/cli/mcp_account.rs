@@ -76,7 +76,7 @@ pub fn connect(ctx: &Ctx, a: ConnectArgs) -> Result<()> {
                     o.message.unwrap_or_else(|| "the connect failed".into()),
                 ));
             }
-            let view = crate::registry::oauth::account::view(&ctx.paths, &a.id, a.holder.as_deref());
+            let view = crate::ops::accounts::view(&ops, &a.id, a.holder.as_deref());
             if ctx.json {
                 print_json(&json!({"server": a.id, "for": a.holder, "connected": true, "account": view}));
             } else if let Some(h) = &a.holder {

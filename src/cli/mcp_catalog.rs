@@ -5,7 +5,6 @@
 use super::{Ctx, print_json, runtime, table};
 use crate::base::error::Result;
 use crate::base::term::{safe, safe_line};
-use crate::registry::catalog;
 use serde_json::json;
 
 #[derive(Debug, clap::Subcommand)]
@@ -37,18 +36,12 @@ pub fn run(ctx: &Ctx, cmd: CatalogCmd) -> Result<()> {
     let json = ctx.json;
     match cmd {
         CatalogCmd::List { out, category, all } => {
-            let cat = catalog::load(&ctx.paths);
-            if let Some(w) = &cat.source.warning {
+            let cat = crate::ops::mcp_status::catalog(&ctx.paths, category.as_deref(), all)?;
+            if let Some(w) = &cat.warning {
                 eprintln!("warning: {}", safe(w));
             }
-            let mut items = match &category {
-                Some(c) => cat.in_category(c)?,
-                None => cat.items.clone(),
-            };
-            let before = items.len();
-            items.retain(|i| all || !i.archived);
-            let hidden = before - items.len();
-            if out.done_with(json, &items, "id") {
+            let (items, hidden) = (&cat.items, cat.hidden);
+            if out.done_with(json, items, "id") {
                 return Ok(());
             }
             let rows = items
@@ -67,11 +60,11 @@ pub fn run(ctx: &Ctx, cmd: CatalogCmd) -> Result<()> {
                 })
                 .collect();
             println!("{}", table(&["ID", "CATEGORY", "VERIFIED", "SPEC", "DESCRIPTION"], rows));
-            println!("{} of {} server(s).", items.len(), cat.items.len());
+            println!("{} of {} server(s).", items.len(), cat.total);
             if hidden > 0 {
                 println!("{hidden} archived upstream(s) hidden: no fixes come for them (--all lists them).");
             }
-            println!("Catalogue: {}.", safe(&cat.source.describe()));
+            println!("Catalogue: {}.", safe(&cat.source));
             println!("install with: hal0 mcp install <spec> --id <id>");
             Ok(())
         }
@@ -79,7 +72,7 @@ pub fn run(ctx: &Ctx, cmd: CatalogCmd) -> Result<()> {
             // With --from the configured source is not needed, so a broken hal0.toml does not
             // stand in the way; without it the config error is the answer.
             // A catalogue named on the command line needs no good hal0.toml.
-            let ops = if from.is_some() { ctx.ops_to_repair()? } else { ctx.ops()? };
+            let ops = if from.is_some() { ctx.ops_any_config()? } else { ctx.ops()? };
             let r = runtime()?.block_on(crate::ops::mcp_edit::catalog_refresh(&ops, from))?;
             if json {
                 print_json(&json!(r));
@@ -132,7 +125,7 @@ mod tests {
         let item = json!({"id": "a", "name": "A", "description": "d", "category": "web", "spec": "npm:a", "transport": "stdio"});
         std::fs::write(&src, json!({"version": 1, "items": [item]}).to_string()).unwrap();
         run(&ctx, CatalogCmd::Refresh { from: Some(src.display().to_string()) }).unwrap();
-        assert_eq!(catalog::load(&ctx.paths).items.len(), 1);
+        assert_eq!(crate::registry::catalog::load(&ctx.paths).items.len(), 1);
         run(&ctx, CatalogCmd::List { out: Default::default(), category: None, all: false }).unwrap();
     }
 }

@@ -3,7 +3,6 @@
 //! (a workstation's Claude Code, a CI job). The rules live in `crate::auth::consumers`.
 
 use super::{Ctx, confirm, print_json, runtime, table};
-use crate::auth::consumers;
 use crate::base::error::Result;
 use crate::ops::keys;
 
@@ -73,7 +72,7 @@ pub fn run(ctx: &Ctx, cmd: KeysCmd) -> Result<()> {
             Ok(())
         }
         KeysCmd::Revoke { id, name, yes } => {
-            consumers::get(&ops.store, &id, &name)?;
+            keys::get(&ops, &id, &name)?;
             confirm(yes, &format!("Revoke `{name}`'s key on `{id}`? It stops working at once"))?;
             let v = super::change(ops, "mcp_key_revoke", serde_json::json!({"server_id": id, "name": name}))?;
             if v["revoked"] == true {

@@ -34,8 +34,7 @@ pub mod ui;
 
 use crate::base::error::{Error, Result};
 use crate::base::paths::Paths;
-use crate::config::Config;
-use crate::store::Store;
+use crate::ops::Config;
 use clap::{Parser, Subcommand};
 pub use help::{GROUPS, command, command_with_paths};
 use std::io::IsTerminal;
@@ -152,18 +151,16 @@ impl Ctx {
     pub fn config(&self) -> Result<Config> {
         Config::load(&self.paths)
     }
-    pub fn store(&self) -> Result<Store> {
-        Store::open(&self.paths.db())
-    }
     /// The operations layer as this shell's operator (`cli:<user>`).
     pub fn ops(&self) -> Result<crate::ops::Ctx> {
         let svc = crate::ops::Services::open(self.paths.clone(), self.config()?, false)?;
         Ok(crate::ops::Ctx::shell(std::sync::Arc::new(svc), who()))
     }
     /// [`Ctx::ops`] even when hal0.toml does not load (its defaults stand in), for the
-    /// commands that must work while it is broken: `hal0 config set|unset` repair it, and
-    /// `hal0 auth rotate` never needed it.
-    pub fn ops_to_repair(&self) -> Result<crate::ops::Ctx> {
+    /// commands that must work while it is broken: `hal0 config set|unset` repair it,
+    /// `hal0 auth rotate` never needed it, and the shell's reads of the store (the inbox,
+    /// bridge clients, runs, the audit log) never did.
+    pub fn ops_any_config(&self) -> Result<crate::ops::Ctx> {
         let cfg = self.config().unwrap_or_default();
         let svc = crate::ops::Services::open(self.paths.clone(), cfg, false)?;
         Ok(crate::ops::Ctx::shell(std::sync::Arc::new(svc), who()))

@@ -3,9 +3,9 @@
 //! [`crate::ops::oauth`] and prints its answer.
 
 use super::{Ctx, confirm, print_json, runtime, table};
-use crate::auth::oauth::clients::Registration;
 use crate::base::error::Result;
 use crate::base::term::safe;
+use crate::ops::oauth::Registration;
 use serde_json::json;
 
 #[derive(Debug, clap::Subcommand)]

@@ -42,7 +42,7 @@ pub fn run(ctx: &Ctx, a: OpArgs) -> Result<()> {
         let mut near: Vec<(usize, String)> = crate::ops::routes::ROUTES
             .iter()
             .map(|r| r.name().into_owned())
-            .map(|n| (crate::config::edit_distance(&n, &name), n))
+            .map(|n| (crate::base::term::edit_distance(&n, &name), n))
             .filter(|(d, _)| *d <= 3)
             .collect();
         near.sort();

@@ -7,8 +7,8 @@
 use super::print_json;
 use crate::base::error::{Error, Kind, Result};
 use crate::base::term::{safe, safe_line};
-use crate::bridge::ledger::RunStatus;
 use crate::mcp::agents::{AgentRunArgs, AnswerArgs, EventsArgs, RunIdArgs, StatusArgs, WaitArgs};
+use crate::ops::runs::RunStatus;
 use crate::remote::client::Client;
 use serde_json::Value;
 use std::io::{IsTerminal, Write};

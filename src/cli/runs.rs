@@ -1,10 +1,8 @@
 //! `hal0 runs list|show|events|stop`: the bridge's run ledger read and acted on directly.
 
 use super::{Ctx, confirm, print_json, runtime, table};
-use crate::base::error::{Error, Result};
+use crate::base::error::Result;
 use crate::base::term::{safe, safe_line};
-use crate::bridge::ledger;
-use serde_json::json;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum RunsCmd {
@@ -48,9 +46,8 @@ pub enum RunsCmd {
     },
 }
 
-fn load(ctx: &Ctx, run_id: &str) -> Result<ledger::Run> {
-    ledger::get(&ctx.store()?, run_id, None)?
-        .ok_or_else(|| Error::not_found("bridge.run_not_found", format!("no run `{run_id}` (see `hal0 runs list`)")))
+fn load(ctx: &Ctx, run_id: &str) -> Result<crate::ops::runs::Run> {
+    runtime()?.block_on(crate::ops::runs::load(&ctx.ops()?, run_id))
 }
 
 pub fn run(ctx: &Ctx, cmd: RunsCmd) -> Result<()> {
@@ -86,24 +83,8 @@ pub fn run(ctx: &Ctx, cmd: RunsCmd) -> Result<()> {
             Ok(())
         }
         RunsCmd::Show { run_id, raw } => {
-            let r = load(ctx, &run_id)?;
-            let mut v = crate::bridge::view::list_view(&r);
-            let output = if raw {
-                r.output.clone()
-            } else if r.finished {
-                crate::base::redact::redact(&r.output).into_owned()
-            } else {
-                crate::base::redact::redact_live(&r.output)
-            };
-            if let Some(m) = v.as_object_mut() {
-                m.remove("output_preview");
-                m.insert("output".into(), json!(output));
-                if raw {
-                    m.insert("input_preview".into(), json!(r.input_preview));
-                    m.insert("error".into(), json!(r.error));
-                    m.insert("pending".into(), r.pending.clone().unwrap_or_default());
-                }
-            }
+            let v = runtime()?.block_on(crate::ops::runs::shown(&ctx.ops_any_config()?, &run_id, raw))?;
+            let output = v["output"].as_str().unwrap_or_default().to_string();
             if json {
                 print_json(&v);
             } else {
@@ -131,11 +112,8 @@ pub fn run(ctx: &Ctx, cmd: RunsCmd) -> Result<()> {
             Ok(())
         }
         RunsCmd::Events { run_id, since, limit } => {
-            if !(1..=500).contains(&limit) || since < 0 {
-                return Err(Error::invalid("cli.invalid_limit", "--limit must be 1 to 500 and --since 0 or more"));
-            }
-            let r = load(ctx, &run_id)?;
-            let page = crate::bridge::view::events_page(&ctx.store()?, &r, since, limit)?;
+            let args = crate::ops::runs::EventsArgs { run_id, since: Some(since), limit: Some(limit) };
+            let page = runtime()?.block_on(crate::ops::runs::events(&ctx.ops_any_config()?, args))?;
             if json {
                 print_json(&page);
             } else {

@@ -20,7 +20,7 @@ pub fn run(ctx: &Ctx, a: ServeArgs) -> Result<()> {
     let mut config = ctx.config()?;
     config.network.allow_unauthenticated |= a.allow_unauthenticated;
     // Held while the daemon runs: a restore refuses to swap files under it.
-    let _serving = crate::store::backup::daemon_guard(&ctx.paths)?;
+    let _serving = crate::ops::store::daemon_guard(&ctx.paths)?;
     crate::base::logfmt::init();
     if ctx.paths.config_source.starts_with("fallback") || ctx.paths.state_source.starts_with("fallback") {
         tracing::warn!("{}", ctx.paths.describe().replace('\n', "; "));

@@ -104,7 +104,7 @@ pub fn memory(ctx: &super::Ctx, cmd: MemoryCmd) -> Result<()> {
         }
         MemoryCmd::Search { query, agent, limit, remote, local, out } => {
             let v = if on_this_box(ctx, remote.as_deref(), local) {
-                crate::ops::hermes::memory_search(&ctx.config()?, ctx.store()?, &agent, &query, limit)?
+                crate::ops::hermes::memory_search(&ctx.ops()?, &agent, &query, limit)?
             } else {
                 call(remote.as_deref(), "agent_memory_search", &MemorySearchArgs { agent, query, limit })?
             };

@@ -2,15 +2,15 @@
 //! the box's shell.
 
 use super::{Ctx, print_json, table};
-use crate::auth::session;
 use crate::base::error::Result;
+use crate::ops::people;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum UiCmd {
     /// Print a one-time link that opens a dashboard session (valid for a few minutes).
     Login {
         /// How long the link may wait to be opened, in minutes (1 to 60).
-        #[arg(long, default_value_t = session::LINK_MINUTES)]
+        #[arg(long, default_value_t = people::LINK_MINUTES)]
         minutes: i64,
         /// Whom the link signs in (a person of `hal0 ui user list`); by default the shell
         /// user who runs this.
@@ -48,16 +48,6 @@ pub enum UiCmd {
         #[arg(long)]
         all: bool,
     },
-}
-
-/// Where a person's browser reaches the dashboard: `[network].public_url`, else this box's
-/// own address (loopback when hal0 listens only there: open it on the box or through an
-/// SSH tunnel).
-fn base(cfg: &crate::config::Config) -> String {
-    if cfg.network.public_url.is_none() && cfg.bind_addr().ip().is_loopback() {
-        return crate::connect::local_base(cfg);
-    }
-    crate::connect::base_url(cfg).0
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -109,32 +99,30 @@ pub enum UserCmd {
 }
 
 /// A one-time link for `person`, minted as this shell's user (`then`: the page to open).
-fn link(ctx: &Ctx, store: &crate::store::Store, minutes: i64, person: &str, then: &str) -> Result<String> {
-    let token = session::new_link(store, minutes, &super::who(), person)?;
-    Ok(format!("{}/ui/login?token={token}{then}", base(&ctx.config()?)))
+fn link(ops: &crate::ops::Ctx, minutes: i64, person: &str, then: &str) -> Result<String> {
+    super::runtime()?.block_on(people::sign_in_link(ops, minutes, person, then))
 }
 
 pub fn run(ctx: &Ctx, cmd: UiCmd) -> Result<()> {
     let json = ctx.json;
-    let store = ctx.store()?;
+    let ops = ctx.ops()?;
     match cmd {
         UiCmd::Login { minutes, user } => {
-            let ops = ctx.ops()?;
-            let person = super::runtime()?.block_on(crate::ops::people::link_person(&ops, user.as_deref()))?;
-            let url = link(ctx, &store, minutes, &person, "")?;
+            let person = super::runtime()?.block_on(people::link_person(&ops, user.as_deref()))?;
+            let url = link(&ops, minutes, &person, "")?;
             if json {
                 print_json(&serde_json::json!({"url": url, "minutes": minutes, "person": person}));
             } else {
                 println!("{url}");
                 eprintln!(
                     "Open this link within {minutes} minutes; it works once and opens a session for {person} for {} hours.",
-                    session::SESSION_HOURS
+                    people::SESSION_HOURS
                 );
             }
         }
-        UiCmd::User { cmd } => user(ctx, &store, cmd)?,
+        UiCmd::User { cmd } => user(ctx, &ops, cmd)?,
         UiCmd::Sessions { all, out } => {
-            let rows = session::list(&store, all)?;
+            let rows = super::runtime()?.block_on(people::sessions(&ops, all))?;
             if out.done_with(json, &rows, "id") {
                 return Ok(());
             }
@@ -162,33 +150,30 @@ pub fn run(ctx: &Ctx, cmd: UiCmd) -> Result<()> {
             }
         }
         UiCmd::Passwd { remove: true } => {
-            let had = super::runtime()?.block_on(crate::ops::people::shared_password(&ctx.ops()?, None))?;
+            let had = super::runtime()?.block_on(people::shared_password(&ops, None))?;
             println!("{}", if had { "Password sign-in is off." } else { "No dashboard password was set." });
         }
         UiCmd::Passwd { remove: false } => {
             let pw = read_password()?;
-            super::runtime()?.block_on(crate::ops::people::shared_password(&ctx.ops()?, Some(pw)))?;
-            println!("Dashboard password set: sign in at {}/ui/login.", base(&ctx.config()?));
+            super::runtime()?.block_on(people::shared_password(&ops, Some(pw)))?;
+            println!("Dashboard password set: sign in at {}/ui/login.", people::dashboard_base(&ops.config()));
         }
         UiCmd::Logout { id, all } => {
-            let n = session::end(&store, if all { None } else { id.as_deref() }, &super::who())?;
+            let n = super::runtime()?.block_on(people::end_sessions(&ops, if all { None } else { id }))?;
             println!("Ended {n} dashboard session{}.", if n == 1 { "" } else { "s" });
         }
     }
     Ok(())
 }
 
-fn user(ctx: &Ctx, store: &crate::store::Store, cmd: UserCmd) -> Result<()> {
+fn user(ctx: &Ctx, ops: &crate::ops::Ctx, cmd: UserCmd) -> Result<()> {
     let json = ctx.json;
-    let ops = ctx.ops()?;
     let rt = super::runtime()?;
-    use crate::ops::people;
     match cmd {
         UserCmd::Add { name, password, passkey } => {
             let pw = if password { Some(read_password()?) } else { None };
-            let p = rt.block_on(people::add(&ops, &name, pw))?;
-            let url =
-                if passkey { Some(link(ctx, store, session::LINK_MINUTES, &p.name, "&then=account")?) } else { None };
+            let p = rt.block_on(people::add(ops, &name, pw))?;
+            let url = if passkey { Some(link(ops, people::LINK_MINUTES, &p.name, "&then=account")?) } else { None };
             if json {
                 print_json(&serde_json::json!({"person": p, "passkey_link": url}));
                 return Ok(());
@@ -200,7 +185,7 @@ fn user(ctx: &Ctx, store: &crate::store::Store, cmd: UserCmd) -> Result<()> {
                     eprintln!(
                         "{} opens this link within {} minutes, then adds a passkey on the page it opens.",
                         p.name,
-                        session::LINK_MINUTES
+                        people::LINK_MINUTES
                     );
                 }
                 None if !p.password => {
@@ -210,7 +195,7 @@ fn user(ctx: &Ctx, store: &crate::store::Store, cmd: UserCmd) -> Result<()> {
             }
         }
         UserCmd::List { out } => {
-            let rows = rt.block_on(people::list(&ops))?;
+            let rows = rt.block_on(people::list(ops))?;
             if out.done_with(json, &rows, "name") {
                 return Ok(());
             }
@@ -236,19 +221,19 @@ fn user(ctx: &Ctx, store: &crate::store::Store, cmd: UserCmd) -> Result<()> {
             println!("{t}");
         }
         UserCmd::Remove { name } => {
-            rt.block_on(people::remove(&ops, &name))?;
+            rt.block_on(people::remove(ops, &name))?;
             println!("Removed {name}; their passkeys are gone and their sessions ended.");
         }
         UserCmd::Passwd { name, remove } => {
             let pw = if remove { None } else { Some(read_password()?) };
-            rt.block_on(people::passwd(&ops, &name, pw))?;
+            rt.block_on(people::passwd(ops, &name, pw))?;
             println!(
                 "{}",
                 if remove { format!("{name} has no password now.") } else { format!("Password set for {name}.") }
             );
         }
         UserCmd::Passkeys { name, out } => {
-            let rows = rt.block_on(people::passkeys(&ops, name))?;
+            let rows = rt.block_on(people::passkeys(ops, name))?;
             if out.done_with(json, &rows, "id") {
                 return Ok(());
             }
@@ -274,7 +259,7 @@ fn user(ctx: &Ctx, store: &crate::store::Store, cmd: UserCmd) -> Result<()> {
             println!("{t}");
         }
         UserCmd::RemovePasskey { id } => {
-            rt.block_on(people::remove_passkey(&ops, &id, None))?;
+            rt.block_on(people::remove_passkey(ops, &id, None))?;
             println!("Removed passkey {id}.");
         }
     }

@@ -814,7 +814,8 @@ fn known_setting(dotted: &str) -> Result<()> {
     if keys.iter().any(|k| *k == dotted) {
         return Ok(());
     }
-    let mut near: Vec<(usize, &String)> = keys.iter().map(|k| (edit_distance(k, dotted), *k)).collect();
+    let mut near: Vec<(usize, &String)> =
+        keys.iter().map(|k| (crate::base::term::edit_distance(k, dotted), *k)).collect();
     near.sort();
     let close: Vec<&str> = near.iter().take_while(|(d, _)| *d <= 3).take(3).map(|(_, k)| k.as_str()).collect();
     let section = dotted.split('.').next().unwrap_or("");
@@ -858,20 +859,6 @@ fn expected(dotted: &str) -> String {
         Some(d) => format!("it takes {what} ({d})"),
         None => format!("it takes {what}"),
     }
-}
-
-/// Levenshtein distance (for "did you mean").
-pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 fn set_locked(path: &Path, dotted: &str, raw: &str) -> Result<Config> {

@@ -374,3 +374,11 @@ pub async fn reconnect_approved(
     Ok(json!({"server": server, "authorize_url": b.authorize_url, "connect_id": b.connect_id,
               "expires_at": b.expires_at, "next": "open the authorization URL; the account is connected when it comes back"}))
 }
+
+pub use crate::registry::oauth::account::View;
+
+/// Server `id`'s OAuth account (`holder`'s, for a delegated server), as it may be shown:
+/// never a token. `None`: not connected.
+pub fn view(ctx: &Ctx, id: &str, holder: Option<&str>) -> Option<View> {
+    account::view(&ctx.paths, id, holder)
+}

@@ -80,10 +80,10 @@ pub async fn export(ctx: &Ctx, a: ExportArgs) -> Result<Vec<serde_json::Value>> 
 /// `hal0 activity export`: every matching entry, oldest first, written to `out` as JSON
 /// lines while it is read (the API's [`export`] answers them whole). A malformed `since` or
 /// `until` is refused before the store is read.
-pub fn export_to(store: &crate::store::Store, a: ExportArgs, out: &mut impl std::io::Write) -> Result<u64> {
+pub fn export_to(ctx: &Ctx, a: ExportArgs, out: &mut impl std::io::Write) -> Result<u64> {
     a.check()?;
     let f = Filter { since: a.since, until: a.until, client: a.client, tool: a.tool, limit: 0 };
-    audit::export(store, &f, out)
+    audit::export(&ctx.store, &f, out)
 }
 
 /// A copy written by `hal0 activity export`, checked against its own hash chain

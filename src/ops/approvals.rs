@@ -3,7 +3,7 @@
 
 use super::Ctx;
 use super::decide::{Choice, Decided, Decider};
-use crate::approvals::{self, Approval};
+use crate::approvals;
 use crate::base::error::Result;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -256,6 +256,39 @@ pub async fn remove_rule(ctx: &Ctx, a: RuleIdArgs) -> Result<Value> {
 /// Deny row `id` as the caller, with an optional reason.
 pub async fn deny(ctx: &Ctx, a: DenyArgs) -> Result<Value> {
     decide(ctx, &a.id, false, a.reason.as_deref()).await
+}
+
+pub use crate::approvals::rules::{Rule, Standing};
+pub use crate::approvals::{Approval, Status};
+
+/// The inbox as the box's shell shows it (`hal0 agent approvals list`): cards of `status`
+/// (`None`: every card), expired ones expired first, each whole as approval would carry it
+/// out ([`Approval::for_shell`]: only a secret value is masked).
+pub async fn at_shell(ctx: &Ctx, status: Option<String>) -> Result<Vec<Approval>> {
+    ctx.store
+        .call(move |s| {
+            approvals::expire_due(s)?;
+            Ok(approvals::list(s, status.as_deref())?.into_iter().map(Approval::for_shell).collect())
+        })
+        .await
+}
+
+/// One card as the box's shell shows it; with `pending`, only while it still waits for a
+/// decision (expired ones expired first), as a decision at the shell needs.
+pub async fn card_at_shell(ctx: &Ctx, id: &str, pending: bool) -> Result<Approval> {
+    let id = id.to_string();
+    ctx.store
+        .call(move |s| {
+            if pending {
+                approvals::expire_due(s)?;
+            }
+            let row = approvals::get(s, &id)?;
+            if pending {
+                approvals::still_pending(&row)?;
+            }
+            Ok(row.for_shell())
+        })
+        .await
 }
 
 #[cfg(test)]

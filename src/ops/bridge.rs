@@ -2,8 +2,12 @@
 //! The key of an added or rotated client is in that answer only.
 
 use super::{Ctx, NoArgs};
-use crate::auth::bridge::{self, Client, Scope};
+use crate::auth::bridge::{self, Scope};
+
+pub use crate::auth::bridge::Client;
 use crate::base::error::Result;
+/// How each MCP client is configured for a key (`hal0 bridge add --client KIND`).
+pub use crate::connect::clients::{KEY_VAR, KINDS, Server, key_prompt, snippet};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -90,10 +94,11 @@ pub fn requested_scopes(names: &[String]) -> Result<BTreeSet<Scope>> {
 pub async fn add(ctx: &Ctx, a: AddArgs) -> Result<Keyed> {
     let scopes = requested_scopes(&a.scopes)?;
     bridge::validate_name(&a.name)?;
-    let cfg = ctx.config();
+    let (cfg, paths) = (ctx.config(), ctx.paths.clone());
     ctx.store
         .call(move |s| {
             let (c, key) = bridge::add(s, &a.name, &a.note, scopes)?;
+            crate::connect::clients::refresh(&paths, &cfg);
             Ok(Keyed::of(&cfg, c, key))
         })
         .await
@@ -138,4 +143,9 @@ pub async fn purge(ctx: &Ctx, a: NameArgs) -> Result<bridge::Purged> {
 /// `bridge_client_revoke`: the key ends, the name stays reserved.
 pub async fn revoke(ctx: &Ctx, a: NameArgs) -> Result<Client> {
     ctx.store.call(move |s| bridge::revoke(s, &a.name)).await
+}
+
+/// Bridge client `name` (never its key), or `bridge.client_not_found`.
+pub fn get(ctx: &Ctx, name: &str) -> Result<Client> {
+    bridge::get(&ctx.store, name)
 }

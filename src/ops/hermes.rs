@@ -52,6 +52,6 @@ pub async fn memory_add(ctx: &Ctx, agent: String, text: String, tags: Vec<String
 }
 
 /// `hal0 memory search` here: what `agent`'s memory holds about `query`.
-pub fn memory_search(cfg: &Config, store: Store, agent: &str, query: &str, limit: Option<i64>) -> Result<Value> {
-    as_admin(cfg, store, |e, p, me| crate::bridge::teach::search(e, p, me, agent, query, limit))
+pub fn memory_search(ctx: &Ctx, agent: &str, query: &str, limit: Option<i64>) -> Result<Value> {
+    as_admin(&ctx.config(), ctx.store.clone(), |e, p, me| crate::bridge::teach::search(e, p, me, agent, query, limit))
 }

@@ -73,3 +73,8 @@ pub async fn revoke(ctx: &Ctx, a: RevokeArgs) -> Result<Value> {
     })
     .await
 }
+
+/// Consumer `name`'s key on server `id` (never the key itself), or `mcp.consumer_not_found`.
+pub fn get(ctx: &Ctx, id: &str, name: &str) -> Result<consumers::Consumer> {
+    consumers::get(&ctx.store, id, name)
+}

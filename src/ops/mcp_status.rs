@@ -117,3 +117,51 @@ pub async fn probe_here(ctx: &Ctx, id: &str) -> Result<Probe> {
         out => out,
     }
 }
+
+pub use crate::registry::catalog::Item as CatalogItem;
+
+/// The catalogue as the box's shell lists it (`hal0 mcp catalog list`).
+pub struct CatalogShown {
+    /// The servers of the category asked for (all when none), archived ones only when
+    /// asked for.
+    pub items: Vec<CatalogItem>,
+    /// How many servers the catalogue holds in all.
+    pub total: usize,
+    /// How many archived ones were left out.
+    pub hidden: usize,
+    /// Where the catalogue came from, for people.
+    pub source: String,
+    /// Why the catalogue may be stale or not the configured one.
+    pub warning: Option<String>,
+}
+
+/// The catalogue of installable servers, `category`'s only when given (an unknown category
+/// is `mcp.catalog_unknown_category`); archived upstreams (no fixes come for them) only
+/// with `archived`. A read of files only: it needs no store.
+pub fn catalog(paths: &crate::base::paths::Paths, category: Option<&str>, archived: bool) -> Result<CatalogShown> {
+    let cat = crate::registry::catalog::load(paths);
+    let mut items = match category {
+        Some(c) => cat.in_category(c)?,
+        None => cat.items.clone(),
+    };
+    let before = items.len();
+    items.retain(|i| archived || !i.archived);
+    Ok(CatalogShown {
+        hidden: before - items.len(),
+        total: cat.items.len(),
+        source: cat.source.describe(),
+        warning: cat.source.warning.clone(),
+        items,
+    })
+}
+
+/// The record file of server `id` (where `hal0 mcp install` wrote it).
+pub fn record_file(paths: &crate::base::paths::Paths, id: &str) -> std::path::PathBuf {
+    Registry::new(paths).path_of(id)
+}
+
+/// Whether server `id` may be uninstalled (`force`: also a record file that does not
+/// load), checked before a person is asked; `mcp_server_uninstall` checks again.
+pub fn check_uninstall(paths: &crate::base::paths::Paths, id: &str, force: bool) -> Result<()> {
+    Registry::new(paths).check_uninstall(id, force)
+}

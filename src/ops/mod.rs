@@ -14,7 +14,9 @@ pub mod args;
 pub mod boxkeys;
 pub mod bridge;
 pub mod call;
+pub mod complete;
 pub mod ctx;
+pub mod daemon;
 pub mod de;
 pub mod decide;
 pub mod doctor;
@@ -37,6 +39,7 @@ pub mod settings;
 pub mod status;
 pub mod store;
 
+pub use crate::config::Config;
 pub use ctx::{Ctx, Services};
 pub use routes::{Access, OpDef, ROUTES, op_named};
 

@@ -6,7 +6,9 @@
 
 use super::Ctx;
 use crate::approvals;
-use crate::auth::oauth::clients::{self, Client, Registration};
+use crate::auth::oauth::clients::{self, Client};
+
+pub use crate::auth::oauth::clients::Registration;
 use crate::auth::oauth::grants::{self, AuthorizeQuery, GrantRow, Refusal, RequestView, Tokens};
 use crate::auth::oauth::{self, Issuer, cimd};
 use crate::base::error::{Error, Result};

@@ -172,3 +172,39 @@ pub fn sign_in(ctx: &Ctx, rp: &Relying, request: &str, answer: &passkey::Asserti
     people::passkey_used(&ctx.store, &answer.id, stored.sign_count, proven.sign_count)?;
     Ok(stored.person)
 }
+
+pub use crate::auth::session::{LINK_MINUTES, SESSION_HOURS, Session};
+
+/// Where a person's browser reaches the dashboard: `[network].public_url`, else this box's
+/// own address (loopback when hal0 listens only there: open it on the box or through an
+/// SSH tunnel).
+pub fn dashboard_base(cfg: &crate::config::Config) -> String {
+    if cfg.network.public_url.is_none() && cfg.bind_addr().ip().is_loopback() {
+        return crate::connect::local_base(cfg);
+    }
+    crate::connect::base_url(cfg).0
+}
+
+/// `ui_link`: a one-time sign-in link for `person`, good for `minutes`, minted as this
+/// caller (audited: the link opens a session; `then` is the page to open after, e.g.
+/// `&then=account`).
+pub async fn sign_in_link(ctx: &Ctx, minutes: i64, person: &str, then: &str) -> Result<String> {
+    let args = json!({"person": person, "minutes": minutes});
+    let (store, by, p) = (ctx.store.clone(), ctx.identity.clone(), person.to_string());
+    let token =
+        audited(ctx, "ui_link", args, blocking(move || crate::auth::session::new_link(&store, minutes, &by, &p)))
+            .await?;
+    Ok(format!("{}/ui/login?token={token}{then}", dashboard_base(&ctx.config())))
+}
+
+/// The dashboard's sessions (ended ones too, with `all`).
+pub async fn sessions(ctx: &Ctx, all: bool) -> Result<Vec<Session>> {
+    let store = ctx.store.clone();
+    blocking(move || crate::auth::session::list(&store, all)).await
+}
+
+/// End session `id`, or every session (`None`); how many ended. Each end is on record.
+pub async fn end_sessions(ctx: &Ctx, id: Option<String>) -> Result<usize> {
+    let (store, by) = (ctx.store.clone(), ctx.identity.clone());
+    blocking(move || crate::auth::session::end(&store, id.as_deref(), &by)).await
+}

@@ -103,3 +103,36 @@ pub async fn stop(ctx: &Ctx, a: StopArgs) -> Result<serde_json::Value> {
     }
     get(ctx, GetArgs { run_id: a.run_id, offset: None }).await
 }
+
+pub use crate::bridge::ledger::{Run, RunStatus};
+
+/// One run of any client as the ledger holds it, or `bridge.run_not_found`.
+pub async fn load(ctx: &Ctx, run_id: &str) -> Result<Run> {
+    let id = run_id.to_string();
+    ctx.store.call(move |s| crate::bridge::load_any(s, &id)).await
+}
+
+/// `hal0 runs show`: one run with its whole output, redacted, or with `raw` exactly as
+/// stored with its input, error and pending question (the box's shell only: no network
+/// front offers `raw`).
+pub async fn shown(ctx: &Ctx, run_id: &str, raw: bool) -> Result<serde_json::Value> {
+    let r = load(ctx, run_id).await?;
+    let mut v = crate::bridge::view::list_view(&r);
+    let output = if raw {
+        r.output.clone()
+    } else if r.finished {
+        crate::base::redact::redact(&r.output).into_owned()
+    } else {
+        crate::base::redact::redact_live(&r.output)
+    };
+    if let Some(m) = v.as_object_mut() {
+        m.remove("output_preview");
+        m.insert("output".into(), serde_json::json!(output));
+        if raw {
+            m.insert("input_preview".into(), serde_json::json!(r.input_preview));
+            m.insert("error".into(), serde_json::json!(r.error));
+            m.insert("pending".into(), r.pending.clone().unwrap_or_default());
+        }
+    }
+    Ok(v)
+}

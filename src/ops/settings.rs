@@ -39,6 +39,39 @@ fn pending_restart(file: &Value, loaded: &Value, running: &Value) -> serde_json:
         .collect()
 }
 
+/// `hal0 config show`: the effective configuration (with `defaults`, hal0's built-in
+/// defaults) as JSON and as TOML text for people, each setting hal0.toml does not set
+/// marked `# default`. A read of hal0.toml only: it needs no store.
+pub struct Shown {
+    pub json: Value,
+    pub text: String,
+}
+
+/// [`Shown`] for the box whose files `paths` names.
+pub fn show(paths: &crate::base::paths::Paths, defaults: bool) -> Result<Shown> {
+    let cfg = if defaults { crate::config::Config::default() } else { crate::config::Config::load(paths)? };
+    let json = serde_json::to_value(&cfg).unwrap_or_default();
+    let text = toml_edit::ser::to_string_pretty(&cfg).unwrap_or_default();
+    if defaults {
+        return Ok(Shown { json, text });
+    }
+    let file = crate::base::paths::read_optional(&paths.hal0_toml())?.unwrap_or_default();
+    Ok(Shown { json, text: crate::config::mark_defaults(&text, &file) })
+}
+
+/// Every key `hal0 config set` takes, and whether a running daemon takes it at a reload
+/// (the others at a restart).
+pub fn keys() -> Vec<(String, bool)> {
+    let schema = crate::config::schema();
+    let keys = schema.as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()).unwrap_or_default();
+    keys.into_iter()
+        .map(|k| {
+            let reload = crate::config::live::applies(&k) == crate::config::live::Applies::Reload;
+            (k, reload)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::json;
 use std::path::Path;
 
-pub use crate::store::backup::{Action, Applied, Made, Staged, daemon_running, stage};
+pub use crate::store::backup::{Action, Applied, Made, Staged, daemon_guard, daemon_running, stage};
 
 /// `store_status`'s answer.
 #[derive(Debug, Serialize)]

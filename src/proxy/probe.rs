@@ -110,7 +110,7 @@ fn judge(listed: &[&str], name: &str) -> Offer {
     }
     let nearest = listed
         .iter()
-        .map(|t| (crate::config::edit_distance(t, name), *t))
+        .map(|t| (crate::base::term::edit_distance(t, name), *t))
         .filter(|(d, t)| *d <= 2.max(t.len() / 4))
         .min()
         .map(|(_, t)| t.to_string());

@@ -57,13 +57,6 @@ const KNOWN_UPWARD: &[&str] = &[
     "a2a -> hermes",
     "a2a -> relay",
     "admin -> approvals",
-    "cli -> approvals",
-    "cli -> auth",
-    "cli -> bridge",
-    "cli -> config",
-    "cli -> connect",
-    "cli -> registry",
-    "cli -> store",
     "mcp -> auth",
     "mcp -> memory",
     // The proxy's share of `mcp|server -> registry`, moved out of `registry/` with it.

@@ -196,3 +196,27 @@ fn every_change_at_the_shell_is_on_record() {
         1
     );
 }
+
+/// While hal0.toml does not load, the shell still reads the store (bridge clients, the
+/// inbox, runs, the audit log) and still repairs the file with `config set|unset`, the
+/// repair on record like any change; a change that needs the configuration says which file
+/// and line to fix.
+#[test]
+fn a_broken_config_leaves_the_shell_its_reads_and_its_repair() {
+    let env = Env::new();
+    env.ok(&["bridge", "add", "ci"]);
+    let toml = env.config_dir().join("hal0.toml");
+    std::fs::write(&toml, "[approvals]\nexpire_hours = \"soon\"\n").unwrap();
+    assert_eq!(env.json(&["bridge", "list", "--json"])[0]["name"], "ci");
+    assert_eq!(env.json(&["approvals", "list", "--json"]), json!([]));
+    let export = env.ok(&["activity", "export"]);
+    assert!(export.contains("bridge_client_add"), "{export}");
+    let refused = env.run(&["bridge", "add", "other"]);
+    assert_eq!(refused.code(), 2, "{}", refused.stderr());
+    assert!(refused.stderr().contains("config.invalid") && refused.stderr().contains("line 2"), "{}", refused.stderr());
+    env.ok(&["config", "unset", "approvals.expire_hours"]);
+    assert_eq!(env.json(&["bridge", "list", "--json"]).as_array().unwrap().len(), 1, "the refused add wrote nothing");
+    let rows = env.json(&["activity", "list", "--json"]);
+    assert_eq!((rows[0]["tool"].as_str(), rows[0]["verdict"].as_str()), (Some("config_write"), Some("ok")), "{rows}");
+    env.ok(&["bridge", "add", "other"]);
+}
