@@ -39,7 +39,7 @@ use std::sync::Arc;
 /// The A2A protocol version hal0 speaks.
 pub const VERSION: &str = "1.0";
 /// Where a card is, under an agent's base URL.
-pub const CARD_PATH: &str = crate::relay::peers::CARD_PATH;
+pub const CARD_PATH: &str = crate::ops::relay::CARD_PATH;
 
 /// The index of every card, on `app` (served whichever faces are on).
 pub fn index_route(app: Router<Arc<AppState>>) -> Router<Arc<AppState>> {

@@ -8,7 +8,7 @@
 use super::methods::message;
 use super::rpc::{RpcError, RpcResult};
 use crate::base::progress::Progress;
-use crate::relay::{Asker, Refusal};
+use crate::ops::relay::{Asker, Failure, Refusal};
 use crate::server::AppState;
 use serde_json::{Value, json};
 
@@ -54,7 +54,7 @@ pub fn card(bot: &str, base: &str) -> Value {
 fn refusal(r: Refusal) -> RpcError {
     let code = format!("relay.{}", r.error.as_str());
     match r.error {
-        crate::relay::Failure::InvalidArgument => RpcError::invalid_owned(code, r.detail),
+        Failure::InvalidArgument => RpcError::invalid_owned(code, r.detail),
         _ => RpcError::server(code, r.detail),
     }
 }
@@ -70,9 +70,9 @@ pub async fn send(state: &AppState, asker: &Asker, bot: &str, p: Value) -> RpcRe
     }
     let text = m.text()?;
     let context = m.context_id.filter(|c| !c.is_empty());
-    match state.relay.ask(asker, bot, &text, context.as_deref(), &Progress::none()).await? {
+    match crate::ops::relay::ask(state, asker, bot, &text, context.as_deref(), &Progress::none()).await? {
         Ok(answered) => Ok(json!({"message": {
-            "messageId": crate::relay::uuid4()?,
+            "messageId": crate::base::token::uuid4()?,
             "role": "ROLE_AGENT",
             "contextId": answered.conversation_id,
             "parts": [{"text": answered.answer}],

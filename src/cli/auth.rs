@@ -58,8 +58,7 @@ pub fn run(ctx: &Ctx, cmd: AuthCmd) -> Result<()> {
                     &format!("Rotate the {} key? Every client using it stops working at once", tier.as_str()),
                 )?;
             }
-            let ops = ctx.ops_any_config()?;
-            let r = super::runtime()?.block_on(boxkeys::rotate(&ops, tier))?;
+            let r = boxkeys::rotate(&ctx.paths, tier, &super::who())?;
             if json {
                 print_json(&serde_json::to_value(&r).unwrap_or_default());
             } else {

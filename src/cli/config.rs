@@ -42,15 +42,13 @@ pub fn run(ctx: &Ctx, cmd: ConfigCmd) -> Result<()> {
             Ok(())
         }
         ConfigCmd::Set { key, value } => {
-            let args = serde_json::json!({"key": key, "value": value});
-            let put: Put = super::change_as(ctx.ops_any_config()?, "config_write", args)?;
+            let put = crate::ops::settings::put_at_shell(&ctx.paths, &key, Some(&value), &super::who())?;
             println!("Set {key} in {}.", ctx.paths.hal0_toml().display());
             running_note(&ctx.paths, &put);
             Ok(())
         }
         ConfigCmd::Unset { key } => {
-            let args = serde_json::json!({"key": key, "value": null});
-            let put: Put = super::change_as(ctx.ops_any_config()?, "config_write", args)?;
+            let put = crate::ops::settings::put_at_shell(&ctx.paths, &key, None, &super::who())?;
             if put.changed {
                 println!("Removed {key} from {}; its default applies.", ctx.paths.hal0_toml().display());
                 running_note(&ctx.paths, &put);

@@ -218,7 +218,10 @@ fn set(ctx: &Ctx, id: &str, name: &str, tier: Tier, what: AccessFlags) -> Result
 /// The join's report for people (the `hermes_sync` of an op's answer `v`): what changed in
 /// Hermes, errors, warnings, the restart.
 fn print_sync(v: &serde_json::Value) {
-    let s: HermesSync = serde_json::from_value(v["hermes_sync"].clone()).unwrap_or_default();
+    let s: HermesSync = match serde_json::from_value(v["hermes_sync"].clone()) {
+        Ok(s) => s,
+        Err(e) => return eprintln!("warning: cannot read the Hermes join's report: {e}"),
+    };
     for a in &s.applied {
         println!("Hermes: joined {}.", safe_line(a));
     }
@@ -257,6 +260,11 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
     let json = ctx.json;
     match cmd {
         McpCmd::Install { spec, id, name, ca_file } => {
+            let ca_file = match ca_file.map(|p| p.into_os_string().into_string()) {
+                Some(Err(_)) => return Err(Error::invalid("mcp.install_invalid", "the --ca-file path is not UTF-8")),
+                Some(Ok(p)) => Some(p),
+                None => None,
+            };
             let mut args = json!({"url": spec});
             for (k, v) in [("id", json!(id)), ("name", json!(name)), ("ca_file", json!(ca_file))] {
                 if !v.is_null() {
@@ -287,7 +295,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
         }
         McpCmd::List { out } => {
             // The same view as GET /api/mcp/servers, for scripts and for people.
-            let ops = ctx.ops()?;
+            let ops = ctx.ops_any_config()?;
             let v = super::runtime()?.block_on(crate::ops::mcp::list(&ops, crate::ops::NoArgs {}))?;
             if out.done(json, &listed(&v), "id") {
                 return Ok(());
@@ -560,7 +568,7 @@ pub fn run(ctx: &Ctx, cmd: McpCmd) -> Result<()> {
         McpCmd::Disable { id } => toggle(ctx, &id, false),
         McpCmd::Catalog { cmd } => super::mcp_catalog::run(ctx, cmd),
         McpCmd::Test { id } => {
-            let ops = ctx.ops()?;
+            let ops = ctx.ops_any_config()?;
             let p = runtime()?.block_on(crate::ops::mcp_status::probe_here(&ops, &id))?;
             if json {
                 print_json(&json!(p));

@@ -157,9 +157,9 @@ impl Ctx {
         Ok(crate::ops::Ctx::shell(std::sync::Arc::new(svc), who()))
     }
     /// [`Ctx::ops`] even when hal0.toml does not load (its defaults stand in), for the
-    /// commands that must work while it is broken: `hal0 config set|unset` repair it,
-    /// `hal0 auth rotate` never needed it, and the shell's reads of the store (the inbox,
-    /// bridge clients, runs, the audit log) never did.
+    /// shell's commands that read or change only the store or the registry (the inbox,
+    /// bridge clients, runs, the audit log, dashboard people and sessions, `mcp list|test`):
+    /// they never needed the configuration and work while it is broken.
     pub fn ops_any_config(&self) -> Result<crate::ops::Ctx> {
         let cfg = self.config().unwrap_or_default();
         let svc = crate::ops::Services::open(self.paths.clone(), cfg, false)?;

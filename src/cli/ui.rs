@@ -105,7 +105,12 @@ fn link(ops: &crate::ops::Ctx, minutes: i64, person: &str, then: &str) -> Result
 
 pub fn run(ctx: &Ctx, cmd: UiCmd) -> Result<()> {
     let json = ctx.json;
-    let ops = ctx.ops()?;
+    // What prints a link to the dashboard needs the configuration (its address); the rest
+    // reads and changes the store only, and works while hal0.toml does not load.
+    let ops = match &cmd {
+        UiCmd::Login { .. } | UiCmd::Passwd { .. } | UiCmd::User { cmd: UserCmd::Add { .. } } => ctx.ops()?,
+        _ => ctx.ops_any_config()?,
+    };
     match cmd {
         UiCmd::Login { minutes, user } => {
             let person = super::runtime()?.block_on(people::link_person(&ops, user.as_deref()))?;

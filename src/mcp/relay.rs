@@ -3,7 +3,7 @@
 //! text block; failures `{"ok":false,"error":…}` as `isError`) plus a `detail` saying what
 //! to do. The caller is the bot its bridge key names; the rules are in `crate::relay`.
 
-use crate::relay::{Failure, Refusal};
+use crate::ops::relay::{self as ops, Asker, Failure, Refusal};
 use crate::server::AppState;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -70,7 +70,7 @@ impl RelayServer {
 
     /// The bot calling and whether its key may also start runs (the `agents` scope), which
     /// an ask to a local Hermes profile does.
-    fn asker(ctx: &RequestContext<RoleServer>) -> Option<crate::relay::Asker> {
+    fn asker(ctx: &RequestContext<RoleServer>) -> Option<Asker> {
         super::caller(ctx).and_then(crate::server::guard::Caller::relay_asker)
     }
 
@@ -95,7 +95,7 @@ impl RelayServer {
     async fn ask_agent(&self, Parameters(a): Parameters<AskArgs>, ctx: RequestContext<RoleServer>) -> CallToolResult {
         let Some(from) = Self::asker(&ctx) else { return Self::no_bot() };
         let progress = super::progress::of(&ctx, self.state.progress_every());
-        let ask = self.state.relay.ask(&from, &a.to, &a.message, a.conversation_id.as_deref(), &progress);
+        let ask = ops::ask(&self.state, &from, &a.to, &a.message, a.conversation_id.as_deref(), &progress);
         tokio::select! {
             // The ask first: when hal0 stops, it has ended `relay_stopping` already.
             biased;
@@ -106,10 +106,7 @@ impl RelayServer {
             },
             // The asker cancelled the call (`notifications/cancelled`, as the TypeScript SDK
             // sends on its timeout): dropping the ask ends it as `asker_gone`.
-            _ = ctx.ct.cancelled() => match self.state.relay.is_stopping() {
-                true => refused(&Refusal { error: Failure::RelayStopping, detail: "hal0 is stopping".into() }),
-                false => refused(&Refusal { error: Failure::AskerGone, detail: "the call was cancelled".into() }),
-            },
+            _ = ctx.ct.cancelled() => refused(&ops::cut_short(&self.state)),
         }
     }
 
@@ -118,7 +115,7 @@ impl RelayServer {
     )]
     async fn reply(&self, Parameters(a): Parameters<ReplyArgs>, ctx: RequestContext<RoleServer>) -> CallToolResult {
         let Some(from) = Self::bot(&ctx) else { return Self::no_bot() };
-        match self.state.relay.reply(&from, &a.request_id, a.answer) {
+        match ops::reply(&self.state, &from, &a.request_id, a.answer) {
             Ok(()) => text(&json!({"ok": true}), false),
             Err(r) => refused(&r),
         }
@@ -126,7 +123,7 @@ impl RelayServer {
 
     #[tool(description = "The bots you can ask: [{name, online}] by name.", annotations(read_only_hint = true))]
     async fn list_agents(&self) -> CallToolResult {
-        match self.state.relay.agents().await {
+        match ops::list_agents(&self.state).await {
             Ok(list) => text(&list, false),
             Err(e) => internal(&e),
         }

@@ -232,9 +232,9 @@ impl MemoryEngine {
     }
 }
 
-/// [`execute_approved`] in the shape of the executors `ops::decide` dispatches approved rows to
-/// (`fn(&Store, &Config, &Approval)`), for registering the `memory_delete`,
-/// `memory_curate` and `directive_delete` kinds.
+/// [`execute_approved`] in the shape `ops::decide` carries approved rows out with
+/// (`fn(&Store, &Config, &Approval)`): the `memory_delete`, `memory_curate` and
+/// `directive_delete` kinds.
 pub fn execute_approved_row(store: &Store, _config: &Config, approval: &Approval) -> Result<Value> {
     execute_approved(&MemoryEngine::new(store.clone()), approval)
 }

@@ -1,9 +1,9 @@
 //! The box's own keys (the admin and client tiers in `api.env`) as operations: loading
-//! them to show their state, and rotating one (audited as `auth_rotate`; the new key is
+//! them to show their state, and rotating one (recorded as `auth_rotate`; the new key is
 //! answered once and kept only in `api.env`, 0600). The rules live in
 //! [`crate::auth::boxkeys`].
 
-use super::{Ctx, audited, blocking};
+use super::Ctx;
 use crate::base::error::Result;
 use serde_json::json;
 
@@ -26,17 +26,17 @@ pub struct Rotated {
     pub had: bool,
 }
 
-/// `auth_rotate`: mint a new key for `tier`; the old one stops working at once.
-pub async fn rotate(ctx: &Ctx, tier: BoxKey) -> Result<Rotated> {
-    audited(ctx, "auth_rotate", json!({"tier": tier}), async {
-        let path = ctx.paths.api_env();
-        blocking(move || {
-            let had = BoxKeys::load(&path)?.get(tier).is_some();
-            let key = crate::auth::boxkeys::rotate(&path, tier)?;
-            let fingerprint = crate::base::token::fingerprint(&key);
-            Ok(Rotated { tier, key, fingerprint, rotated_at: crate::store::now(), had })
-        })
-        .await
-    })
-    .await
+/// `auth_rotate` at the box's shell, as `identity`: mint a new key for `tier`; the old one
+/// stops working at once. Rotating a leaked key must not wait on the store, so it is
+/// recorded after it ran, when the box has a store ([`super::call::record_after`]).
+pub fn rotate(paths: &crate::base::paths::Paths, tier: BoxKey, identity: &str) -> Result<Rotated> {
+    let path = paths.api_env();
+    let out = (|| {
+        let had = BoxKeys::load(&path)?.get(tier).is_some();
+        let key = crate::auth::boxkeys::rotate(&path, tier)?;
+        let fingerprint = crate::base::token::fingerprint(&key);
+        Ok(Rotated { tier, key, fingerprint, rotated_at: crate::store::now(), had })
+    })();
+    super::call::record_after(paths, "auth_rotate", identity, &json!({"tier": tier}), &out);
+    out
 }

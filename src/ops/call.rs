@@ -138,6 +138,38 @@ pub async fn at_shell(ctx: Ctx, tool: &str, args: impl serde::Serialize) -> Resu
     out
 }
 
+/// Record `tool`'s call from the box's shell as `identity` after it ran (its outcome `out`),
+/// in the box's store when there is one at this hal0's schema; best effort, a failure is a
+/// warning. For the shell's changes that must not depend on the store: repairing hal0.toml
+/// (`config set|unset`), rotating a box key, a backup (whose archive cannot hold its own
+/// entry) and a restore (which replaces the store an earlier entry would have gone into).
+/// A box without a store does not get one to hold the entry, and an older store is not
+/// migrated for it.
+pub fn record_after<T>(paths: &crate::base::paths::Paths, tool: &str, identity: &str, args: &Value, out: &Result<T>) {
+    let db = paths.db();
+    if !crate::store::migrations::is_current(&db) {
+        return;
+    }
+    let store = match crate::store::Store::open(&db) {
+        Ok(s) => s,
+        Err(e) => return tracing::warn!("cannot record {tool}: {}", e.message),
+    };
+    let c = Came::of(out);
+    let entry = Entry {
+        surface: "cli",
+        tool,
+        identity,
+        arguments: args,
+        verdict: c.verdict,
+        result_code: c.code.as_deref(),
+        approval_id: None,
+        detail: None,
+    };
+    if let Err(e) = audit::record(&store, &entry) {
+        tracing::warn!("cannot record {tool}: {}", e.message);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

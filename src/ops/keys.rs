@@ -1,6 +1,6 @@
 //! Consumer keys of hal0's MCP proxy as an operator manages them: list, mint (the key is in
 //! that answer only, with its proxy URL and `claude mcp add` line), revoke. The rules of a
-//! key live in `registry::consumers`; the CLI (`hal0 mcp keys`), REST and the dashboard call
+//! key live in `auth::consumers`; the CLI (`hal0 mcp keys`), REST and the dashboard call
 //! these.
 
 use super::{Ctx, blocking};

@@ -185,6 +185,43 @@ pub async fn published(svc: &super::Services, bot: &str) -> Result<bool> {
     Ok(clients.iter().any(|c| c.name == name && crate::relay::is_listed_bot(c)))
 }
 
+pub use crate::relay::peers::CARD_PATH;
+pub use crate::relay::{Agent, Answered, Asker, Failure, Refusal};
+
+/// `ask_agent`: ask bot `to` (`conversation`: continue one you have with it) and wait for
+/// its answer, with progress while it waits. `Ok(Err(_))`: the relay's refusal, for the
+/// asker to read (`unknown_agent`, `timeout`, …).
+pub async fn ask(
+    svc: &super::Services,
+    from: &Asker,
+    to: &str,
+    message: &str,
+    conversation: Option<&str>,
+    progress: &crate::base::progress::Progress,
+) -> Result<std::result::Result<Answered, Refusal>> {
+    svc.relay.ask(from, to, message, conversation, progress).await
+}
+
+/// Why an ask its asker stopped waiting for (the call was cancelled, or the connection
+/// went) ended: `relay_stopping` while hal0 stops, else `asker_gone`.
+pub fn cut_short(svc: &super::Services) -> Refusal {
+    if svc.relay.is_stopping() {
+        Refusal { error: Failure::RelayStopping, detail: "hal0 is stopping".into() }
+    } else {
+        Refusal { error: Failure::AskerGone, detail: "the call was cancelled".into() }
+    }
+}
+
+/// `reply`: bot `from` answers the ask `request_id` that waits for it.
+pub fn reply(svc: &super::Services, from: &str, request_id: &str, answer: String) -> std::result::Result<(), Refusal> {
+    svc.relay.reply(from, request_id, answer)
+}
+
+/// `list_agents`: every bot a bot may ask, by name, with whether it is connected.
+pub async fn list_agents(svc: &super::Services) -> Result<Vec<Agent>> {
+    svc.relay.agents().await
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -163,23 +163,37 @@ pub async fn put(ctx: &Ctx, a: PutArgs) -> Result<Put> {
         crate::config::check_remote_write(&a.key)?;
     }
     let paths = ctx.paths.clone();
-    super::blocking(move || {
-        let w = match a.value {
-            None | Some(Value::Null) => unset(&paths, &a.key)?,
-            Some(Value::String(s)) => set(&paths, &a.key, &s)?,
-            Some(other) => set(&paths, &a.key, &other.to_string())?,
-        };
-        let mut settings = json!(w.config);
-        crate::base::redact::redact_json(&mut settings);
-        let applies = crate::config::live::applies(a.key.trim());
-        Ok(Put {
-            settings,
-            applies: applies.as_str().into(),
-            note: applies.hint().into(),
-            changed: w.was_set,
-            unit: w.unit,
-            key: a.key,
-        })
+    super::blocking(move || written_put(&paths, a)).await
+}
+
+/// Write one key as `a` says, and say what it came to.
+fn written_put(paths: &crate::base::paths::Paths, a: PutArgs) -> Result<Put> {
+    let w = match a.value {
+        None | Some(Value::Null) => unset(paths, &a.key)?,
+        Some(Value::String(s)) => set(paths, &a.key, &s)?,
+        Some(other) => set(paths, &a.key, &other.to_string())?,
+    };
+    let mut settings = json!(w.config);
+    crate::base::redact::redact_json(&mut settings);
+    let applies = crate::config::live::applies(a.key.trim());
+    Ok(Put {
+        settings,
+        applies: applies.as_str().into(),
+        note: applies.hint().into(),
+        changed: w.was_set,
+        unit: w.unit,
+        key: a.key,
     })
-    .await
+}
+
+/// `config_write` at the box's shell (`hal0 config set|unset`; `value` `None` removes the
+/// key), as `identity`: the repair of a hal0.toml that does not load, so it needs neither a
+/// good configuration nor a store that can take an entry; it is recorded after it ran,
+/// when the box has a store ([`super::call::record_after`]).
+pub fn put_at_shell(paths: &crate::base::paths::Paths, key: &str, value: Option<&str>, identity: &str) -> Result<Put> {
+    let args = json!({"key": key, "value": value});
+    let a = PutArgs { key: key.to_string(), value: value.map(|v| Value::String(v.to_string())) };
+    let out = written_put(paths, a);
+    super::call::record_after(paths, "config_write", identity, &args, &out);
+    out
 }

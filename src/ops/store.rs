@@ -110,54 +110,14 @@ async fn prune_store(svc: &std::sync::Arc<Services>) -> Result<Report> {
     Ok(report)
 }
 
-/// An entry for `tool` from the shell's `identity`, written after the work it records
-/// (`out`): for work an entry written before could not describe (a backup would hold its
-/// own unfinished entry; a restore replaces the store the entry went into).
-fn record_after<T>(store: &crate::store::Store, tool: &str, identity: &str, args: &serde_json::Value, out: &Result<T>) {
-    let (verdict, code) = match out {
-        Ok(_) => (crate::audit::Verdict::Ok, None),
-        Err(e) => (crate::audit::Verdict::Error, Some(e.code.to_string())),
-    };
-    let entry = crate::audit::Entry {
-        surface: "cli",
-        tool,
-        identity,
-        arguments: args,
-        verdict,
-        result_code: code.as_deref(),
-        approval_id: None,
-        detail: None,
-    };
-    if let Err(e) = crate::audit::record(store, &entry) {
-        tracing::warn!("cannot record {tool}: {}", e.message);
-    }
-}
-
-/// [`record_after`] in the box's store, when it has one (a box without a store does not
-/// get one to hold the entry); a store this hal0 cannot open is a warning.
-fn record_in<T>(
-    paths: &crate::base::paths::Paths,
-    tool: &str,
-    identity: &str,
-    args: &serde_json::Value,
-    out: &Result<T>,
-) {
-    if !paths.db().exists() {
-        return;
-    }
-    match crate::store::Store::open(&paths.db()) {
-        Ok(store) => record_after(&store, tool, identity, args, out),
-        Err(e) => tracing::warn!("cannot record {tool}: {}", e.message),
-    }
-}
-
 /// `store_backup`: write the box's configuration and store to `file`, then record it as
 /// `identity` (the archive holds the box's keys, so who made one, and where, is on
 /// record). It needs no loadable configuration and no store this hal0 can use: a box is
 /// backed up before it is repaired or downgraded.
 pub fn backup(paths: &crate::base::paths::Paths, file: &Path, force: bool, identity: &str) -> Result<Made> {
     let out = crate::store::backup::create(paths, file, force);
-    record_in(paths, "store_backup", identity, &json!({"file": file, "force": force}), &out);
+    let args = json!({"file": file.to_string_lossy(), "force": force});
+    super::call::record_after(paths, "store_backup", identity, &args, &out);
     out
 }
 
@@ -165,7 +125,7 @@ pub fn backup(paths: &crate::base::paths::Paths, file: &Path, force: bool, ident
 /// record it in the restored store as `identity` (the daemon is stopped: this opens the
 /// store itself).
 pub fn restore(paths: &crate::base::paths::Paths, staged: Staged, file: &Path, identity: &str) -> Result<Applied> {
-    let applied = crate::store::backup::apply(paths, staged)?;
-    record_in(paths, "store_restore", identity, &json!({"file": file}), &Ok(()));
-    Ok(applied)
+    let out = crate::store::backup::apply(paths, staged);
+    super::call::record_after(paths, "store_restore", identity, &json!({"file": file.to_string_lossy()}), &out);
+    out
 }

@@ -129,13 +129,13 @@ pub fn events(ex: &Exchange, now: &str) -> Result<Option<[Value; 2]>> {
         None => json!({"error": ex.error.as_deref().unwrap_or(&ex.status)}),
     };
     let trace = json!({
-        "id": super::uuid4()?,
+        "id": crate::base::token::uuid4()?,
         "timestamp": now,
         "type": "trace-create",
         "body": {"id": trace_id, "name": TRACE_NAME},
     });
     let span = json!({
-        "id": super::uuid4()?,
+        "id": crate::base::token::uuid4()?,
         "timestamp": now,
         "type": "span-create",
         "body": {

@@ -17,6 +17,7 @@ mod remote;
 
 use crate::base::error::Result;
 use crate::base::progress::Progress;
+use crate::base::token::uuid4;
 use crate::store::{Store, now};
 use cluster::Cluster;
 use history::Exchange;
@@ -280,16 +281,6 @@ impl Drop for AskerGone<'_> {
         };
         self.relay.finish(self.ex, end);
     }
-}
-
-/// A random UUID v4 in its usual text form.
-pub fn uuid4() -> Result<String> {
-    let mut b = [0u8; 16];
-    getrandom::fill(&mut b).map_err(|e| crate::base::error::Error::internal(format!("no randomness: {e}")))?;
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let h = hex::encode(b);
-    Ok(format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32]))
 }
 
 impl Relay {

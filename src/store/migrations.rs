@@ -474,6 +474,14 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE ui_sessions ADD COLUMN via TEXT;",
 ];
 
+/// Whether the store at `path` exists and is at this hal0's schema, read without changing
+/// it (no migration, no conversion): a store an older or newer hal0 wrote is `false`.
+pub fn is_current(path: &std::path::Path) -> bool {
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
+    let Ok(c) = Connection::open_with_flags(path, flags) else { return false };
+    current_version(&c).is_ok_and(|v| v == MIGRATIONS.len() as i64)
+}
+
 pub fn current_version(conn: &Connection) -> Result<i64> {
     Ok(conn.pragma_query_value(None, "user_version", |r| r.get(0))?)
 }

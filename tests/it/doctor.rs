@@ -369,12 +369,7 @@ async fn listener_held_by_hal0_is_ok() {
 #[test]
 fn fresh_install_warns_about_auth_and_creates_nothing() {
     let env = Env::new();
-    // Written by hand: `hal0 config set` would create the store to record the change.
-    std::fs::create_dir_all(env.config_dir()).unwrap();
-    let bind = |addr: &str| {
-        std::fs::write(env.config_dir().join("hal0.toml"), format!("[network]\nbind = \"{addr}\"\n")).unwrap()
-    };
-    bind(&format!("127.0.0.1:{}", free_port()));
+    env.ok(&["config", "set", "network.bind", &format!("127.0.0.1:{}", free_port())]);
     let home = env.dir.path().join("home");
     let o = Out(env.cmd(&["doctor", "--json"]).env_remove("HAL0_HERMES_HOME").env("HOME", &home).output().unwrap());
     let v: Value = serde_json::from_str(&o.stdout()).unwrap();
@@ -383,12 +378,12 @@ fn fresh_install_warns_about_auth_and_creates_nothing() {
     assert!(detail.starts_with("off: anyone on this box can mint keys (admin scope too)"), "{detail}");
     assert!(detail.contains("only this box reaches 127.0.0.1:") && detail.ends_with("sudo hal0 auth rotate admin"));
     // Told to listen on the network, doctor says the daemon will not start so.
-    bind("0.0.0.0:8080");
+    env.ok(&["config", "set", "network.bind", "0.0.0.0:8080"]);
     let lan = Out(env.cmd(&["doctor", "--json"]).env_remove("HAL0_HERMES_HOME").env("HOME", &home).output().unwrap());
     let (status, detail) = Setup::row(&serde_json::from_str(&lan.stdout()).unwrap(), "auth");
     assert_eq!((status.as_str(), lan.code()), ("fail", 1));
     assert!(detail.contains("refuses to listen on 0.0.0.0:8080 until auth is armed"), "{detail}");
-    bind(&format!("127.0.0.1:{}", free_port()));
+    env.ok(&["config", "set", "network.bind", &format!("127.0.0.1:{}", free_port())]);
     let (status, detail) = Setup::row(&v, "store");
     assert_eq!(status, "ok");
     assert!(detail.starts_with("not created yet"), "{detail}");

@@ -55,13 +55,11 @@ const KNOWN_UPWARD: &[&str] = &[
     "a2a -> bridge",
     "a2a -> connect",
     "a2a -> hermes",
-    "a2a -> relay",
     "admin -> approvals",
     "mcp -> auth",
     "mcp -> memory",
     // The proxy's share of `mcp|server -> registry`, moved out of `registry/` with it.
     "mcp -> proxy",
-    "mcp -> relay",
     "server -> audit",
     "server -> auth",
     "server -> bridge",

@@ -104,7 +104,8 @@ async fn the_cli_and_rest_answer_with_the_same_op() {
 
 /// Every change made at the box's shell is on record, as REST's are: the audit log holds one
 /// row per command, surface `cli`, the shell user, the op's name and its outcome (a refusal
-/// too), and never a secret value, a key or a password. Before issue 33's audit pass,
+/// too), and never a secret value, a key or a password. (The repairs that must not depend
+/// on the store, `config set|unset` and `auth rotate`, are recorded after they ran.) Before issue 33's audit pass,
 /// `config set|unset`, `mcp install|allow|block|enable|disable|expose|uninstall|keys|secret`,
 /// `auth rotate`, `ui passwd`, `memory add`, `agent reprovision`, `backup` and `restore`
 /// wrote no row.
@@ -115,6 +116,11 @@ fn every_change_at_the_shell_is_on_record() {
         let o = env.run(args);
         assert_eq!(o.code(), 0, "{args:?}: {}", o.stderr());
     };
+    // A repair of hal0.toml needs no store and makes none: on a fresh box it is not
+    // recorded. Once the box has a store (the first change that needs one), it is.
+    ok(&["config", "set", "network.public_url", "https://first.example"]);
+    assert!(!env.state_dir().join("hal0.db").exists(), "config set made a store");
+    ok(&["bridge", "add", "ci"]);
     ok(&["config", "set", "network.public_url", "https://box.example"]);
     ok(&["config", "unset", "network.public_url"]);
     ok(&["mcp", "install", "http://127.0.0.1:9/mcp", "--id", "files"]);
@@ -164,6 +170,7 @@ fn every_change_at_the_shell_is_on_record() {
     // The store as restored is the one backed up, then the restore's own row: the
     // backup's row and the uninstall's came after the archive was made.
     let want = [
+        ("bridge_client_add", "ok"),
         ("config_write", "ok"),
         ("config_write", "ok"),
         ("mcp_server_install", "ok"),

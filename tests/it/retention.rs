@@ -124,13 +124,12 @@ fn max_rows_keeps_the_newest_and_a_zero_window_keeps_everything() {
     env.ok(&["config", "set", "audit.max_rows", "1000"]);
     env.ok(&["store", "status"]);
     audit_rows(&db(&env), 1500, OLD, 10);
-    // The two settings are on record too (ids 1 and 2): 1502 rows, 502 over the cap.
     let report = env.json(&["store", "prune", "--json"]);
-    assert_eq!(report["pruned"][0], json!({"table": "audit_log", "rows": 502}), "{report}");
+    assert_eq!(report["pruned"][0], json!({"table": "audit_log", "rows": 500}), "{report}");
     let c = db(&env);
     // The 1000 newest stay (the shell's pruning is recorded after it ran).
     assert_eq!(count(&c, "SELECT count(*) FROM audit_log WHERE tool != 'store_prune'"), 1000);
-    assert_eq!(count(&c, "SELECT min(id) FROM audit_log"), 503);
+    assert_eq!(count(&c, "SELECT min(id) FROM audit_log"), 501);
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! with a minimum length. The table is the one place a token format is described; the
 //! trigger pass ([`super::scan`]), the live edge and the skill validator's messages all read it.
 //!
-//! Where the shapes come from: hal0's own key formats (`src/auth`, `src/registry/consumers.rs`),
+//! Where the shapes come from: hal0's own key formats (`src/auth`, `src/auth/consumers.rs`),
 //! the rule set of gitleaks (`config/gitleaks.toml`, read for the prefixes and alphabets of
 //! each vendor's format; no code taken), and vendors' published formats where gitleaks has
 //! none. Minimums are below the real lengths so a token cut short still counts, and there is
@@ -107,7 +107,7 @@ use Body::{Alnum, Base64, Dotted, Hex, Path, Upper, Word};
 pub const TOKENS: &[Token] = &[
     // hal0's own keys: every `KEY_PREFIX` hal0 mints (a test checks the constants).
     own("hal0-bridge-key", "hal0bk_", "hal0 bridge client key", "src/auth/bridge.rs"),
-    own("hal0-consumer-key", "hal0pk_", "hal0 proxy consumer key", "src/registry/consumers.rs"),
+    own("hal0-consumer-key", "hal0pk_", "hal0 proxy consumer key", "src/auth/consumers.rs"),
     own("hal0-admin-key", "hal0ak_", "hal0 admin box key", "src/auth/boxkeys.rs"),
     own("hal0-client-key", "hal0ck_", "hal0 client box key", "src/auth/boxkeys.rs"),
     own("hal0-oauth-access-token", "hal0at_", "hal0 OAuth access token", "src/auth/oauth/mod.rs"),
