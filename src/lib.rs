@@ -3,7 +3,7 @@
 //! The tree is laid out by layer (the table and its test are `tests/it/layers.rs`):
 //!
 //! - **fronts** translate and call the operations: the CLI (`cli`), REST and the daemon
-//!   (`server`), the MCP servers (`mcp`), hal0-admin's tools (`admin`), the web pages
+//!   (`server`), the MCP servers (`mcp`, hal0-admin's tools among them), the web pages
 //!   (`ui`), the A2A face (`a2a`) and the remote client (`remote`);
 //! - **operations** (`ops`): every operation hal0 offers, typed, plus the daemon's
 //!   background work (`ops::service`), `hal0 doctor` and `hal0 status`;
@@ -15,7 +15,6 @@
 //!   (`base::observe`), and small helpers every layer may use.
 
 pub mod a2a;
-pub mod admin;
 pub mod approvals;
 pub mod audit;
 pub(crate) mod auth;

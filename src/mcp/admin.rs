@@ -1,10 +1,14 @@
 //! `hal0-admin` (`/mcp/admin/mcp`): operate hal0. Its tools are generated from hal0's REST
-//! route table (see `crate::admin`); every tool takes `{"args": {...}}` and answers with the
-//! route's JSON, `{"status":"pending_approval",…}` when gated, or the error envelope.
+//! route table ([`crate::ops::ROUTES`]): every tool takes `{"args": {...}}` (schema from the
+//! op's argument type; path arguments also take integers) and answers with the route's
+//! JSON, `{"status":"pending_approval",…}` when gated (see [`crate::ops::gate`]), or the
+//! error envelope.
 
 use super::{admin_error, caller, ok_json};
-use crate::admin::{self, Outcome};
+use crate::ops::Access;
 use crate::ops::Ctx;
+use crate::ops::gate::{self, Outcome};
+use crate::ops::routes::path_args;
 use crate::server::AppState;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult, PaginatedRequestParams,
@@ -12,8 +16,52 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::Map;
 use serde_json::json;
 use std::sync::Arc;
+
+/// The advertised tools: `{"args": {...}}` with the op's argument schema; path arguments
+/// also take integers.
+fn tools() -> Vec<rmcp::model::Tool> {
+    crate::ops::ROUTES
+        .iter()
+        .filter_map(|r| {
+            let name = r.tool?;
+            let mut args = (r.schema)().to_value();
+            if let Some(o) = args.as_object_mut() {
+                o.remove("$schema");
+                o.remove("title");
+                // Serde ignores a field it does not know unless the op denies them.
+                o.entry("additionalProperties").or_insert(json!(true));
+                if o.get("required").is_some_and(|v| v.as_array().is_some_and(|a| a.is_empty())) {
+                    o.remove("required");
+                }
+                for (arg, multi) in path_args(r.path) {
+                    let desc = if multi { "path argument (segments separated by /)" } else { "path argument" };
+                    if let Some(p) = o.get_mut("properties").and_then(|p| p.get_mut(arg)) {
+                        p["type"] = json!(["string", "integer"]);
+                        if p.get("description").is_none() {
+                            p["description"] = json!(desc);
+                        }
+                    }
+                }
+            }
+            let required = args.get("required").is_some_and(|v| v.as_array().is_some_and(|a| !a.is_empty()));
+            let mut schema = Map::new();
+            schema.insert("type".into(), json!("object"));
+            schema.insert("properties".into(), json!({"args": args}));
+            if required {
+                schema.insert("required".into(), json!(["args"]));
+            }
+            super::schema::portable(&mut schema);
+            let gated =
+                if r.access == Access::Gated { " Gated: waits in the approvals inbox for a person." } else { "" };
+            let tool = rmcp::model::Tool::new(name, format!("{}{gated}", r.description), schema);
+            let read_only = r.access == Access::AutonomousRead;
+            Some(tool.annotate(rmcp::model::ToolAnnotations::new().read_only(read_only)))
+        })
+        .collect()
+}
 
 #[derive(Clone)]
 pub struct AdminServer {
@@ -27,7 +75,7 @@ impl AdminServer {
     pub fn new(state: Arc<AppState>) -> Self {
         static TOOLS: std::sync::OnceLock<Arc<Vec<rmcp::model::Tool>>> = std::sync::OnceLock::new();
         let memory = state.config().memory.enabled.then(|| super::memory::MemoryServer::new(state.clone()));
-        AdminServer { state, tools: TOOLS.get_or_init(|| Arc::new(admin::tools())).clone(), memory }
+        AdminServer { state, tools: TOOLS.get_or_init(|| Arc::new(tools())).clone(), memory }
     }
 
     /// Audit identity: `bridge:<client>` for a bridge key, else the agent header's identity.
@@ -111,7 +159,7 @@ impl ServerHandler for AdminServer {
             }
             let retry = match &card {
                 Some(Some(card)) => {
-                    Some(admin::Retry { card, declined: rounds::declined(request.input_responses.as_ref()) })
+                    Some(gate::Retry { card, declined: rounds::declined(request.input_responses.as_ref()) })
                 }
                 Some(None) => {
                     let e = crate::base::error::Error::invalid(
@@ -122,7 +170,7 @@ impl ServerHandler for AdminServer {
                 }
                 None => None,
             };
-            Ok(match admin::call(ctx, &name, request.arguments.as_ref(), retry).await {
+            Ok(match gate::call(ctx, &name, request.arguments.as_ref(), retry).await {
                 Ok(Outcome::Done(v)) => ok_json(v).into(),
                 // A client that cannot bring its person to the card polls `approval_get`.
                 Ok(Outcome::Pending { approval_id, .. }) if modern && elicit != rounds::Elicit::Nothing => {

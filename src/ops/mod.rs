@@ -2,9 +2,9 @@
 //! servers, approvals, activity, doctor, runs) as one typed async function
 //! `op(&Ctx, Args) -> Result<Out>` with `Args: Deserialize + JsonSchema` and
 //! `Out: Serialize`. The fronts are adapters over [`routes::ROUTES`]: the REST handler
-//! (`server::rest`), the `hal0-admin` tools (`admin`), the approvals inbox executing an
-//! approved call, and the CLI. No rule lives in a front; a rule lives here or in the domain
-//! module an op calls.
+//! (`server::rest`), the `hal0-admin` tools (`mcp::admin`, through [`gate`]), the approvals
+//! inbox executing an approved call, and the CLI. No rule lives in a front; a rule lives
+//! here or in the domain module an op calls.
 
 pub mod accounts;
 pub mod activity;
@@ -20,6 +20,7 @@ pub mod daemon;
 pub mod de;
 pub mod decide;
 pub mod doctor;
+pub mod gate;
 pub mod hermes;
 pub mod inbox_watch;
 pub mod keys;

@@ -36,7 +36,7 @@ async fn tools_come_from_the_route_table() {
     let c = admin(&server, &key).await;
     let tools = c.list_all_tools().await.unwrap();
     let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
-    let mut want: Vec<String> = hal0::admin::routes::ROUTES.iter().filter_map(|r| r.tool.map(str::to_string)).collect();
+    let mut want: Vec<String> = hal0::ops::routes::ROUTES.iter().filter_map(|r| r.tool.map(str::to_string)).collect();
     // The memory_* tools are hal0-memory's own, delegated in-process.
     for m in ["memory_add", "memory_search", "memory_list", "memory_delete", "memory_recall"] {
         assert!(names.contains(&m.to_string()), "{m} delegated: {names:?}");
@@ -56,9 +56,9 @@ async fn tools_come_from_the_route_table() {
     }
     // Autonomous reads say they change nothing; every other tool says nothing of the kind.
     for t in tools.iter().filter(|t| !t.name.starts_with("memory_")) {
-        let read = hal0::admin::routes::ROUTES
+        let read = hal0::ops::routes::ROUTES
             .iter()
-            .any(|r| r.tool == Some(t.name.as_ref()) && r.access == hal0::admin::routes::Access::AutonomousRead);
+            .any(|r| r.tool == Some(t.name.as_ref()) && r.access == hal0::ops::routes::Access::AutonomousRead);
         let hint = t.annotations.as_ref().and_then(|a| a.read_only_hint);
         assert_eq!(hint, Some(read), "{}", t.name);
     }
@@ -194,7 +194,7 @@ async fn no_gated_call_runs_without_an_approved_row() {
         ("approval_rule_remove", json!({"rule_id": "ar_0000000000000000"})),
         ("bridge_client_purge", json!({"name": "victim"})),
     ];
-    let gated: Vec<&str> = hal0::admin::routes::GATED.to_vec();
+    let gated: Vec<&str> = hal0::ops::routes::GATED.to_vec();
     assert_eq!(calls.len(), gated.len(), "every gated tool is exercised");
     let mut ids = Vec::new();
     for (tool, args) in &calls {

@@ -1,59 +1,12 @@
-//! `hal0-admin`'s tools, generated from the operations table ([`crate::ops::ROUTES`]): each
-//! tool takes `{"args": {...}}` (schema from the op's argument type), checks its path
-//! arguments, and either runs the operation at once (autonomous access) or queues an
-//! approvals row (gated). An approved row runs the same operation with exactly the stored
-//! arguments.
+//! A `hal0-admin` tool call from a remote caller, as an operation: the arguments checked,
+//! then the operation run at once (autonomous access) or queued as an approvals card bound
+//! to this very call (gated; an approved card runs the same operation with exactly the
+//! stored arguments); on protocol 2026-07-28, a later round of the same call told what
+//! became of its card. The tools' descriptions are the MCP front's (`mcp::admin`).
 
-use crate::ops::args;
-pub use crate::ops::routes;
-
+use super::{Access, Ctx, args, op_named};
 use crate::base::error::{Error, Result};
-use crate::ops::{Access, Ctx, op_named};
-use routes::path_args;
 use serde_json::{Map, Value, json};
-
-/// The advertised tools: `{"args": {...}}` with the op's argument schema; path arguments
-/// also take integers.
-pub fn tools() -> Vec<rmcp::model::Tool> {
-    crate::ops::ROUTES
-        .iter()
-        .filter_map(|r| {
-            let name = r.tool?;
-            let mut args = (r.schema)().to_value();
-            if let Some(o) = args.as_object_mut() {
-                o.remove("$schema");
-                o.remove("title");
-                // Serde ignores a field it does not know unless the op denies them.
-                o.entry("additionalProperties").or_insert(json!(true));
-                if o.get("required").is_some_and(|v| v.as_array().is_some_and(|a| a.is_empty())) {
-                    o.remove("required");
-                }
-                for (arg, multi) in path_args(r.path) {
-                    let desc = if multi { "path argument (segments separated by /)" } else { "path argument" };
-                    if let Some(p) = o.get_mut("properties").and_then(|p| p.get_mut(arg)) {
-                        p["type"] = json!(["string", "integer"]);
-                        if p.get("description").is_none() {
-                            p["description"] = json!(desc);
-                        }
-                    }
-                }
-            }
-            let required = args.get("required").is_some_and(|v| v.as_array().is_some_and(|a| !a.is_empty()));
-            let mut schema = Map::new();
-            schema.insert("type".into(), json!("object"));
-            schema.insert("properties".into(), json!({"args": args}));
-            if required {
-                schema.insert("required".into(), json!(["args"]));
-            }
-            crate::mcp::schema::portable(&mut schema);
-            let gated =
-                if r.access == Access::Gated { " Gated: waits in the approvals inbox for a person." } else { "" };
-            let tool = rmcp::model::Tool::new(name, format!("{}{gated}", r.description), schema);
-            let read_only = r.access == Access::AutonomousRead;
-            Some(tool.annotate(rmcp::model::ToolAnnotations::new().read_only(read_only)))
-        })
-        .collect()
-}
 
 /// The outcome of an admin tool call, before rendering.
 pub enum Outcome {
@@ -61,7 +14,7 @@ pub enum Outcome {
     Pending { approval_id: String, detail: String },
 }
 
-use crate::ops::run_wrapped as run;
+use super::run_wrapped as run;
 
 /// A later round of a gated call on protocol 2026-07-28: the card its `requestState`
 /// named, and whether the caller's person declined to wait for a decision.
