@@ -173,16 +173,6 @@ pub fn change(ops: crate::ops::Ctx, tool: &str, args: serde_json::Value) -> Resu
     runtime()?.block_on(crate::ops::call::at_shell(ops, tool, args))
 }
 
-/// [`change`], its answer read back as the op's own output type `T`.
-pub fn change_as<T: serde::de::DeserializeOwned>(
-    ops: crate::ops::Ctx,
-    tool: &str,
-    args: serde_json::Value,
-) -> Result<T> {
-    serde_json::from_value(change(ops, tool, args)?)
-        .map_err(|e| Error::internal(format!("cannot read {tool}'s answer: {e}")))
-}
-
 /// Who a decision or change at the shell is recorded as: `cli:<user>` (the sudo user when
 /// there is one).
 pub fn who() -> String {

@@ -7,7 +7,8 @@
 use super::print_json;
 use crate::base::error::{Error, Kind, Result};
 use crate::base::term::{safe, safe_line};
-use crate::mcp::agents::{AgentRunArgs, AnswerArgs, EventsArgs, RunIdArgs, StatusArgs, WaitArgs};
+use crate::mcp::agents::{AnswerArgs, EventsArgs, RunIdArgs, StatusArgs, WaitArgs};
+use crate::ops::agents::RunArgs as AgentRunArgs;
 use crate::ops::runs::RunStatus;
 use crate::remote::client::Client;
 use serde_json::Value;

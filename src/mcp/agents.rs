@@ -24,30 +24,6 @@ pub struct AgentsServer {
 }
 
 #[derive(Debug, Deserialize, serde::Serialize, schemars::JsonSchema)]
-pub struct AgentRunArgs {
-    /// `hermes` (the default profile) or `hermes/<profile>`.
-    pub agent: String,
-    /// The task for the agent.
-    pub input: String,
-    /// A stable key for the agent's long-term memory scope (private to you).
-    #[serde(default)]
-    pub session_key: Option<String>,
-    /// Extra system instructions layered on top of the profile's own.
-    #[serde(default)]
-    pub instructions: Option<String>,
-    /// Reasoning effort hint passed to the agent.
-    #[serde(default)]
-    pub reasoning_effort: Option<String>,
-    /// Repeat-safe start: the same key and request returns the same run.
-    #[serde(default)]
-    pub idempotency_key: Option<String>,
-    /// Wait up to this many seconds (0 to 600, default 0) like agent_run_wait, with progress
-    /// notifications while it waits when the call carries a progress token.
-    #[serde(default)]
-    pub wait_s: Option<i64>,
-}
-
-#[derive(Debug, Deserialize, serde::Serialize, schemars::JsonSchema)]
 pub struct AgentArgs {
     /// `hermes` (the default profile) or `hermes/<profile>`.
     pub agent: String,
@@ -299,22 +275,9 @@ impl AgentsServer {
     #[tool(
         description = "Delegate a task to a Hermes profile. Returns the run view (run_id, status, output window, …). wait_s > 0 waits like agent_run_wait."
     )]
-    async fn agent_run(
-        &self,
-        Parameters(a): Parameters<AgentRunArgs>,
-        ctx: RequestContext<RoleServer>,
-    ) -> CallToolResult {
+    async fn agent_run(&self, Parameters(run): Parameters<RunArgs>, ctx: RequestContext<RoleServer>) -> CallToolResult {
         let r = async {
             let asker = Self::asker(&ctx)?;
-            let run = RunArgs {
-                agent: a.agent,
-                input: a.input,
-                instructions: a.instructions,
-                session_key: a.session_key,
-                reasoning_effort: a.reasoning_effort,
-                idempotency_key: a.idempotency_key,
-                wait_s: a.wait_s,
-            };
             ops::start(&self.state, &asker, run, &self.progress(&ctx)).await
         };
         done(r.await)

@@ -38,16 +38,28 @@ pub async fn capabilities(svc: &Services, agent: &str) -> Result<Value> {
     bridge(svc)?.capabilities_view(agent).await
 }
 
-/// `agent_run`'s request.
-#[derive(Debug, Default)]
+/// `agent_run`'s arguments, as hal0-agents' tool takes them.
+#[derive(Debug, Default, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
 pub struct RunArgs {
+    /// `hermes` (the default profile) or `hermes/<profile>`.
     pub agent: String,
+    /// The task for the agent.
     pub input: String,
+    /// A stable key for the agent's long-term memory scope (private to you).
+    #[serde(default)]
     pub session_key: Option<String>,
+    /// Extra system instructions layered on top of the profile's own.
+    #[serde(default)]
     pub instructions: Option<String>,
+    /// Reasoning effort hint passed to the agent.
+    #[serde(default)]
     pub reasoning_effort: Option<String>,
+    /// Repeat-safe start: the same key and request returns the same run.
+    #[serde(default)]
     pub idempotency_key: Option<String>,
-    /// Wait this many seconds like [`wait`] (none: answer at once).
+    /// Wait up to this many seconds (0 to 600, default 0) like agent_run_wait, with progress
+    /// notifications while it waits when the call carries a progress token.
+    #[serde(default)]
     pub wait_s: Option<i64>,
 }
 

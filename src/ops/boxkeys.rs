@@ -1,18 +1,12 @@
-//! The box's own keys (the admin and client tiers in `api.env`) as operations: loading
-//! them to show their state, and rotating one (recorded as `auth_rotate`; the new key is
-//! answered once and kept only in `api.env`, 0600). The rules live in
+//! The box's own keys (the admin and client tiers in `api.env`) as operations: their types
+//! and state (re-exported for the fronts), and rotating one (recorded as `auth_rotate`; the
+//! new key is answered once and kept only in `api.env`, 0600). The rules live in
 //! [`crate::auth::boxkeys`].
 
-use super::Ctx;
 use crate::base::error::Result;
 use serde_json::json;
 
 pub use crate::auth::boxkeys::{BoxKey, BoxKeys, status_json};
-
-/// The box keys as `api.env` holds them now.
-pub fn load(ctx: &Ctx) -> Result<BoxKeys> {
-    BoxKeys::load(&ctx.paths.api_env())
-}
 
 /// What [`rotate`] answers: the new key (shown once), its fingerprint, and whether the
 /// tier had a key before (else auth was just armed).

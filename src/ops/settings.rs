@@ -142,7 +142,7 @@ pub fn check_put(args: &serde_json::Map<String, Value>) -> Result<()> {
 
 /// What `config_write` answers: the key, the configuration now (redacted), when a running
 /// daemon takes the change, whether the file changed, and what it meant for the systemd unit.
-#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, serde::Serialize)]
 pub struct Put {
     pub key: String,
     pub settings: Value,
@@ -152,7 +152,7 @@ pub struct Put {
     pub note: String,
     /// false when a removal found the key unset already: nothing was written.
     pub changed: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub unit: Option<String>,
 }
 
